@@ -1,0 +1,48 @@
+# dgtcast: `make demo` and `make test` are all the set-up a fresh machine needs.
+VENV    := .venv
+PY      := $(VENV)/bin/python
+STAMP   := $(VENV)/.installed
+NODE_STAMP := node_modules/.installed
+SPEED   ?= 4
+
+.PHONY: demo test setup system lint typecheck pytest bench clean
+
+setup: $(STAMP) $(NODE_STAMP)
+
+$(STAMP): pyproject.toml
+	test -x $(PY) || python3 -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[dev]'
+	touch $(STAMP)
+
+$(NODE_STAMP): package.json package-lock.json
+	npm ci --no-audit --no-fund --loglevel=error
+	touch $(NODE_STAMP)
+
+# System packages the tests start for real: a mosquitto broker and headless Chromium.
+system:
+	@command -v mosquitto >/dev/null 2>&1 || test -x /usr/sbin/mosquitto || \
+	  { apt-get update -q && apt-get install -y -q mosquitto; }
+	@command -v chromium >/dev/null 2>&1 || \
+	  { apt-get update -q && apt-get install -y -q chromium; }
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+typecheck: $(STAMP)
+	$(VENV)/bin/mypy
+
+pytest: setup system
+	$(VENV)/bin/pytest
+
+test: setup system lint typecheck pytest
+
+demo: setup
+	$(VENV)/bin/dgtcast demo --config config/demo.toml --speed $(SPEED)
+
+bench: setup
+	bench/run
+
+clean:
+	rm -rf $(VENV) node_modules .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,56 @@
+"""The ``dgtcast`` command line: one sub-command per task, each in its own module.
+
+Exit codes: 0 success, 1 runtime failure, 2 bad usage or bad configuration.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Callable, Sequence
+from typing import Protocol, cast
+
+__all__ = ["main"]
+
+
+class _Command(Protocol):
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None: ...
+    def run(self, args: argparse.Namespace) -> int: ...
+
+
+# name -> (module providing add_arguments/run, help). Imported lazily: `dgtcast emulate`
+# must not pay for the broadcast stack.
+_COMMANDS: dict[str, tuple[str, str]] = {
+    "emulate": ("drivers.emulator.cli", "create a virtual DGT board + clock on a pty"),
+}
+
+
+def _load(module: str) -> _Command:
+    return cast(_Command, importlib.import_module(module))
+
+
+def build_parser(load: Callable[[str], _Command] = _load) -> argparse.ArgumentParser:
+    """Build the parser with every sub-command's own arguments."""
+    parser = argparse.ArgumentParser(prog="dgtcast", description=__doc__.splitlines()[0])
+    subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for name, (module, help_text) in _COMMANDS.items():
+        sub = subparsers.add_parser(name, help=help_text, description=help_text)
+        command = load(module)
+        command.add_arguments(sub)
+        sub.set_defaults(_run=command.run)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``dgtcast`` console script."""
+    args = build_parser().parse_args(argv)
+    run = cast(Callable[[argparse.Namespace], int], args._run)
+    try:
+        return run(args)
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())
