@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 __all__ = [
+    "RESULTS",
     "AcceptPosition",
     "AckAlert",
     "Alert",
@@ -27,7 +28,6 @@ __all__ = [
     "CommandReply",
     "ConfirmResult",
     "MoveInfo",
-    "RESULTS",
     "SetClocks",
     "SetResult",
     "to_json_dict",
