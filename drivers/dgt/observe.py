@@ -1,0 +1,119 @@
+"""DGT events → vendor-neutral observations for the game layer (daemon/game/observations.py).
+
+The game layer knows chess, not DGT: this module is the only place where DGT field numbers,
+piece codes and clock status bits meet python-chess squares, pieces and clock sides. It is
+pure: the caller passes the arrival time ``at``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import chess
+
+from daemon.game.observations import ClockObserved, ClockSide, PlacementObserved
+from drivers.dgt.events import BoardDump, ClockTimes, Event, FieldUpdated
+
+__all__ = ["PIECES", "SensorBoard", "clock_observation", "square_of_field"]
+
+#: DGT piece codes 0x01–0x0C → pieces (dgt-protocol.md §5.1; note the order R N B K Q).
+PIECES: Mapping[int, chess.Piece] = {
+    code: chess.Piece(piece_type, color)
+    for color, first in ((chess.WHITE, 0x01), (chess.BLACK, 0x07))
+    for code, piece_type in zip(
+        range(first, first + 6),
+        (chess.PAWN, chess.ROOK, chess.KNIGHT, chess.BISHOP, chess.KING, chess.QUEEN),
+        strict=True,
+    )
+}
+
+_SQUARES = tuple(chess.square(field % 8, 7 - field // 8) for field in range(64))
+
+
+def square_of_field(field: int) -> chess.Square:
+    """The python-chess square of DGT field 0..63 (0 = a8, 63 = h1; dgt-protocol.md §5.2)."""
+    return _SQUARES[field]
+
+
+class SensorBoard:
+    """The 64 squares as the sensors report them, from BOARD_DUMP and FIELD_UPDATE (§4).
+
+    A FIELD_UPDATE only makes sense on top of a dump, so updates before the first dump are
+    counted and dropped. Magic pieces 0x0D–0x0F (§5.1) and codes no table knows are read as
+    an empty square and counted.
+
+    Attributes:
+        updates_before_dump: FIELD_UPDATEs dropped because no dump had arrived yet.
+        ignored_codes: non-empty piece codes read as empty (magic pieces, unknown codes).
+    """
+
+    def __init__(self) -> None:
+        self._board: chess.BaseBoard | None = None
+        self.updates_before_dump = 0
+        self.ignored_codes = 0
+
+    @property
+    def placement(self) -> chess.BaseBoard | None:
+        """A copy of the current placement, None before the first dump."""
+        return None if self._board is None else self._board.copy()
+
+    def receive_event(self, event: Event, at: float) -> PlacementObserved | None:
+        """Apply a BoardDump or FieldUpdated; other events are ignored.
+
+        Returns:
+            The whole placement after a dump, or after an update that changed it;
+            None otherwise. The caller hands it to the game layer next.
+        """
+        if isinstance(event, BoardDump):
+            self._board = self._board_of(event.squares)
+            return PlacementObserved(board=self._board.copy(), at=at)
+        if isinstance(event, FieldUpdated):
+            return self._apply_update(event, at)
+        return None
+
+    def _piece(self, code: int) -> chess.Piece | None:
+        piece = PIECES.get(code)
+        if piece is None and code:
+            self.ignored_codes += 1
+        return piece
+
+    def _board_of(self, squares: tuple[int, ...]) -> chess.BaseBoard:
+        board = chess.BaseBoard.empty()
+        for field, code in enumerate(squares):
+            piece = self._piece(code)
+            if piece is not None:
+                board.set_piece_at(_SQUARES[field], piece)
+        return board
+
+    def _apply_update(self, event: FieldUpdated, at: float) -> PlacementObserved | None:
+        if self._board is None:
+            self.updates_before_dump += 1
+            return None
+        square, piece = _SQUARES[event.field], self._piece(event.piece)
+        if self._board.piece_at(square) == piece:
+            return None
+        if piece is None:
+            self._board.remove_piece_at(square)
+        else:
+            self._board.set_piece_at(square, piece)
+        return PlacementObserved(board=self._board.copy(), at=at)
+
+
+def clock_observation(times: ClockTimes, at: float) -> ClockObserved:
+    """Turn a BWTIME clock reading into a :class:`ClockObserved` (dgt-protocol.md §7.2).
+
+    The running side comes from D0 (running) and D1 (lever up on the right: the right
+    side's time counts down), not from the conflicting turn bits D3/D4; flags come from
+    bit 0x10 (fallen and blocked at zero); D5 means no clock is cabled.
+    """
+    lever = ClockSide.RIGHT if times.right_high else ClockSide.LEFT
+    return ClockObserved(
+        left_seconds=times.left.total_seconds,
+        right_seconds=times.right.total_seconds,
+        left_flag=times.left.flag_fallen,
+        right_flag=times.right.flag_fallen,
+        running=lever if times.running else None,
+        lever=lever,
+        connected=not times.no_clock,
+        at=at,
+    )
