@@ -1,0 +1,238 @@
+"""What the game layer observed: events from the tracker to the pipeline and arbiter alerts.
+
+A contract: the pipeline, the journal and the arbiter alert engine consume these. Every
+event is a frozen, slotted, keyword-only dataclass that validates its fields and carries
+``at``, the time of the observation (or timer) that produced it, in the caller's clock.
+
+Colours are ``"white"`` / ``"black"``; results are PGN results (``"1-0"``, ``"0-1"``,
+``"1/2-1/2"``). Plies count half-moves from the start of the game: ply 1 is White's first
+move; a game continued from an accepted position keeps counting
+(``2 * (fullmove - 1) + (1 if Black moved)``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final
+
+from daemon.game.observations import ClockSide
+
+__all__ = [
+    "COLORS",
+    "GAME_RESULTS",
+    "WITHDRAW_REASONS",
+    "ClockSidesLearned",
+    "ClockUpdated",
+    "FlagFell",
+    "GameEnded",
+    "GameEvent",
+    "GameStarted",
+    "InSync",
+    "MoveMade",
+    "MovesWithdrawn",
+    "OutOfSync",
+    "PositionAccepted",
+    "ResultSignalled",
+]
+
+#: Colour names used in events.
+COLORS: Final = frozenset({"white", "black"})
+#: Decisive and drawn PGN results the board can produce.
+GAME_RESULTS: Final = frozenset({"1-0", "0-1", "1/2-1/2"})
+#: Why moves were withdrawn: a tentative move replaced, or the board back at an earlier ply.
+WITHDRAW_REASONS: Final = frozenset({"correction", "takeback"})
+
+
+def _check_result(result: str) -> None:
+    if result not in GAME_RESULTS:
+        raise ValueError(f"result must be one of {sorted(GAME_RESULTS)}, got {result!r}")
+
+
+def _check_seconds(name: str, value: float | None) -> None:
+    if value is not None and value < 0:
+        raise ValueError(f"{name} cannot be negative, got {value!r}")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GameStarted:
+    """The start position stood on the board: a new game begins (dgt-protocol.md §9.2).
+
+    Attributes:
+        rotated: the board stands turned by 180° (the sensors report ``square ^ 63``,
+            dgt-protocol.md §5.2); every later event is in real board coordinates.
+    """
+
+    rotated: bool
+    at: float
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MoveMade:
+    """A move completed on the board (lever press, or a placement that stayed put).
+
+    Attributes:
+        ply: 1 for White's first move.
+        uci / san: the move, in UCI and in SAN from the position before it.
+        clock: the mover's remaining time right after the move, increment included
+            (the PGN ``[%clk]``); None without a clock.
+        clock_before: the mover's time just before the lever press, so the arbiter can
+            check the increment; equal to ``clock`` when the move completed without one.
+        emt: time spent on the move (``[%emt]``): the mover's time when the turn began,
+            plus the increment, minus ``clock``.
+        fen: the position after the move.
+    """
+
+    ply: int
+    uci: str
+    san: str
+    clock: float | None
+    clock_before: float | None
+    emt: float | None
+    fen: str
+    at: float
+
+    def __post_init__(self) -> None:
+        if self.ply < 1:
+            raise ValueError(f"ply starts at 1, got {self.ply}")
+        _check_seconds("clock", self.clock)
+        _check_seconds("clock_before", self.clock_before)
+        _check_seconds("emt", self.emt)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MovesWithdrawn:
+    """Plies ``from_ply`` and later are gone from the game.
+
+    ``"correction"``: a published move was only a stage of the real one (a rook dragged
+    through d8 to e8, castling rook first); the replacing :class:`MoveMade` follows at
+    once. ``"takeback"``: the board is back at an earlier position (FIDE Laws 7.5: the
+    arbiter reinstates the position before an irregularity).
+    """
+
+    from_ply: int
+    reason: str
+    at: float
+
+    def __post_init__(self) -> None:
+        if self.from_ply < 1:
+            raise ValueError(f"from_ply starts at 1, got {self.from_ply}")
+        if self.reason not in WITHDRAW_REASONS:
+            raise ValueError(f"reason must be one of {sorted(WITHDRAW_REASONS)}")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OutOfSync:
+    """The pieces have matched no position of the game for the hold time (once per episode).
+
+    Attributes:
+        expected_fen: the position of the game as recorded.
+        placement: what the board shows, as a FEN piece placement (board coordinates).
+    """
+
+    expected_fen: str
+    placement: str
+    at: float
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class InSync:
+    """After :class:`OutOfSync`: the board matches the game (or an earlier position) again."""
+
+    at: float
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PositionAccepted:
+    """The arbiter accepted the board as it stands; the game goes on from ``fen``."""
+
+    fen: str
+    at: float
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ResultSignalled:
+    """Both kings were put on the centre squares: the players' result (dgt-protocol.md §9.1).
+
+    d5 + e4 (both light) = 1-0, d4 + e5 (both dark) = 0-1, one light and one dark = ½-½.
+    """
+
+    result: str
+    at: float
+
+    def __post_init__(self) -> None:
+        _check_result(self.result)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GameEnded:
+    """The rules ended the game on the board (FIDE Laws 5.1.1, 5.2.1, 5.2.2, 9.6).
+
+    Attributes:
+        termination: ``"checkmate"``, ``"stalemate"``, ``"insufficient material"``,
+            ``"fivefold repetition"`` or ``"seventyfive moves"``.
+    """
+
+    result: str
+    termination: str
+    at: float
+
+    def __post_init__(self) -> None:
+        _check_result(self.result)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FlagFell:
+    """A flag fell (FIDE Laws 6.9): a loss, or a draw if the opponent cannot mate.
+
+    Always ``provisional``: a flag counts when the arbiter sees it or a player claims it,
+    and ``has_insufficient_material`` misses some dead positions (tournament-rules.md §2).
+    """
+
+    color: str
+    result: str
+    provisional: bool
+    at: float
+
+    def __post_init__(self) -> None:
+        if self.color not in COLORS:
+            raise ValueError(f"color must be 'white' or 'black', got {self.color!r}")
+        _check_result(self.result)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ClockUpdated:
+    """A clock reading, by colour (whole seconds; ``running`` is the colour whose time runs)."""
+
+    white: float
+    black: float
+    running: str | None
+    at: float
+
+    def __post_init__(self) -> None:
+        _check_seconds("white", self.white)
+        _check_seconds("black", self.black)
+        if self.running is not None and self.running not in COLORS:
+            raise ValueError(f"running must be 'white', 'black' or None, got {self.running!r}")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ClockSidesLearned:
+    """Which physical side of the clock is White's, learned from play (dgt-protocol.md §7.2)."""
+
+    white_side: ClockSide
+    at: float
+
+
+GameEvent = (
+    GameStarted
+    | MoveMade
+    | MovesWithdrawn
+    | OutOfSync
+    | InSync
+    | PositionAccepted
+    | ResultSignalled
+    | GameEnded
+    | FlagFell
+    | ClockUpdated
+    | ClockSidesLearned
+)
