@@ -582,12 +582,16 @@ class UnknownMessage:
 
 
 class ViolationReason(enum.StrEnum):
-    """Why bytes from the board could not become an event (dgt-protocol.md §2.2)."""
+    """Why bytes could not become an event or a command (dgt-protocol.md §2)."""
 
+    # board → PC (§2.2)
     GARBAGE = "garbage"  # bytes with MSB 0 where a message id was expected
     TRUNCATED = "truncated"  # a frame cut short by a byte with MSB set
     BAD_LENGTH = "bad-length"  # a header whose length is < 3 or absurdly large
     BAD_PAYLOAD = "bad-payload"  # a whole frame whose content does not fit its id
+    # PC → board, seen by the board's side (§3, §7.5)
+    UNKNOWN_COMMAND = "unknown-command"  # a byte that is no command we know
+    BAD_COMMAND = "bad-command"  # a 0x2B / 0x60 message with a wrong layout or value
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
