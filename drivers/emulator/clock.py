@@ -306,10 +306,10 @@ class ChessClock:
         self.display_text = None
         return ClockAckReply(ack0=ACK_OK, ack1=CommandId.SET_AND_RUN)
 
-    def show_text(self, text: str, *, command: CommandId = CommandId.ASCII) -> ClockAckReply:
+    def show_text(self, text: str, *, command_id: int = CommandId.ASCII) -> ClockAckReply:
         """Show ``text`` instead of the times (ASCII on a DGT 3000, segments on an XL)."""
         self.display_text = text
-        return ClockAckReply(ack0=ACK_OK, ack1=command)
+        return ClockAckReply(ack0=ACK_OK, ack1=command_id)
 
     def end_display(self) -> ClockAckReply:
         """Back to the normal time display (END, 0x03)."""
@@ -326,9 +326,9 @@ class ChessClock:
         major, minor = self.settings.model.version
         return ClockAckReply(ack0=ACK_OK, ack1=CommandId.VERSION, ack2=(major << 4) | minor)
 
-    def acknowledge(self, command: CommandId) -> ClockAckReply:
+    def acknowledge(self, command_id: int) -> ClockAckReply:
         """A plain ack for a command without effect here (ICONS, BUTTON)."""
-        return ClockAckReply(ack0=ACK_OK, ack1=command)
+        return ClockAckReply(ack0=ACK_OK, ack1=command_id)
 
     # -- internals ------------------------------------------------------------------
 

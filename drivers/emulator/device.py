@@ -1,0 +1,371 @@
+"""The emulated board on a virtual serial port: the asyncio shell around the firmware.
+
+Usage::
+
+    async with EmulatedBoard(rotate=False, baud=None) as board:
+        driver = await connect(board.path)          # open it like /dev/ttyACM0
+        await board.play(game, speed=20, noise=0.1)
+        board.unplug()                              # the driver sees a hang-up
+        await board.replug()                        # same path, board back in IDLE
+
+The shell owns three things: the pty (:class:`~drivers.emulator.pty.VirtualSerialPort`), a
+reader callback feeding commands to :class:`~drivers.emulator.firmware.BoardFirmware`,
+and a ticker that wakes the firmware at its deadlines (the clock's seconds). Bytes go out
+as fast as the pty takes them, or paced like a real 9600 baud line (10 bits a byte, §1)
+when ``baud`` is given. ``now`` is the event loop's clock.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import errno
+import os
+import random
+import shutil
+import tempfile
+from pathlib import Path
+from types import TracebackType
+
+import chess
+import chess.pgn
+
+from drivers.emulator.clock import ChessClock, ClockSettings, Side
+from drivers.emulator.firmware import BoardFirmware, BoardIdentity
+from drivers.emulator.physical import PhysicalBoard
+from drivers.emulator.player import Action, HumanPlayer, PressLever, StartClock, TimedAction
+from drivers.emulator.pty import VirtualSerialPort
+
+__all__ = ["MAX_PENDING_BYTES", "EmulatedBoard"]
+
+#: Bytes kept for a reader that does not read; older ones are lost, as on a real line.
+MAX_PENDING_BYTES = 1 << 20
+_PACE_CHUNK = 8  # bytes written at once when pacing (≈ 8 ms at 9600 baud)
+
+
+class EmulatedBoard:
+    """A DGT e-board with a clock, on a pty whose slave end is at :attr:`path`.
+
+    Args:
+        path: where to put the symlink the driver opens (default: a fresh temp folder).
+        rotate: the board is set up turned by 180° (sensor fields XOR 63, §5.2).
+        clock: the clock's settings; its lever starts up on ``white_side``.
+        white_side: the clock side White sits at.
+        baud: None = bytes go out as fast as possible; 9600 = paced like a real line.
+        seed: seeds the players' habits and timings.
+        identity: serial numbers and versions the board reports.
+        placement: the pieces at power-up (default: the start position).
+    """
+
+    def __init__(
+        self,
+        *,
+        path: Path | None = None,
+        rotate: bool = False,
+        clock: ClockSettings | None = None,
+        white_side: Side = "left",
+        baud: int | None = None,
+        seed: int = 0,
+        identity: BoardIdentity | None = None,
+        placement: chess.BaseBoard | None = None,
+    ) -> None:
+        if baud is not None and baud <= 0:
+            raise ValueError("baud must be positive (or None for no pacing)")
+        self._given_path = path
+        self._folder: Path | None = None
+        self._port: VirtualSerialPort | None = None
+        self._rotate = rotate
+        self._settings = dataclasses.replace(clock or ClockSettings(), lever_up=white_side)
+        self.white_side: Side = white_side
+        self.baud = baud
+        self._rng = random.Random(seed)
+        self._identity = identity
+        self._placement = placement
+        self._firmware: BoardFirmware | None = None
+        self._pending = bytearray()
+        self._data_ready = asyncio.Event()
+        self._wake = asyncio.Event()
+        self._tasks: list[asyncio.Task[None]] = []
+        #: Bytes lost because nobody read them (beyond :data:`MAX_PENDING_BYTES`).
+        self.bytes_dropped = 0
+        #: Bytes written to the line so far.
+        self.bytes_sent = 0
+
+    # -- life cycle ---------------------------------------------------------------------
+
+    async def __aenter__(self) -> EmulatedBoard:
+        loop = asyncio.get_running_loop()
+        if self._given_path is None:
+            self._folder = Path(tempfile.mkdtemp(prefix="dgtcast-emulator-"))
+        self._port = VirtualSerialPort(self._given_path or self._folder_path() / "dgt-board")
+        self._firmware = BoardFirmware(
+            physical=PhysicalBoard(self._placement, rotated=self._rotate),
+            clock=ChessClock(self._settings),
+            identity=self._identity,
+            now=loop.time(),
+        )
+        self._plug_in()
+        self._tasks = [
+            asyncio.create_task(self._tick_loop(), name="emulator-ticks"),
+            asyncio.create_task(self._write_loop(), name="emulator-writes"),
+        ]
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        for task in self._tasks:
+            task.cancel()
+        for task in self._tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        self._tasks = []
+        self._pull_out()
+        if self._folder is not None:
+            shutil.rmtree(self._folder, ignore_errors=True)
+
+    # -- what a test or the CLI looks at --------------------------------------------------
+
+    @property
+    def path(self) -> Path:
+        """The device path to open (a symlink to the pty's slave end)."""
+        return self._port_or_raise().path
+
+    @property
+    def firmware(self) -> BoardFirmware:
+        """The board's firmware: mode, commands received, EEPROM."""
+        if self._firmware is None:
+            raise RuntimeError("enter the board first: async with EmulatedBoard() as board")
+        return self._firmware
+
+    @property
+    def physical(self) -> PhysicalBoard:
+        """The pieces on the board."""
+        return self.firmware.physical
+
+    @property
+    def clock(self) -> ChessClock:
+        """The clock beside the board (``clock.display_text`` shows what it was told)."""
+        return self.firmware.clock
+
+    @property
+    def plugged(self) -> bool:
+        """Whether the USB cable is in (the path exists)."""
+        return self._port is not None and self._port.is_open
+
+    def now(self) -> float:
+        """The emulator's time: the running event loop's clock."""
+        return asyncio.get_running_loop().time()
+
+    # -- what people do -----------------------------------------------------------------
+
+    def act(self, action: Action) -> None:
+        """Do one physical action now (lift, place, press a lever, start the clock)."""
+        self.firmware.receive_action(action, self.now())
+        self._flush()
+
+    async def perform(self, schedule: list[TimedAction]) -> None:
+        """Do the actions of a schedule, each at its time counted from now."""
+        origin = self.now()
+        for timed in schedule:
+            delay = origin + timed.at - self.now()
+            if delay > 0:
+                await asyncio.sleep(delay)
+            self.act(timed.action)
+
+    async def play(
+        self,
+        game: chess.pgn.Game,
+        *,
+        speed: float = 1.0,
+        noise: float = 0.0,
+        plies: int | None = None,
+        late_by: float = 0.0,
+        start_clock: bool = True,
+        signal_result: bool = False,
+    ) -> None:
+        """Play a game's main line the way people do (see :mod:`drivers.emulator.player`).
+
+        Args:
+            game: the game; the board must stand in its start position.
+            speed: human timings are divided by this.
+            noise: probability per move of an adjusted / knocked-over / slid piece.
+            plies: stop moving after this many plies (the mover's flag will fall).
+            late_by: real seconds the first mover arrives after the clock starts.
+            start_clock: the arbiter starts the clock first.
+            signal_result: finish by putting the kings on the centre squares for the
+                game's result (§9.1), unless the game ended in mate or stalemate.
+        """
+        player = self._player(speed=speed, noise=noise)
+        result = _result_to_signal(game, plies) if signal_result else None
+        schedule = player.play(
+            game, plies=plies, late_by=late_by, start_clock=start_clock, result=result
+        )
+        await self.perform(schedule)
+
+    async def signal_result(self, result: str, *, speed: float = 1.0) -> None:
+        """Put the kings on the centre squares for ``result`` (§9.1)."""
+        player = self._player(speed=speed, noise=0.0)
+        await self.perform(player.signal_result(self.physical.placement, result))
+
+    def press_lever(self, side: Side | None = None) -> None:
+        """A player presses the clock lever (default: the one whose time runs)."""
+        if side is None:
+            side = self.clock.running or self.clock.lever_up
+        self.act(PressLever(side=side))
+
+    def start_clock(self) -> None:
+        """The arbiter presses play."""
+        self.act(StartClock())
+
+    def unplug_clock(self) -> None:
+        """Pull the clock's cable out of the board (status D5, §7.2)."""
+        self.firmware.set_clock_connected(False, self.now())
+        self._flush()
+
+    def plug_clock(self) -> None:
+        """Put the clock's cable back."""
+        self.firmware.set_clock_connected(True, self.now())
+        self._flush()
+
+    def drop_acks(self, count: int = 1) -> None:
+        """Lose the next ``count`` clock acks on the way (the driver must resend)."""
+        self.firmware.drop_acks += count
+
+    def inject_garbage(self, data: bytes) -> None:
+        """Send raw bytes among the messages (line noise, a torn message)."""
+        self.firmware.inject(data)
+        self._flush()
+
+    def unplug(self) -> None:
+        """Pull the USB cable: the path disappears, a reader sees a hang-up (EIO/EOF)."""
+        self._pull_out()
+        self.firmware.power_down()
+
+    async def replug(self) -> None:
+        """Plug the USB cable back in: a new pty behind the same path, board in IDLE."""
+        if self.plugged:
+            return
+        self.firmware.power_up(self.now())
+        self._plug_in()
+        self._wake.set()
+
+    # -- internals ----------------------------------------------------------------------
+
+    def _player(self, *, speed: float, noise: float) -> HumanPlayer:
+        seed = self._rng.randrange(1 << 32)
+        return HumanPlayer(seed=seed, speed=speed, noise=noise, white_side=self.white_side)
+
+    def _folder_path(self) -> Path:
+        assert self._folder is not None
+        return self._folder
+
+    def _port_or_raise(self) -> VirtualSerialPort:
+        if self._port is None:
+            raise RuntimeError("enter the board first: async with EmulatedBoard() as board")
+        return self._port
+
+    def _plug_in(self) -> None:
+        port = self._port_or_raise()
+        port.open()
+        asyncio.get_running_loop().add_reader(port.master_fd, self._on_readable)
+
+    def _pull_out(self) -> None:
+        port = self._port
+        if port is None or not port.is_open:
+            return
+        loop = asyncio.get_running_loop()
+        loop.remove_reader(port.master_fd)
+        loop.remove_writer(port.master_fd)
+        port.close()
+        self._pending.clear()
+
+    def _on_readable(self) -> None:
+        port = self._port_or_raise()
+        try:
+            data = os.read(port.master_fd, 4096)
+        except BlockingIOError:
+            return
+        except OSError as error:  # nobody holds the slave end: nothing to read
+            if error.errno != errno.EIO:
+                raise
+            return
+        self.firmware.receive_data(data, self.now())
+        self._flush()
+
+    def _flush(self) -> None:
+        """Queue what the firmware produced; let the ticker look at the new deadline."""
+        self._queue(self.firmware.data_to_send())
+        self._wake.set()
+
+    def _queue(self, data: bytes) -> None:
+        if not data or not self.plugged:
+            return
+        self._pending += data
+        overflow = len(self._pending) - MAX_PENDING_BYTES
+        if overflow > 0:
+            del self._pending[:overflow]
+            self.bytes_dropped += overflow
+        self._data_ready.set()
+
+    async def _tick_loop(self) -> None:
+        """Wake the firmware at its deadlines (clock seconds, UPDATE-mode reports)."""
+        while True:
+            deadline = self.firmware.next_deadline(self.now())
+            timeout = None if deadline is None else max(0.0, deadline - self.now())
+            self._wake.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), timeout)
+            self.firmware.receive_tick(self.now())
+            self._queue(self.firmware.data_to_send())
+
+    async def _write_loop(self) -> None:
+        """Move pending bytes to the pty, paced when ``baud`` is set."""
+        while True:
+            await self._data_ready.wait()
+            self._data_ready.clear()
+            while self._pending and self.plugged:
+                chunk = self._pending if self.baud is None else self._pending[:_PACE_CHUNK]
+                written = self._write(bytes(chunk))
+                del self._pending[:written]
+                if written < len(chunk):
+                    await self._writable()
+                elif self.baud is not None:
+                    await asyncio.sleep(written * 10 / self.baud)
+
+    def _write(self, data: bytes) -> int:
+        try:
+            written = os.write(self._port_or_raise().master_fd, data)
+        except BlockingIOError:
+            written = 0
+        self.bytes_sent += written
+        return written
+
+    async def _writable(self) -> None:
+        """Wait until the pty takes bytes again (or the cable is pulled)."""
+        loop = asyncio.get_running_loop()
+        ready = loop.create_future()
+        fd = self._port_or_raise().master_fd
+        loop.add_writer(fd, ready.set_result, None)
+        try:
+            await asyncio.wait_for(ready, 0.5)
+        except TimeoutError:
+            pass
+        finally:
+            if self.plugged and self._port_or_raise().master_fd == fd:
+                loop.remove_writer(fd)
+
+
+def _result_to_signal(game: chess.pgn.Game, plies: int | None) -> str | None:
+    """The result worth signalling with the kings, or None (mate shows itself, §9.1)."""
+    result = game.headers.get("Result", "*")
+    if result not in ("1-0", "0-1", "1/2-1/2") or plies is not None:
+        return None
+    board = game.end().board()
+    if board.is_checkmate() or board.is_stalemate():
+        return None
+    return result

@@ -1,0 +1,368 @@
+"""The e-board's firmware, sans I/O: commands in, physical actions in, messages out.
+
+What it emulates (dgt-protocol.md):
+
+* Modes (§3), an enum plus a transition table: IDLE after power-up and DGT_SEND_RESET,
+  UPDATE_BOARD (field updates only), UPDATE (field updates, and the clock at least once a
+  second), UPDATE_NICE (field updates, and the clock whenever it changed — so once a
+  second while it runs). In IDLE nothing is sent unasked.
+* Answers to every request: board dump, clock, serial numbers, bus address, trademark,
+  version, battery, EE moves (§3, §4, §6).
+* The clock cabled to the board (§7): clock commands are executed and acknowledged, the
+  acks only in UPDATE / UPDATE_NICE (§7.4); an unplugged clock reads as status D5.
+
+Usage::
+
+    firmware = BoardFirmware()
+    firmware.receive_data(bytes_from_pc, now)   # commands
+    firmware.receive_action(Lift(square=chess.E2), now)   # a hand on the board
+    firmware.receive_tick(now)                  # when next_deadline() has come
+    port.write(firmware.data_to_send())
+
+After each ``receive_*`` call, send :meth:`data_to_send` and wake up again at
+:meth:`next_deadline`.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+from drivers.dgt import commands as cmd
+from drivers.dgt.boardside import CommandParser, encode_event
+from drivers.dgt.events import (
+    BatteryStatus,
+    BoardDump,
+    BusAddress,
+    ClockAck,
+    ClockFace,
+    ClockTimes,
+    EEMoves,
+    Event,
+    FieldUpdated,
+    LongSerialNumber,
+    ProtocolViolation,
+    SerialNumber,
+    Trademark,
+    Version,
+)
+from drivers.emulator.clock import ChessClock, ClockAckReply, ClockReading, FaceReading
+from drivers.emulator.eeprom import EepromLog
+from drivers.emulator.physical import PhysicalBoard, SensorChange
+from drivers.emulator.player import Action, Lift, Place, PressLever, StartClock
+
+__all__ = ["MODE_TRANSITIONS", "BoardFirmware", "BoardIdentity", "BoardMode", "clock_times"]
+
+_UPDATE_PERIOD = 1.0  # UPDATE mode: BWTIME "at least every second" (§3)
+
+
+class BoardMode(enum.Enum):
+    """What the board sends unasked (dgt-protocol.md §3)."""
+
+    IDLE = "idle"
+    UPDATE_BOARD = "update_board"
+    UPDATE = "update"
+    UPDATE_NICE = "update_nice"
+
+
+#: Mode commands and the mode they select; every other command keeps the mode (§3).
+MODE_TRANSITIONS: Mapping[type[cmd.Command], BoardMode] = {
+    cmd.Reset: BoardMode.IDLE,
+    cmd.StartUpdateBoard: BoardMode.UPDATE_BOARD,
+    cmd.StartUpdate: BoardMode.UPDATE,
+    cmd.StartUpdateNice: BoardMode.UPDATE_NICE,
+}
+_REPORTS_FIELDS = frozenset({BoardMode.UPDATE_BOARD, BoardMode.UPDATE, BoardMode.UPDATE_NICE})
+_REPORTS_CLOCK = frozenset({BoardMode.UPDATE, BoardMode.UPDATE_NICE})
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BoardIdentity:
+    """What the board says about itself (§4).
+
+    Attributes:
+        serial: 5 decimal digits (SERIALNR); the bus address is its binary value (§4).
+        long_serial: 10 characters (LONG_SERIALNR).
+        trademark: TRADEMARK text.
+        version: firmware (major, minor) for VERSION.
+        battery: BATTERY_STATUS fields.
+    """
+
+    serial: str = "01025"
+    long_serial: str = "0000001025"
+    trademark: str = "dgtcast emulated e-board"
+    version: tuple[int, int] = (1, 2)
+    battery: BatteryStatus = field(
+        default_factory=lambda: BatteryStatus(
+            percent=100,
+            time_left_hours=0x7F,
+            time_left_minutes=0x7F,
+            on_hours=0,
+            on_minutes=0,
+            standby_days=0,
+            standby_hours=0,
+            standby_minutes=0,
+            status=0,
+        )
+    )
+
+    @property
+    def bus_address(self) -> int:
+        """The 14-bit bus address: the serial number's decimal value (§4 BUSADRES)."""
+        return int(self.serial) & 0x3FFF
+
+
+def clock_times(reading: ClockReading | None) -> ClockTimes:
+    """A BWTIME clock-times event for a reading; ``None`` = no clock connected (D5, §7.2)."""
+    if reading is None:
+        zero = _face(FaceReading(seconds=0))
+        return ClockTimes(right=zero, left=zero, status=0x20)
+    return ClockTimes(right=_face(reading.right), left=_face(reading.left), status=reading.status())
+
+
+def _face(face: FaceReading) -> ClockFace:
+    hours, minutes, seconds = face.hms
+    return ClockFace(
+        hours=hours,
+        minutes=minutes,
+        seconds=seconds,
+        flag_fallen=face.flag_fallen,
+        time_per_move=face.time_per_move,
+        flag_shown=face.flag_shown,
+    )
+
+
+def _segments_text(segments: tuple[int, ...]) -> str:
+    glyphs: dict[int, str] = {}
+    for char, bits in cmd.SEGMENT_FONT.items():
+        glyphs.setdefault(bits, char)
+    return "".join(glyphs.get(bits, "?") for bits in segments)
+
+
+class BoardFirmware:
+    """An e-board with a clock cabled to it, speaking the protocol from the board's side.
+
+    Args:
+        physical: the pieces (default: start position, normal orientation).
+        clock: the clock (default: a DGT XL set to 90 min + 30 s).
+        identity: serial numbers, version, battery.
+        now: power-up time.
+
+    Attributes:
+        commands: every command received, in order (for tests and traces).
+        violations: command bytes that made no sense.
+        drop_acks: the next this-many clock acks are lost on the way (to test resends).
+        clock_connected: False when the clock's cable is pulled out of the board.
+    """
+
+    def __init__(
+        self,
+        *,
+        physical: PhysicalBoard | None = None,
+        clock: ChessClock | None = None,
+        identity: BoardIdentity | None = None,
+        now: float = 0.0,
+    ) -> None:
+        self.physical = physical or PhysicalBoard()
+        self.clock = clock or ChessClock()
+        self.identity = identity or BoardIdentity()
+        self.eeprom = EepromLog()
+        self.commands: list[cmd.Command] = []
+        self.violations: list[ProtocolViolation] = []
+        self.drop_acks = 0
+        self.clock_connected = True
+        self._parser = CommandParser()
+        self._out = bytearray()
+        self._mode = BoardMode.IDLE
+        self._last_clock: ClockTimes | None = None
+        self._last_clock_at = now
+        self._powered = False
+        self.power_up(now)
+
+    @property
+    def mode(self) -> BoardMode:
+        """The current mode (§3)."""
+        return self._mode
+
+    # -- inputs -------------------------------------------------------------------------
+
+    def power_up(self, now: float) -> None:
+        """The board (re)gets power: IDLE mode, a power-up entry in the EEPROM (§3, §6).
+
+        Call :meth:`data_to_send` next (it is empty: an idle board says nothing).
+        """
+        self._parser = CommandParser()
+        self._out.clear()
+        self._mode = BoardMode.IDLE
+        self._last_clock = None
+        self._powered = True
+        self.eeprom.record_power_up(self.physical.fields(), now)
+
+    def power_down(self) -> None:
+        """The board loses power (USB cable pulled): it forgets its mode and says nothing.
+
+        The pieces and the clock (which has its own batteries) carry on; actions are
+        still accepted but neither reported nor logged until :meth:`power_up`.
+        """
+        self._powered = False
+        self._mode = BoardMode.IDLE
+        self._out.clear()
+
+    @property
+    def powered(self) -> bool:
+        """Whether the board has power (is plugged in)."""
+        return self._powered
+
+    def receive_data(self, data: bytes, now: float) -> None:
+        """Bytes from the PC. Call :meth:`data_to_send` next."""
+        if not self._powered:
+            return
+        self._parser.receive_data(data)
+        for command in self._parser.commands_received():
+            if isinstance(command, ProtocolViolation):
+                self.violations.append(command)
+            else:
+                self.commands.append(command)
+                self._execute(command, now)
+        self._report_clock(now)
+
+    def receive_action(self, action: Action, now: float) -> None:
+        """A hand moved a piece or pressed the clock. Call :meth:`data_to_send` next."""
+        if isinstance(action, Lift):
+            _, changes = self.physical.lift(action.square)
+            self._report_fields(changes, now)
+        elif isinstance(action, Place):
+            self._report_fields(self.physical.place(action.square, action.piece), now)
+        elif isinstance(action, PressLever):
+            self.clock.press_lever(action.side, now)
+            if self.clock_connected and self._powered:
+                self.eeprom.record_clock(action.side, self._reading(now, action.side))
+        elif isinstance(action, StartClock):
+            self.clock.start(now)
+        self._report_clock(now)
+
+    def receive_tick(self, now: float) -> None:
+        """Time passed (at least up to :meth:`next_deadline`). Call :meth:`data_to_send`."""
+        self._report_clock(now)
+
+    def set_clock_connected(self, connected: bool, now: float) -> None:
+        """Plug the clock's cable into the board, or pull it out (status D5, §7.2)."""
+        self.clock_connected = connected
+        self._report_clock(now)
+
+    def inject(self, data: bytes) -> None:
+        """Queue raw bytes (line noise, a broken message) among the messages."""
+        if self._powered:
+            self._out += data
+
+    # -- outputs ------------------------------------------------------------------------
+
+    def data_to_send(self) -> bytes:
+        """Return and forget the bytes for the PC produced so far."""
+        data, self._out = bytes(self._out), bytearray()
+        return data
+
+    def next_deadline(self, now: float) -> float | None:
+        """When :meth:`receive_tick` must be called next, or None if nothing is due."""
+        if self._mode not in _REPORTS_CLOCK:
+            return None
+        deadlines = [self.clock.next_change(now)]
+        if self._mode is BoardMode.UPDATE:
+            deadlines.append(self._last_clock_at + _UPDATE_PERIOD)
+        return min((deadline for deadline in deadlines if deadline is not None), default=None)
+
+    def clock_times(self, now: float) -> ClockTimes:
+        """The BWTIME the board would send now."""
+        return clock_times(self.clock.reading(now) if self.clock_connected else None)
+
+    # -- internals ----------------------------------------------------------------------
+
+    def _send(self, event: Event) -> None:
+        self._out += encode_event(event)
+
+    def _reading(self, now: float, side: str) -> FaceReading:
+        reading = self.clock.reading(now)
+        return reading.left if side == "left" else reading.right
+
+    def _report_fields(self, changes: list[SensorChange], now: float) -> None:
+        if not self._powered:
+            return
+        self.eeprom.record_changes(changes, self.physical.fields(), now)
+        if self._mode in _REPORTS_FIELDS:
+            for change in changes:
+                self._send(FieldUpdated(field=change.field, piece=change.code))
+
+    def _report_clock(self, now: float) -> None:
+        if self._mode not in _REPORTS_CLOCK:
+            return
+        times = self.clock_times(now)
+        periodic = self._mode is BoardMode.UPDATE and now - self._last_clock_at >= _UPDATE_PERIOD
+        if times != self._last_clock or periodic:
+            self._send(times)
+            self._last_clock = times
+            self._last_clock_at = now
+
+    def _execute(self, command: cmd.Command, now: float) -> None:
+        mode = MODE_TRANSITIONS.get(type(command))
+        if mode is not None:
+            self._mode = mode
+            self._last_clock = None  # the first report in an update mode is unconditional
+            return
+        answer = _ANSWERS.get(type(command))
+        if answer is not None:
+            self._send(answer(self, now))
+        elif isinstance(command, cmd.ClockCommand):
+            self._clock_command(command, now)
+
+    def _clock_command(self, command: cmd.ClockCommand, now: float) -> None:
+        if not self.clock_connected:
+            return  # nobody to execute it, nobody to answer (§7.2 D5)
+        reply = _run_clock_command(self.clock, command, now)
+        if self._mode not in _REPORTS_CLOCK:
+            return  # executed, but acks only travel in UPDATE / UPDATE_NICE (§7.4)
+        if self.drop_acks > 0:
+            self.drop_acks -= 1
+            return
+        self._send(ClockAck(ack0=reply.ack0, ack1=reply.ack1, ack2=reply.ack2, ack3=reply.ack3))
+
+
+def _run_clock_command(clock: ChessClock, command: cmd.ClockCommand, now: float) -> ClockAckReply:
+    """Execute a clock command on the clock; return its ack (§7.3, §7.5)."""
+    command_id = cmd.CLOCK_COMMAND_IDS[type(command)]
+    if isinstance(command, cmd.ClockSetAndRun):
+        return clock.set_and_run(
+            left_seconds=command.left_seconds,
+            right_seconds=command.right_seconds,
+            run=command.run,
+            toggle_on_lever=command.toggle_on_lever,
+            now=now,
+        )
+    if isinstance(command, cmd.ClockAscii | cmd.ClockRev2Ascii):
+        return clock.show_text(command.text, command_id=command_id)
+    if isinstance(command, cmd.ClockDisplay):
+        return clock.show_text(_segments_text(command.segments), command_id=command_id)
+    if isinstance(command, cmd.ClockEnd):
+        return clock.end_display()
+    if isinstance(command, cmd.ClockVersion):
+        return clock.version()
+    if isinstance(command, cmd.ClockBeep):
+        return clock.beep(command.duration_ms / 1000)
+    return clock.acknowledge(command_id)
+
+
+_ANSWERS: Mapping[type[cmd.Command], Callable[[BoardFirmware, float], Event]] = {
+    cmd.RequestClock: lambda board, now: board.clock_times(now),
+    cmd.RequestBoard: lambda board, now: BoardDump(squares=board.physical.fields()),
+    cmd.RequestSerialNumber: lambda board, now: SerialNumber(text=board.identity.serial),
+    cmd.RequestLongSerialNumber: lambda board, now: LongSerialNumber(
+        text=board.identity.long_serial
+    ),
+    cmd.RequestBusAddress: lambda board, now: BusAddress(address=board.identity.bus_address),
+    cmd.RequestTrademark: lambda board, now: Trademark(text=board.identity.trademark),
+    cmd.RequestVersion: lambda board, now: Version(
+        major=board.identity.version[0], minor=board.identity.version[1]
+    ),
+    cmd.RequestBattery: lambda board, now: board.identity.battery,
+    cmd.RequestEEMoves: lambda board, now: EEMoves.from_raw(board.eeprom.dump()),
+}
