@@ -1,0 +1,540 @@
+"""One connected DGT board: handshake, request/reply, the clock command queue, a watchdog.
+
+Two parts, in the sans-I/O manner:
+
+* :class:`DeviceCore` decides, given events and ``now``: which clock command goes out next,
+  when an unacknowledged one is resent or given up (dgt-protocol.md §7.4), when a silent
+  line is probed and when it is declared dead (§12.3). It never awaits or reads a clock.
+* :class:`DgtDevice` is the asyncio shell: one task reads the :class:`~drivers.dgt.link.DgtLink`,
+  feeds the core, writes what the core asks for, resolves waiting requests, and hands every
+  event on to :meth:`DgtDevice.events_received`.
+
+Handshake (:meth:`DgtDevice.handshake`, dgt-protocol.md §3, §12.3, §15): reset 0x40 (the
+board goes IDLE), version 0x4D, serial number 0x45, long serial number 0x55 (only newer
+boards answer), board dump 0x42, update-nice 0x4B (field updates and clock changes flow
+from now on; clock commands are acknowledged only in this mode, §7.4), then the clock
+version ``2B 03 03 09 00`` through the clock queue, without waiting for its ack.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import math
+from collections import deque
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from drivers.dgt.commands import (
+    CLOCK_COMMAND_IDS,
+    ClockCommand,
+    ClockVersion,
+    Command,
+    RequestBoard,
+    RequestClock,
+    RequestLongSerialNumber,
+    RequestSerialNumber,
+    RequestTrademark,
+    RequestVersion,
+    Reset,
+    StartUpdateNice,
+)
+from drivers.dgt.events import (
+    BoardDump,
+    ClockAck,
+    ClockTimes,
+    Event,
+    LongSerialNumber,
+    SerialNumber,
+    Trademark,
+    Version,
+)
+from drivers.dgt.link import (
+    ClockRefused,
+    ClockTimeout,
+    DgtLink,
+    HandshakeFailed,
+    Inbox,
+    LinkClosed,
+    ReplyTimeout,
+    TimedEvent,
+)
+
+__all__ = [
+    "BoardIdentity",
+    "ClockDone",
+    "DeviceCore",
+    "DeviceTimeouts",
+    "DgtDevice",
+]
+
+log = logging.getLogger(__name__)
+
+E = TypeVar("E", bound=Event)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DeviceTimeouts:
+    """How long to wait for the board, in seconds.
+
+    Attributes:
+        reply: a request (version, serial number, board, clock) and its answer.
+        long_serial: the long serial number; older boards never answer it.
+        clock_ack: a clock command and its ack before a resend (§7.4: 2 s).
+        clock_resends: resends of an unacknowledged clock command before giving up (§7.4: 3).
+        quiet: silence after which the watchdog probes with 0x45 (§12.3).
+        probe: the probe's answer; without one the link is dead.
+    """
+
+    reply: float = 1.0
+    long_serial: float = 0.5
+    clock_ack: float = 2.0
+    clock_resends: int = 3
+    quiet: float = 3.0
+    probe: float = 1.5
+
+    def __post_init__(self) -> None:
+        times = (self.reply, self.long_serial, self.clock_ack, self.quiet, self.probe)
+        if min(times) <= 0 or self.clock_resends < 0:
+            raise ValueError("timeouts must be positive and resends not negative")
+
+    def scaled(self, factor: float) -> DeviceTimeouts:
+        """Every duration divided by ``factor`` (tests and demos run faster than life)."""
+        return DeviceTimeouts(
+            reply=self.reply / factor,
+            long_serial=self.long_serial / factor,
+            clock_ack=self.clock_ack / factor,
+            clock_resends=self.clock_resends,
+            quiet=self.quiet / factor,
+            probe=self.probe / factor,
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ClockDone:
+    """A clock command left the queue.
+
+    Attributes:
+        ticket: what :meth:`DeviceCore.submit_clock` returned.
+        ack: the clock's answer (maybe an error ack), or None when every resend went
+            unanswered.
+        sends: how often the command was written (1 + resends).
+    """
+
+    ticket: int
+    ack: ClockAck | None
+    sends: int
+
+
+@dataclass(slots=True, kw_only=True)
+class _ClockJob:
+    ticket: int
+    command: ClockCommand
+    command_id: int
+    sends: int = 0
+    deadline: float = math.inf
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BoardIdentity:
+    """What the handshake learned about the board."""
+
+    version: Version
+    serial: SerialNumber
+    long_serial: LongSerialNumber | None
+    board: BoardDump
+
+    @property
+    def version_text(self) -> str:
+        """The firmware version as DGT writes it, e.g. ``"1.02"`` (§4)."""
+        return f"{self.version.major}.{self.version.minor:02d}"
+
+
+@dataclass(slots=True)
+class _Watchdog:
+    quiet: float
+    probe: float
+    last_heard: float
+    probe_sent: float | None = None
+    dead_reason: str | None = None
+    commands: list[Command] = field(default_factory=list)
+
+    def receive_heard(self, at: float) -> None:
+        self.last_heard = max(self.last_heard, at)
+        self.probe_sent = None
+
+    def receive_time(self, now: float) -> None:
+        if self.dead_reason is not None:
+            return
+        if self.probe_sent is not None and now >= self.probe_sent + self.probe:
+            self.dead_reason = (
+                f"watchdog: silent for {now - self.last_heard:.1f} s, no answer to the probe"
+            )
+        elif self.probe_sent is None and now >= self.last_heard + self.quiet:
+            self.probe_sent = now
+            self.commands.append(RequestSerialNumber())
+
+    def next_deadline(self) -> float:
+        if self.dead_reason is not None:
+            return math.inf
+        if self.probe_sent is not None:
+            return self.probe_sent + self.probe
+        return self.last_heard + self.quiet
+
+
+class DeviceCore:
+    """The decisions of one board connection, pure: events and ``now`` in, commands out.
+
+    * Clock queue (dgt-protocol.md §7.4): one clock command in flight at a time; it is
+      done when the clock acks *that* command (ack1 = its id, §7.3), resent after
+      ``clock_ack`` seconds without one, given up after ``clock_resends`` resends. A
+      clock-times BWTIME does not complete it: a running clock sends one every second,
+      which would hide a refused SetAndRun.
+    * Watchdog (§12.3): after ``quiet`` seconds without any message, probe with
+      RequestSerialNumber 0x45; anything heard within ``probe`` seconds clears it,
+      otherwise :attr:`dead_reason` is set and the link must be closed.
+
+    After each ``receive_*`` call, send :meth:`commands_to_send`, collect
+    :meth:`clock_results`, check :attr:`dead_reason`, and call :meth:`receive_time`
+    again at :meth:`next_deadline`.
+    """
+
+    def __init__(self, timeouts: DeviceTimeouts, *, now: float) -> None:
+        """Start the watchdog's quiet period at ``now``."""
+        self._timeouts = timeouts
+        self._watchdog = _Watchdog(quiet=timeouts.quiet, probe=timeouts.probe, last_heard=now)
+        self._queue: deque[_ClockJob] = deque()
+        self._in_flight: _ClockJob | None = None
+        self._tickets = 0
+        self._commands: list[Command] = []
+        self._results: list[ClockDone] = []
+
+    @property
+    def dead_reason(self) -> str | None:
+        """Why the link must be considered dead, or None while it lives."""
+        return self._watchdog.dead_reason
+
+    @property
+    def clock_busy(self) -> bool:
+        """A clock command is in flight or waiting."""
+        return self._in_flight is not None or bool(self._queue)
+
+    def submit_clock(self, command: ClockCommand, now: float) -> int:
+        """Queue a clock command; returns its ticket. Send :meth:`commands_to_send` next."""
+        self._tickets += 1
+        job = _ClockJob(
+            ticket=self._tickets, command=command, command_id=CLOCK_COMMAND_IDS[type(command)]
+        )
+        self._queue.append(job)
+        self._send_next_clock(now)
+        return job.ticket
+
+    def cancel_clock(self, ticket: int) -> None:
+        """Forget a queued command nobody waits for; one in flight still runs its course."""
+        self._queue = deque(job for job in self._queue if job.ticket != ticket)
+
+    def receive_events(self, events: Iterable[TimedEvent]) -> None:
+        """Take events the board sent (with arrival times). Collect outputs next."""
+        for at, event in events:
+            self._watchdog.receive_heard(at)
+            if isinstance(event, ClockAck):
+                self._receive_ack(event, at)
+
+    def receive_time(self, now: float) -> None:
+        """Let deadlines up to ``now`` pass: resend or give up a clock command, probe."""
+        self._watchdog.receive_time(now)
+        job = self._in_flight
+        if job is None or now < job.deadline:
+            return
+        if job.sends <= self._timeouts.clock_resends:
+            self._write_clock(job, now)
+        else:
+            self._finish(ClockDone(ticket=job.ticket, ack=None, sends=job.sends), now)
+
+    def commands_to_send(self) -> list[Command]:
+        """Return and forget the commands to write, in order."""
+        commands = self._watchdog.commands + self._commands
+        self._watchdog.commands, self._commands = [], []
+        return commands
+
+    def clock_results(self) -> list[ClockDone]:
+        """Return and forget the clock commands that left the queue."""
+        results, self._results = self._results, []
+        return results
+
+    def next_deadline(self) -> float:
+        """When :meth:`receive_time` must be called next (loop time, maybe ``inf``)."""
+        clock = self._in_flight.deadline if self._in_flight else math.inf
+        return min(clock, self._watchdog.next_deadline())
+
+    def _receive_ack(self, ack: ClockAck, at: float) -> None:
+        job = self._in_flight
+        if job is not None and ack.command == job.command_id:
+            self._finish(ClockDone(ticket=job.ticket, ack=ack, sends=job.sends), at)
+
+    def _finish(self, done: ClockDone, now: float) -> None:
+        self._results.append(done)
+        self._in_flight = None
+        self._send_next_clock(now)
+
+    def _send_next_clock(self, now: float) -> None:
+        if self._in_flight is None and self._queue:
+            self._in_flight = self._queue.popleft()
+            self._write_clock(self._in_flight, now)
+
+    def _write_clock(self, job: _ClockJob, now: float) -> None:
+        job.sends += 1
+        job.deadline = now + self._timeouts.clock_ack
+        self._commands.append(job.command)
+
+
+class DgtDevice:
+    """One connected DGT board and its clock (the asyncio shell around :class:`DeviceCore`).
+
+    Usage::
+
+        device = await DgtDevice.open("/dev/ttyACM0")
+        try:
+            identity = await device.handshake()
+            ack = await device.send_clock(ClockAscii(text="board 3", beep=False))
+            while batch := await device.events_received():
+                ...
+        except DgtLinkError:
+            ...  # a peer fault: reconnect (BoardSupervisor does all this)
+        finally:
+            await device.close()
+    """
+
+    def __init__(self, link: DgtLink, *, timeouts: DeviceTimeouts | None = None) -> None:
+        """Drive an open ``link``; starts the reader task (call from a running loop)."""
+        self.link = link
+        self.timeouts = timeouts or DeviceTimeouts()
+        self.identity: BoardIdentity | None = None
+        self._loop = asyncio.get_running_loop()
+        self._core = DeviceCore(self.timeouts, now=self._loop.time())
+        self._inbox: Inbox[TimedEvent] = Inbox()
+        self._waiters: dict[type[object], list[asyncio.Future[Any]]] = {}
+        self._clock_waiters: dict[int, asyncio.Future[ClockDone]] = {}
+        self._helpers: set[asyncio.Task[None]] = set()
+        self._reader = asyncio.create_task(self._read(), name=f"dgt-device {link.path}")
+
+    @classmethod
+    async def open(
+        cls, path: str, *, timeouts: DeviceTimeouts | None = None, open_timeout: float = 2.0
+    ) -> DgtDevice:
+        """Open the port at ``path`` (see :meth:`DgtLink.open`); run :meth:`handshake` next."""
+        return cls(await DgtLink.open(path, open_timeout=open_timeout), timeouts=timeouts)
+
+    @property
+    def path(self) -> str:
+        """The port this board is on."""
+        return self.link.path
+
+    @property
+    def close_reason(self) -> str | None:
+        """Why the device stopped (None while it runs)."""
+        return self._inbox.close_reason
+
+    async def handshake(self) -> BoardIdentity:
+        """Identify the board and start its event stream (dgt-protocol.md §3, §15).
+
+        Raises:
+            HandshakeFailed: the board did not answer the version, serial or board request.
+            LinkClosed: the port went away meanwhile.
+        """
+        self.send(Reset())
+        try:
+            version = await self.request_version()
+            serial = await self.request_serial_number()
+            long_serial = await self._request_optional_long_serial()
+            board = await self.request_board()
+        except ReplyTimeout as exc:
+            raise HandshakeFailed(f"{self.path}: no handshake ({exc})") from exc
+        self.send(StartUpdateNice())
+        self.identity = BoardIdentity(
+            version=version, serial=serial, long_serial=long_serial, board=board
+        )
+        helper = asyncio.create_task(self._ask_clock_version(), name=f"dgt-clock {self.path}")
+        self._helpers.add(helper)
+        helper.add_done_callback(self._helpers.discard)
+        return self.identity
+
+    def send(self, command: Command) -> None:
+        """Write a command that has no reply (e.g. ``Reset``, ``StartUpdateNice``).
+
+        Raises:
+            LinkClosed: the link is closed.
+        """
+        self.link.send(command)
+
+    async def request_version(self) -> Version:
+        """Ask the board's firmware version (0x4D → 0x93)."""
+        return await self._request(RequestVersion(), Version)
+
+    async def request_serial_number(self) -> SerialNumber:
+        """Ask the serial number (0x45 → 0x91)."""
+        return await self._request(RequestSerialNumber(), SerialNumber)
+
+    async def request_long_serial_number(self) -> LongSerialNumber:
+        """Ask the long serial number (0x55 → 0xA2); older boards never answer."""
+        return await self._request(RequestLongSerialNumber(), LongSerialNumber)
+
+    async def request_trademark(self) -> Trademark:
+        """Ask the trademark text (0x47 → 0x92)."""
+        return await self._request(RequestTrademark(), Trademark)
+
+    async def request_board(self) -> BoardDump:
+        """Ask the whole board (0x42 → 0x86); the mode does not change (§3)."""
+        return await self._request(RequestBoard(), BoardDump)
+
+    async def request_clock(self) -> ClockTimes:
+        """Ask the clock times (0x41 → 0x8D); the mode does not change (§3)."""
+        return await self._request(RequestClock(), ClockTimes)
+
+    async def send_clock(self, command: ClockCommand) -> ClockAck:
+        """Send a clock command through the queue and wait for its ack (§7.4, §7.5).
+
+        Raises:
+            ClockRefused: the clock answered with an error ack (e.g. SetAndRun outside
+                mode 23, §8).
+            ClockTimeout: no ack after every resend.
+            LinkClosed: the link closed meanwhile.
+        """
+        if self.close_reason is not None:
+            raise LinkClosed(f"{self.path}: {self.close_reason}")
+        ticket = self._core.submit_clock(command, self._loop.time())
+        waiter: asyncio.Future[ClockDone] = self._loop.create_future()
+        self._clock_waiters[ticket] = waiter
+        self._pump()
+        try:
+            done = await waiter
+        finally:
+            self._clock_waiters.pop(ticket, None)
+            self._core.cancel_clock(ticket)
+        return _clock_outcome(command, done)
+
+    async def events_received(self) -> list[TimedEvent]:
+        """Wait for events and take every one buffered, with arrival times, oldest first.
+
+        The handshake's replies are included. Has no timeout of its own: the watchdog
+        ends a silent link.
+
+        Raises:
+            LinkClosed: the link is gone and every event was handed out.
+        """
+        events = await self._inbox.get_batch()
+        if not events:
+            self._raise_reader_bug()
+            raise LinkClosed(f"{self.path}: {self.close_reason}")
+        return events
+
+    async def close(self) -> None:
+        """Stop the reader and close the port; safe to call more than once."""
+        tasks = [self._reader, *self._helpers]
+        for task in tasks:
+            task.cancel()
+        await asyncio.wait(tasks)
+        await self.link.close()
+        self._raise_reader_bug()
+
+    def _raise_reader_bug(self) -> None:
+        """Re-raise what broke the reader task: only bugs get there, never peer faults."""
+        if self._reader.done() and not self._reader.cancelled():
+            error = self._reader.exception()
+            if error is not None:
+                raise error
+
+    async def _request(
+        self, command: Command, kind: type[E], reply_timeout: float | None = None
+    ) -> E:
+        waiter: asyncio.Future[E] = self._loop.create_future()
+        self._waiters.setdefault(kind, []).append(waiter)
+        try:
+            self.send(command)
+            async with asyncio.timeout(reply_timeout or self.timeouts.reply):
+                return await waiter
+        except TimeoutError:
+            raise ReplyTimeout(f"{self.path}: no {kind.__name__} within the timeout") from None
+        finally:
+            self._waiters[kind].remove(waiter)
+
+    async def _request_optional_long_serial(self) -> LongSerialNumber | None:
+        try:
+            return await self._request(
+                RequestLongSerialNumber(), LongSerialNumber, self.timeouts.long_serial
+            )
+        except ReplyTimeout:
+            return None
+
+    async def _ask_clock_version(self) -> None:
+        try:
+            ack = await self.send_clock(ClockVersion())
+        except (ClockTimeout, ClockRefused, LinkClosed) as exc:
+            log.info("%s = no clock version: %s", self.path, exc)
+        else:
+            log.info("%s = clock version %s", self.path, ack.version)
+
+    async def _read(self) -> None:
+        reason = "closed"
+        try:
+            while self._core.dead_reason is None:
+                await self._read_once()
+            reason = self._core.dead_reason
+            log.warning("%s = %s", self.path, reason)
+        except LinkClosed as exc:
+            reason = str(exc)
+        except asyncio.CancelledError:
+            reason = "closed by us"
+            raise
+        finally:
+            self._stop(reason)
+            await self.link.close()
+
+    async def _read_once(self) -> None:
+        events: list[TimedEvent] = []
+        try:
+            async with asyncio.timeout_at(self._core.next_deadline()):
+                events = await self.link.events_received()
+        except TimeoutError:
+            pass
+        self._core.receive_events(events)
+        self._answer_waiters(events)
+        self._inbox.put(events)
+        self._pump()
+
+    def _pump(self) -> None:
+        """Let deadlines pass, write what the core asks for, resolve finished clock jobs."""
+        self._core.receive_time(self._loop.time())
+        for command in self._core.commands_to_send():
+            if not self.link.is_closed:
+                self.link.send(command)
+        for done in self._core.clock_results():
+            waiter = self._clock_waiters.get(done.ticket)
+            if waiter is not None and not waiter.done():
+                waiter.set_result(done)
+
+    def _answer_waiters(self, events: list[TimedEvent]) -> None:
+        for _, event in events:
+            for waiter in self._waiters.get(type(event), ()):
+                if not waiter.done():
+                    waiter.set_result(event)
+
+    def _stop(self, reason: str) -> None:
+        self._inbox.close(reason)
+        error = LinkClosed(f"{self.path}: {reason}")
+        waiters = [w for ws in self._waiters.values() for w in ws]
+        for waiter in [*waiters, *self._clock_waiters.values()]:
+            if not waiter.done():
+                waiter.set_exception(error)
+
+
+def _clock_outcome(command: ClockCommand, done: ClockDone) -> ClockAck:
+    if done.ack is None:
+        raise ClockTimeout(f"no ack for {type(command).__name__} after {done.sends} sends")
+    if done.ack.is_error:
+        raise ClockRefused(
+            f"{type(command).__name__} refused by the clock (ack0 0x{done.ack.ack0:02x})",
+            ack=done.ack,
+        )
+    return done.ack

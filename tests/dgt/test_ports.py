@@ -1,0 +1,68 @@
+"""Port specs: paths and globs resolved at each connect (dgt-protocol.md §1, §12.3)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from drivers.dgt.ports import DEFAULT_PATTERNS, PortSpec
+
+
+@pytest.fixture
+def dev(tmp_path: Path) -> Path:
+    """A fake /dev with ttyACM2, ttyACM10, ttyUSB0 and a udev-style symlink."""
+    for name in ("ttyACM2", "ttyACM10", "ttyUSB0"):
+        (tmp_path / name).touch()
+    (tmp_path / "dgt-board-3").symlink_to(tmp_path / "ttyACM10")
+    return tmp_path
+
+
+def test_a_symlink_is_resolved_to_the_device_it_points_at_now(dev: Path) -> None:
+    spec = PortSpec(patterns=(str(dev / "dgt-board-3"),))
+    assert spec.candidates() == [str(dev / "ttyACM10")]
+    (dev / "dgt-board-3").unlink()
+    (dev / "dgt-board-3").symlink_to(dev / "ttyACM2")  # re-enumerated after a replug
+    assert spec.candidates() == [str(dev / "ttyACM2")]
+    assert not spec.is_glob
+
+
+def test_a_missing_port_has_no_candidates(dev: Path) -> None:
+    assert PortSpec(patterns=(str(dev / "ttyACM7"),)).candidates() == []
+
+
+def test_a_glob_lists_ports_in_natural_order_without_duplicates(dev: Path) -> None:
+    spec = PortSpec.from_str(f"{dev}/ttyACM*, {dev}/dgt-*, {dev}/ttyUSB*")
+    assert spec.is_glob
+    assert spec.candidates() == [str(dev / name) for name in ("ttyACM2", "ttyACM10", "ttyUSB0")]
+
+
+def test_the_port_that_answered_last_time_is_tried_first(dev: Path) -> None:
+    spec = PortSpec(patterns=(f"{dev}/tty*",))
+    preferred = str(dev / "ttyUSB0")
+    assert spec.candidates(preferred=preferred)[0] == preferred
+    assert spec.candidates(preferred=str(dev / "gone")) == spec.candidates()
+
+
+def test_auto_and_empty_mean_the_usual_linux_ports() -> None:
+    assert PortSpec.from_str("auto").patterns == DEFAULT_PATTERNS
+    assert PortSpec.from_str(" ").patterns == DEFAULT_PATTERNS
+    assert str(PortSpec.from_str("/dev/a,/dev/b")) == "/dev/a,/dev/b"
+
+
+def test_an_empty_pattern_is_refused() -> None:
+    with pytest.raises(ValueError, match="non-empty"):
+        PortSpec(patterns=("",))
+
+
+def test_real_pty_symlink_resolves_to_dev_pts(tmp_path: Path) -> None:
+    master, slave = os.openpty()
+    try:
+        (tmp_path / "board").symlink_to(os.ttyname(slave))
+        assert PortSpec(patterns=(str(tmp_path / "board"),)).candidates() == [
+            os.path.realpath(os.ttyname(slave))
+        ]
+    finally:
+        os.close(master)
+        os.close(slave)
