@@ -1,0 +1,152 @@
+"""Fixtures of the broadcast tests: a real mosquitto broker and a recording HTTP server."""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import contextlib
+import ssl
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from tests.mosquitto import Mosquitto, find_mosquitto
+
+__all__ = ["Answer", "ReceivedRequest", "RecordingServer"]
+
+
+@pytest.fixture
+def mosquitto(tmp_path: Path) -> Iterator[Mosquitto]:
+    """A running broker of its own on a free loopback port, stopped after the test."""
+    if find_mosquitto() is None:
+        pytest.fail("mosquitto is not installed (make system)")
+    broker = Mosquitto(tmp_path / "mosquitto")
+    with broker:
+        yield broker
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReceivedRequest:
+    """One request as the server read it (header names lower-cased)."""
+
+    method: str
+    path: str
+    version: str
+    headers: dict[str, str]
+    body: bytes
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Answer:
+    """How the server answers one request."""
+
+    status: int = 200
+    reason: str = "OK"
+    headers: tuple[tuple[str, str], ...] = ()
+    body: bytes = b""
+    chunked: bool = False
+
+    def encode(self) -> bytes:
+        """The reply's bytes."""
+        head = [f"HTTP/1.1 {self.status} {self.reason}", "Connection: close"]
+        head += [f"{name}: {value}" for name, value in self.headers]
+        if self.chunked:
+            head.append("Transfer-Encoding: chunked")
+            body = b"".join(
+                b"%x\r\n%s\r\n" % (len(self.body[i : i + 7]), self.body[i : i + 7])
+                for i in range(0, len(self.body), 7)
+            )
+            body += b"0\r\n\r\n"
+        else:
+            head.append(f"Content-Length: {len(self.body)}")
+            body = self.body
+        return ("\r\n".join(head) + "\r\n\r\n").encode() + body
+
+
+class RecordingServer:
+    """A loopback HTTP/1.1 server that records every request and answers from a script.
+
+    ``script`` answers requests in order; once it is empty, ``default`` answers. While
+    ``gate`` is clear, replies wait (requests are still recorded), which shows how
+    many requests a client keeps in flight.
+    """
+
+    def __init__(self) -> None:
+        self.requests: list[ReceivedRequest] = []
+        self.script: collections.deque[Answer] = collections.deque()
+        self.default = Answer()
+        self.gate = asyncio.Event()
+        self.gate.set()
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self._arrived = asyncio.Condition()
+        self._server: asyncio.Server | None = None
+        self.port = 0
+        self.scheme = "http"
+
+    def url(self, path: str) -> str:
+        """``http(s)://127.0.0.1:<port><path>``."""
+        return f"{self.scheme}://127.0.0.1:{self.port}{path}"
+
+    async def start(self, tls: ssl.SSLContext | None = None) -> None:
+        """Listen on a free loopback port (with TLS when ``tls`` is given)."""
+        self.scheme = "https" if tls else "http"
+        self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0, ssl=tls)
+        self.port = self._server.sockets[0].getsockname()[1]
+
+    async def close(self) -> None:
+        """Stop listening; held replies are released."""
+        self.gate.set()  # let held replies go
+        if self._server is not None:
+            self._server.close()
+            await self._server.wait_closed()
+
+    async def wait_for_requests(self, count: int, time_limit: float = 10.0) -> None:
+        """Wait until at least ``count`` requests arrived."""
+        async with asyncio.timeout(time_limit), self._arrived:
+            await self._arrived.wait_for(lambda: len(self.requests) >= count)
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.in_flight += 1
+        self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        try:
+            request = await _read_request(reader)
+            async with self._arrived:
+                self.requests.append(request)
+                self._arrived.notify_all()
+            await self.gate.wait()
+            answer = self.script.popleft() if self.script else self.default
+            writer.write(answer.encode())
+            await writer.drain()
+        except (asyncio.IncompleteReadError, ConnectionError, ssl.SSLError):
+            pass
+        finally:
+            self.in_flight -= 1
+            writer.close()
+            with contextlib.suppress(ConnectionError, ssl.SSLError):
+                await writer.wait_closed()
+
+
+async def _read_request(reader: asyncio.StreamReader) -> ReceivedRequest:
+    head = (await reader.readuntil(b"\r\n\r\n")).decode("latin-1")
+    request_line, *lines = head.rstrip("\r\n").split("\r\n")
+    method, path, version = request_line.split(" ")
+    headers: dict[str, str] = {}
+    for line in lines:
+        name, _, value = line.partition(":")
+        headers[name.strip().lower()] = value.strip()
+    body = await reader.readexactly(int(headers.get("content-length", "0")))
+    return ReceivedRequest(method=method, path=path, version=version, headers=headers, body=body)
+
+
+@pytest.fixture
+async def http_server() -> AsyncIterator[RecordingServer]:
+    """A running :class:`RecordingServer`."""
+    server = RecordingServer()
+    await server.start()
+    try:
+        yield server
+    finally:
+        await server.close()
