@@ -1,0 +1,290 @@
+"""The arbiter channel ``ws://…/ws/arbiter``: authenticated, always live, commands.
+
+Conversation::
+
+    client  {"type": "auth", "token": "…"}              first message, within 10 s
+    server  {"type": "snapshot", "seq": n, "boards": [...], "alerts": [open alerts]}
+    server  {"type": "alert", "id": 7, "kind": "flag_fall", ...}    live, never delayed
+    server  {"type": "alert_acknowledged", "id": 7}
+    server  {"type": "move", "seq": n, ...}              live feed events, as on /ws
+    client  {"type": "set_result", "board": 3, "result": "1-0", "ref": "r1"}
+    server  {"type": "ok", "ref": "r1", "command": "set_result", "details": {}}
+            or {"type": "error", "ref": "r1", "reason": "…"}
+
+A wrong token gets ``{"type": "error", "reason": "bad token"}`` and close code 1008
+(policy violation); so does any other first message, and silence past the deadline.
+Commands are parsed strictly into the types of :mod:`broadcast.messages` before the
+:class:`CommandHandler` sees them: malformed JSON, an unknown type, a missing, extra or
+wrongly typed field, or a message over 16 KiB gets an error reply and changes nothing.
+
+Exceptions: :class:`CommandRejected` (a ``ValueError``) is the only one raised here; it
+carries the reason sent to the client and the client's ``ref``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hmac
+import json
+import logging
+import time
+from typing import Any
+
+from websockets.asyncio.server import ServerConnection
+from websockets.exceptions import ConnectionClosed
+from websockets.frames import CloseCode
+
+from broadcast.hub import Hub, Subscription, Update, encode_json, state_to_json
+from broadcast.messages import (
+    AcceptPosition,
+    AckAlert,
+    Alert,
+    ArbiterCommand,
+    CommandHandler,
+    CommandReply,
+    ConfirmResult,
+    SetClocks,
+    SetResult,
+    to_json_dict,
+)
+
+__all__ = [
+    "ARBITER_MESSAGE_LIMIT",
+    "ArbiterChannel",
+    "CommandRejected",
+    "Ref",
+    "alert_to_json",
+    "parse_command",
+]
+
+logger = logging.getLogger(__name__)
+
+#: Larger arbiter messages get an error reply (websocket frames are cut off at 4 times this).
+ARBITER_MESSAGE_LIMIT = 16 * 1024
+
+Ref = str | int | None
+
+_IntCommand = AckAlert | ConfirmResult | AcceptPosition | SetClocks
+_INT_FIELDS: dict[str, tuple[type[_IntCommand], tuple[str, ...]]] = {
+    "ack_alert": (AckAlert, ("id",)),
+    "confirm_result": (ConfirmResult, ("board",)),
+    "accept_position": (AcceptPosition, ("board",)),
+    "set_clocks": (SetClocks, ()),
+}
+
+
+class CommandRejected(ValueError):
+    """A client message that is not a valid command; ``reason`` is sent back."""
+
+    def __init__(self, reason: str, ref: Ref = None) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.ref = ref
+
+
+def _ref_of(data: dict[str, Any]) -> Ref:
+    ref = data.get("ref")
+    if ref is None or (isinstance(ref, str) and len(ref) <= 100):
+        return ref
+    if isinstance(ref, int) and not isinstance(ref, bool):
+        return ref
+    raise CommandRejected("'ref' must be a string (at most 100 characters) or an integer")
+
+
+def _decode(text: str | bytes) -> dict[str, Any]:
+    if isinstance(text, bytes):
+        raise CommandRejected("send text messages, not binary")
+    if len(text.encode()) > ARBITER_MESSAGE_LIMIT:
+        raise CommandRejected(f"message too large (limit {ARBITER_MESSAGE_LIMIT} bytes)")
+    try:
+        data = json.loads(text)
+    except ValueError:
+        raise CommandRejected("malformed JSON") from None
+    if not isinstance(data, dict):
+        raise CommandRejected("a message must be a JSON object")
+    return data
+
+
+def _check_fields(data: dict[str, Any], kind: str, names: tuple[str, ...], ref: Ref) -> None:
+    allowed = {"type", "ref", *names}
+    extra = sorted(set(data) - allowed)
+    if extra:
+        raise CommandRejected(f"unexpected field(s) for {kind}: {', '.join(extra)}", ref)
+    for name in names:
+        if name not in data:
+            raise CommandRejected(f"missing field for {kind}: {name}", ref)
+
+
+def _int_field(data: dict[str, Any], name: str, ref: Ref) -> int:
+    value = data[name]
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        raise CommandRejected(f"'{name}' must be a positive integer", ref)
+    return value
+
+
+def parse_command(text: str | bytes) -> tuple[ArbiterCommand, Ref]:
+    """A client message as an arbiter command and the client's ``ref``.
+
+    Raises:
+        CommandRejected: the message is not exactly one of the commands.
+    """
+    data = _decode(text)
+    ref = _ref_of(data)
+    kind = data.get("type")
+    if kind == "set_result":
+        _check_fields(data, kind, ("board", "result"), ref)
+        board = _int_field(data, "board", ref)
+        result = data["result"]
+        if not isinstance(result, str):
+            raise CommandRejected("'result' must be a string", ref)
+        try:
+            return SetResult(board=board, result=result), ref
+        except ValueError as exc:
+            raise CommandRejected(str(exc), ref) from None
+    if not isinstance(kind, str) or kind not in _INT_FIELDS:
+        raise CommandRejected(f"unknown message type: {kind!r}", ref)
+    cls, names = _INT_FIELDS[kind]
+    _check_fields(data, kind, names, ref)
+    values = {name: _int_field(data, name, ref) for name in names}
+    return cls(**values), ref
+
+
+def alert_to_json(alert: Alert) -> dict[str, Any]:
+    """``{"type": "alert", "id": …, "kind": …, "board": …, "at": …, "details": …, ...}``."""
+    return {"type": "alert", **to_json_dict(alert)}
+
+
+def _reply(kind: str, ref: Ref, **fields: Any) -> str:
+    data: dict[str, Any] = {"type": kind}
+    if ref is not None:
+        data["ref"] = ref
+    return encode_json({**data, **fields})
+
+
+def _command_name(command: ArbiterCommand) -> str:
+    if isinstance(command, SetResult):
+        return "set_result"
+    return next(name for name, (cls, _) in _INT_FIELDS.items() if isinstance(command, cls))
+
+
+class ArbiterChannel:
+    """Serves ``/ws/arbiter`` connections: authentication, live alerts, commands.
+
+    Args:
+        hub: the live hub (never the delayed one).
+        handler: executes the commands (the daemon, or a relay).
+        token: the shared secret; None or empty disables the channel.
+        auth_timeout: seconds a client has to send its ``auth`` message.
+        command_timeout: seconds the handler has to answer a command.
+    """
+
+    def __init__(
+        self,
+        hub: Hub,
+        handler: CommandHandler,
+        token: str | None,
+        *,
+        auth_timeout: float = 10.0,
+        command_timeout: float = 10.0,
+    ) -> None:
+        self.hub = hub
+        self.handler = handler
+        self._token = token.encode() if token else None
+        self.auth_timeout = auth_timeout
+        self.command_timeout = command_timeout
+
+    async def serve(self, ws: ServerConnection) -> None:
+        """Run one arbiter connection until either side closes it."""
+        if not await self._authenticate(ws):
+            return
+        with self.hub.subscribe(alerts=True) as sub:
+            sender = asyncio.create_task(self._send_updates(ws, sub))
+            try:
+                await self._receive_commands(ws)
+            finally:
+                sender.cancel()
+                with contextlib.suppress(asyncio.CancelledError, ConnectionClosed):
+                    await sender
+
+    async def _refuse(self, ws: ServerConnection, reason: str) -> bool:
+        with contextlib.suppress(ConnectionClosed):
+            await ws.send(_reply("error", None, reason=reason))
+            await ws.close(CloseCode.POLICY_VIOLATION, reason)
+        return False
+
+    async def _authenticate(self, ws: ServerConnection) -> bool:
+        try:
+            async with asyncio.timeout(self.auth_timeout):
+                message = await ws.recv()
+        except TimeoutError:
+            return await self._refuse(ws, "auth timeout")
+        except ConnectionClosed:
+            return False
+        try:
+            data = _decode(message)
+        except CommandRejected:
+            return await self._refuse(ws, "authenticate first")
+        if data.get("type") != "auth" or set(data) != {"type", "token"}:
+            return await self._refuse(ws, "authenticate first")
+        token = data["token"]
+        if self._token is None:
+            return await self._refuse(ws, "arbiter channel disabled")
+        if not isinstance(token, str) or not hmac.compare_digest(token.encode(), self._token):
+            return await self._refuse(ws, "bad token")
+        return True
+
+    async def _send_updates(self, ws: ServerConnection, sub: Subscription) -> None:
+        while True:
+            update = await sub.receive()
+            for text in self._texts(update):
+                await ws.send(text)
+
+    def _texts(self, update: Update) -> list[str]:
+        if update.missed:
+            return [self._snapshot()]
+        texts = [message.text for message in update.events]
+        for alert in update.alerts:
+            if alert.acknowledged:
+                texts.append(_reply("alert_acknowledged", None, id=alert.id))
+            else:
+                texts.append(encode_json(alert_to_json(alert)))
+        return texts
+
+    def _snapshot(self) -> str:
+        hub = self.hub
+        return encode_json(
+            {
+                "type": "snapshot",
+                "seq": hub.seq,
+                "server_time": time.time(),
+                "boards": [state_to_json(s) for s in hub.states()],
+                "alerts": [alert_to_json(a) for a in hub.open_alerts()],
+            }
+        )
+
+    async def _receive_commands(self, ws: ServerConnection) -> None:
+        with contextlib.suppress(ConnectionClosed):
+            async for message in ws:
+                await ws.send(await self._answer(message))
+
+    async def _answer(self, message: str | bytes) -> str:
+        try:
+            command, ref = parse_command(message)
+        except CommandRejected as exc:
+            return _reply("error", exc.ref, reason=exc.reason)
+        logger.info("< arbiter command %s", command)
+        reply = await self._execute(command)
+        if reply.ok:
+            return _reply("ok", ref, command=_command_name(command), details=reply.details)
+        return _reply("error", ref, reason=reply.reason, details=reply.details)
+
+    async def _execute(self, command: ArbiterCommand) -> CommandReply:
+        try:
+            async with asyncio.timeout(self.command_timeout):
+                return await self.handler.execute(command)
+        except TimeoutError:
+            return CommandReply(ok=False, reason="the daemon did not answer in time")
+        except Exception:
+            logger.exception("arbiter command %s failed", command)
+            return CommandReply(ok=False, reason="internal error")

@@ -1,0 +1,283 @@
+"""The broadcast server: the spectator feed, the arbiter channel and HTTP, on one port.
+
+One websockets server answers everything: ``process_request`` serves the plain HTTP
+GETs (:mod:`broadcast.http`) and lets ``/ws`` and ``/ws/arbiter`` through to the
+websocket handshake.
+
+Spectator feed ``ws://…/ws`` (docs/broadcast.md has every message)::
+
+    server  {"type": "snapshot", "seq": n, "server_time": t, "delay": d, "boards": [...]}
+    server  {"type": "move", "seq": n+1, "board": 3, ...}        then every feed event
+    client  {"type": "resume", "since": n}    → {"type": "resumed", ...} + missed events,
+                                                 or a fresh snapshot if they are gone
+    client  {"type": "ping"}                  → {"type": "pong", "server_time": t}
+
+``ws://…/ws?since=n`` resumes at connection time. Each spectator has its own sender
+task and a hub subscription (a cursor and a dirty set, no queue): while the client does
+not read, its sender waits on the socket's write buffer (``write_limit`` bytes) and the
+hub moves on; when the client reads again it gets the events it missed if the ring still
+holds them, else one snapshot of the latest state. A slow spectator never delays another.
+Spectator messages over 4 KiB close the connection with code 1009.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import http
+import json
+import logging
+import time
+from collections.abc import Callable
+from pathlib import Path
+from types import TracebackType
+from urllib.parse import parse_qs, urlsplit
+
+from websockets.asyncio.server import Server, ServerConnection, serve
+from websockets.datastructures import Headers
+from websockets.exceptions import ConnectionClosed
+from websockets.http11 import Request, Response
+
+from broadcast.arbiter_channel import ARBITER_MESSAGE_LIMIT, ArbiterChannel
+from broadcast.delay import PublicDelay
+from broadcast.http import (
+    ARBITER_PATH,
+    CHESSGROUND_ROOT,
+    STATIC_ROOT,
+    HttpReply,
+    HttpRoutes,
+)
+from broadcast.hub import Hub, Subscription, Update, encode_json
+from broadcast.messages import CommandHandler
+
+__all__ = ["SPECTATOR_MESSAGE_LIMIT", "BroadcastServer", "parse_since", "snapshot_text"]
+
+logger = logging.getLogger(__name__)
+
+#: Spectator messages larger than this close the connection (1009, message too big).
+SPECTATOR_MESSAGE_LIMIT = 4 * 1024
+
+
+def parse_since(target: str) -> int | None:
+    """The ``since`` query parameter of a feed URL; None when absent.
+
+    Raises:
+        ValueError: ``since`` is given but is not one non-negative integer.
+    """
+    values = parse_qs(urlsplit(target).query, keep_blank_values=True).get("since")
+    if values is None:
+        return None
+    if len(values) != 1 or not values[0].isdigit() or not values[0].isascii():
+        raise ValueError("since must be a non-negative integer")
+    return int(values[0])
+
+
+def snapshot_text(hub: Hub, *, delay: float, server_time: float) -> str:
+    """``{"type": "snapshot", ...}`` of every board, built from the hub's cached texts."""
+    head = encode_json(
+        {"type": "snapshot", "seq": hub.seq, "server_time": server_time, "delay": delay}
+    )
+    boards = ",".join(hub.state_text(state.board) for state in hub.states())
+    return f'{head[:-1]},"boards":[{boards}]}}'
+
+
+def _to_response(reply: HttpReply) -> Response:
+    reason = http.HTTPStatus(reply.status).phrase
+    return Response(reply.status, reason, Headers(reply.headers), reply.body)
+
+
+def _spectator_reply(message: str | bytes, sub: Subscription) -> str | None:
+    """The answer to one spectator message (None: the sender answers a resume)."""
+    if isinstance(message, bytes):
+        return encode_json({"type": "error", "reason": "send text messages, not binary"})
+    try:
+        data = json.loads(message)
+    except ValueError:
+        return encode_json({"type": "error", "reason": "malformed JSON"})
+    kind = data.get("type") if isinstance(data, dict) else None
+    if kind == "ping" and set(data) == {"type"}:
+        return encode_json({"type": "pong", "server_time": time.time()})
+    if kind == "resume" and set(data) == {"type", "since"}:
+        since = data["since"]
+        if isinstance(since, int) and not isinstance(since, bool) and since >= 0:
+            sub.resume(since)
+            return None
+        return encode_json({"type": "error", "reason": "since must be a non-negative integer"})
+    reason = "spectators may only send resume and ping"
+    return encode_json({"type": "error", "reason": reason})
+
+
+class BroadcastServer:
+    """The spectator feed, the arbiter channel, PGN and static files on one port.
+
+    Use ``async with BroadcastServer(hub, handler, port=0) as server:`` (or ``start()``
+    and ``close()``) and read the bound port from :attr:`port`.
+
+    Args:
+        hub: the live hub the daemon publishes to.
+        handler: executes arbiter commands.
+        host: interface to listen on.
+        port: TCP port; 0 picks a free one.
+        arbiter_token: the arbiters' shared secret; None disables ``/ws/arbiter``.
+        delay: public delay in seconds: the spectator feed and the PGN and status
+            endpoints show every board as it was ``delay`` seconds ago; the arbiter
+            channel stays live. 0 means live, with no delay line at all.
+        clock: time source of the delay line (tests move it by hand).
+        write_limit: bytes buffered per connection before its sender waits.
+        auth_timeout: seconds an arbiter has to authenticate.
+        command_timeout: seconds the handler has to answer a command.
+        backlog: listen backlog (many spectators may connect at once).
+        static_root: folder served at ``/``.
+        vendor_root: folder served at ``/vendor/chessground/``.
+    """
+
+    def __init__(
+        self,
+        hub: Hub,
+        handler: CommandHandler,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        arbiter_token: str | None = None,
+        delay: float = 0.0,
+        *,
+        clock: Callable[[], float] | None = None,
+        write_limit: int = 32 * 1024,
+        auth_timeout: float = 10.0,
+        command_timeout: float = 10.0,
+        backlog: int = 1024,
+        static_root: Path = STATIC_ROOT,
+        vendor_root: Path = CHESSGROUND_ROOT,
+    ) -> None:
+        if delay < 0:
+            raise ValueError("delay cannot be negative")
+        self.hub = hub
+        self.host = host
+        self.delay = delay
+        self.public_delay = PublicDelay(hub, delay, clock=clock) if delay > 0 else None
+        self.public_hub = self.public_delay.public if self.public_delay else hub
+        self.arbiter = ArbiterChannel(
+            hub,
+            handler,
+            arbiter_token,
+            auth_timeout=auth_timeout,
+            command_timeout=command_timeout,
+        )
+        self.routes = HttpRoutes(
+            self.public_hub, delay=delay, static_root=static_root, vendor_root=vendor_root
+        )
+        self._requested_port = port
+        self._write_limit = write_limit
+        self._backlog = backlog
+        self._server: Server | None = None
+        self._spectators: set[ServerConnection] = set()
+
+    @property
+    def port(self) -> int:
+        """The TCP port the server listens on (after :meth:`start`)."""
+        if self._server is None:
+            raise RuntimeError("the server is not started")
+        port: int = self._server.sockets[0].getsockname()[1]
+        return port
+
+    @property
+    def spectator_count(self) -> int:
+        """How many spectators are connected."""
+        return len(self._spectators)
+
+    def spectator_buffers(self) -> list[int]:
+        """Bytes waiting in each spectator's write buffer (the memory a slow one holds)."""
+        return [ws.transport.get_write_buffer_size() for ws in self._spectators]
+
+    async def start(self) -> None:
+        """Start listening (and the delay line, if any)."""
+        if self._server is not None:
+            return
+        if self.public_delay is not None:
+            self.public_delay.start()
+        self._server = await serve(
+            self._handle,
+            self.host,
+            self._requested_port,
+            process_request=self._process_request,
+            compression=None,
+            max_size=4 * ARBITER_MESSAGE_LIMIT,
+            write_limit=self._write_limit,
+            backlog=self._backlog,
+        )
+        logger.info("= broadcast server listening on %s:%d", self.host, self.port)
+
+    async def close(self) -> None:
+        """Close every connection (1001, going away) and stop listening."""
+        if self._server is not None:
+            self._server.close()
+            await self._server.wait_closed()
+            self._server = None
+        if self.public_delay is not None:
+            await self.public_delay.close()
+
+    async def __aenter__(self) -> BroadcastServer:
+        await self.start()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.close()
+
+    def _process_request(self, connection: ServerConnection, request: Request) -> Response | None:
+        reply = self.routes.route(request.method, request.path, request.headers)
+        if reply is not None:
+            return _to_response(reply)
+        path = urlsplit(request.path).path
+        if path == ARBITER_PATH:
+            connection.protocol.max_message_size = 4 * ARBITER_MESSAGE_LIMIT
+            return None
+        try:
+            parse_since(request.path)
+        except ValueError as exc:
+            return connection.respond(http.HTTPStatus.BAD_REQUEST, f"{exc}\n")
+        connection.protocol.max_message_size = SPECTATOR_MESSAGE_LIMIT
+        return None
+
+    async def _handle(self, ws: ServerConnection) -> None:
+        assert ws.request is not None
+        if urlsplit(ws.request.path).path == ARBITER_PATH:
+            await self.arbiter.serve(ws)
+        else:
+            await self._serve_spectator(ws, parse_since(ws.request.path))
+
+    async def _serve_spectator(self, ws: ServerConnection, since: int | None) -> None:
+        self._spectators.add(ws)
+        sub = self.public_hub.subscribe(since=since, alerts=False)
+        sender = asyncio.create_task(self._send_feed(ws, sub))
+        try:
+            with contextlib.suppress(ConnectionClosed):
+                async for message in ws:
+                    reply = _spectator_reply(message, sub)
+                    if reply is not None:
+                        await ws.send(reply)
+        finally:
+            sub.close()
+            self._spectators.discard(ws)
+            sender.cancel()
+            with contextlib.suppress(asyncio.CancelledError, ConnectionClosed):
+                await sender
+
+    async def _send_feed(self, ws: ServerConnection, sub: Subscription) -> None:
+        while True:
+            update = await sub.receive()
+            for text in self._feed_texts(update):
+                await ws.send(text)
+
+    def _feed_texts(self, update: Update) -> list[str]:
+        """What one spectator is sent for one update, in order."""
+        if update.missed:
+            return [snapshot_text(self.public_hub, delay=self.delay, server_time=time.time())]
+        texts = [message.text for message in update.events]
+        if update.resumed is not None:
+            resumed = {"type": "resumed", "since": update.resumed, "seq": update.seq}
+            texts.insert(0, encode_json(resumed))
+        return texts
