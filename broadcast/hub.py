@@ -45,6 +45,7 @@ __all__ = [
     "Update",
     "diff_states",
     "encode_json",
+    "event_to_json",
     "state_to_json",
 ]
 
