@@ -128,9 +128,15 @@ class Mosquitto:
         if process.stderr is not None:
             process.stderr.close()
 
-    def restart(self, time_limit: float = 10.0) -> None:
-        """Stop, then start again on the same port with the saved state."""
+    def restart(self, time_limit: float = 10.0, *, forget_state: bool = False) -> None:
+        """Stop, then start again on the same port with the saved state.
+
+        ``forget_state`` deletes the saved state first: a broker that lost every
+        retained message and session (a fresh install, a wiped container).
+        """
         self.stop(time_limit)
+        if forget_state:
+            (self.folder / "mosquitto.db").unlink(missing_ok=True)
         self.start(time_limit)
 
     def __enter__(self) -> Mosquitto:

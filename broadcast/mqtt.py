@@ -1,0 +1,459 @@
+"""Publish boards, alerts and confirmed results to an MQTT broker (topics in docs/mqtt.md).
+
+Topics under a prefix (default ``dgtcast``)::
+
+    <prefix>/board/<n>/pgn | fen | clocks | status | state   retained, QoS 1, latest wins
+    <prefix>/board/<n>/result                                retained, QoS 1, confirmed result
+    <prefix>/alerts                                          QoS 1, one message per alert
+    <prefix>/results                                         QoS 1, one message per result
+    <prefix>/daemon/<id>/status                              retained "online" / "offline"
+
+The broker publishes ``offline`` for us as our will when the connection dies; we publish
+``online`` on every connect and ``offline`` when we stop cleanly.
+
+:class:`MqttOutbox` is the pure core: the latest payload of every retained topic
+(bounded; re-sent after each reconnect), and a bounded queue of alerts and results that
+leave it only once the broker acknowledged them (QoS 1 ``PUBACK``), so a broker restart
+loses none of them (a receiver may see one twice; alert ``id`` and the result's board and
+round tell duplicates apart). :class:`MqttPublisher` is the asyncio shell (aiomqtt): it
+connects, drains the outbox and reconnects by itself with capped backoff.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import enum
+import json
+import logging
+import re
+import socket
+import ssl
+from collections.abc import Awaitable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import aiomqtt
+
+from broadcast.httpclient import Backoff
+from broadcast.messages import Alert, BoardState, to_json_dict
+
+if TYPE_CHECKING:
+    from broadcast.hub import Hub
+
+__all__ = [
+    "MqttLinkState",
+    "MqttMessage",
+    "MqttOutbox",
+    "MqttPublisher",
+    "MqttSettings",
+    "Topics",
+    "clocks_payload",
+    "result_payload",
+    "status_payload",
+]
+
+log = logging.getLogger(__name__)
+
+_T = TypeVar("_T")
+_TOPIC_UNSAFE = re.compile(r"[#+/\s]+")
+
+
+def _default_daemon_id() -> str:
+    return _TOPIC_UNSAFE.sub("-", socket.gethostname()) or "dgtcast"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MqttSettings:
+    """The broker and how to talk to it (the ``[mqtt]`` table of the configuration).
+
+    Attributes:
+        host / port: the broker.
+        prefix: the first topic level(s), without wildcards or a trailing ``/``.
+        username / password: optional credentials.
+        daemon_id: names this daemon in ``<prefix>/daemon/<id>/status`` and in the client
+            id; two daemons on one broker need different ids. Default: the host name.
+        tls: connect with TLS (system certificates).
+        keepalive: seconds between MQTT pings; a silent broker is dropped after 1.5×.
+        max_pending: alerts + results kept while the broker is away; beyond, the oldest go.
+        max_retained_topics: retained topics remembered for re-publishing after reconnect.
+        backoff_initial / backoff_cap: reconnect delays.
+        time_limit: seconds for connecting and for each acknowledgement.
+    """
+
+    host: str = "localhost"
+    port: int = 1883
+    prefix: str = "dgtcast"
+    username: str | None = None
+    password: str | None = None
+    daemon_id: str = field(default_factory=_default_daemon_id)
+    tls: bool = False
+    keepalive: int = 30
+    max_pending: int = 1000
+    max_retained_topics: int = 4096
+    backoff_initial: float = 0.5
+    backoff_cap: float = 30.0
+    time_limit: float = 10.0
+
+    def __post_init__(self) -> None:
+        if not self.prefix or self.prefix != self.prefix.strip("/") or "#" in self.prefix:
+            raise ValueError(f"bad MQTT topic prefix {self.prefix!r}")
+        if "+" in self.prefix or not self.daemon_id or _TOPIC_UNSAFE.search(self.daemon_id):
+            raise ValueError("prefix and daemon_id cannot hold wildcards; daemon_id no '/'")
+        if self.max_pending < 1 or self.max_retained_topics < 1:
+            raise ValueError("max_pending and max_retained_topics must be at least 1")
+
+
+@dataclass(frozen=True, slots=True)
+class Topics:
+    """Topic names under ``prefix``."""
+
+    prefix: str
+    daemon_id: str
+
+    def board(self, board: int, leaf: str) -> str:
+        """``<prefix>/board/<n>/<leaf>``."""
+        return f"{self.prefix}/board/{board}/{leaf}"
+
+    @property
+    def alerts(self) -> str:
+        """Every alert, not retained."""
+        return f"{self.prefix}/alerts"
+
+    @property
+    def results(self) -> str:
+        """Every confirmed result, not retained."""
+        return f"{self.prefix}/results"
+
+    @property
+    def daemon_status(self) -> str:
+        """``online`` / ``offline``, retained; ``offline`` is also our will."""
+        return f"{self.prefix}/daemon/{self.daemon_id}/status"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MqttMessage:
+    """One PUBLISH to send."""
+
+    topic: str
+    payload: bytes
+    qos: int = 1
+    retain: bool = False
+
+
+def _json(data: Any) -> bytes:
+    return json.dumps(data, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def clocks_payload(state: BoardState) -> bytes:
+    """``/clocks``: seconds left at ``at`` (epoch seconds), and the side whose time runs."""
+    return _json(
+        {
+            "white": state.white_clock,
+            "black": state.black_clock,
+            "running": state.running,
+            "at": state.clock_at,
+        }
+    )
+
+
+def status_payload(state: BoardState) -> bytes:
+    """``/status``: the board and its game without the moves."""
+    return _json(
+        {
+            "board": state.board,
+            "section": state.section,
+            "round": state.round,
+            "white": state.white,
+            "black": state.black,
+            "status": state.status.value,
+            "result": state.result,
+            "result_final": state.result_final,
+            "plies": len(state.moves),
+            "last_move": state.last_move,
+            "updated_at": state.updated_at,
+        }
+    )
+
+
+def result_payload(state: BoardState) -> bytes:
+    """``/results`` and ``/board/<n>/result``: a confirmed result, for a pairing program."""
+    return _json(
+        {
+            "board": state.board,
+            "section": state.section,
+            "round": state.round,
+            "white": state.white,
+            "black": state.black,
+            "result": state.result,
+            "at": state.updated_at,
+        }
+    )
+
+
+def _game_of(state: BoardState) -> tuple[str, str, str, str]:
+    """What tells one game on a board from the next one (a new round, new players)."""
+    return (state.section, state.round, state.white, state.black)
+
+
+class MqttOutbox:
+    """Pure core: what the broker still has to hear.
+
+    Feed it with :meth:`receive_board`, :meth:`receive_alert`, :meth:`receive_result`; on
+    every (re)connect call :meth:`receive_connected`; then send :meth:`next_message` and,
+    once the broker acknowledged it, call :meth:`receive_delivered` with it.
+    """
+
+    def __init__(self, topics: Topics, *, max_pending: int = 1000, max_retained: int = 4096):
+        self.topics = topics
+        self._max_pending = max_pending
+        self._max_retained = max_retained
+        self._retained: collections.OrderedDict[str, bytes] = collections.OrderedDict()
+        self._due: dict[str, None] = {}  # retained topics to send, in order
+        self._events: collections.deque[MqttMessage] = collections.deque()
+        self._results: dict[int, tuple[tuple[str, str, str, str], str]] = {}
+        self.dropped_events = 0
+        self.dropped_topics = 0
+
+    @property
+    def pending_events(self) -> int:
+        """Alerts and results not acknowledged by the broker yet."""
+        return len(self._events)
+
+    def receive_board(self, state: BoardState) -> None:
+        """Take a board snapshot; a newly confirmed result is also queued as a result."""
+        board = state.board
+        self._set_retained(self.topics.board(board, "pgn"), state.pgn.encode())
+        self._set_retained(self.topics.board(board, "fen"), state.fen.encode())
+        self._set_retained(self.topics.board(board, "clocks"), clocks_payload(state))
+        self._set_retained(self.topics.board(board, "status"), status_payload(state))
+        self._set_retained(self.topics.board(board, "state"), _json(to_json_dict(state)))
+        if state.result_final and state.result != "*":
+            self.receive_result(state)
+        elif board in self._results and self._results[board][0] != _game_of(state):
+            del self._results[board]  # a new game: the old result must not stick
+            self._set_retained(self.topics.board(board, "result"), b"")
+
+    def receive_result(self, state: BoardState) -> None:
+        """A confirmed result: queued for ``/results`` once, retained on ``/board/<n>/result``."""
+        key = (_game_of(state), state.result)
+        if self._results.get(state.board) == key:
+            return
+        self._results[state.board] = key
+        payload = result_payload(state)
+        self._set_retained(self.topics.board(state.board, "result"), payload)
+        self._queue(MqttMessage(topic=self.topics.results, payload=payload))
+
+    def receive_alert(self, alert: Alert) -> None:
+        """Queue ``alert`` for ``<prefix>/alerts``."""
+        self._queue(MqttMessage(topic=self.topics.alerts, payload=_json(to_json_dict(alert))))
+
+    def receive_connected(self) -> None:
+        """A new connection: every retained topic is due again, queued events stay queued."""
+        self._due = dict.fromkeys(self._retained)
+
+    def next_message(self) -> MqttMessage | None:
+        """The next message to send: queued events first, then retained topics."""
+        if self._events:
+            return self._events[0]
+        for topic in self._due:
+            return MqttMessage(topic=topic, payload=self._retained[topic], retain=True)
+        return None
+
+    def receive_delivered(self, message: MqttMessage) -> None:
+        """The broker acknowledged ``message``: it leaves the outbox."""
+        if self._events and self._events[0] is message:
+            self._events.popleft()
+        elif message.retain and self._retained.get(message.topic) == message.payload:
+            self._due.pop(message.topic, None)
+
+    def _set_retained(self, topic: str, payload: bytes) -> None:
+        if self._retained.get(topic) == payload:
+            return
+        self._retained[topic] = payload
+        self._retained.move_to_end(topic)
+        self._due[topic] = None
+        while len(self._retained) > self._max_retained:
+            stale, _ = self._retained.popitem(last=False)
+            self._due.pop(stale, None)
+            self.dropped_topics += 1
+
+    def _queue(self, message: MqttMessage) -> None:
+        if len(self._events) >= self._max_pending:
+            lost = self._events.popleft()
+            self.dropped_events += 1
+            log.error("= mqtt queue full: dropped %s %r", lost.topic, lost.payload[:80])
+        self._events.append(message)
+
+
+class MqttLinkState(enum.Enum):
+    """Where the publisher's connection stands."""
+
+    STOPPED = "stopped"
+    CONNECTING = "connecting"
+    CONNECTED = "connected"
+    WAITING = "waiting"  # lost or refused; retrying after a backoff delay
+
+
+class MqttPublisher:
+    """Keeps the broker up to date; run :meth:`run` as a task.
+
+    The ``publish_*`` methods never block: they update the outbox and wake the task.
+    """
+
+    def __init__(self, settings: MqttSettings) -> None:
+        self._settings = settings
+        self.topics = Topics(settings.prefix, settings.daemon_id)
+        self.outbox = MqttOutbox(
+            self.topics,
+            max_pending=settings.max_pending,
+            max_retained=settings.max_retained_topics,
+        )
+        self._backoff = Backoff(initial=settings.backoff_initial, cap=settings.backoff_cap)
+        self._wake = asyncio.Event()
+        self._link_state = MqttLinkState.STOPPED
+
+    @property
+    def link_state(self) -> MqttLinkState:
+        """The connection's state, for status pages."""
+        return self._link_state
+
+    def publish_board(self, state: BoardState) -> None:
+        """A board changed."""
+        self.outbox.receive_board(state)
+        self._wake.set()
+
+    def publish_alert(self, alert: Alert) -> None:
+        """An arbiter alert was raised."""
+        self.outbox.receive_alert(alert)
+        self._wake.set()
+
+    def publish_result(self, state: BoardState) -> None:
+        """The result of ``state``'s game was confirmed (also found by :meth:`publish_board`)."""
+        self.outbox.receive_result(state)
+        self._wake.set()
+
+    async def follow(self, hub: Hub) -> None:
+        """Publish every board and alert (each new version) of ``hub`` until cancelled.
+
+        Alerts still open when following starts are published too.
+        """
+        async with hub.subscribe(alerts=True) as subscription:
+            for alert in hub.open_alerts():
+                self.publish_alert(alert)
+            async for update in subscription:
+                for state in update.boards:
+                    self.publish_board(state)
+                for alert in update.alerts:
+                    self.publish_alert(alert)
+
+    async def serve(self, hub: Hub) -> None:
+        """:meth:`follow` ``hub`` and :meth:`run`, until cancelled."""
+        async with asyncio.TaskGroup() as tasks:
+            tasks.create_task(self.follow(hub))
+            tasks.create_task(self.run())
+
+    async def run(self) -> None:
+        """Connect, publish, reconnect; until cancelled. Broker trouble is never raised."""
+        try:
+            while True:
+                self._set_link_state(MqttLinkState.CONNECTING)
+                try:
+                    await self._session()
+                except aiomqtt.MqttError as exc:
+                    log.warning("= mqtt %s: %s", self._where, exc)
+                delay = self._backoff.next_delay()
+                self._set_link_state(MqttLinkState.WAITING)
+                log.info("= mqtt reconnect in %.1fs", delay)
+                await asyncio.sleep(delay)
+        finally:
+            self._set_link_state(MqttLinkState.STOPPED)
+
+    @property
+    def _where(self) -> str:
+        return f"{self._settings.host}:{self._settings.port}"
+
+    def _set_link_state(self, state: MqttLinkState) -> None:
+        if state is not self._link_state:
+            log.debug("= mqtt %s -> %s", self._link_state.value, state.value)
+            self._link_state = state
+
+    def _new_client(self) -> aiomqtt.Client:
+        settings = self._settings
+        return aiomqtt.Client(
+            settings.host,
+            settings.port,
+            username=settings.username,
+            password=settings.password,
+            identifier=f"dgtcast-{settings.daemon_id}",
+            will=aiomqtt.Will(self.topics.daemon_status, b"offline", qos=1, retain=True),
+            keepalive=settings.keepalive,
+            timeout=settings.time_limit,
+            tls_context=ssl.create_default_context() if settings.tls else None,
+            logger=logging.getLogger("broadcast.mqtt.client"),
+        )
+
+    async def _session(self) -> None:
+        """One connection, from connect to loss (raises MqttError) or cancellation."""
+        async with self._new_client() as client:
+            lost = asyncio.ensure_future(_until_disconnected(client))
+            try:
+                online = client.publish(self.topics.daemon_status, b"online", qos=1, retain=True)
+                await _unless_lost(online, lost)
+                self._backoff.reset()
+                self._set_link_state(MqttLinkState.CONNECTED)
+                log.info("= mqtt connected to %s as %s", self._where, self._settings.daemon_id)
+                self.outbox.receive_connected()
+                await self._drain(client, lost)
+            except asyncio.CancelledError:
+                await self._say_offline(client)
+                raise
+            finally:
+                lost.cancel()
+                if lost.done() and not lost.cancelled():
+                    lost.exception()  # seen: the loss is reported by whoever noticed it first
+
+    async def _drain(self, client: aiomqtt.Client, lost: asyncio.Future[None]) -> None:
+        """Send the outbox, one acknowledged message at a time, until the link is lost."""
+        while True:
+            self._wake.clear()
+            message = self.outbox.next_message()
+            if message is None:
+                await _unless_lost(self._wake.wait(), lost)
+                continue
+            sent = client.publish(
+                message.topic, message.payload, qos=message.qos, retain=message.retain
+            )
+            await _unless_lost(sent, lost)
+            log.debug("> %s (%d bytes)", message.topic, len(message.payload))
+            self.outbox.receive_delivered(message)
+
+    async def _say_offline(self, client: aiomqtt.Client) -> None:
+        """A clean stop: say so ourselves (the will only fires on an unclean one)."""
+        try:
+            async with asyncio.timeout(2.0):
+                await client.publish(self.topics.daemon_status, b"offline", qos=1, retain=True)
+        except (aiomqtt.MqttError, TimeoutError) as exc:
+            log.warning("= mqtt could not say offline: %s", exc)
+
+
+async def _until_disconnected(client: aiomqtt.Client) -> None:
+    """Returns never; raises MqttError when the broker connection goes away."""
+    async for _ in client.messages:  # we subscribe to nothing: this only ends on loss
+        pass
+
+
+async def _unless_lost(step: Awaitable[_T], lost: asyncio.Future[None]) -> _T:
+    """Await ``step``, or raise MqttError as soon as the connection is lost."""
+    task = asyncio.ensure_future(step)
+    waited: set[asyncio.Future[Any]] = {task, lost}
+    try:
+        await asyncio.wait(waited, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        if not task.done():
+            task.cancel()
+    if task.done() and not task.cancelled():
+        return task.result()
+    if lost.done() and not lost.cancelled():
+        lost.result()  # raises the MqttError that ended the connection
+    raise aiomqtt.MqttError("connection lost")
