@@ -317,6 +317,7 @@ class DgtDevice:
         self._waiters: dict[type[object], list[asyncio.Future[Any]]] = {}
         self._clock_waiters: dict[int, asyncio.Future[ClockDone]] = {}
         self._helpers: set[asyncio.Task[None]] = set()
+        self._wait: asyncio.Timeout | None = None  # the reader's wait for the next deadline
         self._reader = asyncio.create_task(self._read(), name=f"dgt-device {link.path}")
 
     @classmethod
@@ -481,9 +482,9 @@ class DgtDevice:
             while self._core.dead_reason is None:
                 await self._read_once()
             reason = self._core.dead_reason
-            log.warning("%s = %s", self.path, reason)
-        except LinkClosed as exc:
-            reason = str(exc)
+            log.debug("%s = %s", self.path, reason)
+        except LinkClosed:
+            reason = self.link.close_reason or "closed"
         except asyncio.CancelledError:
             reason = "closed by us"
             raise
@@ -494,10 +495,12 @@ class DgtDevice:
     async def _read_once(self) -> None:
         events: list[TimedEvent] = []
         try:
-            async with asyncio.timeout_at(self._core.next_deadline()):
+            async with asyncio.timeout_at(self._deadline()) as self._wait:
                 events = await self.link.events_received()
         except TimeoutError:
             pass
+        finally:
+            self._wait = None
         self._core.receive_events(events)
         self._answer_waiters(events)
         self._inbox.put(events)
@@ -513,6 +516,12 @@ class DgtDevice:
             waiter = self._clock_waiters.get(done.ticket)
             if waiter is not None and not waiter.done():
                 waiter.set_result(done)
+        if self._wait is not None:  # a new clock command may have brought a deadline forward
+            self._wait.reschedule(self._deadline())
+
+    def _deadline(self) -> float | None:
+        deadline = self._core.next_deadline()
+        return deadline if math.isfinite(deadline) else None
 
     def _answer_waiters(self, events: list[TimedEvent]) -> None:
         for _, event in events:
