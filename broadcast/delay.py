@@ -21,6 +21,7 @@ import asyncio
 import collections
 import contextlib
 import dataclasses
+import itertools
 from collections.abc import Callable
 from dataclasses import dataclass
 from types import TracebackType
@@ -42,6 +43,7 @@ def _is_tick(before: BoardState, after: BoardState) -> bool:
 @dataclass(frozen=True, slots=True)
 class _Entry:
     at: float  # when the live state arrived
+    order: int  # arrival order over every board
     state: BoardState
     tick_of: float | None  # arrival of the entry this one only adds a clock reading to
 
@@ -66,6 +68,7 @@ class DelayLine:
         self._resolution = tick_resolution
         self._queues: dict[int, collections.deque[_Entry]] = {}
         self._last: dict[int, BoardState] = {}
+        self._arrivals = itertools.count()
 
     def __len__(self) -> int:
         return sum(len(queue) for queue in self._queues.values())
@@ -78,14 +81,20 @@ class DelayLine:
             state = _share(last, state)
         self._last[state.board] = state
         if last is None or not _is_tick(last, state):
-            queue.append(_Entry(at=now, state=state, tick_of=None))
+            queue.append(_Entry(at=now, order=next(self._arrivals), state=state, tick_of=None))
             return
         tail = queue[-1] if queue else None
-        if tail is not None and tail.tick_of is not None and now - tail.tick_of < self._resolution:
-            queue[-1] = _Entry(at=now, state=state, tick_of=tail.tick_of)
+        if (
+            tail is not None
+            and tail.tick_of is not None
+            and tail.at - tail.tick_of < self._resolution
+        ):
+            queue[-1] = _Entry(
+                at=now, order=next(self._arrivals), state=state, tick_of=tail.tick_of
+            )
             return
         anchor = tail.at if tail is not None else now
-        queue.append(_Entry(at=now, state=state, tick_of=anchor))
+        queue.append(_Entry(at=now, order=next(self._arrivals), state=state, tick_of=anchor))
 
     def next_release_at(self) -> float | None:
         """When the oldest recorded state is due, or None when nothing is waiting."""
@@ -98,7 +107,7 @@ class DelayLine:
         for queue in self._queues.values():
             while queue and queue[0].at + self.delay <= now:
                 due.append(queue.popleft())
-        due.sort(key=lambda entry: entry.at)
+        due.sort(key=lambda entry: entry.order)
         return [entry.state for entry in due]
 
 
