@@ -120,13 +120,20 @@ TimedReport = tuple[float, Report]
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class LinkCounters:
-    """Totals over every connection of one supervisor (the protocol's counters summed)."""
+    """Totals over every connection of one supervisor.
+
+    Attributes:
+        bytes_received / messages_received / violations: the protocol's counters, summed.
+        connects / disconnects: links that came up (LinkUp) and went down (LinkDown).
+        failed_connects: connect rounds in which no candidate port answered.
+    """
 
     bytes_received: int = 0
     messages_received: int = 0
     violations: int = 0
     connects: int = 0
     disconnects: int = 0
+    failed_connects: int = 0
 
     def __add__(self, other: LinkCounters) -> LinkCounters:
         return LinkCounters(
@@ -135,6 +142,7 @@ class LinkCounters:
             violations=self.violations + other.violations,
             connects=self.connects + other.connects,
             disconnects=self.disconnects + other.disconnects,
+            failed_connects=self.failed_connects + other.failed_connects,
         )
 
 
@@ -339,6 +347,7 @@ class BoardSupervisor:
             if device is not None:
                 return device
             self._enter(SupervisorState.CONNECTING)
+        self._totals += LinkCounters(failed_connects=1)
         return None
 
     async def _try_port(self, path: str) -> DgtDevice | None:

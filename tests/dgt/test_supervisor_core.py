@@ -68,8 +68,13 @@ def test_a_nonsensical_policy_is_refused(policy: dict[str, float]) -> None:
 
 def test_counters_add_up() -> None:
     total = LinkCounters(bytes_received=10, violations=1, connects=1) + LinkCounters(
-        bytes_received=5, messages_received=2, disconnects=1
+        bytes_received=5, messages_received=2, disconnects=1, failed_connects=3
     )
     assert total == LinkCounters(
-        bytes_received=15, messages_received=2, violations=1, connects=1, disconnects=1
+        bytes_received=15,
+        messages_received=2,
+        violations=1,
+        connects=1,
+        disconnects=1,
+        failed_connects=3,
     )
