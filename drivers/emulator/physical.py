@@ -76,7 +76,9 @@ class PhysicalBoard:
     """
 
     def __init__(self, placement: chess.BaseBoard | None = None, *, rotated: bool = False) -> None:
-        self._board = chess.BaseBoard() if placement is None else placement.copy()
+        self._board = chess.BaseBoard(None if placement is None else placement.board_fen())
+        if placement is None:
+            self._board.reset_board()
         self._rotated = rotated
 
     @property
@@ -126,7 +128,7 @@ class PhysicalBoard:
     def set_up(self, placement: chess.BaseBoard) -> list[SensorChange]:
         """Arrange the whole board at once; returns a change per field that differs."""
         before = self.fields()
-        self._board = placement.copy()
+        self._board = chess.BaseBoard(placement.board_fen())
         after = self.fields()
         return [
             SensorChange(field=field, code=code)

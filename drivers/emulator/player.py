@@ -230,9 +230,11 @@ class HumanPlayer:
             script.wait(low, high)
 
     def _move(self, script: _Script, board: chess.Board, move: chess.Move) -> None:
+        """Hands, noise, then the lever. A null move (PGN ``Z0``) is only a lever press."""
         if script.chance(self.noise):
             self._adjust(script, board.turn)
-        self._hands_for(board, move)(script, board, move)
+        if move:
+            self._hands_for(board, move)(script, board, move)
         if script.chance(self.noise):
             self._knock_over(script)
         script.wait(0.2, 0.9)

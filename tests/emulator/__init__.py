@@ -1,0 +1,1 @@
+"""Tests of the DGT board + clock emulator."""
