@@ -1,0 +1,277 @@
+"""Clock tracking from :class:`ClockObserved` readings, in whole seconds (dgt-protocol.md §7).
+
+What the clock tells the game:
+
+* **Which side is White.** A setting, or learned: the side that runs first while the
+  start position stands is White's; otherwise the side whose lever goes down after a
+  move by a known colour is that colour's (§7.2 "Observed": recording 2, set up rotated,
+  has White on the right). Learned again for every game.
+* **Lever presses.** The running side changing from one side to the other is a press by
+  the side that stopped. The first reading after it already shows the increment added
+  (§7.4: "a lever press yields one message with the new status and the increment
+  added"), so it gives the mover's ``[%clk]``; the reading before it gives the time just
+  before the press.
+* **Elapsed time** ``[%emt]`` = the mover's time when the turn began + increment − the
+  time after the press. Fischer clocks start at base + one increment (§7.2), so the
+  first move is measured from that time too. Without a configured increment the one the
+  clock added is used (equivalently: turn start − time before the press).
+* **Flag fall** (FIDE Laws 6.9): the flag bit, or 0:00:00 on the side that was running.
+  The result is a loss, or a draw when the opponent cannot checkmate
+  (``has_insufficient_material``); always provisional. Reported once per game, not after
+  the game has ended.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import chess
+
+from daemon.game.events import ClockSidesLearned, ClockUpdated, FlagFell, GameEvent
+from daemon.game.observations import ClockObserved, ClockSide
+from daemon.game.rules import color_name, flag_result
+
+__all__ = ["ClockContext", "ClockTracker", "LeverPress", "MoveClock", "other_side"]
+
+
+def other_side(side: ClockSide) -> ClockSide:
+    """The opposite side of the clock."""
+    return ClockSide.RIGHT if side is ClockSide.LEFT else ClockSide.LEFT
+
+
+def _seconds(reading: ClockObserved, side: ClockSide) -> int:
+    return reading.left_seconds if side is ClockSide.LEFT else reading.right_seconds
+
+
+def _flag(reading: ClockObserved, side: ClockSide) -> bool:
+    return reading.left_flag if side is ClockSide.LEFT else reading.right_flag
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LeverPress:
+    """The side that was running pressed its lever: its time stopped, the other's started.
+
+    Attributes:
+        side: the side whose lever went down.
+        before: that side's time in the last reading before the press.
+        after: its time in the first reading after the press (increment included).
+        started: its time when the turn now ended began.
+    """
+
+    side: ClockSide
+    before: int
+    after: int
+    started: int | None
+    at: float
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MoveClock:
+    """The clock annotations of one move (``[%clk]``, time before the press, ``[%emt]``)."""
+
+    clock: float | None = None
+    clock_before: float | None = None
+    emt: float | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ClockContext:
+    """What the game knows when a reading arrives, for learning sides and judging flags.
+
+    Attributes:
+        board: the game's position (the opponent's material decides a flag fall).
+        start_stands: the start position stands and no move is in progress.
+        moving: the colour of a move seen on the board but not yet completed.
+        ended: the game is over; a later flag fall is not reported.
+    """
+
+    board: chess.Board
+    start_stands: bool = False
+    moving: chess.Color | None = None
+    ended: bool = False
+
+
+class ClockTracker:
+    """Follows one clock for one board; owned by the game tracker.
+
+    Args:
+        white_side: the clock side White sits at, when the arbiter set it; None = learn.
+        increment: the time control's increment in seconds; None = as the clock adds it.
+    """
+
+    def __init__(self, *, white_side: ClockSide | None = None, increment: float | None = None):
+        self._configured = white_side
+        self._increment = increment
+        self._white_side = white_side
+        self._last: ClockObserved | None = None
+        self._started: dict[ClockSide, int] = {}
+        self._flag_reported = False
+        self._last_update: tuple[int, int, ClockSide | None] | None = None
+        self._events: list[GameEvent] = []
+
+    @property
+    def white_side(self) -> ClockSide | None:
+        """The side White sits at, None while unknown."""
+        return self._white_side
+
+    @property
+    def is_running(self) -> bool:
+        """A connected clock with one side's time counting down."""
+        last = self._last
+        return last is not None and last.connected and last.running is not None
+
+    @property
+    def is_connected(self) -> bool:
+        """The last reading came from a connected clock."""
+        return self._last is not None and self._last.connected
+
+    @property
+    def running_color(self) -> chess.Color | None:
+        """The colour whose time runs, None when stopped or while the sides are unknown."""
+        last = self._last
+        if last is None or not last.connected or last.running is None:
+            return None
+        return self.color_of(last.running)
+
+    def color_of(self, side: ClockSide) -> chess.Color | None:
+        """The colour sitting at ``side``, None while unknown."""
+        if self._white_side is None:
+            return None
+        return chess.WHITE if side is self._white_side else chess.BLACK
+
+    def side_of(self, color: chess.Color) -> ClockSide | None:
+        """The clock side of ``color``, None while unknown."""
+        if self._white_side is None:
+            return None
+        return self._white_side if color == chess.WHITE else other_side(self._white_side)
+
+    def seconds(self, color: chess.Color) -> int | None:
+        """The last reading of ``color``'s time, None without a connected clock."""
+        side = self.side_of(color)
+        if side is None or not self.is_connected or self._last is None:
+            return None
+        return _seconds(self._last, side)
+
+    def reset(self) -> None:
+        """A new game: learn the sides again, measure turns afresh, report a new flag."""
+        self._white_side = self._configured
+        self._started.clear()
+        self._flag_reported = False
+        self._last_update = None
+
+    def receive_clock(self, reading: ClockObserved, context: ClockContext) -> LeverPress | None:
+        """Take one clock reading; returns the lever press it shows, if any.
+
+        Call :meth:`events_received` next for the clock updates, learned sides and flags.
+        """
+        last, self._last = self._last, reading
+        if not reading.connected:
+            return None
+        previous = last.running if last is not None and last.connected else None
+        press = self._press(last, reading) if previous is not None else None
+        self._note_turn_starts(reading, press)
+        self._learn(reading, press, context)
+        self._report_update(reading)
+        self._report_flag(reading, previous, context)
+        return press
+
+    def move_clock(
+        self, color: chess.Color, press: LeverPress | None, shown: int | None
+    ) -> MoveClock:
+        """The clock annotations of a move by ``color``.
+
+        Args:
+            press: the lever press that completed the move, if one did.
+            shown: without a press, the mover's time shown when the move was seen.
+        """
+        if press is not None:
+            emt = None
+            if press.started is not None:
+                increment = press.after - press.before
+                if self._increment is not None:
+                    increment = round(self._increment)
+                emt = max(0, press.started + increment - press.after)
+            return MoveClock(clock=press.after, clock_before=press.before, emt=emt)
+        if shown is None:
+            return MoveClock()
+        side = self.side_of(color)
+        started = None if side is None else self._started.get(side)
+        emt = None if started is None else max(0, started - shown)
+        return MoveClock(clock=shown, clock_before=shown, emt=emt)
+
+    def events_received(self) -> list[GameEvent]:
+        """Drain the events the readings produced, in order."""
+        events, self._events = self._events, []
+        return events
+
+    # -- internals ------------------------------------------------------------------
+
+    def _press(self, last: ClockObserved | None, reading: ClockObserved) -> LeverPress | None:
+        if last is None or last.running is None or reading.running is None:
+            return None
+        if reading.running is last.running:
+            return None
+        side = last.running
+        return LeverPress(
+            side=side,
+            before=_seconds(last, side),
+            after=_seconds(reading, side),
+            started=self._started.get(side),
+            at=reading.at,
+        )
+
+    def _note_turn_starts(self, reading: ClockObserved, press: LeverPress | None) -> None:
+        running = reading.running
+        if running is None:
+            return
+        if press is not None or running not in self._started:
+            self._started[running] = _seconds(reading, running)
+
+    def _learn(
+        self, reading: ClockObserved, press: LeverPress | None, context: ClockContext
+    ) -> None:
+        if self._white_side is not None:
+            return
+        if press is not None and context.moving is not None:
+            mover = press.side
+            self._white_side = mover if context.moving == chess.WHITE else other_side(mover)
+        elif press is None and context.start_stands and reading.running is not None:
+            self._white_side = reading.running
+        if self._white_side is not None:
+            self._events.append(ClockSidesLearned(white_side=self._white_side, at=reading.at))
+
+    def _report_update(self, reading: ClockObserved) -> None:
+        white_side = self._white_side
+        if white_side is None:
+            return
+        black_side = other_side(white_side)
+        state = (_seconds(reading, white_side), _seconds(reading, black_side), reading.running)
+        if state == self._last_update:
+            return
+        self._last_update = state
+        running = None
+        if reading.running is not None:
+            running = "white" if reading.running is white_side else "black"
+        self._events.append(
+            ClockUpdated(white=state[0], black=state[1], running=running, at=reading.at)
+        )
+
+    def _report_flag(
+        self, reading: ClockObserved, previous: ClockSide | None, context: ClockContext
+    ) -> None:
+        if self._flag_reported or context.ended:
+            return
+        for side in (ClockSide.LEFT, ClockSide.RIGHT):
+            fallen = _flag(reading, side) or (
+                _seconds(reading, side) == 0 and side in (reading.running, previous)
+            )
+            color = self.color_of(side)
+            if fallen and color is not None:
+                self._flag_reported = True
+                result = flag_result(context.board, color)
+                self._events.append(
+                    FlagFell(
+                        color=color_name(color), result=result, provisional=True, at=reading.at
+                    )
+                )
+                return

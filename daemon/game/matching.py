@@ -1,0 +1,189 @@
+"""Which position of the game does the board show? Whole-placement matching (§12.2).
+
+Single sensor changes are never read as moves (dgt-protocol.md §12.1: pieces are slid
+across squares, captures arrive in either order). Instead the whole placement is compared
+with the positions reachable from the game, cheapest and most likely first:
+
+1. the current position (nothing happened, a piece adjusted or put back);
+2. one legal move ahead;
+3. two plies ahead (the opponent replied before the first move was seen);
+4. a sibling of the last move: another move from the position before it (a rook slid
+   through d8 on its way to e8, castling rook first: the last move was only a stage);
+5. an earlier position of the game (a takeback; with repetitions the latest such ply).
+
+Forward matches come before takebacks, so a repeated position is read as progress.
+Candidate moves are generated only from and to the squares whose contents differ, which
+keeps a lifted piece (which matches nothing) cheap. Equality is python-chess ``BaseBoard``
+equality, computed on the eight bitboards (:func:`placement_key`).
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import chess
+
+__all__ = [
+    "CENTRE",
+    "ROTATED_START",
+    "START",
+    "Match",
+    "MatchKind",
+    "PlacementKey",
+    "changed_squares",
+    "find_match",
+    "placement_key",
+    "rotated",
+]
+
+PlacementKey = tuple[int, int, int, int, int, int, int, int]
+"""The eight bitboards of a placement: white, black, then pawns … kings."""
+
+#: The four centre squares of the result gesture (dgt-protocol.md §9.1).
+CENTRE = chess.BB_D4 | chess.BB_D5 | chess.BB_E4 | chess.BB_E5
+
+
+def placement_key(board: chess.BaseBoard) -> PlacementKey:
+    """A hashable value equal for two boards exactly when their placements are equal."""
+    return (
+        board.occupied_co[chess.WHITE],
+        board.occupied_co[chess.BLACK],
+        board.pawns,
+        board.knights,
+        board.bishops,
+        board.rooks,
+        board.queens,
+        board.kings,
+    )
+
+
+def changed_squares(one: PlacementKey, other: PlacementKey) -> chess.Bitboard:
+    """The squares whose piece (or emptiness) differs between two placements."""
+    mask = 0
+    for mine, theirs in zip(one, other, strict=True):
+        mask |= mine ^ theirs
+    return mask
+
+
+def rotated(board: chess.BaseBoard) -> chess.BaseBoard:
+    """The placement seen from the other side: square ``s`` becomes ``s ^ 63`` (§5.2)."""
+    return board.transform(lambda bb: chess.flip_vertical(chess.flip_horizontal(bb)))
+
+
+#: The start position, and the same placement as a board turned by 180° reports it.
+START = placement_key(chess.BaseBoard())
+ROTATED_START = placement_key(rotated(chess.BaseBoard()))
+
+
+class MatchKind(enum.Enum):
+    """How the placement relates to the game."""
+
+    CURRENT = "current"
+    FORWARD = "forward"
+    CORRECTION = "correction"
+    TAKEBACK = "takeback"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Match:
+    """A position of the game the placement equals.
+
+    Attributes:
+        kind: how it was found.
+        back: plies of the game to withdraw first (1 for a correction, k for a takeback).
+        moves: moves to play after withdrawing (one or two forward, one for a correction).
+    """
+
+    kind: MatchKind
+    back: int = 0
+    moves: tuple[chess.Move, ...] = ()
+
+
+CURRENT = Match(kind=MatchKind.CURRENT)
+
+
+def find_match(
+    board: chess.Board, target: PlacementKey, history: Sequence[PlacementKey]
+) -> Match | None:
+    """The position of the game that ``target`` shows, or None if it shows none.
+
+    Args:
+        board: the game so far (its move stack is used, and restored, for siblings).
+        target: the sensed placement, already in real board coordinates.
+        history: the placement key of each position of ``board``'s move stack, root
+            first, the current position last.
+    """
+    current = placement_key(board)
+    if target == current:
+        return CURRENT
+    changed = changed_squares(current, target)
+    forward = _one_ply(board, target, changed) or _two_plies(board, target, changed)
+    if forward is not None:
+        return Match(kind=MatchKind.FORWARD, moves=forward)
+    sibling = _sibling(board, target)
+    if sibling is not None:
+        return Match(kind=MatchKind.CORRECTION, back=1, moves=(sibling,))
+    ply = _earlier_ply(history, target)
+    if ply is not None:
+        return Match(kind=MatchKind.TAKEBACK, back=len(history) - 1 - ply)
+    return None
+
+
+def _one_ply(
+    board: chess.Board, target: PlacementKey, changed: chess.Bitboard
+) -> tuple[chess.Move] | None:
+    """A legal move from ``board`` to ``target``: it starts and ends on changed squares."""
+    for move in board.generate_legal_moves(from_mask=changed, to_mask=changed):
+        board.push(move)
+        found = placement_key(board) == target
+        board.pop()
+        if found:
+            return (move,)
+    return None
+
+
+def _two_plies(
+    board: chess.Board, target: PlacementKey, changed: chess.Bitboard
+) -> tuple[chess.Move, chess.Move] | None:
+    """Two legal moves to ``target``: the mover's, then the opponent's reply.
+
+    Both sides' pieces must have changed. The first move starts on a changed square and
+    ends on one, or on a square where the opponent's reply captured it.
+    """
+    mover = 0 if board.turn == chess.WHITE else 1
+    if target[mover] == board.occupied_co[board.turn]:
+        return None
+    if target[1 - mover] == board.occupied_co[not board.turn]:
+        return None
+    landing = changed | target[1 - mover]
+    for first in board.generate_legal_moves(from_mask=changed, to_mask=landing):
+        board.push(first)
+        reply = _one_ply(board, target, changed_squares(placement_key(board), target))
+        board.pop()
+        if reply is not None:
+            return (first, reply[0])
+    return None
+
+
+def _sibling(board: chess.Board, target: PlacementKey) -> chess.Move | None:
+    """Another move from the position before the last move that gives ``target``."""
+    if not board.move_stack:
+        return None
+    last = board.pop()
+    try:
+        found = _one_ply(board, target, changed_squares(placement_key(board), target))
+    finally:
+        board.push(last)
+    if found is None or found[0] == last:
+        return None
+    return found[0]
+
+
+def _earlier_ply(history: Sequence[PlacementKey], target: PlacementKey) -> int | None:
+    """The latest earlier ply (index into ``history``) whose placement is ``target``."""
+    for index in range(len(history) - 2, -1, -1):
+        if history[index] == target:
+            return index
+    return None

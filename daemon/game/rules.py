@@ -1,0 +1,76 @@
+"""Results the board can decide: the kings gesture, a flag fall, the end of the game.
+
+Pure functions of a placement or a position (FIDE Laws; dgt-protocol.md §9.1;
+tournament-rules.md §2, §3).
+"""
+
+from __future__ import annotations
+
+import chess
+
+from daemon.game.matching import CENTRE
+
+__all__ = [
+    "LIGHT_CENTRE",
+    "color_name",
+    "flag_result",
+    "game_outcome",
+    "result_of_kings",
+    "win_for",
+]
+
+#: The light centre squares d5 and e4 (d4 and e5 are dark).
+LIGHT_CENTRE = chess.BB_D5 | chess.BB_E4
+
+
+def color_name(color: chess.Color) -> str:
+    """``"white"`` or ``"black"``."""
+    return "white" if color == chess.WHITE else "black"
+
+
+def win_for(color: chess.Color) -> str:
+    """The PGN result of a win for ``color``."""
+    return "1-0" if color == chess.WHITE else "0-1"
+
+
+def result_of_kings(board: chess.BaseBoard) -> str | None:
+    """The result both kings signal from the centre squares, or None (§9.1).
+
+    Both on light squares (d5 + e4) = 1-0, both on dark (d4 + e5) = 0-1, one light and
+    one dark = 1/2-1/2. The two kings then stand side by side, which no legal position
+    allows, so the gesture can never be mistaken for a position of the game.
+    """
+    kings = board.kings
+    if chess.popcount(kings) != 2 or kings & ~CENTRE:
+        return None
+    if board.king(chess.WHITE) is None or board.king(chess.BLACK) is None:
+        return None
+    light = chess.popcount(kings & LIGHT_CENTRE)
+    if light == 2:
+        return "1-0"
+    if light == 0:
+        return "0-1"
+    return "1/2-1/2"
+
+
+def flag_result(board: chess.Board, flagged: chess.Color) -> str:
+    """FIDE Laws 6.9: the player out of time loses, unless the opponent cannot mate.
+
+    ``has_insufficient_material`` returning True safely means a draw; False may still be
+    a dead position the arbiter has to judge, hence flag results are provisional.
+    """
+    if board.has_insufficient_material(not flagged):
+        return "1/2-1/2"
+    return win_for(not flagged)
+
+
+def game_outcome(board: chess.Board) -> tuple[str, str] | None:
+    """(result, termination) when the rules end the game without a claim, else None.
+
+    Checkmate (5.1.1), stalemate (5.2.1), dead position by insufficient material (5.2.2),
+    fivefold repetition (9.6.1) and the 75-move rule (9.6.2).
+    """
+    outcome = board.outcome(claim_draw=False)
+    if outcome is None:
+        return None
+    return outcome.result(), outcome.termination.name.lower().replace("_", " ")

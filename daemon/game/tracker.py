@@ -1,0 +1,538 @@
+"""Game reconstruction: sensed placements and clock readings in, game events out (sans-I/O).
+
+The tracker never reads a clock: every input carries ``at`` and timers fire from
+:meth:`GameTracker.receive_tick` (or from the next input, as of their own deadline).
+The algorithm is in docs/reconstruction.md; in short:
+
+* Each placement is turned to real board coordinates (a board set up rotated reports
+  ``square ^ 63``, dgt-protocol.md §5.2) and matched as a whole against the positions
+  reachable from the game (:mod:`daemon.game.matching`). Placements that match nothing
+  are the normal state of a hand over the board.
+* A match ahead of the game is a *pending* move. A lever press by the mover completes
+  it at once; without one it completes when its placement has stood for a settle time
+  (short without a running clock, long with one: the press is then the normal signal).
+  A pending move that the next placements contradict is simply replaced; a published one
+  is corrected (:class:`MovesWithdrawn` then :class:`MoveMade`).
+* Nothing matched for the hold time: :class:`OutOfSync`, once; any match ends it, and so
+  does :meth:`GameTracker.accept_position`. Clock, flags and the kings gesture go on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import chess
+
+from daemon.game.clock import ClockContext, ClockTracker, LeverPress
+from daemon.game.events import (
+    GameEnded,
+    GameEvent,
+    GameStarted,
+    InSync,
+    MoveMade,
+    MovesWithdrawn,
+    OutOfSync,
+    PositionAccepted,
+    ResultSignalled,
+)
+from daemon.game.matching import (
+    CENTRE,
+    ROTATED_START,
+    START,
+    Match,
+    MatchKind,
+    PlacementKey,
+    find_match,
+    placement_key,
+    rotated,
+)
+from daemon.game.observations import (
+    ClockObserved,
+    ClockSide,
+    LinkObserved,
+    LinkState,
+    PlacementObserved,
+)
+from daemon.game.rules import game_outcome, result_of_kings
+from daemon.game.state import TrackerSettings, TrackerState, Trigger, next_state
+
+__all__ = ["GameTracker"]
+
+_MAX_PRESSES = 8
+_NO_KINGS = chess.STATUS_NO_WHITE_KING | chess.STATUS_NO_BLACK_KING | chess.STATUS_TOO_MANY_KINGS
+
+
+@dataclass(slots=True)
+class _Pending:
+    """A match ahead of (or beside, or behind) the game, not yet completed."""
+
+    match: Match
+    since: float  # when its placement appeared (it is stable since then while visible)
+    shown: dict[chess.Color, int | None]  # each side's clock time when it appeared
+    visible: bool  # the board shows it now
+
+
+class GameTracker:
+    """Follows the game on one board.
+
+    Args:
+        settings: timers and clock options; defaults in :class:`TrackerSettings`.
+    """
+
+    def __init__(self, settings: TrackerSettings | None = None) -> None:
+        self.settings = settings or TrackerSettings()
+        self._clock = ClockTracker(
+            white_side=self.settings.white_side, increment=self.settings.increment
+        )
+        self._state = TrackerState.WAITING
+        self._rotated = False
+        self._board = chess.Board()
+        self._base_ply = 0
+        self._history = [START]
+        self._turn_began = [0.0]
+        self._presses: list[LeverPress] = []
+        self._pending: _Pending | None = None
+        self._sensed: chess.BaseBoard | None = None
+        self._seen = chess.BaseBoard()
+        self._unmatched_since: float | None = None
+        self._gesture: tuple[str, float] | None = None
+        self._online = True
+        self._result = "*"
+        self._events: list[GameEvent] = []
+
+    # -- read-only views ------------------------------------------------------------
+
+    @property
+    def board(self) -> chess.Board:
+        """A copy of the game as published (moves since the start or accepted position)."""
+        return self._board.copy()
+
+    @property
+    def ply(self) -> int:
+        """Plies played so far (0 before White's first move)."""
+        return self._base_ply + len(self._board.move_stack)
+
+    @property
+    def state(self) -> TrackerState:
+        """Where the tracker stands (see :mod:`daemon.game.state`)."""
+        return self._state
+
+    @property
+    def is_in_sync(self) -> bool:
+        """False while an :class:`OutOfSync` episode lasts."""
+        return self._state is not TrackerState.OUT_OF_SYNC
+
+    @property
+    def result(self) -> str:
+        """The result decided on the board (mate, stalemate, kings gesture), else ``"*"``."""
+        return self._result
+
+    @property
+    def rotated(self) -> bool:
+        """The board stands turned by 180° (learned from the start position)."""
+        return self._rotated
+
+    @property
+    def white_side(self) -> ClockSide | None:
+        """The clock side White sits at, once set or learned."""
+        return self._clock.white_side
+
+    # -- inputs ---------------------------------------------------------------------
+
+    def receive_placement(self, observation: PlacementObserved) -> None:
+        """Take the whole placement the sensors see now.
+
+        Call :meth:`events_received` and :meth:`next_deadline` next.
+        """
+        self._fire_timers(observation.at)
+        self._sensed = observation.board.copy()
+        orientation = self._new_game_orientation(placement_key(observation.board))
+        if orientation is not None:
+            self._start_game(orientation, observation.at)
+        if self._state in (TrackerState.WAITING, TrackerState.ENDED):
+            return
+        self._see(observation.board, observation.at)
+
+    def receive_clock(self, observation: ClockObserved) -> None:
+        """Take one clock reading (times, flags, running side).
+
+        Call :meth:`events_received` and :meth:`next_deadline` next.
+        """
+        self._fire_timers(observation.at)
+        context = ClockContext(
+            board=self._board,
+            start_stands=self._start_stands(),
+            moving=self._moving_color(),
+            ended=self._state in (TrackerState.WAITING, TrackerState.ENDED),
+        )
+        press = self._clock.receive_clock(observation, context)
+        self._events.extend(self._clock.events_received())
+        if press is None or self._state not in (TrackerState.PLAYING, TrackerState.OUT_OF_SYNC):
+            return
+        self._presses = [*self._presses[-_MAX_PRESSES + 1 :], press]
+        self._complete_by_press(observation.at)
+
+    def receive_link(self, observation: LinkObserved) -> None:
+        """Take a link change: while offline no timer runs on a placement nobody sees.
+
+        Call :meth:`events_received` and :meth:`next_deadline` next.
+        """
+        self._fire_timers(observation.at)
+        self._online = observation.state is LinkState.ONLINE
+        if not self._online:
+            self._hide_pending()
+            self._unmatched_since = None
+            self._gesture = None
+
+    def receive_tick(self, now: float) -> None:
+        """Let time pass: fire every timer due by ``now``.
+
+        Call it at :meth:`next_deadline`, then :meth:`events_received`.
+        """
+        self._fire_timers(now)
+
+    def accept_position(self, now: float) -> bool:
+        """The arbiter accepts the board as it stands; the game goes on from it.
+
+        A placement that matches the game completes that match. Otherwise the board
+        becomes the position: side to move from the running clock, else the side that
+        did not move last; castling rights that survive with king and rook in place;
+        en passant only for an unchanged side to move. Before any game, this starts one
+        from a set-up position. Call :meth:`events_received` next.
+
+        Returns:
+            False when there is nothing to accept (no placement, the game ended, or the
+            board lacks a king or has too many).
+        """
+        self._fire_timers(now)
+        if self._state is TrackerState.ENDED or self._sensed is None:
+            return False
+        if self._state is TrackerState.WAITING:
+            return self._accept_new_game(now)
+        match = find_match(self._board, placement_key(self._seen), self._history)
+        if match is not None:
+            if match.kind is not MatchKind.CURRENT:
+                self._pending = _Pending(match, now, self._clock_snapshot(), visible=True)
+                self._settle(now)
+            return True
+        running = self._clock.running_color
+        turn = (not self._board.turn) if running is None else running
+        board = self._accepted_board(self._seen, self._board, turn)
+        if board is None:
+            return False
+        self._restart_from(board, now)
+        return True
+
+    # -- outputs --------------------------------------------------------------------
+
+    def events_received(self) -> list[GameEvent]:
+        """Drain the events produced so far, in order."""
+        events, self._events = self._events, []
+        return events
+
+    def next_deadline(self) -> float | None:
+        """When :meth:`receive_tick` must be called next, None if no timer runs."""
+        return min((when for when, _ in self._timers()), default=None)
+
+    # -- new games ------------------------------------------------------------------
+
+    def _new_game_orientation(self, raw: PlacementKey) -> bool | None:
+        """True/False (rotated or not) when this placement starts a new game, else None."""
+        if raw == START:
+            orientation = False
+        elif raw == ROTATED_START:
+            orientation = True
+        else:
+            return None
+        if self._state in (TrackerState.WAITING, TrackerState.ENDED):
+            return orientation
+        if orientation != self._rotated or START not in self._history:
+            return orientation
+        if self.ply >= self.settings.new_game_after_plies:
+            return orientation
+        return None
+
+    def _start_game(self, orientation: bool, at: float) -> None:
+        self._state = next_state(self._state, Trigger.START)
+        self._rotated = orientation
+        self._reset_game(chess.Board(), at)
+        self._clock.reset()
+        self._result = "*"
+        self._events.append(GameStarted(rotated=orientation, at=at))
+
+    def _reset_game(self, board: chess.Board, at: float) -> None:
+        self._board = board
+        self._base_ply = 2 * (board.fullmove_number - 1) + (board.turn == chess.BLACK)
+        self._history = [placement_key(board)]
+        self._turn_began = [at]
+        self._presses = []
+        self._pending = None
+        self._unmatched_since = None
+        self._gesture = None
+
+    # -- placements -----------------------------------------------------------------
+
+    def _see(self, sensed: chess.BaseBoard, at: float) -> None:
+        self._seen = rotated(sensed) if self._rotated else sensed.copy()
+        gesture = result_of_kings(self._seen)
+        self._note_gesture(gesture, at)
+        match = None
+        if gesture is None:
+            match = find_match(self._board, placement_key(self._seen), self._history)
+        if match is None:
+            self._hide_pending()
+            if gesture is None and self._unmatched_since is None:
+                self._unmatched_since = at
+            return
+        self._unmatched_since = None
+        if self._state is TrackerState.OUT_OF_SYNC:
+            self._state = next_state(self._state, Trigger.MATCH)
+            self._events.append(InSync(at=at))
+        if match.kind is MatchKind.CURRENT:
+            self._pending = None
+            return
+        self._show_pending(match, at)
+        self._complete_by_press(at)
+
+    def _note_gesture(self, gesture: str | None, at: float) -> None:
+        if gesture is None:
+            self._gesture = None
+        elif self._gesture is None or self._gesture[0] != gesture:
+            self._gesture = (gesture, at)
+            self._unmatched_since = None
+
+    def _show_pending(self, match: Match, at: float) -> None:
+        pending = self._pending
+        if pending is not None and pending.match == match:
+            if not pending.visible:
+                pending.visible, pending.since = True, at
+            return
+        self._pending = _Pending(match, at, self._clock_snapshot(), visible=True)
+
+    def _hide_pending(self) -> None:
+        if self._pending is not None:
+            self._pending.visible = False
+
+    def _clock_snapshot(self) -> dict[chess.Color, int | None]:
+        return {color: self._clock.seconds(color) for color in chess.COLORS}
+
+    # -- completing moves -----------------------------------------------------------
+
+    def _base_turn(self, match: Match) -> chess.Color:
+        """The side to move in the position the match starts from (after withdrawing)."""
+        return self._board.turn if match.back % 2 == 0 else not self._board.turn
+
+    def _assign_presses(self, match: Match) -> list[LeverPress]:
+        """The lever presses that completed the leading moves of ``match``, in order.
+
+        A press counts for a move when it is by the mover and came after the mover's
+        turn began: after the press of the move before (so a press out of turn, or one
+        late for a move already completed, is never taken for a later move).
+        """
+        since = self._turn_began[len(self._history) - 1 - match.back]
+        color = self._base_turn(match)
+        assigned: list[LeverPress] = []
+        for _ in match.moves:
+            press = next(
+                (
+                    p
+                    for p in self._presses
+                    if p.at >= since and p not in assigned and self._clock.color_of(p.side) == color
+                ),
+                None,
+            )
+            if press is None:
+                break
+            assigned.append(press)
+            since = press.at
+            color = not color
+        return assigned
+
+    def _complete_by_press(self, at: float) -> None:
+        pending = self._pending
+        if pending is None or not pending.match.moves:
+            return
+        presses = self._assign_presses(pending.match)
+        if presses:
+            self._publish(pending, presses, at)
+
+    def _publish(self, pending: _Pending, presses: Sequence[LeverPress | None], at: float) -> None:
+        """Withdraw what the match replaces, then play its first ``len(presses)`` moves."""
+        match = pending.match
+        if match.back:
+            self._withdraw(match, at)
+        count = len(presses)
+        for move, press in zip(match.moves[:count], presses, strict=True):
+            self._play(move, press, pending.shown, at)
+        rest = match.moves[count:]
+        self._pending = None
+        if rest:
+            forward = Match(kind=MatchKind.FORWARD, moves=rest)
+            self._pending = _Pending(forward, pending.since, pending.shown, pending.visible)
+        oldest = self._turn_began[max(0, len(self._turn_began) - 2)]
+        self._presses = [p for p in self._presses if p.at >= oldest]
+        self._end_if_over(at)
+
+    def _withdraw(self, match: Match, at: float) -> None:
+        from_ply = self.ply - match.back + 1
+        for _ in range(match.back):
+            self._board.pop()
+            self._history.pop()
+            self._turn_began.pop()
+        reason = "correction" if match.kind is MatchKind.CORRECTION else "takeback"
+        self._events.append(MovesWithdrawn(from_ply=from_ply, reason=reason, at=at))
+        if match.kind is MatchKind.TAKEBACK:
+            self._presses = []
+            self._turn_began[-1] = at
+
+    def _play(
+        self,
+        move: chess.Move,
+        press: LeverPress | None,
+        shown: dict[chess.Color, int | None],
+        at: float,
+    ) -> None:
+        color = self._board.turn
+        san = self._board.san(move)
+        times = self._clock.move_clock(color, press, shown[color])
+        self._board.push(move)
+        self._history.append(placement_key(self._board))
+        self._turn_began.append(at if press is None else press.at)
+        if press is not None:
+            self._presses.remove(press)
+        self._events.append(
+            MoveMade(
+                ply=self.ply,
+                uci=move.uci(),
+                san=san,
+                clock=times.clock,
+                clock_before=times.clock_before,
+                emt=times.emt,
+                fen=self._board.fen(),
+                at=at,
+            )
+        )
+
+    def _end_if_over(self, at: float) -> None:
+        outcome = game_outcome(self._board)
+        if outcome is None:
+            return
+        self._state = next_state(self._state, Trigger.END)
+        self._result, termination = outcome
+        self._pending = None
+        self._unmatched_since = None
+        self._events.append(GameEnded(result=self._result, termination=termination, at=at))
+
+    # -- timers ---------------------------------------------------------------------
+
+    def _timers(self) -> list[tuple[float, Callable[[float], None]]]:
+        timers: list[tuple[float, Callable[[float], None]]] = []
+        pending = self._pending
+        if pending is not None and pending.visible and self._online:
+            timers.append((pending.since + self._settle_time(pending.match), self._settle))
+        if self._unmatched_since is not None and self._state is TrackerState.PLAYING:
+            timers.append((self._unmatched_since + self.settings.out_of_sync_hold, self._lose))
+        if self._gesture is not None:
+            timers.append((self._gesture[1] + self.settings.result_settle_time, self._signal))
+        return timers
+
+    def _fire_timers(self, now: float) -> None:
+        while True:
+            due = min(self._timers(), default=None, key=lambda timer: timer[0])
+            if due is None or due[0] > now:
+                return
+            when, fire = due
+            fire(when)
+
+    def _settle_time(self, match: Match) -> float:
+        settings = self.settings
+        wait = settings.clock_settle_time if self._clock.is_running else settings.settle_time
+        kings_in_centre = self._seen.kings & CENTRE
+        if any(chess.BB_SQUARES[move.to_square] & kings_in_centre for move in match.moves):
+            wait = max(wait, settings.centre_king_hold)
+        return wait
+
+    def _settle(self, when: float) -> None:
+        pending = self._pending
+        assert pending is not None
+        presses: list[LeverPress | None] = [*self._assign_presses(pending.match)]
+        presses += [None] * (len(pending.match.moves) - len(presses))
+        self._publish(pending, presses, when)
+
+    def _lose(self, when: float) -> None:
+        self._state = next_state(self._state, Trigger.LOSE)
+        self._events.append(
+            OutOfSync(expected_fen=self._board.fen(), placement=self._seen.board_fen(), at=when)
+        )
+
+    def _signal(self, when: float) -> None:
+        assert self._gesture is not None
+        result = self._gesture[0]
+        self._state = next_state(self._state, Trigger.END)
+        self._result = result
+        self._pending = None
+        self._presses = []
+        self._unmatched_since = None
+        self._gesture = None
+        self._events.append(ResultSignalled(result=result, at=when))
+
+    # -- clock context --------------------------------------------------------------
+
+    def _start_stands(self) -> bool:
+        return (
+            self._state is TrackerState.PLAYING
+            and self._history == [START]
+            and self._pending is None
+            and self._unmatched_since is None
+        )
+
+    def _moving_color(self) -> chess.Color | None:
+        pending = self._pending
+        if pending is None or not pending.match.moves:
+            return None
+        return self._base_turn(pending.match)
+
+    # -- accepted positions ---------------------------------------------------------
+
+    def _accept_new_game(self, now: float) -> bool:
+        assert self._sensed is not None
+        turn = self._clock.running_color
+        board = self._accepted_board(
+            self._sensed, chess.Board(), chess.WHITE if turn is None else turn
+        )
+        if board is None:
+            return False
+        self._start_game(False, now)
+        if placement_key(board) != START:
+            self._restart_from(board, now)
+        return True
+
+    @staticmethod
+    def _accepted_board(
+        seen: chess.BaseBoard, game: chess.Board, turn: chess.Color
+    ) -> chess.Board | None:
+        """The board as it stands, with ``turn`` to move, as a continuation of ``game``."""
+        board = chess.Board(None)
+        board.set_piece_map(seen.piece_map())
+        board.turn = turn
+        board.castling_rights = game.castling_rights
+        board.castling_rights = board.clean_castling_rights()
+        if turn == game.turn and game.ep_square is not None:
+            board.ep_square = game.ep_square
+            if not board.has_legal_en_passant():
+                board.ep_square = None
+        board.fullmove_number = game.fullmove_number
+        if game.turn == chess.BLACK and turn == chess.WHITE:
+            board.fullmove_number += 1
+        if board.status() & _NO_KINGS:
+            return None
+        return board
+
+    def _restart_from(self, board: chess.Board, now: float) -> None:
+        was_out = self._state is TrackerState.OUT_OF_SYNC
+        self._state = next_state(self._state, Trigger.ACCEPT)
+        self._reset_game(board, now)
+        self._events.append(PositionAccepted(fen=board.fen(), at=now))
+        if was_out:
+            self._events.append(InSync(at=now))
