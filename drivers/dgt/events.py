@@ -145,9 +145,8 @@ class ClockFace:
     flag_shown: bool
 
     def __post_init__(self) -> None:
-        _check("hours", self.hours, 0, 9)
-        _check("minutes", self.minutes, 0, 59)
-        _check("seconds", self.seconds, 0, 59)
+        if not (0 <= self.hours <= 9 and 0 <= self.minutes <= 59 and 0 <= self.seconds <= 59):
+            raise ValueError(f"no clock shows {self.hours}:{self.minutes:02}:{self.seconds:02}")
 
     @property
     def total_seconds(self) -> int:

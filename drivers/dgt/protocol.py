@@ -93,10 +93,17 @@ def _decode_board_dump(payload: bytes) -> Event | None:
     return BoardDump(squares=tuple(payload)) if len(payload) == 64 else None
 
 
+# FIELD_UPDATE payloads repeat (64 fields x 128 codes at most): decode each one once.
+_FIELD_UPDATES: dict[bytes, FieldUpdated] = {}
+
+
 def _decode_field_update(payload: bytes) -> Event | None:
-    if len(payload) != 2 or payload[0] > 63:
-        return None
-    return FieldUpdated(field=payload[0], piece=payload[1])
+    event = _FIELD_UPDATES.get(payload)
+    if event is None:
+        if len(payload) != 2 or payload[0] > 63:
+            return None
+        event = _FIELD_UPDATES[payload] = FieldUpdated(field=payload[0], piece=payload[1])
+    return event
 
 
 def _clock_face(first: int, minutes: int, seconds: int) -> ClockFace | None:
