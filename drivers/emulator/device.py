@@ -190,8 +190,11 @@ class EmulatedBoard:
     ) -> None:
         """Play a game's main line the way people do (see :mod:`drivers.emulator.player`).
 
+        If the pieces do not stand in the game's start position, the arbiter sets them
+        up first (all at once).
+
         Args:
-            game: the game; the board must stand in its start position.
+            game: the game to play.
             speed: human timings are divided by this.
             noise: probability per move of an adjusted / knocked-over / slid piece.
             plies: stop moving after this many plies (the mover's flag will fall).
@@ -200,6 +203,9 @@ class EmulatedBoard:
             signal_result: finish by putting the kings on the centre squares for the
                 game's result (§9.1), unless the game ended in mate or stalemate.
         """
+        start = chess.BaseBoard(game.board().board_fen())
+        if self.physical.placement != start:
+            self.set_up(start)
         player = self._player(speed=speed, noise=noise)
         result = _result_to_signal(game, plies) if signal_result else None
         schedule = player.play(
@@ -217,6 +223,18 @@ class EmulatedBoard:
         if side is None:
             side = self.clock.running or self.clock.lever_up
         self.act(PressLever(side=side))
+
+    def set_up(self, placement: chess.BaseBoard) -> None:
+        """The arbiter arranges the pieces (every changed field is reported)."""
+        self.firmware.receive_set_up(placement, self.now())
+        self._flush()
+
+    def reset_clock(self, settings: ClockSettings | None = None) -> None:
+        """The arbiter sets the clock up anew (same settings by default), stopped."""
+        if settings is not None:
+            self._settings = dataclasses.replace(settings, lever_up=self.white_side)
+        self.firmware.receive_new_clock(ChessClock(self._settings), self.now())
+        self._flush()
 
     def start_clock(self) -> None:
         """The arbiter presses play."""

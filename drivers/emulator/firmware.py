@@ -29,6 +29,8 @@ import enum
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
+import chess
+
 from drivers.dgt import commands as cmd
 from drivers.dgt.boardside import CommandParser, encode_event
 from drivers.dgt.events import (
@@ -240,6 +242,15 @@ class BoardFirmware:
                 self.eeprom.record_clock(action.side, self._reading(now, action.side))
         elif isinstance(action, StartClock):
             self.clock.start(now)
+        self._report_clock(now)
+
+    def receive_set_up(self, placement: chess.BaseBoard, now: float) -> None:
+        """The arbiter arranged the whole board at once. Call :meth:`data_to_send` next."""
+        self._report_fields(self.physical.set_up(placement), now)
+
+    def receive_new_clock(self, clock: ChessClock, now: float) -> None:
+        """The arbiter set the clock up anew. Call :meth:`data_to_send` next."""
+        self.clock = clock
         self._report_clock(now)
 
     def receive_tick(self, now: float) -> None:

@@ -294,3 +294,21 @@ async def test_a_chosen_path_is_used(tmp_path: Path) -> None:
 def test_a_board_must_be_entered_first() -> None:
     with pytest.raises(RuntimeError, match="async with"):
         _ = EmulatedBoard().path
+
+
+async def test_a_second_game_is_set_up_and_clocked_anew(
+    board: EmulatedBoard, client: PtyClient, games_dir: Path
+) -> None:
+    game = read_pgn(games_dir / "molinari-bordais-1979.pgn")
+    await board.play(game, speed=1000)
+    board.reset_clock(ClockSettings(base_seconds=60, increment_seconds=0))
+    assert board.clock.running is None
+    assert board.clock.remaining("left", board.now()) == 60
+    client.send(cmd.RequestBoard(), cmd.StartUpdateBoard())
+    await client.until(has(BoardDump))
+    await board.play(game, speed=1000, plies=2)
+    after_two = chess.Board()
+    after_two.push_san("e4")
+    after_two.push_san("c5")
+    await client.until(lambda events: placement(sensors(events)) == after_two)
+    assert board.clock.running == "left"

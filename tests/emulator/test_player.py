@@ -240,3 +240,17 @@ def test_noisy_random_games_end_in_the_games_position(
     physical = PhysicalBoard()
     perform(physical, HumanPlayer(seed=seed, noise=noise).play(moves))
     assert physical.placement == board
+
+
+def test_a_null_move_is_only_a_lever_press() -> None:
+    # PGN "Z0": the player passes; the clock still changes sides.
+    board = chess.Board()
+    schedule = HumanPlayer(seed=1).move(board, chess.Move.null())
+    assert [t.action for t in schedule] == [PressLever(side="left")]
+
+
+def test_bad_options_are_refused() -> None:
+    with pytest.raises(ValueError, match="speed"):
+        HumanPlayer(speed=0)
+    with pytest.raises(ValueError, match="probability"):
+        HumanPlayer(noise=1.5)

@@ -1,0 +1,124 @@
+"""``dgtcast emulate`` as a real process: prints the device, plays, stops on Ctrl-C."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import sys
+from pathlib import Path
+
+import chess
+import chess.pgn
+import pytest
+
+from daemon.cli import main
+from drivers.dgt import commands as cmd
+from drivers.dgt.events import BoardDump, Event, FieldUpdated
+from drivers.emulator.physical import piece_of, square_of
+from tests.emulator.client import PtyClient
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+async def start(*arguments: str) -> asyncio.subprocess.Process:
+    return await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "daemon.cli",
+        "emulate",
+        *arguments,
+        cwd=ROOT,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+
+
+async def device_of(process: asyncio.subprocess.Process) -> Path:
+    assert process.stdout is not None
+    async with asyncio.timeout(10):
+        line = (await process.stdout.readline()).decode()
+    assert line.startswith("device: "), line
+    return Path(line.removeprefix("device: ").strip())
+
+
+def placement(events: list[Event]) -> chess.BaseBoard:
+    fields: list[int] = []
+    for event in events:
+        if isinstance(event, BoardDump) and not fields:
+            fields = list(event.squares)
+        elif isinstance(event, FieldUpdated) and fields:
+            fields[event.field] = event.piece
+    board = chess.BaseBoard(None)
+    for field, code in enumerate(fields):
+        piece = piece_of(code)
+        if piece is not None:
+            board.set_piece_at(square_of(field), piece)
+    return board
+
+
+async def test_emulate_plays_the_game_and_stops_on_ctrl_c(games_dir: Path) -> None:
+    pgn = games_dir / "molinari-bordais-1979.pgn"
+    with pgn.open() as handle:
+        game = chess.pgn.read_game(handle)
+    assert game is not None
+    final = game.end().board()
+    process = await start(
+        "--pgn", str(pgn), "--speed", "300", "--wait", "0.3", "--baud", "0", "--seed", "4"
+    )
+    try:
+        path = await device_of(process)
+        client = PtyClient(path)
+        try:
+            client.send(cmd.RequestBoard(), cmd.StartUpdateNice())
+            await client.until(lambda events: placement(events) == final, within=20)
+        finally:
+            client.close()
+        assert process.stdout is not None
+        async with asyncio.timeout(10):
+            over = (await process.stdout.readline()).decode()
+        assert over.startswith("game over: 10 plies")
+        process.send_signal(signal.SIGINT)
+        async with asyncio.timeout(10):
+            assert await process.wait() == 0
+        assert not path.exists()
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
+
+
+async def test_emulate_exits_after_the_game_when_asked(games_dir: Path, tmp_path: Path) -> None:
+    link = tmp_path / "ttyDGT"
+    process = await start(
+        "--pgn",
+        str(games_dir / "molinari-bordais-1979.pgn"),
+        *("--speed", "1000", "--wait", "0", "--baud", "0", "--exit", "--rotate"),
+        *("--link", str(link), "--clock", "3+2", "--clock-model", "dgt3000"),
+    )
+    try:
+        assert await device_of(process) == link
+        async with asyncio.timeout(20):
+            assert await process.wait() == 0
+        assert not link.exists()
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        ["--pgn", "missing.pgn"],
+        ["--game", "2"],
+        ["--clock", "fast"],
+        ["--speed", "0"],
+        ["--noise", "2"],
+    ],
+)
+def test_bad_usage_exits_2(
+    arguments: list[str], games_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pgn = ["--pgn", str(games_dir / "molinari-bordais-1979.pgn")]
+    assert main(["emulate", *pgn, *arguments]) == 2
+    assert "dgtcast emulate:" in capsys.readouterr().err
