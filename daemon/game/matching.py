@@ -11,7 +11,10 @@ with the positions reachable from the game, cheapest and most likely first:
    through d8 on its way to e8, castling rook first: the last move was only a stage);
 5. an earlier position of the game (a takeback; with repetitions the latest such ply).
 
-Forward matches come before takebacks, so a repeated position is read as progress.
+Forward matches come before takebacks, so a repeated position is read as progress;
+except while the board is already going back (a takeback under way): then a further
+step back is preferred to a two-ply continuation that happens to give the same placement
+(after 2. Nf3 Nc6, both knights going home is a takeback, not 3. Ng1 Nb8).
 Candidate moves are generated only from and to the squares whose contents differ, which
 keeps a lifted piece (which matches nothing) cheap. Equality is python-chess ``BaseBoard``
 equality, computed on the eight bitboards (:func:`placement_key`).
@@ -105,7 +108,11 @@ CURRENT = Match(kind=MatchKind.CURRENT)
 
 
 def find_match(
-    board: chess.Board, target: PlacementKey, history: Sequence[PlacementKey]
+    board: chess.Board,
+    target: PlacementKey,
+    history: Sequence[PlacementKey],
+    *,
+    backwards: bool = False,
 ) -> Match | None:
     """The position of the game that ``target`` shows, or None if it shows none.
 
@@ -114,21 +121,32 @@ def find_match(
         target: the sensed placement, already in real board coordinates.
         history: the placement key of each position of ``board``'s move stack, root
             first, the current position last.
+        backwards: a takeback is under way: earlier positions come before two plies.
     """
     current = placement_key(board)
     if target == current:
         return CURRENT
     changed = changed_squares(current, target)
-    forward = _one_ply(board, target, changed) or _two_plies(board, target, changed)
-    if forward is not None:
-        return Match(kind=MatchKind.FORWARD, moves=forward)
+    one = _one_ply(board, target, changed)
+    if one is not None:
+        return Match(kind=MatchKind.FORWARD, moves=one)
+    earlier = _takeback(history, target) if backwards else None
+    if earlier is not None:
+        return earlier
+    two = _two_plies(board, target, changed)
+    if two is not None:
+        return Match(kind=MatchKind.FORWARD, moves=two)
     sibling = _sibling(board, target)
     if sibling is not None:
         return Match(kind=MatchKind.CORRECTION, back=1, moves=(sibling,))
+    return _takeback(history, target)
+
+
+def _takeback(history: Sequence[PlacementKey], target: PlacementKey) -> Match | None:
     ply = _earlier_ply(history, target)
-    if ply is not None:
-        return Match(kind=MatchKind.TAKEBACK, back=len(history) - 1 - ply)
-    return None
+    if ply is None:
+        return None
+    return Match(kind=MatchKind.TAKEBACK, back=len(history) - 1 - ply)
 
 
 def _one_ply(

@@ -279,7 +279,10 @@ class GameTracker:
         self._note_gesture(gesture, at)
         match = None
         if gesture is None:
-            match = find_match(self._board, placement_key(self._seen), self._history)
+            pending = self._pending
+            backwards = pending is not None and pending.match.kind is MatchKind.TAKEBACK
+            key = placement_key(self._seen)
+            match = find_match(self._board, key, self._history, backwards=backwards)
         if match is None:
             self._hide_pending()
             if gesture is None and self._unmatched_since is None:
@@ -536,3 +539,4 @@ class GameTracker:
         self._events.append(PositionAccepted(fen=board.fen(), at=now))
         if was_out:
             self._events.append(InSync(at=now))
+        self._end_if_over(now)

@@ -144,6 +144,12 @@ class Table:
             self.wait(0.5)
             self.press(board.turn)
 
+    def accept(self) -> bool:
+        """The arbiter accepts the board as it stands (an arbiter command)."""
+        accepted = self.tracker.accept_position(self.now)
+        self._collect()
+        return accepted
+
     def apply(self, actions: list[TimedAction]) -> None:
         """Carry out a human player's schedule at its times."""
         for timed in actions:
