@@ -474,7 +474,8 @@ class DgtDevice:
         except (ClockTimeout, ClockRefused, LinkClosed) as exc:
             log.info("%s = no clock version: %s", self.path, exc)
         else:
-            log.info("%s = clock version %s", self.path, ack.version)
+            major, minor = ack.version or (0, 0)
+            log.info("%s = clock version %d.%d", self.path, major, minor)
 
     async def _read(self) -> None:
         reason = "closed"

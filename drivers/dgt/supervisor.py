@@ -40,7 +40,7 @@ from types import TracebackType
 from typing import NoReturn
 
 from drivers.dgt.commands import ClockCommand
-from drivers.dgt.device import DeviceTimeouts, DgtDevice
+from drivers.dgt.device import BoardIdentity, DeviceTimeouts, DgtDevice
 from drivers.dgt.events import ClockAck, Event
 from drivers.dgt.link import DgtLinkError, HandshakeFailed, Inbox, LinkClosed, PortUnavailable
 from drivers.dgt.ports import PortSpec
@@ -97,6 +97,17 @@ class LinkUp:
     serial: str
     version: str
     long_serial: str | None = None
+
+    @classmethod
+    def from_identity(cls, port: str, identity: BoardIdentity) -> LinkUp:
+        """What the handshake on ``port`` learned."""
+        long_serial = identity.long_serial
+        return cls(
+            port=port,
+            serial=identity.serial.text,
+            version=identity.version_text,
+            long_serial=None if long_serial is None else long_serial.text,
+        )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -375,38 +386,27 @@ class BoardSupervisor:
 
     async def _stream(self, device: DgtDevice) -> None:
         """Hand on the device's events until its link dies; then report LinkDown."""
-        identity = device.identity
-        assert identity is not None, "a device is streamed only after its handshake"
+        assert device.identity is not None, "a device is streamed only after its handshake"
         self._device, self._last_path = device, device.path
         self._enter(SupervisorState.ONLINE)
         self._backoff.reset()
         self._totals += LinkCounters(connects=1)
+        up = LinkUp.from_identity(device.path, device.identity)
         log.info(
-            "%s = online: %s, serial %s, version %s",
-            self.port,
-            device.path,
-            identity.serial.text,
-            identity.version_text,
+            "%s = online: %s, serial %s, version %s", self.port, up.port, up.serial, up.version
         )
-        self._report(
-            LinkUp(
-                port=device.path,
-                serial=identity.serial.text,
-                version=identity.version_text,
-                long_serial=identity.long_serial.text if identity.long_serial else None,
-            )
-        )
-        reason = "supervisor stopped"
+        self._report(up)
+        reason, level = "supervisor stopped", logging.INFO
         try:
             while True:
                 self._inbox.put(await device.events_received())
         except LinkClosed as exc:
-            reason = str(exc)
+            reason, level = str(exc), logging.WARNING
         finally:
             self._device = None
             self._totals += LinkCounters(disconnects=1)
             await self._discard(device)
-            log.warning("%s = offline: %s", self.port, reason)
+            log.log(level, "%s = offline: %s", self.port, reason)
             self._report(LinkDown(port=device.path, reason=reason))
 
     async def _discard(self, device: DgtDevice) -> None:
