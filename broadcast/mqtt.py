@@ -286,6 +286,19 @@ class MqttOutbox:
         self._events.append(message)
 
 
+class _ConnectionTrace(logging.Filter):
+    """paho logs a broken connection as an ERROR; here it is expected and handled."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno > logging.WARNING:
+            record.levelno, record.levelname = logging.WARNING, "WARNING"
+        return True
+
+
+_client_log = logging.getLogger("broadcast.mqtt.client")
+_client_log.addFilter(_ConnectionTrace())
+
+
 class MqttLinkState(enum.Enum):
     """Where the publisher's connection stands."""
 
@@ -390,7 +403,7 @@ class MqttPublisher:
             keepalive=settings.keepalive,
             timeout=settings.time_limit,
             tls_context=ssl.create_default_context() if settings.tls else None,
-            logger=logging.getLogger("broadcast.mqtt.client"),
+            logger=_client_log,
         )
 
     async def _session(self) -> None:

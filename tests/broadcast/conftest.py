@@ -9,6 +9,7 @@ import ssl
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -83,6 +84,7 @@ class RecordingServer:
         self.max_in_flight = 0
         self._arrived = asyncio.Condition()
         self._server: asyncio.Server | None = None
+        self._handlers: set[asyncio.Task[Any]] = set()
         self.port = 0
         self.scheme = "http"
 
@@ -97,11 +99,15 @@ class RecordingServer:
         self.port = self._server.sockets[0].getsockname()[1]
 
     async def close(self) -> None:
-        """Stop listening; held replies are released."""
+        """Stop listening; held replies are released and every connection is finished."""
         self.gate.set()  # let held replies go
         if self._server is not None:
             self._server.close()
             await self._server.wait_closed()
+        if self._handlers:
+            await asyncio.wait(self._handlers, timeout=5.0)
+        for handler in self._handlers:
+            handler.cancel()
 
     async def wait_for_requests(self, count: int, time_limit: float = 10.0) -> None:
         """Wait until at least ``count`` requests arrived."""
@@ -109,6 +115,10 @@ class RecordingServer:
             await self._arrived.wait_for(lambda: len(self.requests) >= count)
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        handler = asyncio.current_task()
+        assert handler is not None
+        self._handlers.add(handler)
+        handler.add_done_callback(self._handlers.discard)
         self.in_flight += 1
         self.max_in_flight = max(self.max_in_flight, self.in_flight)
         try:

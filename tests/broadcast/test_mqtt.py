@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import itertools
 import json
+import logging
 import sys
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field, replace
@@ -32,6 +33,8 @@ from tests.mosquitto import Mosquitto
 PREFIX = "venue"
 TOPICS = Topics(PREFIX, "hall")
 BOARD_LEAVES = ("pgn", "fen", "clocks", "status", "state")
+SUBSCRIBER_LOG = logging.getLogger("tests.mqtt.subscriber")
+SUBSCRIBER_LOG.setLevel(logging.CRITICAL)  # its own lost connections are the test's doing
 
 PGN = """[Event "Club Open"]
 [Round "3.1"]
@@ -146,12 +149,14 @@ def test_a_reconnect_makes_every_retained_topic_due_again() -> None:
     assert len(drain(outbox)) == 2 * len(BOARD_LEAVES)
 
 
-def test_the_event_queue_is_bounded_and_drops_the_oldest() -> None:
+def test_the_event_queue_is_bounded_and_drops_the_oldest(caplog: pytest.LogCaptureFixture) -> None:
     outbox = MqttOutbox(TOPICS, max_pending=3)
     for alert_id in range(1, 6):
         outbox.receive_alert(alert(alert_id))
     ids = [json.loads(m.payload)["id"] for m in drain(outbox)]
     assert (ids, outbox.dropped_events) == ([3, 4, 5], 2)
+    assert len([r for r in caplog.records if r.levelno == logging.ERROR]) == 2
+    caplog.clear()  # the drops were expected
 
 
 def test_retained_topics_are_bounded_by_least_recent_update() -> None:
@@ -343,7 +348,11 @@ async def subscriber(
         while True:
             try:
                 async with aiomqtt.Client(
-                    "127.0.0.1", broker.port, identifier=identifier, clean_session=not persistent
+                    "127.0.0.1",
+                    broker.port,
+                    identifier=identifier,
+                    clean_session=not persistent,
+                    logger=SUBSCRIBER_LOG,
                 ) as client:
                     await client.subscribe(f"{PREFIX}/#", qos=1)
                     subscribed.set()

@@ -148,7 +148,9 @@ async def test_an_absent_receiver_never_blocks_the_daemon(
     caplog.clear()  # errors were expected
 
 
-async def test_a_hanging_receiver_keeps_the_queue_bounded(http_server: RecordingServer) -> None:
+async def test_a_hanging_receiver_keeps_the_queue_bounded(
+    http_server: RecordingServer, caplog: pytest.LogCaptureFixture
+) -> None:
     http_server.gate.clear()
     settings = settings_for(http_server.url("/"), max_pending=10, time_limit=5.0)
     async with delivering(AlertWebhook(settings)) as webhook:
@@ -160,6 +162,8 @@ async def test_a_hanging_receiver_keeps_the_queue_bounded(http_server: Recording
         http_server.gate.set()
         await http_server.wait_for_requests(11)
     assert ids(http_server) == [0, *range(91, 101)]
+    assert len([r for r in caplog.records if "queue full" in r.getMessage()]) == 90
+    caplog.clear()  # the drops were expected
 
 
 async def test_following_the_hub_sends_each_alert_once(http_server: RecordingServer) -> None:
