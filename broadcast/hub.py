@@ -156,11 +156,22 @@ def encode_json(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
+_MOVE_FIELDS = tuple(f.name for f in dataclasses.fields(MoveInfo))
+_STATE_FIELDS = tuple(f.name for f in dataclasses.fields(BoardState) if f.name != "pgn")
+
+
+def _field_json(value: Any) -> Any:
+    """``to_json_dict``, with a fast path for move lists (they are most of the bytes)."""
+    if isinstance(value, tuple) and value and isinstance(value[0], MoveInfo):
+        return [{name: getattr(move, name) for name in _MOVE_FIELDS} for move in value]
+    if isinstance(value, str | int | float | None):
+        return value
+    return to_json_dict(value)
+
+
 def state_to_json(state: BoardState) -> dict[str, Any]:
     """A board state as feed JSON: every field but ``pgn`` (served over HTTP)."""
-    data: dict[str, Any] = to_json_dict(state)
-    del data["pgn"]
-    return data
+    return {name: _field_json(getattr(state, name)) for name in _STATE_FIELDS}
 
 
 def event_to_json(event: FeedEvent) -> dict[str, Any]:
@@ -168,7 +179,7 @@ def event_to_json(event: FeedEvent) -> dict[str, Any]:
     data: dict[str, Any] = {"type": event.TYPE}
     for f in dataclasses.fields(event):
         value = getattr(event, f.name)
-        data[f.name] = state_to_json(value) if f.name == "state" else to_json_dict(value)
+        data[f.name] = state_to_json(value) if f.name == "state" else _field_json(value)
     return data
 
 
