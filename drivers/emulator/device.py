@@ -157,6 +157,11 @@ class EmulatedBoard:
         """Whether the USB cable is in (the path exists)."""
         return self._port is not None and self._port.is_open
 
+    @property
+    def bytes_pending(self) -> int:
+        """Bytes waiting for room in the pty (a driver that does not read)."""
+        return len(self._pending)
+
     def now(self) -> float:
         """The emulator's time: the running event loop's clock."""
         return asyncio.get_running_loop().time()
@@ -366,9 +371,14 @@ class EmulatedBoard:
     async def _writable(self) -> None:
         """Wait until the pty takes bytes again (or the cable is pulled)."""
         loop = asyncio.get_running_loop()
-        ready = loop.create_future()
+        ready: asyncio.Future[None] = loop.create_future()
         fd = self._port_or_raise().master_fd
-        loop.add_writer(fd, ready.set_result, None)
+
+        def writable() -> None:
+            if not ready.done():
+                ready.set_result(None)
+
+        loop.add_writer(fd, writable)
         try:
             await asyncio.wait_for(ready, 0.5)
         except TimeoutError:

@@ -17,6 +17,9 @@ from drivers.dgt.events import (
     BoardDump,
     ClockAck,
     ClockTimes,
+    EEMoves,
+    EETag,
+    EETagCode,
     Event,
     FieldUpdated,
     ProtocolViolation,
@@ -312,3 +315,18 @@ async def test_a_second_game_is_set_up_and_clocked_anew(
     after_two.push_san("c5")
     await client.until(lambda events: placement(sensors(events)) == after_two)
     assert board.clock.running == "left"
+
+
+async def test_a_slow_reader_gets_every_byte(board: EmulatedBoard, client: PtyClient) -> None:
+    # 12 EEPROM dumps (~95 kB) fill the pty; the board waits for room instead of losing bytes.
+    client.send(*[cmd.RequestEEMoves()] * 12)
+    async with asyncio.timeout(5):
+        while len(board.firmware.commands) < 12 or not board.bytes_pending:  # noqa: ASYNC110
+            await asyncio.sleep(0.01)  # until the pty is full and bytes wait for room
+    events = await client.until(has(EEMoves, 12))
+    dumps = [e for e in events if isinstance(e, EEMoves)]
+    assert len(dumps) == len(events) == 12
+    assert all(dump == dumps[0] for dump in dumps)
+    assert dumps[0].records[-1] == EETag(tag=EETagCode.EOF)
+    assert board.bytes_dropped == 0
+    assert client.protocol.violations == 0
