@@ -484,4 +484,7 @@ def encode(command: Command) -> bytes:
         data = command.clock_data()
         clock_id = CLOCK_COMMAND_IDS[type(command)]
         return bytes((CLOCK_MESSAGE, len(data) + 3, _CLOCK_START, clock_id, *data, _CLOCK_END))
-    return bytes((SINGLE_BYTE_COMMANDS[type(command)],))
+    byte = SINGLE_BYTE_COMMANDS.get(type(command))
+    if byte is None:
+        raise TypeError(f"not a DGT command: {command!r}")
+    return bytes((byte,))

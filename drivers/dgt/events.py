@@ -1,12 +1,14 @@
 """Board → PC messages of the DGT protocol, as typed events (dgt-protocol.md §4, §6, §7).
 
 Every message the board sends becomes one of these frozen, keyword-only dataclasses. They
-validate their fields when constructed, so an event that exists is well formed; a frame
-that cannot become a valid event is reported as :class:`ProtocolViolation` instead (the
-parser never raises on peer data). Only our own misuse raises:
+validate their fields when constructed, so an event that exists is well formed.
 
-    ValueError       a field out of its wire range (e.g. ``FieldUpdated(field=64, ...)``)
-    └── TypeError    never raised here; mypy guards the types
+Errors of the DGT package, drawn once here::
+
+    peer faults (bytes from the board)  → ProtocolViolation events + counters, never raised
+    our own misuse                      → raised
+        ValueError   a field out of its wire range, e.g. ``FieldUpdated(field=64, ...)``
+        TypeError    encoding something that is no event or command
 
 Sides of the clock are the clock's physical ``right`` (message bytes 3–5) and ``left``
 (bytes 6–8), never colours (dgt-protocol.md §7.2).

@@ -20,6 +20,7 @@ from drivers.dgt.commands import (
     SetLeds,
     encode,
 )
+from drivers.dgt.events import Version
 from tests.dgt.golden import COMMANDS
 from tests.dgt.strategies import commands
 
@@ -86,3 +87,8 @@ def test_ascii_text_is_padded() -> None:
 def test_misuse_raises(build: Callable[[], object]) -> None:
     with pytest.raises(ValueError):  # noqa: PT011 - every case has its own message
         build()
+
+
+def test_encoding_a_non_command_raises() -> None:
+    with pytest.raises(TypeError, match="not a DGT command"):
+        encode(Version(major=1, minor=2))  # type: ignore[arg-type]
