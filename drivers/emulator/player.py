@@ -21,6 +21,7 @@ Pure: the schedule is a list; applying it to a board is the caller's business.
 
 from __future__ import annotations
 
+import math
 import random
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -179,7 +180,8 @@ class HumanPlayer:
                 standard start position); the physical board must stand like it.
             at: when the schedule begins.
             plies: play only this many plies, then stop moving (the flag will fall).
-            late_by: real seconds (not scaled by speed) the first mover arrives late.
+            late_by: real seconds (not scaled by speed) the first mover arrives late;
+                ``math.inf``: nobody turns up.
             start_clock: begin with the arbiter pressing play.
             result: signal this result with the kings after the last move (§9.1).
         """
@@ -187,6 +189,8 @@ class HumanPlayer:
         script = _Script(board, self._rng, self.speed, at)
         if start_clock:
             script.start_clock()
+        if math.isinf(late_by):
+            return script.actions  # nobody turns up: only the clock runs
         script.at += late_by
         for index, move in enumerate(moves):
             if plies is not None and index >= plies:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import math
 
 import chess
 import chess.pgn
@@ -210,9 +211,10 @@ def test_stopping_after_some_plies_and_arriving_late() -> None:
     assert board.placement.board_fen() == "rnbqkbnr/pppp1ppp/8/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R"
 
 
-def test_nobody_turning_up_means_only_the_clock_starts() -> None:
-    schedule = HumanPlayer().play(game_of("1. e4 *"), plies=0)
-    assert [t.action for t in schedule] == [StartClock()]
+@pytest.mark.parametrize(("plies", "late_by"), [(0, 0.0), (None, math.inf)])
+def test_nobody_turning_up_means_only_the_clock_starts(plies: int | None, late_by: float) -> None:
+    schedule = HumanPlayer().play(game_of("1. e4 *"), plies=plies, late_by=late_by)
+    assert schedule == [TimedAction(at=0.0, action=StartClock())]
 
 
 @st.composite
