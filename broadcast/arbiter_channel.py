@@ -277,7 +277,8 @@ class ArbiterChannel:
         reply = await self._execute(command)
         if reply.ok:
             return _reply("ok", ref, command=_command_name(command), details=reply.details)
-        return _reply("error", ref, reason=reply.reason, details=reply.details)
+        details = {"details": reply.details} if reply.details else {}
+        return _reply("error", ref, reason=reply.reason, **details)
 
     async def _execute(self, command: ArbiterCommand) -> CommandReply:
         try:
