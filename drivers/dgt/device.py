@@ -297,7 +297,7 @@ class DgtDevice:
         device = await DgtDevice.open("/dev/ttyACM0")
         try:
             identity = await device.handshake()
-            ack = await device.send_clock(ClockAscii(text="board 3", beep=False))
+            ack = await device.send_clock(ClockAscii(text="board 3"))
             while batch := await device.events_received():
                 ...
         except DgtLinkError:
@@ -517,8 +517,9 @@ class DgtDevice:
             waiter = self._clock_waiters.get(done.ticket)
             if waiter is not None and not waiter.done():
                 waiter.set_result(done)
-        if self._wait is not None:  # a new clock command may have brought a deadline forward
-            self._wait.reschedule(self._deadline())
+        wait = self._wait  # a new clock command may have brought the next deadline forward
+        if wait is not None and not wait.expired():
+            wait.reschedule(self._deadline())
 
     def _deadline(self) -> float | None:
         deadline = self._core.next_deadline()

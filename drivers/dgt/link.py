@@ -267,17 +267,21 @@ class DgtLink:
         return events
 
     async def close(self, *, close_timeout: float = 1.0) -> None:
-        """Close the port and wait (at most ``close_timeout`` s) until it is released."""
+        """Close the port and wait (at most ``close_timeout`` s) until it is released.
+
+        Bytes not yet written are dropped: waiting for them to drain could block on a
+        line nobody reads, and a command for a board we leave has no use.
+        """
         self._mark_closed("closed by us")
         if self._transport is None:
             return
         if not self._transport.is_closing():
-            self._transport.close()
+            self._transport.abort()
         try:
             async with asyncio.timeout(close_timeout):
                 await asyncio.shield(self._lost)
         except TimeoutError:
-            self._transport.abort()
+            log.debug("%s = still releasing the port after %.1f s", self.path, close_timeout)
 
     def _receive_bytes(self, data: bytes) -> None:
         at = self._loop.time()

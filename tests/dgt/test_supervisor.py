@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import TypeVar
 
 import chess
-import chess.pgn
 import pytest
 
 from drivers.dgt.commands import ClockAscii
@@ -29,12 +29,12 @@ from drivers.dgt.supervisor import (
 from drivers.emulator.device import EmulatedBoard
 from drivers.emulator.firmware import BoardIdentity
 from drivers.emulator.player import Lift, Place
+from tests.dgt.test_device import WAIT, game_of
 
 R = TypeVar("R", bound=Report)
 
 TIMEOUTS = DeviceTimeouts(reply=1.0, long_serial=0.3, clock_ack=0.3, quiet=0.3, probe=0.5)
 BACKOFF = BackoffPolicy(initial=0.02, factor=2.0, maximum=0.2)
-WAIT = 10.0  # upper bound for a condition to come true; never reached when things work
 
 
 def supervisor_for(port: str, *, serial: str | None = None) -> BoardSupervisor:
@@ -72,11 +72,12 @@ async def eventually(condition: Callable[[], bool]) -> None:
     raise AssertionError("condition never came true")
 
 
-def game_of(*sans: str) -> chess.pgn.Game:
-    board = chess.Board()
-    for san in sans:
-        board.push_san(san)
-    return chess.pgn.Game.from_board(board)
+@pytest.fixture(autouse=True)
+def no_error_logs(caplog: pytest.LogCaptureFixture) -> Iterator[None]:
+    """Peer faults are not errors: no test here may log at ERROR (asyncio included)."""
+    yield
+    errors = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
+    assert errors == []
 
 
 @pytest.fixture
