@@ -351,14 +351,17 @@ class EmulatedBoard:
         while True:
             await self._data_ready.wait()
             self._data_ready.clear()
+            line_free_at = self.now()  # pacing: when the last byte has left the line
             while self._pending and self.plugged:
                 chunk = self._pending if self.baud is None else self._pending[:_PACE_CHUNK]
                 written = self._write(bytes(chunk))
                 del self._pending[:written]
                 if written < len(chunk):
                     await self._writable()
-                elif self.baud is not None:
-                    await asyncio.sleep(written * 10 / self.baud)
+                if self.baud is not None:
+                    line_free_at = max(line_free_at, self.now() - 0.05)
+                    line_free_at += written * 10 / self.baud
+                    await asyncio.sleep(max(0.0, line_free_at - self.now()))
 
     def _write(self, data: bytes) -> int:
         try:

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 import chess
 
 from drivers.dgt import commands as cmd
-from drivers.dgt.boardside import CommandParser, encode_event
+from drivers.dgt.boardside import CommandParser, encode_event, frame_message
 from drivers.dgt.events import (
     BatteryStatus,
     BoardDump,
@@ -40,7 +40,6 @@ from drivers.dgt.events import (
     ClockAck,
     ClockFace,
     ClockTimes,
-    EEMoves,
     Event,
     FieldUpdated,
     LongSerialNumber,
@@ -49,6 +48,7 @@ from drivers.dgt.events import (
     Trademark,
     Version,
 )
+from drivers.dgt.protocol import MessageId
 from drivers.emulator.clock import ChessClock, ClockAckReply, ClockReading, FaceReading
 from drivers.emulator.eeprom import EepromLog
 from drivers.emulator.physical import PhysicalBoard, SensorChange
@@ -323,6 +323,10 @@ class BoardFirmware:
         answer = _ANSWERS.get(type(command))
         if answer is not None:
             self._send(answer(self, now))
+        elif isinstance(command, cmd.RequestEEMoves):
+            # Framed directly: the same bytes as encode_event(EEMoves.from_raw(dump)),
+            # without building a record object for each of its ~7900 bytes.
+            self._out += frame_message(MessageId.EE_MOVES, self.eeprom.dump())
         elif isinstance(command, cmd.ClockCommand):
             self._clock_command(command, now)
 
@@ -375,5 +379,4 @@ _ANSWERS: Mapping[type[cmd.Command], Callable[[BoardFirmware, float], Event]] = 
         major=board.identity.version[0], minor=board.identity.version[1]
     ),
     cmd.RequestBattery: lambda board, now: board.identity.battery,
-    cmd.RequestEEMoves: lambda board, now: EEMoves.from_raw(board.eeprom.dump()),
 }
