@@ -29,6 +29,7 @@ import hmac
 import json
 import logging
 import time
+from collections.abc import Coroutine
 from typing import Any
 
 from websockets.asyncio.server import ServerConnection
@@ -56,6 +57,7 @@ __all__ = [
     "Ref",
     "alert_to_json",
     "parse_command",
+    "until_either_ends",
 ]
 
 logger = logging.getLogger(__name__)
@@ -72,6 +74,25 @@ _INT_FIELDS: dict[str, tuple[type[_IntCommand], tuple[str, ...]]] = {
     "accept_position": (AcceptPosition, ("board",)),
     "set_clocks": (SetClocks, ()),
 }
+
+
+async def until_either_ends(
+    first: Coroutine[Any, Any, None], second: Coroutine[Any, Any, None]
+) -> None:
+    """Run a connection's sender and receiver; when one ends, cancel the other.
+
+    A closed connection ends either quietly; any other exception is raised.
+    """
+    tasks = {asyncio.create_task(first), asyncio.create_task(second)}
+    try:
+        await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for task in tasks:
+            task.cancel()
+        results = await asyncio.gather(*tasks, return_exceptions=True)
+    for result in results:
+        if isinstance(result, Exception) and not isinstance(result, ConnectionClosed):
+            raise result
 
 
 class CommandRejected(ValueError):
@@ -199,13 +220,7 @@ class ArbiterChannel:
         if not await self._authenticate(ws):
             return
         with self.hub.subscribe(alerts=True) as sub:
-            sender = asyncio.create_task(self._send_updates(ws, sub))
-            try:
-                await self._receive_commands(ws)
-            finally:
-                sender.cancel()
-                with contextlib.suppress(asyncio.CancelledError, ConnectionClosed):
-                    await sender
+            await until_either_ends(self._send_updates(ws, sub), self._receive_commands(ws))
 
     async def _refuse(self, ws: ServerConnection, reason: str) -> bool:
         with contextlib.suppress(ConnectionClosed):

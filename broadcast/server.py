@@ -22,8 +22,6 @@ Spectator messages over 4 KiB close the connection with code 1009.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import http
 import json
 import logging
@@ -35,10 +33,9 @@ from urllib.parse import parse_qs, urlsplit
 
 from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.datastructures import Headers
-from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
 
-from broadcast.arbiter_channel import ARBITER_MESSAGE_LIMIT, ArbiterChannel
+from broadcast.arbiter_channel import ARBITER_MESSAGE_LIMIT, ArbiterChannel, until_either_ends
 from broadcast.delay import PublicDelay
 from broadcast.http import (
     ARBITER_PATH,
@@ -105,6 +102,13 @@ def _spectator_reply(message: str | bytes, sub: Subscription) -> str | None:
         return encode_json({"type": "error", "reason": "since must be a non-negative integer"})
     reason = "spectators may only send resume and ping"
     return encode_json({"type": "error", "reason": reason})
+
+
+async def _receive_feed(ws: ServerConnection, sub: Subscription) -> None:
+    async for message in ws:
+        reply = _spectator_reply(message, sub)
+        if reply is not None:
+            await ws.send(reply)
 
 
 class BroadcastServer:
@@ -251,20 +255,11 @@ class BroadcastServer:
 
     async def _serve_spectator(self, ws: ServerConnection, since: int | None) -> None:
         self._spectators.add(ws)
-        sub = self.public_hub.subscribe(since=since, alerts=False)
-        sender = asyncio.create_task(self._send_feed(ws, sub))
         try:
-            with contextlib.suppress(ConnectionClosed):
-                async for message in ws:
-                    reply = _spectator_reply(message, sub)
-                    if reply is not None:
-                        await ws.send(reply)
+            with self.public_hub.subscribe(since=since, alerts=False) as sub:
+                await until_either_ends(self._send_feed(ws, sub), _receive_feed(ws, sub))
         finally:
-            sub.close()
             self._spectators.discard(ws)
-            sender.cancel()
-            with contextlib.suppress(asyncio.CancelledError, ConnectionClosed):
-                await sender
 
     async def _send_feed(self, ws: ServerConnection, sub: Subscription) -> None:
         while True:

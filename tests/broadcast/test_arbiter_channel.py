@@ -15,7 +15,12 @@ from hypothesis import strategies as st
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
-from broadcast.arbiter_channel import ARBITER_MESSAGE_LIMIT, CommandRejected, parse_command
+from broadcast.arbiter_channel import (
+    ARBITER_MESSAGE_LIMIT,
+    CommandRejected,
+    parse_command,
+    until_either_ends,
+)
 from broadcast.hub import Hub
 from broadcast.messages import (
     AcceptPosition,
@@ -303,3 +308,31 @@ async def test_alerts_and_board_events_arrive_live(channel: Channel) -> None:
         hub.publish_board(state_after(1, 3))
         move = await recv_json(ws)
         assert (move["type"], move["seq"], move["ply"]) == ("move", hub.seq, 2)
+
+
+# --- The sender/receiver pair of a connection -------------------------------------------
+
+
+async def test_until_either_ends_cancels_the_other_and_raises_real_errors() -> None:
+    cancelled = asyncio.Event()
+
+    async def forever() -> None:
+        try:
+            await asyncio.Event().wait()
+        finally:
+            cancelled.set()
+
+    async def closed() -> None:
+        raise ConnectionClosed(None, None)
+
+    async def broken() -> None:
+        raise RuntimeError("bug in a sender")
+
+    async def quick() -> None:
+        return None
+
+    await until_either_ends(forever(), quick())
+    assert cancelled.is_set()
+    await until_either_ends(closed(), forever())
+    with pytest.raises(RuntimeError, match="bug in a sender"):
+        await until_either_ends(forever(), broken())

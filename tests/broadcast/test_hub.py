@@ -24,7 +24,7 @@ from broadcast.hub import (
     event_to_json,
     state_to_json,
 )
-from broadcast.messages import Alert, BoardState, BoardStatus, MoveInfo
+from broadcast.messages import Alert, BoardState, BoardStatus, MoveInfo, to_json_dict
 from tests.broadcast.feed_client import LINE, FeedModel, state_after
 
 
@@ -303,3 +303,13 @@ def test_acknowledged_alerts_are_forgotten_beyond_a_bound() -> None:
     assert [a.id for a in hub.open_alerts()] == [21]
     assert hub.alert(1) is None
     assert hub.alert(20) is not None
+
+
+def test_state_json_is_the_contract_json_without_pgn() -> None:
+    state = _clocks(300, 250.5, "black", 1000.0)
+    expected = to_json_dict(state)
+    del expected["pgn"]
+    assert state_to_json(state) == expected
+    assert state_to_json(BoardState(board=9)) == {
+        k: v for k, v in to_json_dict(BoardState(board=9)).items() if k != "pgn"
+    }
