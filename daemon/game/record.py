@@ -1,0 +1,223 @@
+"""The game record: a python-chess ``chess.pgn.Game`` built from the tracker's events.
+
+* Tags: the Seven Tag Roster plus WhiteElo, BlackElo, TimeControl, Termination and the
+  optional WhiteFideId, BlackFideId, WhiteTitle, BlackTitle from :class:`GameHeaders`
+  (lichess identifies a broadcast game by Event, Site, Round and the FIDE ids or names:
+  they never change during a game, tournament-rules.md §5).
+* Every move carries ``[%clk h:mm:ss]`` (the mover's time right after it) and
+  ``[%emt h:mm:ss]`` when the clock gave them, the last move included.
+* A withdrawn move is cut from the main line; its replacement takes its place. Nothing
+  is ever kept as a variation (lichess would analyse it, tournament-rules.md §5).
+* A position accepted by the arbiter (an illegal move that stands, FIDE Laws 7.5) cannot
+  be written as a move. The record then goes on from that position: ``[SetUp "1"]`` and
+  ``[FEN ...]`` name it, and a comment before the first move keeps the moves played
+  before it, e.g. ``{Position accepted by the arbiter after 1. e4 e5; play went on from
+  the board as it stood.}``.
+
+Results: mate, stalemate and dead positions end the game with Termination "normal";
+the kings gesture gives the result ("time forfeit" if it confirms a flag fall's
+result); a flag fall alone stays provisional until :meth:`GameRecord.set_result`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import chess
+import chess.pgn
+
+from daemon.game.events import (
+    FlagFell,
+    GameEnded,
+    GameEvent,
+    GameStarted,
+    MoveMade,
+    MovesWithdrawn,
+    PositionAccepted,
+    ResultSignalled,
+)
+
+__all__ = ["GameHeaders", "GameRecord", "RecordedMove", "pgn_text"]
+
+_RESULTS = frozenset({"1-0", "0-1", "1/2-1/2", "*"})
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GameHeaders:
+    """The tournament's tags for one game (PGN Seven Tag Roster and lichess's extras).
+
+    Attributes:
+        date: ``YYYY.MM.DD`` (``?`` for unknown parts).
+        round: ``"3"`` or ``"3.1"`` (round.board, the form lichess reads).
+        time_control: PGN form, e.g. ``"5400+30"`` (seconds + increment).
+        white_fide_id / black_fide_id: FIDE ids, digits only.
+        white_title / black_title: GM, IM, WGM, FM, ... (tournament-rules.md §4).
+    """
+
+    event: str = "?"
+    site: str = "?"
+    date: str = "????.??.??"
+    round: str = "?"
+    white: str = "?"
+    black: str = "?"
+    white_elo: int | None = None
+    black_elo: int | None = None
+    time_control: str = "?"
+    white_fide_id: str | None = None
+    black_fide_id: str | None = None
+    white_title: str | None = None
+    black_title: str | None = None
+
+    def __post_init__(self) -> None:
+        for fide_id in (self.white_fide_id, self.black_fide_id):
+            if fide_id is not None and not fide_id.isdigit():
+                raise ValueError(f"a FIDE id is digits only, got {fide_id!r}")
+
+    def tags(self) -> dict[str, str]:
+        """The tags in PGN order; optional ones only when known."""
+        tags = {
+            "Event": self.event,
+            "Site": self.site,
+            "Date": self.date,
+            "Round": self.round,
+            "White": self.white,
+            "Black": self.black,
+        }
+        optional = {
+            "WhiteElo": self.white_elo,
+            "BlackElo": self.black_elo,
+            "WhiteTitle": self.white_title,
+            "BlackTitle": self.black_title,
+            "WhiteFideId": self.white_fide_id,
+            "BlackFideId": self.black_fide_id,
+        }
+        tags |= {name: str(value) for name, value in optional.items() if value is not None}
+        tags["TimeControl"] = self.time_control
+        return tags
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RecordedMove:
+    """One ply of the main line, with its clock annotations (seconds)."""
+
+    ply: int
+    uci: str
+    san: str
+    clock: float | None
+    emt: float | None
+
+
+class GameRecord:
+    """The record of one game on one board, kept up to date from :class:`GameEvent`.
+
+    Args:
+        headers: the tournament's tags for this game.
+    """
+
+    def __init__(self, headers: GameHeaders | None = None) -> None:
+        self.headers = headers or GameHeaders()
+        self._start = chess.Board()
+        self._moves: list[RecordedMove] = []
+        self._earlier: list[str] = []
+        self._result = "*"
+        self._termination: str | None = None
+        self._flag_result: str | None = None
+
+    @property
+    def moves(self) -> tuple[RecordedMove, ...]:
+        """The main line since the start (or the last accepted position)."""
+        return tuple(self._moves)
+
+    @property
+    def result(self) -> str:
+        """The PGN result, ``"*"`` while the game goes on."""
+        return self._result
+
+    @property
+    def termination(self) -> str | None:
+        """The PGN Termination (``"normal"``, ``"time forfeit"``, ...), once decided."""
+        return self._termination
+
+    def receive_event(self, event: GameEvent) -> None:
+        """Apply one tracker event; events that do not touch the record are ignored."""
+        if isinstance(event, GameStarted):
+            self._restart(chess.Board(), earlier=[])
+            self._result, self._termination, self._flag_result = "*", None, None
+        elif isinstance(event, MoveMade):
+            self._moves = [move for move in self._moves if move.ply < event.ply]
+            self._moves.append(
+                RecordedMove(
+                    ply=event.ply, uci=event.uci, san=event.san, clock=event.clock, emt=event.emt
+                )
+            )
+        elif isinstance(event, MovesWithdrawn):
+            self._moves = [move for move in self._moves if move.ply < event.from_ply]
+        elif isinstance(event, PositionAccepted):
+            self._accept(event.fen)
+        else:
+            self._receive_result(event)
+
+    def set_result(self, result: str, termination: str | None = "normal") -> None:
+        """The arbiter's result (confirming a flag, a resignation, an agreed draw)."""
+        if result not in _RESULTS:
+            raise ValueError(f"result must be one of {sorted(_RESULTS)}")
+        self._result, self._termination = result, termination
+
+    def game(self) -> chess.pgn.Game:
+        """The record as a python-chess game (a fresh object each call)."""
+        game = chess.pgn.Game()
+        for name, value in self.headers.tags().items():
+            game.headers[name] = value
+        if self._start.fen() != chess.STARTING_FEN:
+            game.setup(self._start)
+        if self._earlier:
+            game.comment = (
+                f"Position accepted by the arbiter after {'; then '.join(self._earlier)}; "
+                "play went on from the board as it stood."
+            )
+        node: chess.pgn.GameNode = game
+        for move in self._moves:
+            node = node.add_variation(chess.Move.from_uci(move.uci))
+            node.set_clock(move.clock)
+            node.set_emt(move.emt)
+        game.headers["Result"] = self._result
+        if self._termination is not None:
+            game.headers["Termination"] = self._termination
+        return game
+
+    def pgn_text(self) -> str:
+        """The record as PGN text (tags, main line, comments)."""
+        return pgn_text(self.game())
+
+    # -- internals ------------------------------------------------------------------
+
+    def _receive_result(self, event: GameEvent) -> None:
+        if isinstance(event, GameEnded):
+            self._result, self._termination = event.result, "normal"
+        elif isinstance(event, ResultSignalled):
+            forfeit = event.result == self._flag_result
+            self._result = event.result
+            self._termination = "time forfeit" if forfeit else "normal"
+        elif isinstance(event, FlagFell):
+            self._flag_result = event.result
+
+    def _accept(self, fen: str) -> None:
+        earlier = list(self._earlier)
+        if self._moves:
+            earlier.append(self._movetext())
+        self._restart(chess.Board(fen), earlier=earlier)
+
+    def _restart(self, start: chess.Board, *, earlier: list[str]) -> None:
+        self._start = start
+        self._moves = []
+        self._earlier = earlier
+
+    def _movetext(self) -> str:
+        board = self._start.copy()
+        return board.variation_san([chess.Move.from_uci(move.uci) for move in self._moves])
+
+
+def pgn_text(game: chess.pgn.Game) -> str:
+    """PGN text of ``game``: tags, the main line with its comments, no variations."""
+    exporter = chess.pgn.StringExporter(headers=True, variations=False, comments=True)
+    return game.accept(exporter) + "\n"
