@@ -60,7 +60,15 @@ from daemon.game.state import TrackerSettings, TrackerState, Trigger, next_state
 __all__ = ["GameTracker"]
 
 _MAX_PRESSES = 8
-_NO_KINGS = chess.STATUS_NO_WHITE_KING | chess.STATUS_NO_BLACK_KING | chess.STATUS_TOO_MANY_KINGS
+#: Boards no game can go on from: a king missing or doubled, the side not to move in
+#: check, a pawn on its last rank (python-chess ``Board.status``).
+_UNPLAYABLE = (
+    chess.STATUS_NO_WHITE_KING
+    | chess.STATUS_NO_BLACK_KING
+    | chess.STATUS_TOO_MANY_KINGS
+    | chess.STATUS_OPPOSITE_CHECK
+    | chess.STATUS_PAWNS_ON_BACKRANK
+)
 
 
 @dataclass(slots=True)
@@ -202,8 +210,9 @@ class GameTracker:
         from a set-up position. Call :meth:`events_received` next.
 
         Returns:
-            False when there is nothing to accept (no placement, the game ended, or the
-            board lacks a king or has too many).
+            False when there is nothing to accept: no placement, the game ended, or no
+            game can go on from the board (a king missing or doubled, the side not to
+            move in check, a pawn on its last rank).
         """
         self._fire_timers(now)
         if self._state is TrackerState.ENDED or self._sensed is None:
@@ -528,7 +537,7 @@ class GameTracker:
         board.fullmove_number = game.fullmove_number
         if game.turn == chess.BLACK and turn == chess.WHITE:
             board.fullmove_number += 1
-        if board.status() & _NO_KINGS:
+        if board.status() & _UNPLAYABLE:
             return None
         return board
 

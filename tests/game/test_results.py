@@ -132,7 +132,7 @@ def test_after_the_result_nothing_is_recorded_until_a_new_game() -> None:
         # Black out of time (White moves at once); White can mate: a loss for Black.
         ("4k3/8/8/8/8/8/4n3/4K2R b - - 0 1", "black", "1-0"),
         # Black out of time; White has king and bishop only: a draw.
-        ("4k3/8/8/8/8/8/4r3/4KB2 b - - 0 1", "black", "1/2-1/2"),
+        ("4k3/8/8/8/8/8/r7/4KB2 b - - 0 1", "black", "1/2-1/2"),
     ],
 )
 def test_flag_fall_loses_unless_the_opponent_cannot_mate(
