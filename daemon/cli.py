@@ -19,9 +19,13 @@ class _Command(Protocol):
     def run(self, args: argparse.Namespace) -> int: ...
 
 
+_DESCRIPTION = "DGT e-boards and clocks to live broadcast, arbiters and pairing programs."
+
 # name -> (module providing add_arguments/run, help). Imported lazily: `dgtcast emulate`
 # must not pay for the broadcast stack.
 _COMMANDS: dict[str, tuple[str, str]] = {
+    "run": ("daemon.run_cmd", "run a round: every e-board, alerts, journal, broadcast"),
+    "clocks": ("daemon.clocks_cmd", "set every e-board clock to the time control (mode 23)"),
     "emulate": ("drivers.emulator.cli", "create a virtual DGT board + clock on a pty"),
 }
 
@@ -32,7 +36,7 @@ def _load(module: str) -> _Command:
 
 def build_parser(load: Callable[[str], _Command] = _load) -> argparse.ArgumentParser:
     """Build the parser with every sub-command's own arguments."""
-    parser = argparse.ArgumentParser(prog="dgtcast", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="dgtcast", description=_DESCRIPTION)
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name, (module, help_text) in _COMMANDS.items():
         sub = subparsers.add_parser(name, help=help_text, description=help_text)

@@ -1,0 +1,229 @@
+"""The daemon: every board of the round at once, under one task group (layer L4).
+
+:class:`Daemon` opens the journal, replays it, starts the broadcast server and one
+:class:`~daemon.pipeline.BoardSession` per e-board, the timer loop and the optional
+outputs (MQTT, lichess push, PGN folder, alert webhook), all as tasks of one
+``asyncio.TaskGroup``. A board that fails, disconnects or sends garbage stays inside its
+supervisor's retry loop; only bugs reach the task group.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import datetime as dt
+import logging
+import os
+from collections.abc import Callable, Coroutine
+from dataclasses import dataclass, field
+from typing import Any
+
+from broadcast.hub import Hub
+from broadcast.lichess import LichessPusher, LichessSettings
+from broadcast.messages import CommandReply
+from broadcast.mqtt import MqttPublisher, MqttSettings
+from broadcast.pgn_folder import PgnFolderSettings, PgnFolderWriter
+from broadcast.server import BroadcastServer
+from broadcast.webhook import AlertWebhook, WebhookSettings
+from daemon.config import Config, load_config
+from daemon.game.state import TrackerSettings
+from daemon.journal import EVENT_BOARD, Journal
+from daemon.pipeline import BoardSession, ClockSetResult, set_clock
+from daemon.round import RoundCore
+from daemon.service import RoundService
+from drivers.dgt.device import DeviceTimeouts
+from drivers.dgt.supervisor import BackoffPolicy, BoardSupervisor
+
+__all__ = ["Daemon", "DaemonOptions", "load_round_config"]
+
+log = logging.getLogger(__name__)
+
+#: Journal record kind noting when the daemon first started this round.
+STARTED = "daemon_start"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DaemonOptions:
+    """Knobs for tests, demos and the command line.
+
+    Attributes:
+        tracker: game tracker timers.
+        device_timeouts / backoff: the boards' links.
+        set_clocks_at_start: set every e-board clock (mode 23) when the round starts.
+        port: listen on this port instead of the configured one (0: a free port).
+        supervisors: ready-made supervisors by board number (tests, the demo).
+    """
+
+    tracker: TrackerSettings | None = None
+    device_timeouts: DeviceTimeouts | None = None
+    backoff: BackoffPolicy | None = None
+    set_clocks_at_start: bool = False
+    port: int | None = None
+    supervisors: dict[int, BoardSupervisor] = field(default_factory=dict)
+
+
+def load_round_config(path: str | os.PathLike[str], journal: Journal | None = None) -> Config:
+    """Load the configuration; the default round start is the journal's first start.
+
+    After a restart the default ``round_start`` (the daemon's start) must not move, or
+    the default time of FIDE 6.7 would move with it.
+
+    Raises:
+        ConfigError: one line per problem.
+    """
+    config = load_config(path)
+    if journal is None:
+        return config
+    first = next(journal.records(board=EVENT_BOARD, kinds={STARTED}), None)
+    if first is None:
+        return config
+    started = dt.datetime.fromtimestamp(float(first.payload["at"])).astimezone()
+    return load_config(path, now=started)
+
+
+class Daemon:
+    """One round: journal, core, service, broadcast server and board sessions."""
+
+    def __init__(self, config_path: str | os.PathLike[str], options: DaemonOptions) -> None:
+        self.options = options
+        first = load_config(config_path)
+        self.journal = Journal(first.storage.path, synchronous=first.storage.synchronous)
+        self.config = load_round_config(config_path, self.journal)
+        self._note_start()
+        self.hub = Hub()
+        self.core = RoundCore(self.config, options.tracker)
+        self.service = RoundService(self.core, self.journal, self.hub)
+        self.service.clock_setter = self.set_clocks
+        self.replayed = self.service.replay()
+        server = self.config.server
+        self.server = BroadcastServer(
+            self.hub,
+            self.service,
+            host=server.host,
+            port=server.port if options.port is None else options.port,
+            arbiter_token=server.arbiter_token,
+            delay=float(server.public_delay),
+        )
+        self.sessions = {
+            board.number: BoardSession(board, self.service, self._supervisor(board.number))
+            for board in self.config.boards
+            if board.port is not None
+        }
+        self.ready = asyncio.Event()
+
+    def _note_start(self) -> None:
+        if next(self.journal.records(board=EVENT_BOARD, kinds={STARTED}), None) is None:
+            now = dt.datetime.now().timestamp()
+            self.journal.append(EVENT_BOARD, STARTED, {"at": now}, now)
+
+    def _supervisor(self, number: int) -> BoardSupervisor:
+        given = self.options.supervisors.get(number)
+        if given is not None:
+            return given
+        port = self.config.board(number).port
+        assert port is not None
+        return BoardSupervisor(
+            port, timeouts=self.options.device_timeouts, backoff=self.options.backoff
+        )
+
+    async def run(self, stop: asyncio.Event) -> None:
+        """Serve until ``stop`` is set; then shut everything down cleanly."""
+        try:
+            async with self.server, asyncio.TaskGroup() as tasks:
+                for coro in self._jobs():
+                    tasks.create_task(coro)
+                self.ready.set()
+                log.info("= serving on http://%s:%d/", self.config.server.host, self.server.port)
+                await stop.wait()
+                for session in self.sessions.values():
+                    await session.supervisor.stop()
+                raise _Stop
+        except* _Stop:
+            pass
+        finally:
+            self.journal.close()
+
+    def _jobs(self) -> list[Coroutine[Any, Any, None]]:
+        jobs: list[Coroutine[Any, Any, None]] = [self.service.run_timers()]
+        jobs += [session.run() for session in self.sessions.values()]
+        jobs += self._outputs()
+        if self.options.set_clocks_at_start:
+            jobs.append(self._set_clocks_when_online())
+        return jobs
+
+    def _outputs(self) -> list[Coroutine[Any, Any, None]]:
+        config, public = self.config, self.server.public_hub
+        jobs: list[Coroutine[Any, Any, None]] = []
+        if config.mqtt is not None and config.mqtt.enabled:
+            mqtt = MqttPublisher(_mqtt_settings(config))
+            self.service.result_listeners.append(mqtt.publish_result)
+            jobs.append(mqtt.serve(self.hub))
+        if config.lichess is not None and config.lichess.enabled:
+            lichess = config.lichess
+            assert lichess.push_url is not None
+            assert lichess.token is not None
+            settings = LichessSettings(push_url=lichess.push_url, token=lichess.token)
+            jobs.append(LichessPusher(settings).serve(public))
+        if config.pgn_folder is not None:
+            folder = PgnFolderWriter(PgnFolderSettings(path=config.pgn_folder.path))
+            jobs.append(folder.serve(public))
+        if config.webhook is not None:
+            jobs.append(AlertWebhook(WebhookSettings(url=config.webhook.url)).serve(self.hub))
+        return jobs
+
+    async def set_clocks(self) -> CommandReply:
+        """Set every online e-board clock to its time control (arbiter ``set_clocks``)."""
+        results = await asyncio.gather(
+            *(
+                set_clock(s.supervisor, s.board, self.config.section_of(n))
+                for n, s in self.sessions.items()
+            )
+        )
+        return _clock_reply(results)
+
+    async def _set_clocks_when_online(self, patience: float = 30.0) -> None:
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(patience):
+                await asyncio.gather(*(s.online.wait() for s in self.sessions.values()))
+        reply = await self.set_clocks()
+        log.info("= clocks set at round start: %s", reply.details)
+
+
+def _clock_reply(results: list[ClockSetResult]) -> CommandReply:
+    failed = {str(r.board): r.reason for r in results if not r.ok}
+    done = [r.board for r in results if r.ok]
+    if failed:
+        reasons = "; ".join(f"board {b}: {why}" for b, why in failed.items())
+        return CommandReply(ok=False, reason=reasons, details={"set": done, "failed": failed})
+    return CommandReply(ok=True, details={"set": done})
+
+
+def _mqtt_settings(config: Config) -> MqttSettings:
+    mqtt = config.mqtt
+    assert mqtt is not None
+    return MqttSettings(
+        host=mqtt.host,
+        port=mqtt.port,
+        prefix=mqtt.prefix,
+        username=mqtt.username,
+        password=mqtt.password,
+    )
+
+
+class _Stop(Exception):
+    """Ends the task group on request."""
+
+
+def install_signal_handlers(stop: asyncio.Event) -> Callable[[], None]:
+    """SIGINT/SIGTERM set ``stop``; returns a function that removes the handlers."""
+    import signal
+
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+
+    def remove() -> None:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(sig)
+
+    return remove

@@ -1,0 +1,147 @@
+"""One e-board's session: driver reports in, journal inputs out (layer L3).
+
+A :class:`BoardSession` reads its :class:`~drivers.dgt.supervisor.BoardSupervisor`'s
+reports and turns them into the vendor-neutral inputs of the round: a whole placement
+whenever a board dump or field update changed it, a clock reading whenever the clock
+reported, the link going up or down. The :class:`~daemon.service.RoundService` journals
+each before the game layer sees it. Clock commands (mode 23) go out through the same
+supervisor.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from daemon.config import BoardConfig, Section
+from daemon.game.observations import LinkObserved, LinkState
+from daemon.inputs import (
+    CLOCK,
+    LINK,
+    PLACEMENT,
+    clock_payload,
+    link_payload,
+    placement_payload,
+)
+from daemon.service import RoundService
+from drivers.dgt.commands import ClockAscii, ClockSetAndRun
+from drivers.dgt.events import BoardDump, ClockTimes, FieldUpdated
+from drivers.dgt.link import ClockRefused, DgtLinkError
+from drivers.dgt.observe import SensorBoard, clock_observation
+from drivers.dgt.supervisor import BoardSupervisor, LinkDown, LinkUp, Report
+
+__all__ = ["BoardSession", "ClockSetResult", "clock_text", "set_clock"]
+
+log = logging.getLogger(__name__)
+
+
+class BoardSession:
+    """Feeds one e-board's reports to the round service.
+
+    Args:
+        board: the board's configuration (``port`` set).
+        service: the round service.
+        supervisor: the board's supervisor (made from ``board.port`` when None).
+    """
+
+    def __init__(
+        self,
+        board: BoardConfig,
+        service: RoundService,
+        supervisor: BoardSupervisor | None = None,
+        *,
+        wall_clock: Callable[[], float] = time.time,
+    ) -> None:
+        if board.port is None:
+            raise ValueError(f"board {board.number} has no e-board port")
+        self.board = board
+        self.service = service
+        self.supervisor = supervisor or BoardSupervisor(board.port)
+        self._sensors = SensorBoard()
+        self._last_clock: dict[str, object] | None = None
+        self._wall_clock = wall_clock
+        self.online = asyncio.Event()
+
+    async def run(self) -> None:
+        """Supervise the board and feed its reports until cancelled or stopped."""
+        async with asyncio.TaskGroup() as tasks:
+            tasks.create_task(self.supervisor.run())
+            async for at, report in self.supervisor.reports():
+                self.receive_report(report, self._to_wall(at))
+
+    def _to_wall(self, loop_time: float) -> float:
+        """The wall-clock time of a report stamped with the loop's clock."""
+        age = max(0.0, asyncio.get_running_loop().time() - loop_time)
+        return self._wall_clock() - age
+
+    def receive_report(self, report: Report, at: float) -> None:
+        """Turn one driver report into round inputs (none for most)."""
+        number = self.board.number
+        match report:
+            case LinkUp():
+                self.online.set()
+                log.info("= board %d online on %s (serial %s)", number, report.port, report.serial)
+                self._send(LINK, link_payload(LinkObserved(state=LinkState.ONLINE, at=at)), at)
+            case LinkDown():
+                self.online.clear()
+                log.warning("= board %d offline: %s", number, report.reason)
+                self._sensors = SensorBoard()  # the next dump resynchronises
+                self._last_clock = None
+                payload = link_payload(LinkObserved(state=LinkState.OFFLINE, at=at), report.reason)
+                self._send(LINK, payload, at)
+            case BoardDump() | FieldUpdated():
+                placement = self._sensors.receive_event(report, at)
+                if placement is not None:
+                    self._send(PLACEMENT, placement_payload(placement), at)
+            case ClockTimes():
+                payload = clock_payload(clock_observation(report, at))
+                if payload != self._last_clock:  # update-nice repeats nothing new
+                    self._last_clock = payload
+                    self._send(CLOCK, payload, at)
+            case _:
+                pass  # acks, serial numbers, versions: the driver's business
+
+    def _send(self, kind: str, payload: dict[str, object], at: float) -> None:
+        self.service.receive(self.board.number, kind, payload, at)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ClockSetResult:
+    """What happened when one board's clock was set."""
+
+    board: int
+    ok: bool
+    reason: str = ""
+
+
+def clock_text(board: BoardConfig) -> str:
+    """Eight characters for a DGT 3000 display: board number and White's surname."""
+    surname = (board.white.split(",")[0] or "").strip()
+    text = f"{board.number} {surname}"
+    return text.encode("ascii", "replace").decode("ascii")[:8]
+
+
+async def set_clock(
+    supervisor: BoardSupervisor, board: BoardConfig, section: Section
+) -> ClockSetResult:
+    """Set one clock to the time control, paused, and show the board (mode 23, §7.5, §8).
+
+    Fischer clocks start at base plus one increment (dgt-protocol.md §7.2, "Observed").
+    """
+    control = section.event.time_control
+    start = control.base + control.increment
+    command = ClockSetAndRun(left_seconds=start, right_seconds=start, run="paused")
+    try:
+        await supervisor.send_clock(command)
+    except ClockRefused as exc:
+        return ClockSetResult(board=board.number, ok=False, reason=f"refused ({exc})")
+    except DgtLinkError as exc:
+        return ClockSetResult(board=board.number, ok=False, reason=str(exc) or type(exc).__name__)
+    try:
+        await supervisor.send_clock(ClockAscii(text=clock_text(board)))
+    except DgtLinkError as exc:
+        log.info("board %d: no text display (%s)", board.number, exc)
+    return ClockSetResult(board=board.number, ok=True)

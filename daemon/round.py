@@ -1,0 +1,360 @@
+"""The round's deterministic core: every board's game, clock, alerts and result (pure).
+
+One :class:`RoundCore` holds a :class:`~daemon.game.tracker.GameTracker` per e-board and
+the shared :class:`~daemon.arbiter.AlertEngine`. It takes the journal's input records
+(:mod:`daemon.inputs`) one at a time and answers with what changed: boards to republish,
+alerts to publish, decisions to journal. It never reads a clock or does I/O, so replaying
+the journal through a fresh core rebuilds the round exactly (docs/architecture.md).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import chess
+
+from broadcast.messages import (
+    AcceptPosition,
+    AckAlert,
+    Alert,
+    ArbiterCommand,
+    BoardState,
+    BoardStatus,
+    ConfirmResult,
+    MoveInfo,
+    SetClocks,
+    SetResult,
+)
+from daemon.arbiter import AlertEngine, AlertSettings, CommandRefused, Decision
+from daemon.config import BoardConfig, Config, Section
+from daemon.game.events import (
+    ClockUpdated,
+    GameEnded,
+    GameEvent,
+    GameStarted,
+    InSync,
+    MoveMade,
+    MovesWithdrawn,
+    OutOfSync,
+    PositionAccepted,
+)
+from daemon.game.observations import ClockSide, LinkState
+from daemon.game.state import TrackerSettings
+from daemon.game.tracker import GameTracker
+from daemon.inputs import (
+    ARBITER,
+    CLOCK,
+    LINK,
+    PLACEMENT,
+    TICK,
+    clock_from_payload,
+    link_from_payload,
+    placement_from_payload,
+)
+from daemon.record import GameRecord, format_clock
+
+__all__ = [
+    "BoardGame",
+    "Outcome",
+    "RoundCore",
+    "command_from_payload",
+    "command_payload",
+    "pgn_headers",
+    "render_pgn",
+]
+
+
+@dataclass(slots=True)
+class BoardGame:
+    """What the core knows of one board beyond its tracker."""
+
+    config: BoardConfig
+    section: Section
+    tracker: GameTracker | None  # None: no e-board, results by hand
+    record: GameRecord = field(default_factory=GameRecord)
+    clock: ClockUpdated | None = None
+    online: bool | None = None
+    out_of_sync: bool = False
+    started: bool = False
+    board_result: str = "*"  # decided on the board (mate, stalemate)
+    termination: str = ""
+
+
+@dataclass(slots=True)
+class Outcome:
+    """What one input changed."""
+
+    boards: set[int] = field(default_factory=set)
+    alerts: list[Alert] = field(default_factory=list)
+    decisions: list[Decision] = field(default_factory=list)
+    game_events: list[tuple[int, GameEvent]] = field(default_factory=list)
+
+
+def command_payload(command: ArbiterCommand) -> dict[str, Any]:
+    """An arbiter command as a journal payload."""
+    data = dataclasses.asdict(command)
+    data["command"] = _COMMAND_NAMES[type(command)]
+    return data
+
+
+def command_from_payload(payload: Mapping[str, Any]) -> ArbiterCommand:
+    """The inverse of :func:`command_payload`."""
+    kind = _COMMAND_TYPES[str(payload["command"])]
+    fields = {f.name: payload[f.name] for f in dataclasses.fields(kind)}
+    return kind(**fields)
+
+
+_COMMAND_NAMES: dict[type, str] = {
+    AckAlert: "ack_alert",
+    SetResult: "set_result",
+    ConfirmResult: "confirm_result",
+    AcceptPosition: "accept_position",
+    SetClocks: "set_clocks",
+}
+_COMMAND_TYPES: dict[str, type[ArbiterCommand]] = {v: k for k, v in _COMMAND_NAMES.items()}
+
+
+class RoundCore:
+    """Every board of the round, driven by journal input records.
+
+    Args:
+        config: the validated configuration (its ``round_start`` already fixed).
+        tracker_settings: timers of the game trackers (tests shorten them).
+    """
+
+    def __init__(self, config: Config, tracker_settings: TrackerSettings | None = None) -> None:
+        self.config = config
+        self.engine = AlertEngine(AlertSettings.from_config(config))
+        self.games: dict[int, BoardGame] = {}
+        base = tracker_settings or TrackerSettings()
+        for section in config.sections:
+            for board in section.boards:
+                self.games[board.number] = BoardGame(
+                    config=board, section=section, tracker=_tracker(board, section, base)
+                )
+
+    # -- inputs ------------------------------------------------------------------------
+
+    def apply(self, board: int, kind: str, payload: Mapping[str, Any], at: float) -> Outcome:
+        """Act on one input record; returns what changed.
+
+        Raises:
+            CommandRefused: an arbiter command that cannot be carried out (nothing changed).
+        """
+        outcome = Outcome()
+        if kind == TICK:
+            self._tick(at, outcome)
+        elif kind == ARBITER:
+            self._command(command_from_payload(payload), at, outcome)
+        else:
+            self._observe(board, kind, payload, at, outcome)
+        self._drain_engine(outcome)
+        return outcome
+
+    def next_deadline(self) -> float | None:
+        """When a ``tick`` input is due next (None: no timer runs)."""
+        times = [g.tracker.next_deadline() for g in self.games.values() if g.tracker]
+        times.append(self.engine.next_deadline())
+        return min((t for t in times if t is not None), default=None)
+
+    def _observe(
+        self, board: int, kind: str, payload: Mapping[str, Any], at: float, outcome: Outcome
+    ) -> None:
+        game = self.games[board]
+        tracker = game.tracker
+        if tracker is None:
+            raise CommandRefused(f"board {board} has no e-board")
+        if kind == PLACEMENT:
+            tracker.receive_placement(placement_from_payload(payload, at))
+        elif kind == CLOCK:
+            reading = clock_from_payload(payload, at)
+            tracker.receive_clock(reading)
+            self.engine.receive_clock_link(board, reading.connected, at)
+        elif kind == LINK:
+            link = link_from_payload(payload, at)
+            tracker.receive_link(link)
+            game.online = link.state is LinkState.ONLINE
+            self.engine.receive_link(board, game.online, at)
+            outcome.boards.add(board)
+        else:
+            raise ValueError(f"not an input kind: {kind}")
+        self._drain_tracker(board, outcome)
+
+    def _tick(self, now: float, outcome: Outcome) -> None:
+        for number, game in self.games.items():
+            if game.tracker is not None:
+                game.tracker.receive_tick(now)
+                self._drain_tracker(number, outcome)
+        self.engine.receive_tick(now)
+
+    def _command(self, command: ArbiterCommand, at: float, outcome: Outcome) -> None:
+        match command:
+            case AckAlert(id=alert_id):
+                alert = self.engine.acknowledge(alert_id, at)
+                outcome.alerts.append(alert)
+            case SetResult(board=board, result=result):
+                self._game(board)
+                self.engine.set_result(board, result, at)
+                outcome.boards.add(board)
+            case ConfirmResult(board=board):
+                self._game(board)
+                self.engine.confirm_result(board, at)
+                outcome.boards.add(board)
+            case AcceptPosition(board=board):
+                tracker = self._game(board).tracker
+                if tracker is None:
+                    raise CommandRefused(f"board {board} has no e-board")
+                if not tracker.accept_position(at):
+                    raise CommandRefused(f"board {board}: no position to accept")
+                self._drain_tracker(board, outcome)
+            case SetClocks():
+                pass  # carried out by the service on the links; journalled for the record
+
+    def _game(self, board: int) -> BoardGame:
+        game = self.games.get(board)
+        if game is None:
+            raise CommandRefused(f"no board {board}")
+        return game
+
+    # -- outputs -----------------------------------------------------------------------
+
+    def _drain_tracker(self, board: int, outcome: Outcome) -> None:
+        game = self.games[board]
+        assert game.tracker is not None
+        for event in game.tracker.events_received():
+            _apply_event(game, event)
+            self.engine.receive_game_event(board, event)
+            outcome.game_events.append((board, event))
+            outcome.boards.add(board)
+
+    def _drain_engine(self, outcome: Outcome) -> None:
+        outcome.decisions.extend(self.engine.decisions_made())
+        for alert in self.engine.alerts_raised():
+            outcome.alerts.append(alert)
+        for decision in outcome.decisions:
+            if decision.board in self.games:
+                outcome.boards.add(decision.board)
+
+    def board_state(self, board: int, now: float) -> BoardState:
+        """The board as the broadcast should show it now."""
+        game = self.games[board]
+        result_state = self.engine.result_of(board)
+        result = result_state.result if result_state else game.board_result
+        final = bool(result_state and result_state.confirmed)
+        moves = game.record.moves()
+        clock = game.clock
+        white_clock = black_clock = None
+        running = None
+        if clock is not None:
+            white_clock, black_clock, running = clock.white, clock.black, clock.running
+        return BoardState(
+            board=board,
+            section=game.section.name,
+            round=f"{game.section.event.round}.{board}",
+            white=game.config.white,
+            black=game.config.black,
+            white_elo=game.config.white_elo,
+            black_elo=game.config.black_elo,
+            pgn=render_pgn(game, result),
+            fen=game.record.fen(),
+            moves=moves,
+            last_move=moves[-1].uci if moves else None,
+            white_clock=white_clock,
+            black_clock=black_clock,
+            running=running if result == "*" else None,
+            clock_at=clock.at if clock else None,
+            status=_status(game),
+            result=result,
+            result_final=final,
+            updated_at=now,
+        )
+
+
+def _tracker(board: BoardConfig, section: Section, base: TrackerSettings) -> GameTracker | None:
+    if not board.has_eboard:
+        return None
+    side = ClockSide(board.clock_white_side) if board.clock_white_side else None
+    settings = dataclasses.replace(
+        base, white_side=side, increment=float(section.event.time_control.increment)
+    )
+    return GameTracker(settings)
+
+
+def _status(game: BoardGame) -> BoardStatus:
+    if game.tracker is None:
+        return BoardStatus.MANUAL
+    if game.online is False:
+        return BoardStatus.OFFLINE
+    if game.out_of_sync:
+        return BoardStatus.OUT_OF_SYNC
+    if not game.started:
+        return BoardStatus.WAITING
+    return BoardStatus.ONLINE
+
+
+def _apply_event(game: BoardGame, event: GameEvent) -> None:
+    record = game.record
+    match event:
+        case GameStarted():
+            game.started = True
+            record.restart()
+            game.board_result, game.termination = "*", ""
+        case MoveMade():
+            info = MoveInfo(san=event.san, uci=event.uci, clock=event.clock, emt=event.emt)
+            record.add_move(event.ply, info)
+        case MovesWithdrawn():
+            record.withdraw(event.from_ply)
+        case OutOfSync():
+            game.out_of_sync = True
+        case InSync():
+            game.out_of_sync = False
+        case PositionAccepted():
+            game.out_of_sync = False
+            record.accept(event.fen)
+        case ClockUpdated():
+            game.clock = event
+        case GameEnded():
+            game.board_result, game.termination = event.result, event.termination
+        case _:
+            pass  # FlagFell, ResultSignalled: proposals for the arbiter (daemon.arbiter)
+
+
+def pgn_headers(game: BoardGame, result: str) -> list[tuple[str, str]]:
+    """The PGN tags of a board, in order; the ones lichess matches on never change."""
+    event, board = game.section.event, game.config
+    tags = [
+        ("Event", event.name),
+        ("Site", event.site or "?"),
+        ("Date", event.date.strftime("%Y.%m.%d")),
+        ("Round", f"{event.round}.{board.number}"),
+        ("White", board.white or "?"),
+        ("Black", board.black or "?"),
+        ("Result", result),
+    ]
+    optional = [
+        ("WhiteElo", board.white_elo),
+        ("BlackElo", board.black_elo),
+        ("WhiteTitle", board.white_title),
+        ("BlackTitle", board.black_title),
+        ("WhiteFideId", board.white_fide_id),
+        ("BlackFideId", board.black_fide_id),
+    ]
+    tags += [(name, str(value)) for name, value in optional if value is not None]
+    tags.append(("TimeControl", str(event.time_control)))
+    if game.termination:
+        tags.append(("Termination", game.termination))
+    if game.clock is not None:
+        tags.append(("WhiteClock", format_clock(game.clock.white)))
+        tags.append(("BlackClock", format_clock(game.clock.black)))
+    return tags
+
+
+def render_pgn(game: BoardGame, result: str) -> str:
+    """The board's game as PGN text, ``[%clk]`` on every move."""
+    pgn = game.record.game(pgn_headers(game, result))
+    pgn.headers["Result"] = result
+    exporter = chess.pgn.StringExporter(headers=True, variations=False, comments=True)
+    return pgn.accept(exporter) + "\n"

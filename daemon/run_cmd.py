@@ -1,0 +1,65 @@
+"""``dgtcast run --config FILE``: run a round until Ctrl-C or SIGTERM."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import sys
+
+from daemon.app import Daemon, DaemonOptions, install_signal_handlers
+from daemon.config import ConfigError, format_config_errors
+from daemon.journal import JournalError
+
+__all__ = ["add_arguments", "run"]
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--config``, ``--set-clocks``, ``--port``, ``--log-level``."""
+    parser.add_argument("--config", required=True, help="the round's TOML configuration")
+    parser.add_argument(
+        "--set-clocks",
+        action="store_true",
+        help="set every e-board clock to the time control at start (clocks in mode 23)",
+    )
+    parser.add_argument("--port", type=int, help="listen on this port instead of [server] port")
+    parser.add_argument("--log-level", default="INFO", help="DEBUG shows the wire trace")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the daemon; exit code 2 on a bad configuration."""
+    logging.basicConfig(
+        level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s %(message)s"
+    )
+    options = DaemonOptions(set_clocks_at_start=args.set_clocks, port=args.port)
+    try:
+        return asyncio.run(_serve(args.config, options))
+    except ConfigError as exc:
+        print(format_config_errors(exc), file=sys.stderr)
+        return 2
+    except JournalError as exc:
+        print(f"dgtcast: {exc}", file=sys.stderr)
+        return 2
+
+
+async def _serve(config: str, options: DaemonOptions) -> int:
+    daemon = Daemon(config, options)
+    stop = asyncio.Event()
+    remove = install_signal_handlers(stop)
+    try:
+        print(f"dgtcast: round replayed from the journal ({daemon.replayed} inputs)", flush=True)
+        task = asyncio.create_task(daemon.run(stop))
+        await daemon.ready.wait()
+        _print_urls(daemon)
+        await task
+    finally:
+        remove()
+    return 0
+
+
+def _print_urls(daemon: Daemon) -> None:
+    host = daemon.config.server.host
+    base = f"http://{host}:{daemon.server.port}"
+    print(f"viewer:  {base}/", flush=True)
+    print(f"arbiter: {base}/arbiter", flush=True)
+    print(f"PGN:     {base}/round.pgn", flush=True)

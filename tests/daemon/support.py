@@ -1,0 +1,152 @@
+"""Helpers for daemon tests: configurations around emulated boards, journal readers."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import chess
+import chess.pgn
+
+from daemon.app import Daemon, DaemonOptions
+from daemon.game.state import TrackerSettings
+from daemon.inputs import CLOCK
+from daemon.journal import Journal, Record
+from drivers.dgt.device import DeviceTimeouts
+from drivers.dgt.supervisor import BackoffPolicy
+
+__all__ = [
+    "BoardSpec",
+    "FAST_TRACKER",
+    "journal_moves",
+    "mover_clock_after",
+    "read_game",
+    "running_daemon",
+    "wait_for",
+    "write_config",
+]
+
+#: Tracker timers shortened for emulated play at high speed.
+FAST_TRACKER = TrackerSettings(
+    settle_time=0.3,
+    clock_settle_time=2.0,
+    out_of_sync_hold=1.0,
+    result_settle_time=0.5,
+    centre_king_hold=1.0,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class BoardSpec:
+    """One ``[[boards]]`` table."""
+
+    number: int
+    port: str | None
+    white: str = ""
+    black: str = ""
+    clock_white_side: str | None = None
+
+
+def write_config(
+    folder: Path,
+    boards: Sequence[BoardSpec],
+    *,
+    time_control: str = "180+2",
+    default_time: str = "30m",
+    round_start: str | None = None,
+    token: str = "arbiter-secret",
+    extra: str = "",
+) -> Path:
+    """A configuration file for a test round; the journal lives in ``folder``."""
+    lines = [
+        "[event]",
+        'name = "Test Open"',
+        'site = "Test Club"',
+        "round = 2",
+        f'time_control = "{time_control}"',
+        f'default_time = "{default_time}"',
+    ]
+    if round_start is not None:
+        lines.append(f'round_start = "{round_start}"')
+    lines += ["", "[server]", 'host = "127.0.0.1"', "port = 8080", f'arbiter_token = "{token}"']
+    lines += ["", "[storage]", 'path = "journal.db"', ""]
+    for board in boards:
+        lines += ["[[boards]]", f"number = {board.number}"]
+        if board.port is not None:
+            lines.append(f'port = "{board.port}"')
+        white = board.white or f"White, Board {board.number}"
+        black = board.black or f"Black, Board {board.number}"
+        lines += [f'white = "{white}"', f'black = "{black}"']
+        if board.clock_white_side:
+            lines.append(f'clock_white_side = "{board.clock_white_side}"')
+        lines.append("")
+    path = folder / "round.toml"
+    path.write_text("\n".join(lines) + extra)
+    return path
+
+
+@contextlib.asynccontextmanager
+async def running_daemon(
+    config: Path, *, tracker: TrackerSettings = FAST_TRACKER
+) -> AsyncIterator[Daemon]:
+    """A daemon serving ``config`` on a free port, stopped cleanly on exit."""
+    options = DaemonOptions(
+        tracker=tracker,
+        port=0,
+        device_timeouts=DeviceTimeouts(quiet=2.0, probe=1.0),
+        backoff=BackoffPolicy(initial=0.05, maximum=0.5),
+    )
+    daemon = Daemon(config, options)
+    stop = asyncio.Event()
+    task = asyncio.create_task(daemon.run(stop))
+    await asyncio.wait_for(daemon.ready.wait(), 10)
+    try:
+        yield daemon
+    finally:
+        stop.set()
+        await asyncio.wait_for(task, 15)
+
+
+async def wait_for(predicate: Callable[[], bool], timeout: float, what: str) -> None:
+    """Poll ``predicate`` until true; fail the test with ``what`` after ``timeout``."""
+    async with asyncio.timeout(timeout):
+        while not predicate():
+            await asyncio.sleep(0.05)
+    assert predicate(), what
+
+
+def read_game(path: Path, index: int = 0) -> chess.pgn.Game:
+    """Game ``index`` of a PGN file."""
+    with path.open() as handle:
+        for _ in range(index):
+            chess.pgn.skip_game(handle)
+        game = chess.pgn.read_game(handle)
+    assert game is not None
+    return game
+
+
+def journal_moves(journal_path: Path, board: int) -> list[dict[str, Any]]:
+    """The main line the journal's move records leave (withdrawals applied)."""
+    line: list[dict[str, Any]] = []
+    with Journal(journal_path) as journal:
+        for record in journal.records(board=board):
+            if record.kind == "game.GameStarted":
+                line.clear()
+            elif record.kind == "game.MoveMade":
+                del line[record.payload["ply"] - 1 :]
+                line.append(record.payload)
+            elif record.kind == "game.MovesWithdrawn":
+                del line[record.payload["from_ply"] - 1 :]
+    return line
+
+
+def mover_clock_after(records: Sequence[Record], move_at: float, white_side: str) -> list[int]:
+    """Candidates for the mover's [%clk]: each side's time in clock inputs near the move."""
+    readings = [r for r in records if r.kind == CLOCK]
+    near = [r for r in readings if abs(r.at - move_at) <= 1.5]
+    sides = ("left", "right")
+    return [int(r.payload[side]) for r in near for side in sides]

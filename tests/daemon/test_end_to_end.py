@@ -1,0 +1,66 @@
+"""The daemon with emulated e-boards over real ptys: whole games, clocks and results."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import chess
+import chess.pgn
+
+from broadcast.messages import ConfirmResult
+from daemon.journal import Journal
+from drivers.emulator.clock import ClockSettings
+from drivers.emulator.device import EmulatedBoard
+from tests.daemon.support import (
+    BoardSpec,
+    journal_moves,
+    read_game,
+    running_daemon,
+    wait_for,
+    write_config,
+)
+
+SPEED = 25.0
+
+
+def _mainline_uci(game: chess.pgn.Game) -> list[str]:
+    return [move.uci() for move in game.mainline_moves()]
+
+
+async def test_two_boards_play_real_games_to_the_end(tmp_path: Path, games_dir: Path) -> None:
+    mate = read_game(games_dir / "molinari-bordais-1979.pgn")  # 10 plies, ends in mate
+    long = read_game(games_dir / "kasparov-deep-blue-1997.pgn", 5)  # 37 plies, 1-0 by the kings
+    clock = ClockSettings.from_text("3+2")
+    async with (
+        EmulatedBoard(clock=clock, seed=1) as one,
+        EmulatedBoard(clock=clock, seed=2, rotate=True, white_side="right") as two,
+    ):
+        specs = [BoardSpec(1, one.path), BoardSpec(2, two.path), BoardSpec(3, None)]
+        config = write_config(tmp_path, specs)
+        async with running_daemon(config) as daemon:
+            await wait_for(lambda: bool(daemon.sessions[1].online.is_set()), 10, "board 1 up")
+            await wait_for(lambda: bool(daemon.sessions[2].online.is_set()), 10, "board 2 up")
+            await one.play(mate, speed=SPEED, noise=0.2)
+            await two.play(long, speed=SPEED, noise=0.2, signal_result=True)
+            engine = daemon.core.engine
+            await wait_for(lambda: engine.result_of(2) is not None, 10, "result of board 2")
+            reply = await daemon.service.execute(ConfirmResult(board=2))
+            assert reply.ok, reply.reason
+            state_one = daemon.hub.state(1)
+            state_two = daemon.hub.state(2)
+            assert state_one is not None
+            assert state_two is not None
+            assert state_one.result == "0-1"
+            assert state_two.result == "1-0"
+            assert state_two.result_final
+    journal_path = tmp_path / "journal.db"
+    for board, game in ((1, mate), (2, long)):
+        line = journal_moves(journal_path, board)
+        assert [m["uci"] for m in line] == _mainline_uci(game)
+        assert all(m["clock"] is not None for m in line), f"board {board}: a move lacks %clk"
+    with Journal(journal_path) as journal:
+        kinds = [r.kind for r in journal.records(board=1)]
+        assert "game.GameEnded" in kinds
+        results = [r.payload for r in journal.records(board=2, kinds={"result"})]
+        assert results[-1]["result"] == "1-0"
+        assert results[-1]["confirmed"] is True
