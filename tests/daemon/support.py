@@ -20,8 +20,8 @@ from drivers.dgt.device import DeviceTimeouts
 from drivers.dgt.supervisor import BackoffPolicy
 
 __all__ = [
-    "BoardSpec",
     "FAST_TRACKER",
+    "BoardSpec",
     "journal_moves",
     "mover_clock_after",
     "read_game",
@@ -111,10 +111,10 @@ async def running_daemon(
         await asyncio.wait_for(task, 15)
 
 
-async def wait_for(predicate: Callable[[], bool], timeout: float, what: str) -> None:
-    """Poll ``predicate`` until true; fail the test with ``what`` after ``timeout``."""
-    async with asyncio.timeout(timeout):
-        while not predicate():
+async def wait_for(predicate: Callable[[], bool], within: float, what: str) -> None:
+    """Poll ``predicate`` until true; fail the test with ``what`` after ``within`` seconds."""
+    async with asyncio.timeout(within):
+        while not predicate():  # noqa: ASYNC110 - polls the daemon's state from outside
             await asyncio.sleep(0.05)
     assert predicate(), what
 

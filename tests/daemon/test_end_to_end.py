@@ -35,7 +35,7 @@ async def test_two_boards_play_real_games_to_the_end(tmp_path: Path, games_dir: 
         EmulatedBoard(clock=clock, seed=1) as one,
         EmulatedBoard(clock=clock, seed=2, rotate=True, white_side="right") as two,
     ):
-        specs = [BoardSpec(1, one.path), BoardSpec(2, two.path), BoardSpec(3, None)]
+        specs = [BoardSpec(1, str(one.path)), BoardSpec(2, str(two.path)), BoardSpec(3, None)]
         config = write_config(tmp_path, specs)
         async with running_daemon(config) as daemon:
             await wait_for(lambda: bool(daemon.sessions[1].online.is_set()), 10, "board 1 up")
