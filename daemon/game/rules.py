@@ -13,6 +13,7 @@ from daemon.game.matching import CENTRE
 __all__ = [
     "LIGHT_CENTRE",
     "color_name",
+    "continued_from",
     "flag_result",
     "game_outcome",
     "result_of_kings",
@@ -74,3 +75,41 @@ def game_outcome(board: chess.Board) -> tuple[str, str] | None:
     if outcome is None:
         return None
     return outcome.result(), outcome.termination.name.lower().replace("_", " ")
+
+
+#: Boards no game can go on from: a king missing or doubled, the side not to move in
+#: check, a pawn on its last rank (python-chess ``Board.status``).
+_UNPLAYABLE = (
+    chess.STATUS_NO_WHITE_KING
+    | chess.STATUS_NO_BLACK_KING
+    | chess.STATUS_TOO_MANY_KINGS
+    | chess.STATUS_OPPOSITE_CHECK
+    | chess.STATUS_PAWNS_ON_BACKRANK
+)
+
+
+def continued_from(
+    placement: chess.BaseBoard, game: chess.Board, turn: chess.Color
+) -> chess.Board | None:
+    """The position ``placement`` gives as a continuation of ``game``, ``turn`` to move.
+
+    For an arbiter accepting the board as it stands (FIDE Laws 7.5: an illegal move that
+    was not claimed stands). Castling rights are those ``game`` still had where king and
+    rook still stand at home; en passant survives only for an unchanged side to move;
+    the move number goes on. None when no game can go on from the board.
+    """
+    board = chess.Board(None)
+    board.set_piece_map(placement.piece_map())
+    board.turn = turn
+    board.castling_rights = game.castling_rights
+    board.castling_rights = board.clean_castling_rights()
+    if turn == game.turn and game.ep_square is not None:
+        board.ep_square = game.ep_square
+        if not board.has_legal_en_passant():
+            board.ep_square = None
+    board.fullmove_number = game.fullmove_number
+    if game.turn == chess.BLACK and turn == chess.WHITE:
+        board.fullmove_number += 1
+    if board.status() & _UNPLAYABLE:
+        return None
+    return board

@@ -54,21 +54,12 @@ from daemon.game.observations import (
     LinkState,
     PlacementObserved,
 )
-from daemon.game.rules import game_outcome, result_of_kings
+from daemon.game.rules import continued_from, game_outcome, result_of_kings
 from daemon.game.state import TrackerSettings, TrackerState, Trigger, next_state
 
 __all__ = ["GameTracker"]
 
 _MAX_PRESSES = 8
-#: Boards no game can go on from: a king missing or doubled, the side not to move in
-#: check, a pawn on its last rank (python-chess ``Board.status``).
-_UNPLAYABLE = (
-    chess.STATUS_NO_WHITE_KING
-    | chess.STATUS_NO_BLACK_KING
-    | chess.STATUS_TOO_MANY_KINGS
-    | chess.STATUS_OPPOSITE_CHECK
-    | chess.STATUS_PAWNS_ON_BACKRANK
-)
 
 
 @dataclass(slots=True)
@@ -227,7 +218,7 @@ class GameTracker:
             return True
         running = self._clock.running_color
         turn = (not self._board.turn) if running is None else running
-        board = self._accepted_board(self._seen, self._board, turn)
+        board = continued_from(self._seen, self._board, turn)
         if board is None:
             return False
         self._restart_from(board, now)
@@ -304,6 +295,9 @@ class GameTracker:
         if match.kind is MatchKind.CURRENT:
             self._pending = None
             return
+        match = self._complete_by_reply(match, at)
+        if self._state is TrackerState.ENDED:
+            return
         self._show_pending(match, at)
         self._complete_by_press(at)
 
@@ -321,6 +315,28 @@ class GameTracker:
                 pending.visible, pending.since = True, at
             return
         self._pending = _Pending(match, at, self._clock_snapshot(), visible=True)
+
+    def _complete_by_reply(self, match: Match, at: float) -> Match:
+        """Without a running clock, a reply on top of the pending move completes it.
+
+        With a running clock the mover's lever press is awaited instead: a reply seen
+        before it is more likely a piece knocked for a moment, and the press carries the
+        move's clock times. Returns what stays pending: the reply, or ``match``.
+        """
+        pending = self._pending
+        if (
+            self._clock.is_running
+            or pending is None
+            or pending.match.kind is not MatchKind.FORWARD
+            or match.kind is not MatchKind.FORWARD
+            or len(pending.match.moves) != 1
+            or match.moves[:1] != pending.match.moves
+            or len(match.moves) != 2
+        ):
+            return match
+        presses: list[LeverPress | None] = [*self._assign_presses(pending.match)] or [None]
+        self._publish(pending, presses, at)
+        return Match(kind=MatchKind.FORWARD, moves=match.moves[1:])
 
     def _hide_pending(self) -> None:
         if self._pending is not None:
@@ -510,36 +526,13 @@ class GameTracker:
     def _accept_new_game(self, now: float) -> bool:
         assert self._sensed is not None
         turn = self._clock.running_color
-        board = self._accepted_board(
-            self._sensed, chess.Board(), chess.WHITE if turn is None else turn
-        )
+        board = continued_from(self._sensed, chess.Board(), chess.WHITE if turn is None else turn)
         if board is None:
             return False
         self._start_game(False, now)
         if placement_key(board) != START:
             self._restart_from(board, now)
         return True
-
-    @staticmethod
-    def _accepted_board(
-        seen: chess.BaseBoard, game: chess.Board, turn: chess.Color
-    ) -> chess.Board | None:
-        """The board as it stands, with ``turn`` to move, as a continuation of ``game``."""
-        board = chess.Board(None)
-        board.set_piece_map(seen.piece_map())
-        board.turn = turn
-        board.castling_rights = game.castling_rights
-        board.castling_rights = board.clean_castling_rights()
-        if turn == game.turn and game.ep_square is not None:
-            board.ep_square = game.ep_square
-            if not board.has_legal_en_passant():
-                board.ep_square = None
-        board.fullmove_number = game.fullmove_number
-        if game.turn == chess.BLACK and turn == chess.WHITE:
-            board.fullmove_number += 1
-        if board.status() & _UNPLAYABLE:
-            return None
-        return board
 
     def _restart_from(self, board: chess.Board, now: float) -> None:
         was_out = self._state is TrackerState.OUT_OF_SYNC

@@ -11,6 +11,7 @@ from daemon.game.events import (
     GameEnded,
     GameStarted,
     MoveMade,
+    MovesWithdrawn,
     OutOfSync,
     ResultSignalled,
 )
@@ -185,3 +186,18 @@ def test_a_capture_into_a_dead_position_ends_the_game() -> None:
     table.play("e1e2")
     ended = table.of_type(GameEnded)
     assert [(e.result, e.termination) for e in ended] == [("1/2-1/2", "insufficient material")]
+
+
+def test_a_reply_completes_a_held_king_move_without_a_clock() -> None:
+    """Ke4 waits for a possible gesture; Black's reply shows it was a move."""
+    table = from_position("4k3/p7/8/8/8/5K2/P7/8 w - - 0 1", clock=None)
+    table.slide(chess.F3, chess.E4)
+    table.wait(2)
+    assert table.moves() == []
+    table.slide(chess.A7, chess.A6)
+    assert table.moves() == ["f3e4"]
+    table.wait(1.5)
+    table.slide(chess.E4, chess.D5)
+    table.wait(6)
+    assert table.moves() == ["f3e4", "a7a6", "e4d5"]
+    assert table.of_type(MovesWithdrawn) == []
