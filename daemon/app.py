@@ -135,8 +135,7 @@ class Daemon:
                 self.ready.set()
                 log.info("= serving on http://%s:%d/", self.config.server.host, self.server.port)
                 await stop.wait()
-                for session in self.sessions.values():
-                    await session.supervisor.stop()
+                await asyncio.gather(*(s.stop() for s in self.sessions.values()))
                 raise _Stop
         except* _Stop:
             pass

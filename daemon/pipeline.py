@@ -64,6 +64,12 @@ class BoardSession:
         self._last_clock: dict[str, object] | None = None
         self._wall_clock = wall_clock
         self.online = asyncio.Event()
+        self._stopping = False
+
+    async def stop(self) -> None:
+        """Stop the board's supervisor; the link closing then is no ``board_offline``."""
+        self._stopping = True
+        await self.supervisor.stop()
 
     async def run(self) -> None:
         """Supervise the board and feed its reports until cancelled or stopped."""
@@ -85,6 +91,8 @@ class BoardSession:
                 self.online.set()
                 log.info("= board %d online on %s (serial %s)", number, report.port, report.serial)
                 self._send(LINK, link_payload(LinkObserved(state=LinkState.ONLINE, at=at)), at)
+            case LinkDown() if self._stopping:
+                self.online.clear()
             case LinkDown():
                 self.online.clear()
                 log.warning("= board %d offline: %s", number, report.reason)

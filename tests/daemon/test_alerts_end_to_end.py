@@ -1,0 +1,106 @@
+"""Each arbiter alert, raised once with the right details, by a real daemon and real boards.
+
+One daemon, five emulated e-boards over ptys, one scenario per board, played at once: a flag
+fall, a late arrival (default time 3 s), an unplugged board, an illegal move restored by the
+arbiter, and a clock set to the wrong time.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import datetime as dt
+from collections import Counter
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import chess
+import chess.pgn
+
+from broadcast.messages import Alert
+from daemon.app import Daemon
+from drivers.emulator.clock import ClockSettings
+from drivers.emulator.device import EmulatedBoard
+from drivers.emulator.player import Lift, Place
+from tests.daemon.support import BoardSpec, read_game, running_daemon, wait_for, write_config
+
+SPEED = 25.0
+WHITE_KING = chess.Piece(chess.KING, chess.WHITE)
+
+
+def _alerts(daemon: Daemon, board: int, kind: str) -> list[Alert]:
+    return [a for a in daemon.core.engine.alerts if a.board == board and a.kind == kind]
+
+
+@contextlib.asynccontextmanager
+async def _boards(clocks: list[ClockSettings]) -> AsyncIterator[list[EmulatedBoard]]:
+    async with contextlib.AsyncExitStack() as stack:
+        yield [
+            await stack.enter_async_context(EmulatedBoard(clock=clock, seed=n))
+            for n, clock in enumerate(clocks)
+        ]
+
+
+async def _illegal_then_restored(
+    daemon: Daemon, board: EmulatedBoard, game: chess.pgn.Game
+) -> None:
+    """Two moves, then White's king jumps e1-e3 (illegal); the arbiter puts it back."""
+    await board.play(game, speed=SPEED, plies=2)
+    board.act(Lift(square=chess.E1))
+    board.act(Place(square=chess.E3, piece=WHITE_KING))
+    await wait_for(lambda: bool(_alerts(daemon, 4, "out_of_sync")), 10, "out of sync")
+    board.act(Lift(square=chess.E3))
+    board.act(Place(square=chess.E1, piece=WHITE_KING))
+    await wait_for(lambda: daemon.core.games[4].out_of_sync is False, 10, "back in sync")
+
+
+async def _unplugged(daemon: Daemon, board: EmulatedBoard) -> None:
+    board.unplug()
+    await wait_for(lambda: bool(_alerts(daemon, 3, "board_offline")), 10, "board offline")
+    await board.replug()
+    await wait_for(lambda: bool(_alerts(daemon, 3, "board_online")), 10, "board online")
+
+
+async def test_every_alert_once_with_its_details(tmp_path: Path, games_dir: Path) -> None:
+    game = read_game(games_dir / "kasparov-deep-blue-1997.pgn", 5)  # 1. e4 c6 2. d4 d5 ...
+    blitz = ClockSettings.from_text("3+2")
+    four_seconds = ClockSettings(base_seconds=4, increment_seconds=2)
+    wrong = ClockSettings(base_seconds=180, increment_seconds=2, start_left=150)
+    start = dt.datetime.now().astimezone().isoformat(timespec="seconds")
+    async with _boards([four_seconds, blitz, blitz, blitz, wrong]) as boards:
+        specs = [BoardSpec(n + 1, str(b.path)) for n, b in enumerate(boards)]
+        config = write_config(tmp_path, specs, default_time="3s", round_start=start)
+        async with running_daemon(config) as daemon:
+            for number in range(1, 6):
+                await wait_for(daemon.sessions[number].online.is_set, 10, f"board {number} up")
+            flag, _late, unplugged, illegal, mismatch = boards
+            await asyncio.gather(
+                flag.play(game, speed=SPEED, plies=3),  # then Black's 4 seconds run out
+                _unplugged(daemon, unplugged),
+                _illegal_then_restored(daemon, illegal, game),
+                mismatch.play(game, speed=SPEED, plies=2),
+            )
+            await wait_for(lambda: bool(_alerts(daemon, 1, "flag_fall")), 15, "flag fall")
+            await wait_for(lambda: bool(_alerts(daemon, 2, "late_arrival")), 15, "late arrival")
+            await asyncio.sleep(1.0)  # a duplicate would show up by now
+            alerts = daemon.core.engine.alerts
+    episodes = Counter((a.board, a.kind, repr(sorted(a.details.items()))) for a in alerts)
+    assert all(count == 1 for count in episodes.values()), episodes
+    _check_details(daemon)
+
+
+def _check_details(daemon: Daemon) -> None:
+    (fall,) = _alerts(daemon, 1, "flag_fall")
+    assert fall.details["color"] == "black"
+    assert fall.details["result"] == "1-0"
+    assert fall.details["provisional"] is True
+    stages = {a.details["stage"]: a for a in _alerts(daemon, 2, "late_arrival")}
+    assert set(stages) == {"warning", "default"}
+    assert stages["default"].details["color"] == "white"
+    assert len(_alerts(daemon, 3, "board_offline")) == 1
+    assert len(_alerts(daemon, 3, "board_online")) == 1
+    (sync,) = _alerts(daemon, 4, "out_of_sync")
+    assert chess.BaseBoard(sync.details["placement"]).piece_at(chess.E3) == WHITE_KING
+    starts = [a for a in _alerts(daemon, 5, "clock_mismatch") if a.details["check"] == "start"]
+    assert len(starts) == 1
+    assert not _alerts(daemon, 2, "clock_mismatch"), "a correctly set clock raises nothing"

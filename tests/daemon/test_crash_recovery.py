@@ -1,0 +1,74 @@
+"""``kill -9`` in the middle of a game, then a restart: nothing lost, nothing duplicated."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import sys
+from pathlib import Path
+
+from daemon.journal import Journal
+from drivers.emulator.clock import ClockSettings
+from drivers.emulator.device import EmulatedBoard
+from tests.daemon.support import BoardSpec, journal_moves, read_game, wait_for, write_config
+
+DGTCAST = Path(sys.executable).parent / "dgtcast"
+
+
+async def _start(config: Path) -> asyncio.subprocess.Process:
+    return await asyncio.create_subprocess_exec(
+        str(DGTCAST),
+        "run",
+        "--config",
+        str(config),
+        "--port",
+        "0",
+        "--log-level",
+        "WARNING",
+        stdout=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.DEVNULL,
+    )
+
+
+def _count(journal_path: Path, kind: str) -> int:
+    if not journal_path.exists():
+        return 0
+    with Journal(journal_path) as journal:
+        return sum(1 for _ in journal.records(kinds={kind}))
+
+
+async def test_kill_9_mid_game_loses_and_duplicates_nothing(
+    tmp_path: Path, games_dir: Path
+) -> None:
+    game = read_game(games_dir / "kasparov-deep-blue-1997.pgn", 5)  # 37 plies
+    expected = [move.uci() for move in game.mainline_moves()]
+    journal_path = tmp_path / "journal.db"
+    async with EmulatedBoard(clock=ClockSettings.from_text("3+2"), seed=7) as board:
+        config = write_config(tmp_path, [BoardSpec(1, str(board.path)), BoardSpec(2, None)])
+        daemon = await _start(config)
+        try:
+            await wait_for(lambda: _count(journal_path, "placement") > 0, 15, "daemon sees board")
+            play = asyncio.create_task(board.play(game, speed=10.0, signal_result=True))
+            await wait_for(lambda: _count(journal_path, "game.MoveMade") >= 8, 60, "8 moves")
+            os.kill(daemon.pid, signal.SIGKILL)  # in the middle of the game
+            await daemon.wait()
+            daemon = await _start(config)
+            await play
+            await wait_for(lambda: _count(journal_path, "result") > 0, 30, "result proposed")
+        finally:
+            if daemon.returncode is None:
+                daemon.send_signal(signal.SIGTERM)
+                await asyncio.wait_for(daemon.wait(), 15)
+    assert daemon.returncode == 0
+    line = journal_moves(journal_path, 1)
+    assert [m["uci"] for m in line] == expected
+    assert all(m["clock"] is not None for m in line)
+    with Journal(journal_path) as journal:
+        moves = [r.payload["ply"] for r in journal.records(kinds={"game.MoveMade"})]
+        alerts = [r.payload["alert"]["id"] for r in journal.records(kinds={"alert"})]
+        starts = list(journal.records(kinds={"daemon_start"}))
+    assert sorted(moves) == list(range(1, len(expected) + 1)), "a move journalled twice or lost"
+    assert alerts, "the kings gesture raises result_signalled"
+    assert len(alerts) == len(set(alerts)), "an alert raised twice"
+    assert len(starts) == 1, "the round start must survive the restart"
