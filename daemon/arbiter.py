@@ -182,7 +182,7 @@ class _Watch:
     out_of_sync: bool = False
     last_clock: ClockUpdated | None = None
     presses: dict[str, int] = field(default_factory=dict)
-    moved: bool = False  # a move or a lever press in this game
+    moved: bool = False  # a move, a lever press or an accepted position in this game
     start_checked: bool = False
     increment_wrong: set[str] = field(default_factory=set)
 
@@ -234,7 +234,7 @@ class AlertEngine:
             MovesWithdrawn: self._moves_withdrawn,
             OutOfSync: self._out_of_sync,
             InSync: self._back_in_sync,
-            PositionAccepted: self._back_in_sync,
+            PositionAccepted: self._position_accepted,
             ResultSignalled: self._result_signalled,
             GameEnded: self._game_ended,
             FlagFell: self._flag_fell,
@@ -439,8 +439,12 @@ class AlertEngine:
             ("out_of_sync", board, watch.game, event.at),
         )
 
-    def _back_in_sync(self, board: int, watch: _Watch, event: InSync | PositionAccepted) -> None:
+    def _back_in_sync(self, board: int, watch: _Watch, event: InSync) -> None:
         watch.out_of_sync = False
+
+    def _position_accepted(self, board: int, watch: _Watch, event: PositionAccepted) -> None:
+        watch.out_of_sync = False
+        watch.moved = True  # the game goes on from a position: no start check any more
 
     def _result_signalled(self, board: int, watch: _Watch, event: ResultSignalled) -> None:
         if self._raise(
@@ -491,7 +495,9 @@ class AlertEngine:
         last, watch.last_clock = watch.last_clock, event
         if not watch.start_checked:
             watch.start_checked = True
-            if not watch.moved:
+            # Only a game seen from its start position, before any move: White's clock
+            # runs first, so a first reading with Black's running follows a press.
+            if watch.game is not None and not watch.moved and event.running != "black":
                 self._check_start(board, watch, event)
         if last is not None and _is_press(last, event):
             self._check_increment(board, watch, last, event)

@@ -331,10 +331,23 @@ def test_a_running_clock_far_below_the_base_is_a_mismatch() -> None:
     assert kinds(alerts) == ["clock_mismatch"]
 
 
-def test_first_reading_after_a_move_is_not_a_start_check() -> None:
-    engine = make_engine()
-    events = (GameStarted(rotated=False, at=T0), e4(T0 + 5), clock(100, 100, "black", T0 + 6))
-    assert feed(engine, 1, *events) == []
+@pytest.mark.parametrize(
+    "events",
+    [
+        [GameStarted(rotated=False, at=T0), e4(T0 + 5), clock(100, 100, "black", T0 + 6)],
+        # sides learned from White's first press: its reading comes before the MoveMade
+        [GameStarted(rotated=False, at=T0), clock(5460, 5430, "black", T0 + 6), e4(T0 + 6)],
+        # no start position seen (the daemon came up mid-game), or a position accepted
+        [clock(1200, 900, "white", T0 + 2400)],
+        [
+            GameStarted(rotated=False, at=T0),
+            PositionAccepted(fen=AFTER_E4, at=T0 + 2),
+            clock(1200, 900, "black", T0 + 3),
+        ],
+    ],
+)
+def test_readings_that_are_not_a_game_start_are_not_checked(events: list[GameEvent]) -> None:
+    assert feed(make_engine(), 1, *events) == []
 
 
 def test_increment_not_applied_raised_once_per_episode() -> None:
