@@ -452,10 +452,10 @@ class Config:
         Raises:
             KeyError: no such board.
         """
-        for board in self.section_of(number).boards:
+        for board in self.boards:
             if board.number == number:
                 return board
-        raise AssertionError("unreachable")
+        raise KeyError(number)
 
 
 def format_config_errors(error: ConfigError) -> str:
@@ -532,16 +532,8 @@ def _describe_toml_error(source: str, text: str, exc: tomllib.TOMLDecodeError) -
     return f"{source}: {where}: TOML syntax error: {match.group('msg')}"
 
 
-_EVENT_KEYS = (
-    "site",
-    "date",
-    "round",
-    "round_start",
-    "time_control",
-    "dgt_mode",
-    "default_time",
-    "default_time_warning",
-)
+#: The keys a section may take from [event] or set itself (all but ``name``).
+_EVENT_KEYS = tuple(_EventKeys.model_fields)
 
 
 class _Builder:
@@ -588,9 +580,13 @@ class _Builder:
                 )
             if not tables.sections:
                 self.problems.append("sections: no sections configured")
+            if tables.event is None or tables.event.name is None:
+                self.problems.append("event.name: required (the name the sections share)")
             return [self._section(i, table) for i, table in enumerate(tables.sections, 1)]
         if tables.event is None:
             self.problems.append("event: required table missing (or use [[sections]])")
+        elif tables.event.name is None:
+            self.problems.append("event.name: required")
         if not tables.boards:
             self.problems.append("boards: no boards configured; add [[boards]] tables")
         event = self._event(tables.event or _EventTable(), None, "event")
@@ -608,10 +604,8 @@ class _Builder:
         if own is not None:
             values.update({k: getattr(own, k) for k in _EVENT_KEYS if getattr(own, k) is not None})
         scope = "" if own is None else ", here or in [event]"
-        if shared.name is None:
-            self.problems.append("event.name: required")
         for key in ("round", "time_control"):
-            if values[key] is None:
+            if values[key] is None and (own is not None or self.tables.event is not None):
                 self.problems.append(f"{where}.{key}: required{scope}")
         round_start = values["round_start"] or self.now
         default_time = values["default_time"] or 0
@@ -622,6 +616,7 @@ class _Builder:
             date=values["date"] or round_start.date(),
             round=values["round"] or 1,
             round_start=round_start,
+            # A stand-in when it is missing: that is reported, and no Config is returned.
             time_control=values["time_control"] or TimeControl.from_pgn("60"),
             dgt_mode=values["dgt_mode"],
             default_time=default_time,

@@ -260,6 +260,16 @@ BAD: list[tuple[str, str, list[str]]] = [
         ["config.toml: event.name: required"],
     ),
     (
+        "sections-without-event-name",
+        SECTIONS.replace('name = "Juniors"\n', ""),
+        ["config.toml: event.name: required (the name the sections share)"],
+    ),
+    (
+        "no-event-table",
+        "[[boards]]" + GOOD.split("[[boards]]", 1)[1],
+        ["config.toml: event: required table missing (or use [[sections]])"],
+    ),
+    (
         "missing-time-control",
         GOOD.replace('time_control = "5400+30"\n', ""),
         ["config.toml: event.time_control: required"],
