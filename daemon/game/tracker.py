@@ -169,6 +169,10 @@ class GameTracker:
         self._events.extend(self._clock.events_received())
         if press is None or self._state not in (TrackerState.PLAYING, TrackerState.OUT_OF_SYNC):
             return
+        if self._presses and self._presses[-1].side is not press.side:
+            # The other side's press completed no move and the clock was handed back:
+            # it was pressed without a move (or for one already published); forget it.
+            self._presses.pop()
         self._presses = [*self._presses[-_MAX_PRESSES + 1 :], press]
         self._complete_by_press(observation.at)
 

@@ -312,3 +312,34 @@ def test_accept_before_any_game_starts_one_from_the_set_up_position() -> None:
     table.play("e2e4", press=False)
     table.wait(2)
     assert table.moves() == ["e2e4"]
+
+
+def test_a_press_reported_before_the_placement_completes_the_move_when_it_shows() -> None:
+    """Sensor lag: the lever press arrives before the board reports the piece put down."""
+    table = started()
+    table.wait(3)
+    pawn = table.lift(chess.E2)
+    table.wait(0.3)
+    table.press(chess.WHITE)
+    table.wait(0.2)
+    table.place(chess.E4, pawn)
+    made = table.of_type(MoveMade)
+    assert [(m.uci, m.at) for m in made] == [("e2e4", table.now)]
+    assert (made[0].clock_before, made[0].clock) == (179, 181)
+
+
+def test_a_press_out_of_turn_never_completes_a_later_move() -> None:
+    """Black presses before White moved (the clock now runs for White's opponent);
+    White's move then needs White's own press, and Black's old press is no use later."""
+    table = started()
+    table.wait(1)
+    table.press(chess.WHITE)  # White hands the clock over without moving
+    table.wait(1)
+    table.press(chess.BLACK)  # Black hands it back
+    table.play("e2e4")
+    table.wait(1)
+    table.slide(chess.E7, chess.E5)
+    assert table.moves() == ["e2e4"]
+    table.wait(0.5)
+    table.press(chess.BLACK)
+    assert table.moves() == ["e2e4", "e7e5"]
