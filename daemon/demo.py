@@ -1,0 +1,161 @@
+"""``dgtcast demo``: the embedded default — emulated boards replaying famous games.
+
+For every board of the configuration that has a ``port``, a virtual DGT board + clock (a
+pty, paced at 9600 baud) is created at that path; the emulated players replay the game
+:data:`PLAN` gives the board, with human timings divided by ``--speed``; then the daemon runs
+on the configuration exactly as ``dgtcast run`` would. With ``config/demo.toml``: two games
+end in mate, one with the players putting the kings on the centre squares (1-0), one with a
+flag fall (one-minute bullet), one board has no e-board (its result is entered on the
+arbiter page) and at one board the players never come (late-arrival warning, then alert).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import logging
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import chess.pgn
+
+from daemon.app import Daemon, DaemonOptions, install_signal_handlers
+from daemon.config import Config, ConfigError, format_config_errors, load_config
+from drivers.emulator.clock import ClockSettings
+from drivers.emulator.device import EmulatedBoard
+
+__all__ = ["PLAN", "DemoGame", "add_arguments", "run"]
+
+log = logging.getLogger(__name__)
+
+GAMES = Path(__file__).resolve().parent.parent / "config" / "games"
+
+
+@dataclass(frozen=True, slots=True)
+class DemoGame:
+    """What the players at one board do.
+
+    Attributes:
+        pgn: a file in ``config/games``.
+        plies: stop after this many plies (the flag of the side to move falls).
+        kings: after the moves, signal this result with the kings (dgt-protocol.md §9.1).
+    """
+
+    pgn: str
+    plies: int | None = None
+    kings: str | None = None
+
+
+#: Board number → its game; e-boards not listed stay in the start position (players absent).
+PLAN: dict[int, DemoGame] = {
+    1: DemoGame("opera.pgn"),
+    2: DemoGame("game-of-the-century.pgn"),
+    3: DemoGame("evergreen.pgn", plies=36, kings="1-0"),
+    4: DemoGame("reti-tartakower.pgn", plies=12),
+}
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--config``, ``--speed``, ``--seed``, ``--keep-journal``."""
+    parser.add_argument("--config", default="config/demo.toml", help="the demo configuration")
+    parser.add_argument("--speed", type=float, default=4.0, help="players think this much faster")
+    parser.add_argument("--seed", type=int, default=1, help="seeds the players' habits")
+    parser.add_argument(
+        "--keep-journal", action="store_true", help="continue the previous demo's journal"
+    )
+    parser.add_argument("--port", type=int, help="listen on this port instead of [server] port")
+    parser.add_argument("--log-level", default="WARNING")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the demo until Ctrl-C; exit code 2 on a bad configuration."""
+    logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(name)s %(message)s")
+    try:
+        config = load_config(args.config)
+    except ConfigError as exc:
+        print(format_config_errors(exc), file=sys.stderr)
+        return 2
+    if not args.keep_journal:
+        _remove_journal(config.storage.path)
+    return asyncio.run(_demo(args, config))
+
+
+def _remove_journal(path: Path) -> None:
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{path}{suffix}").unlink(missing_ok=True)
+
+
+async def _demo(args: argparse.Namespace, config: Config) -> int:
+    stop = asyncio.Event()
+    remove = install_signal_handlers(stop)
+    try:
+        async with contextlib.AsyncExitStack() as stack:
+            boards = {
+                number: await stack.enter_async_context(board)
+                for number, board in _emulators(config, args.seed).items()
+            }
+            config.storage.path.parent.mkdir(parents=True, exist_ok=True)
+            daemon = Daemon(args.config, DaemonOptions(port=args.port))
+            serving = asyncio.create_task(daemon.run(stop))
+            await daemon.ready.wait()
+            _print_welcome(daemon, args.speed)
+            plays = asyncio.create_task(_play_all(daemon, boards, args.speed))
+            await serving
+            plays.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await plays
+    finally:
+        remove()
+    print("demo stopped", flush=True)
+    return 0
+
+
+def _emulators(config: Config, seed: int) -> dict[int, EmulatedBoard]:
+    boards = {}
+    for section in config.sections:
+        control = section.event.time_control
+        clock = ClockSettings(base_seconds=control.base, increment_seconds=control.increment)
+        for board in section.boards:
+            if board.port is None:
+                continue
+            path = Path(board.port)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            boards[board.number] = EmulatedBoard(
+                path=path, clock=clock, baud=9600, seed=seed + board.number
+            )
+    return boards
+
+
+async def _play_all(daemon: Daemon, boards: dict[int, EmulatedBoard], speed: float) -> None:
+    await asyncio.gather(*(s.online.wait() for s in daemon.sessions.values()))
+    async with asyncio.TaskGroup() as tasks:
+        for number, board in boards.items():
+            plan = PLAN.get(number)
+            if plan is not None:
+                tasks.create_task(_play(board, plan, speed))
+    print("all games played; Ctrl-C stops the demo", flush=True)
+
+
+async def _play(board: EmulatedBoard, plan: DemoGame, speed: float) -> None:
+    with (GAMES / plan.pgn).open() as handle:
+        game = chess.pgn.read_game(handle)
+    assert game is not None
+    await board.play(game, speed=speed, noise=0.15, plies=plan.plies)
+    if plan.kings is not None:
+        await asyncio.sleep(2.0)
+        await board.signal_result(plan.kings, speed=speed)
+
+
+def _print_welcome(daemon: Daemon, speed: float) -> None:
+    base = f"http://{daemon.config.server.host}:{daemon.server.port}"
+    print(
+        "dgtcast demo: emulated DGT boards replaying famous games"
+        f" (players {speed:g}x faster than life)\n"
+        f"  viewer:  {base}/\n"
+        f"  arbiter: {base}/arbiter  (token: {daemon.config.server.arbiter_token})\n"
+        f"  PGN:     {base}/round.pgn\n"
+        "Ctrl-C stops everything.",
+        flush=True,
+    )

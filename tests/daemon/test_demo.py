@@ -1,0 +1,75 @@
+"""``dgtcast demo`` on the shipped configuration: games are broadcast, Ctrl-C stops cleanly."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import signal
+import sys
+import urllib.request
+from pathlib import Path
+
+import chess.pgn
+
+from daemon.config import load_config
+from daemon.demo import GAMES, PLAN
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+DGTCAST = Path(sys.executable).parent / "dgtcast"
+
+
+def test_demo_plan_games_are_shipped_and_legal() -> None:
+    config = load_config(ROOT / "config" / "demo.toml")
+    eboards = {b.number for b in config.boards if b.port is not None}
+    assert set(PLAN) <= eboards
+    assert any(b.port is None for b in config.boards), "one board without e-board"
+    for plan in PLAN.values():
+        with (GAMES / plan.pgn).open() as handle:
+            game = chess.pgn.read_game(handle)
+        assert game is not None
+        assert not game.errors
+
+
+def _get(url: str) -> bytes:
+    with urllib.request.urlopen(url, timeout=5) as reply:
+        body: bytes = reply.read()
+        return body
+
+
+async def test_demo_broadcasts_moves_and_stops_on_ctrl_c(tmp_path: Path) -> None:
+    demo = await asyncio.create_subprocess_exec(
+        str(DGTCAST),
+        "demo",
+        "--config",
+        str(ROOT / "config" / "demo.toml"),
+        "--speed",
+        "20",
+        "--port",
+        "0",
+        cwd=tmp_path,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+    )
+    assert demo.stdout is not None
+    base = None
+    async with asyncio.timeout(20):
+        while base is None:
+            line = (await demo.stdout.readline()).decode()
+            assert line, "the demo ended before printing its viewer URL"
+            if match := re.search(r"viewer:\s+(http://\S+)/", line):
+                base = match.group(1)
+    try:
+        moves = 0
+        async with asyncio.timeout(30):
+            while moves < 10:
+                await asyncio.sleep(0.5)
+                status = json.loads(await asyncio.to_thread(_get, f"{base}/status.json"))
+                moves = sum(len(board["moves"]) for board in status["boards"])
+        page = await asyncio.to_thread(_get, f"{base}/")
+        assert b"<html" in page.lower()
+    finally:
+        demo.send_signal(signal.SIGINT)
+        output = await asyncio.wait_for(demo.stdout.read(), 20)
+        assert await demo.wait() == 0, output.decode()
+    assert b"demo stopped" in output
