@@ -14,8 +14,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-import chess
-
 from broadcast.messages import (
     AcceptPosition,
     AckAlert,
@@ -32,16 +30,14 @@ from daemon.arbiter import AlertEngine, AlertSettings, CommandRefused, Decision
 from daemon.config import BoardConfig, Config, Section
 from daemon.game.events import (
     ClockUpdated,
-    GameEnded,
     GameEvent,
     GameStarted,
     InSync,
-    MoveMade,
-    MovesWithdrawn,
     OutOfSync,
     PositionAccepted,
 )
 from daemon.game.observations import ClockSide, LinkState
+from daemon.game.record import GameHeaders, GameRecord, pgn_text
 from daemon.game.state import TrackerSettings
 from daemon.game.tracker import GameTracker
 from daemon.inputs import (
@@ -54,7 +50,6 @@ from daemon.inputs import (
     link_from_payload,
     placement_from_payload,
 )
-from daemon.record import GameRecord, format_clock
 
 __all__ = [
     "BoardGame",
@@ -62,7 +57,7 @@ __all__ = [
     "RoundCore",
     "command_from_payload",
     "command_payload",
-    "pgn_headers",
+    "game_headers",
     "render_pgn",
 ]
 
@@ -79,8 +74,6 @@ class BoardGame:
     online: bool | None = None
     out_of_sync: bool = False
     started: bool = False
-    board_result: str = "*"  # decided on the board (mate, stalemate)
-    termination: str = ""
 
 
 @dataclass(slots=True)
@@ -133,7 +126,10 @@ class RoundCore:
         for section in config.sections:
             for board in section.boards:
                 self.games[board.number] = BoardGame(
-                    config=board, section=section, tracker=_tracker(board, section, base)
+                    config=board,
+                    section=section,
+                    tracker=_tracker(board, section, base),
+                    record=GameRecord(game_headers(board, section)),
                 )
 
     # -- inputs ------------------------------------------------------------------------
@@ -242,9 +238,12 @@ class RoundCore:
         """The board as the broadcast should show it now."""
         game = self.games[board]
         result_state = self.engine.result_of(board)
-        result = result_state.result if result_state else game.board_result
+        result = result_state.result if result_state else game.record.result
         final = bool(result_state and result_state.confirmed)
-        moves = game.record.moves()
+        moves = tuple(
+            MoveInfo(san=m.san, uci=m.uci, clock=m.clock, emt=m.emt) for m in game.record.moves
+        )
+        pgn, fen = render_pgn(game, result)
         clock = game.clock
         white_clock = black_clock = None
         running = None
@@ -258,8 +257,8 @@ class RoundCore:
             black=game.config.black,
             white_elo=game.config.white_elo,
             black_elo=game.config.black_elo,
-            pgn=render_pgn(game, result),
-            fen=game.record.fen(),
+            pgn=pgn,
+            fen=fen,
             moves=moves,
             last_move=moves[-1].uci if moves else None,
             white_clock=white_clock,
@@ -296,65 +295,50 @@ def _status(game: BoardGame) -> BoardStatus:
 
 
 def _apply_event(game: BoardGame, event: GameEvent) -> None:
-    record = game.record
+    game.record.receive_event(event)
     match event:
         case GameStarted():
             game.started = True
-            record.restart()
-            game.board_result, game.termination = "*", ""
-        case MoveMade():
-            info = MoveInfo(san=event.san, uci=event.uci, clock=event.clock, emt=event.emt)
-            record.add_move(event.ply, info)
-        case MovesWithdrawn():
-            record.withdraw(event.from_ply)
         case OutOfSync():
             game.out_of_sync = True
-        case InSync():
+        case InSync() | PositionAccepted():
             game.out_of_sync = False
-        case PositionAccepted():
-            game.out_of_sync = False
-            record.accept(event.fen)
         case ClockUpdated():
             game.clock = event
-        case GameEnded():
-            game.board_result, game.termination = event.result, event.termination
         case _:
-            pass  # FlagFell, ResultSignalled: proposals for the arbiter (daemon.arbiter)
+            pass
 
 
-def pgn_headers(game: BoardGame, result: str) -> list[tuple[str, str]]:
-    """The PGN tags of a board, in order; the ones lichess matches on never change."""
-    event, board = game.section.event, game.config
-    tags = [
-        ("Event", event.name),
-        ("Site", event.site or "?"),
-        ("Date", event.date.strftime("%Y.%m.%d")),
-        ("Round", f"{event.round}.{board.number}"),
-        ("White", board.white or "?"),
-        ("Black", board.black or "?"),
-        ("Result", result),
-    ]
-    optional = [
-        ("WhiteElo", board.white_elo),
-        ("BlackElo", board.black_elo),
-        ("WhiteTitle", board.white_title),
-        ("BlackTitle", board.black_title),
-        ("WhiteFideId", board.white_fide_id),
-        ("BlackFideId", board.black_fide_id),
-    ]
-    tags += [(name, str(value)) for name, value in optional if value is not None]
-    tags.append(("TimeControl", str(event.time_control)))
-    if game.termination:
-        tags.append(("Termination", game.termination))
-    if game.clock is not None:
-        tags.append(("WhiteClock", format_clock(game.clock.white)))
-        tags.append(("BlackClock", format_clock(game.clock.black)))
-    return tags
+def game_headers(board: BoardConfig, section: Section) -> GameHeaders:
+    """The tags of a board's game; the ones lichess matches on never change."""
+    event = section.event
+    return GameHeaders(
+        event=event.name,
+        site=event.site or "?",
+        date=event.date.strftime("%Y.%m.%d"),
+        round=f"{event.round}.{board.number}",
+        white=board.white or "?",
+        black=board.black or "?",
+        white_elo=board.white_elo,
+        black_elo=board.black_elo,
+        time_control=str(event.time_control),
+        white_fide_id=None if board.white_fide_id is None else str(board.white_fide_id),
+        black_fide_id=None if board.black_fide_id is None else str(board.black_fide_id),
+        white_title=board.white_title,
+        black_title=board.black_title,
+    )
 
 
-def render_pgn(game: BoardGame, result: str) -> str:
-    """The board's game as PGN text, ``[%clk]`` on every move."""
-    pgn = game.record.game(pgn_headers(game, result))
+def render_pgn(game: BoardGame, result: str) -> tuple[str, str]:
+    """The board's game as PGN text with ``result``, and the current FEN."""
+    pgn = game.record.game()
     pgn.headers["Result"] = result
-    exporter = chess.pgn.StringExporter(headers=True, variations=False, comments=True)
-    return pgn.accept(exporter) + "\n"
+    if game.clock is not None:
+        pgn.headers["WhiteClock"] = _hms(game.clock.white)
+        pgn.headers["BlackClock"] = _hms(game.clock.black)
+    return pgn_text(pgn), pgn.end().board().fen()
+
+
+def _hms(seconds: float) -> str:
+    total = max(0, round(seconds))
+    return f"{total // 3600}:{total // 60 % 60:02d}:{total % 60:02d}"

@@ -97,7 +97,7 @@ async def running_daemon(
     options = DaemonOptions(
         tracker=tracker,
         port=0,
-        device_timeouts=DeviceTimeouts(quiet=2.0, probe=1.0),
+        device_timeouts=DeviceTimeouts(quiet=3.0, probe=3.0),
         backoff=BackoffPolicy(initial=0.05, maximum=0.5),
     )
     daemon = Daemon(config, options)
