@@ -8,6 +8,7 @@
 ``GET /board/N.pgn``               one board's game
 ``GET /status.json``               every board (no PGN), ``seq``, server time
 ``GET /``                          ``broadcast/static/index.html``
+``GET /arbiter``                   ``broadcast/static/arbiter.html``
 ``GET /vendor/chessground/...``    ``node_modules/chessground/`` of the project
 ``GET /<file>``                    ``broadcast/static/<file>``
 =================================  =========================================
@@ -47,6 +48,7 @@ ARBITER_PATH = "/ws/arbiter"
 STATIC_ROOT = Path(__file__).resolve().parent / "static"
 CHESSGROUND_ROOT = Path(__file__).resolve().parent.parent / "node_modules" / "chessground"
 _VENDOR_PREFIX = "/vendor/chessground/"
+_PAGES = {"/": "/index.html", "/arbiter": "/arbiter.html"}
 
 PGN_TYPE = "application/x-chess-pgn; charset=utf-8"
 JSON_TYPE = "application/json"
@@ -196,8 +198,7 @@ class HttpRoutes:
         return encode_json({**data, "boards": boards})
 
     def _static(self, path: str, etag: str | None) -> HttpReply:
-        if path == "/":
-            path = "/index.html"
+        path = _PAGES.get(path, path)
         if path.startswith(_VENDOR_PREFIX):
             found = safe_file(self._vendor_root, path.removeprefix(_VENDOR_PREFIX))
         else:
