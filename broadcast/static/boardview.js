@@ -1,0 +1,88 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+/**
+ * One board drawn for spectators: Black's name and clock, the pieces (chessground,
+ * view only, last move highlighted), White's name and clock. Used for the cards of the
+ * grid and for the enlarged board.
+ */
+
+import { Chessground } from "/vendor/chessground/dist/chessground.min.js";
+import { formatClock, lastMoveSquares, shownClocks, turnOf } from "./model.js";
+
+/** Make an element: `el("span", "clock", "3:00")`. */
+export function el(tag, className = "", text = "") {
+  const node = document.createElement(tag);
+  if (className) node.className = className;
+  if (text) node.textContent = text;
+  return node;
+}
+
+function playerRow(color) {
+  const row = el("div", `player ${color}`);
+  row.dataset.color = color;
+  const name = el("span", "name");
+  const elo = el("span", "elo");
+  const clock = el("span", "clock", "–");
+  clock.dataset.color = color;
+  row.append(el("span", `swatch ${color}`), name, elo, clock);
+  return { row, name, elo, clock };
+}
+
+export class BoardView {
+  /**
+   * @param {HTMLElement} root filled with the players' rows and the board.
+   * @param {{coordinates?: boolean}} [options]
+   */
+  constructor(root, { coordinates = false } = {}) {
+    this.root = root;
+    this.black = playerRow("black");
+    this.white = playerRow("white");
+    const box = el("div", "board-box");
+    const wrap = el("div", "cg-host");
+    box.append(wrap);
+    root.append(this.black.row, box, this.white.row);
+    this.ground = Chessground(wrap, {
+      viewOnly: true,
+      coordinates,
+      disableContextMenu: true,
+      animation: { enabled: true, duration: 180 },
+      drawable: { enabled: false, visible: false },
+      highlight: { lastMove: true, check: false },
+    });
+    this.board = null;
+    this.shown = { white: "", black: "" };
+  }
+
+  /** Draw a board state (BoardState JSON of the feed). */
+  update(board) {
+    this.board = board;
+    for (const color of ["white", "black"]) {
+      const elo = board[`${color}_elo`];
+      this[color].name.textContent = board[color] || "?";
+      this[color].elo.textContent = Number.isInteger(elo) ? String(elo) : "";
+    }
+    this.ground.set({ fen: board.fen, turnColor: turnOf(board.fen), lastMove: lastMoveSquares(board.last_move) });
+    for (const color of ["white", "black"]) {
+      this[color].clock.classList.toggle("running", board.running === color);
+    }
+  }
+
+  /** Show the clocks as they stand now (server time, public delay). */
+  tick(serverNow, delay) {
+    if (this.board === null) return;
+    const times = shownClocks(this.board, serverNow, delay);
+    for (const color of ["white", "black"]) {
+      const text = formatClock(times[color]);
+      if (text === this.shown[color]) continue;
+      this.shown[color] = text;
+      const clock = this[color].clock;
+      clock.hidden = times[color] === null; // a board without clock readings
+      clock.textContent = text;
+      clock.classList.toggle("low", times[color] !== null && times[color] < 30);
+    }
+  }
+
+  destroy() {
+    this.ground.destroy();
+    this.root.replaceChildren();
+  }
+}

@@ -1,0 +1,1 @@
+"""Browser tests: the viewer and arbiter pages in headless Chromium."""

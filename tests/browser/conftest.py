@@ -1,0 +1,128 @@
+"""Fixtures of the browser tests: Debian's Chromium, headless, driven by Playwright.
+
+Never ``playwright install``: the tests use ``/usr/bin/chromium`` (``make system``).
+Every page opened through :class:`Pages` is watched: an uncaught script error, a console
+error or an HTTP error answer fails the test.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+from playwright.async_api import (
+    Browser,
+    BrowserContext,
+    ConsoleMessage,
+    Page,
+    Response,
+    async_playwright,
+)
+from playwright.async_api import Error as PlaywrightError
+
+__all__ = ["CHROMIUM", "LAUNCH_ARGS", "Pages"]
+
+CHROMIUM = Path("/usr/bin/chromium")
+LAUNCH_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+#: Milliseconds Playwright waits for anything on a page.
+PAGE_TIMEOUT = 10_000
+
+
+class Pages:
+    """Opens pages in fresh browser contexts and records what goes wrong on them.
+
+    Args:
+        browser: the running browser.
+    """
+
+    def __init__(self, browser: Browser) -> None:
+        self.browser = browser
+        self.problems: list[str] = []
+        self.tolerated: list[str] = []
+        self._contexts: list[BrowserContext] = []
+
+    async def open(
+        self, url: str | None, *, width: int = 1280, height: int = 900, mobile: bool = False
+    ) -> Page:
+        """A new page (own cookies and sessionStorage) showing ``url`` (None: blank)."""
+        context = await self.browser.new_context(
+            viewport={"width": width, "height": height},
+            is_mobile=mobile,
+            has_touch=mobile,
+            device_scale_factor=2 if mobile else 1,
+        )
+        self._contexts.append(context)
+        context.set_default_timeout(PAGE_TIMEOUT)
+        page = await context.new_page()
+        page.on("pageerror", lambda error: self.problems.append(f"script error: {error}"))
+        page.on("console", self._console)
+        page.on("response", self._response)
+        if url is not None:
+            await page.goto(url)
+        return page
+
+    def tolerate(self, text: str) -> None:
+        """Console errors containing ``text`` are expected (a server going away)."""
+        self.tolerated.append(text)
+
+    def _console(self, message: ConsoleMessage) -> None:
+        if message.type != "error":
+            return
+        if not any(text in message.text for text in self.tolerated):
+            self.problems.append(f"console error: {message.text}")
+
+    def _response(self, response: Response) -> None:
+        if response.status >= 400:
+            self.problems.append(f"HTTP {response.status} for {response.url}")
+
+    async def close(self) -> None:
+        """Close every page; call it before the server stops."""
+        contexts, self._contexts = self._contexts, []
+        for context in contexts:
+            with contextlib.suppress(PlaywrightError):
+                await context.close()
+
+
+def _chromium_or_skip() -> Path:
+    if CHROMIUM.is_file() and os.access(CHROMIUM, os.X_OK):
+        return CHROMIUM
+    message = f"{CHROMIUM} is missing: install Debian's chromium (make system)"
+    if os.environ.get("CI"):
+        pytest.fail(message)
+    pytest.skip(message)
+
+
+@pytest.fixture
+async def browser() -> AsyncIterator[Browser]:
+    """Headless Chromium, closed after the test."""
+    executable = _chromium_or_skip()
+    async with async_playwright() as playwright:
+        launched = await playwright.chromium.launch(
+            executable_path=str(executable), headless=True, args=LAUNCH_ARGS
+        )
+        try:
+            yield launched
+        finally:
+            await launched.close()
+
+
+@pytest.fixture
+async def pages(browser: Browser) -> AsyncIterator[Pages]:
+    """Watched pages; the test fails if a page had a script, console or HTTP error."""
+    opened = Pages(browser)
+    try:
+        yield opened
+    finally:
+        await opened.close()
+    assert not opened.problems, "\n".join(opened.problems)

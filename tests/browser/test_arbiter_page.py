@@ -1,0 +1,114 @@
+"""The arbiter page against the real daemon: alerts, acknowledgements, results, tokens."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from playwright.async_api import Page, expect
+
+from drivers.emulator.clock import ClockSettings
+from drivers.emulator.device import EmulatedBoard
+from tests.browser.conftest import Pages
+from tests.daemon.support import BoardSpec, running_daemon, wait_for, write_config
+
+pytestmark = pytest.mark.browser
+
+TOKEN = "arbiter-secret"  # write_config's default
+
+
+async def sign_in(page: Page, token: str) -> None:
+    """Type the token into the sign-in form and send it."""
+    await expect(page.locator("#login")).to_be_visible()
+    await page.fill("#token", token)
+    await page.click("#login button[type=submit]")
+
+
+async def test_an_alert_is_acknowledged_from_the_arbiter_page(tmp_path: Path, pages: Pages) -> None:
+    async with EmulatedBoard(clock=ClockSettings.from_text("3+2"), seed=7) as board:
+        config = write_config(tmp_path, [BoardSpec(1, str(board.path))])
+        async with running_daemon(config) as daemon:
+            await wait_for(lambda: daemon.sessions[1].online.is_set(), 10, "board 1 online")
+            page = await pages.open(f"http://127.0.0.1:{daemon.server.port}/arbiter")
+            await sign_in(page, TOKEN)
+            await expect(page.locator("#console")).to_be_visible()
+            await expect(page.locator('tr[data-board="1"] .status')).to_have_text("live")
+
+            board.unplug()  # the USB cable: the daemon raises board_offline
+            item = page.locator('li.alert[data-kind="board_offline"]')
+            await expect(item).to_be_visible()
+            await expect(item.locator(".board")).to_have_text("Board 1")
+            await expect(item.locator(".action")).to_contain_text("Board 1")
+            await expect(page.locator('tr[data-board="1"] .status')).to_have_text("board offline")
+            alert_id = int(await item.get_attribute("data-id") or "0")
+            engine = daemon.core.engine
+            assert alert_id in {alert.id for alert in engine.open_alerts}
+            await page.screenshot(path=tmp_path / "arbiter-alert.png")
+
+            await item.get_by_role("button", name="Acknowledge").click()
+            await expect(item).to_have_class("alert acknowledged")
+            await expect(item.locator(".acked")).to_have_text("acknowledged")
+            await expect(item.locator(".reply")).to_have_text("ok")
+            await expect(item.get_by_role("button", name="Acknowledge")).to_have_count(0)
+            await wait_for(
+                lambda: alert_id not in {a.id for a in engine.open_alerts}, 5, "acknowledged"
+            )
+            await expect(page.locator("#replies li").first).to_contain_text(
+                f"Acknowledge alert {alert_id} (board_offline, board 1): ok"
+            )
+            await page.screenshot(path=tmp_path / "arbiter-acknowledged.png", full_page=True)
+            await pages.close()
+
+
+async def test_a_manual_result_reaches_the_hub_and_the_viewer(tmp_path: Path, pages: Pages) -> None:
+    specs = [BoardSpec(1, None), BoardSpec(2, None, white="Rubinstein, Akiba")]
+    async with running_daemon(write_config(tmp_path, specs)) as daemon:
+        base = f"http://127.0.0.1:{daemon.server.port}"
+        viewer = await pages.open(f"{base}/")
+        arbiter = await pages.open(f"{base}/arbiter")
+        await sign_in(arbiter, TOKEN)
+        row = arbiter.locator('tr[data-board="2"]')
+
+        def result_of(board: int) -> str | None:
+            state = daemon.hub.state(board)
+            return None if state is None else state.result
+
+        await expect(row.locator(".status")).to_have_text("no e-board")
+        await expect(row.get_by_role("button", name="Confirm")).to_be_disabled()
+        await expect(row.get_by_role("button", name="Accept position")).to_be_disabled()
+
+        await row.locator("select.result-choice").select_option("1/2-1/2")
+        await row.get_by_role("button", name="Set result").click()
+        await expect(row.locator(".reply")).to_have_text("ok")
+        await wait_for(lambda: result_of(2) == "1/2-1/2", 5, "the result in the hub")
+        shown = viewer.locator('.card[data-board="2"] .result')
+        await expect(shown).to_have_attribute("data-result", "1/2-1/2")
+        await expect(shown).to_have_text("½-½")
+        await expect(shown).to_have_class("result provisional")
+        await expect(row.locator(".final")).to_have_text("provisional")
+
+        await row.get_by_role("button", name="Confirm").click()
+        await expect(shown).to_have_class("result")  # final now
+        await expect(row.locator(".final")).to_have_text("final")
+        state = daemon.hub.state(2)
+        assert state is not None
+        assert state.result_final
+
+        await arbiter.get_by_role("button", name="Set clocks").click()
+        await expect(arbiter.locator("#set-clocks-reply")).to_have_text(
+            "ok: clocks set on no board"
+        )
+        await arbiter.reload()  # the token is kept for the tab: no sign-in again
+        await expect(arbiter.locator("#console")).to_be_visible()
+        await expect(row.locator(".result")).to_have_attribute("data-result", "1/2-1/2")
+        await viewer.screenshot(path=tmp_path / "viewer-result.png")
+        await arbiter.screenshot(path=tmp_path / "arbiter-result.png", full_page=True)
+
+        intruder = await pages.open(f"{base}/arbiter")
+        await sign_in(intruder, "not-the-token")
+        await expect(intruder.locator("#login-error")).to_have_text("bad token")
+        await expect(intruder.locator("#console")).to_be_hidden()
+        stored = await intruder.evaluate("sessionStorage.getItem('dgtcast.arbiterToken')")
+        assert stored is None
+        await intruder.screenshot(path=tmp_path / "arbiter-bad-token.png")
+        await pages.close()

@@ -1,0 +1,248 @@
+"""The viewer against a real broadcast server fed by hand: its model, reconnects, phones."""
+
+from __future__ import annotations
+
+import socket
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import chess
+import pytest
+from playwright.async_api import WebSocket, expect
+
+from broadcast.hub import Hub
+from broadcast.messages import (
+    ArbiterCommand,
+    BoardState,
+    BoardStatus,
+    CommandReply,
+    MoveInfo,
+)
+from broadcast.server import BroadcastServer
+from tests.browser.conftest import Pages
+from tests.browser.pagetools import clock_seconds, wait_for_pieces
+
+pytestmark = pytest.mark.browser
+
+
+class NoArbiter:
+    """The command handler of a server without a daemon: every command is refused."""
+
+    async def execute(self, command: ArbiterCommand) -> CommandReply:
+        return CommandReply(ok=False, reason=f"no daemon here to {type(command).__name__}")
+
+
+def free_port() -> int:
+    """A TCP port nobody listens on now (the server is restarted on it)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+def board_state(number: int, sans: tuple[str, ...] = (), **changes: Any) -> BoardState:
+    """Board ``number`` after ``sans``, with a clock that runs for the side to move."""
+    position = chess.Board()
+    moves: list[MoveInfo] = []
+    for san in sans:
+        move = position.parse_san(san)
+        moves.append(MoveInfo(san=san, uci=move.uci(), clock=5400.0 - len(moves)))
+        position.push(move)
+    fields: dict[str, Any] = {
+        "board": number,
+        "section": "Open",
+        "round": f"3.{number}",
+        "white": f"White {number}",
+        "black": f"Black {number}",
+        "white_elo": 2000 + number,
+        "fen": position.fen(),
+        "moves": tuple(moves),
+        "last_move": moves[-1].uci if moves else None,
+        "white_clock": 5400.0,
+        "black_clock": 5400.0,
+        "running": "white" if position.turn == chess.WHITE else "black",
+        "clock_at": time.time(),
+        "status": BoardStatus.ONLINE,
+    }
+    fields.update(changes)
+    return BoardState(**fields)
+
+
+@pytest.fixture
+async def server() -> AsyncIterator[BroadcastServer]:
+    """A broadcast server on a fixed free port, with boards 1 to 4 in its hub."""
+    hub = Hub()
+    for number in range(1, 5):
+        hub.publish_board(board_state(number))
+    started = BroadcastServer(hub, NoArbiter(), port=free_port())
+    async with started:
+        yield started
+
+
+MODEL_SCENARIO = """
+async () => {
+  const m = await import("/model.js");
+  const start = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1";
+  const e4 = {san: "e4", uci: "e2e4", clock: 5398, emt: 2};
+  const e5 = {san: "e5", uci: "e7e5", clock: 5390, emt: 10};
+  const c5 = {san: "c5", uci: "c7c5", clock: 5391, emt: 9};
+  const board = {board: 1, moves: [], fen: start, last_move: null, white_clock: 5400,
+                 black_clock: 5400, running: "white", clock_at: 1000, status: "online",
+                 result: "*", result_final: false};
+  const feed = new m.FeedState();
+  const out = {};
+  const act = (event) => feed.receive(event, 0).action;
+  out.snapshot = feed.receive({type: "snapshot", seq: 5, server_time: 1010, delay: 0,
+                               boards: [board]}, 1000).action;
+  out.offset = feed.offset;
+  out.stale = act({type: "status", seq: 5, board: 1, status: "offline"});
+  out.move = act({type: "move", seq: 6, board: 1, ply: 0, moves: [e4],
+                  fen: "after e4", last_move: "e2e4"});
+  out.gap = act({type: "status", seq: 8, board: 1, status: "offline"});
+  out.wrongPly = act({type: "move", seq: 7, board: 1, ply: 3, moves: [e5], fen: "x",
+                      last_move: "e7e5"});
+  out.unknownBoard = act({type: "clock", seq: 7, board: 9, white_clock: 1,
+                          black_clock: 1, running: null, clock_at: 1});
+  out.e5 = act({type: "move", seq: 7, board: 1, ply: 1, moves: [e5], fen: "after e5",
+                last_move: "e7e5"});
+  out.correction = act({type: "correction", seq: 8, board: 1, ply: 1, moves: [c5],
+                        fen: "after c5", last_move: "c7c5"});
+  out.sans = feed.boards.get(1).moves.map((move) => move.san);
+  out.takeback = act({type: "takeback", seq: 9, board: 1, ply: 1, fen: "after e4",
+                      last_move: "e2e4"});
+  out.afterTakeback = [feed.boards.get(1).moves.length, feed.boards.get(1).last_move];
+  out.result = act({type: "result", seq: 10, board: 1, result: "1-0", result_final: true});
+  out.newBoard = act({type: "board", seq: 11, board: 2, state: {...board, board: 2}});
+  out.seq = feed.seq;
+  out.boards = [...feed.boards.keys()];
+  out.pong = (feed.receivePong(2000, 1000, 1002), feed.offset);
+  const clocks = {white_clock: 100, black_clock: 50, running: "white", clock_at: 1000};
+  out.running = m.shownClocks(clocks, 1010, 0);
+  out.delayed = m.shownClocks(clocks, 1010, 4);
+  out.early = m.shownClocks(clocks, 990, 0);
+  out.flag = m.shownClocks(clocks, 2000, 0);
+  out.stopped = m.shownClocks({...clocks, running: null}, 1010, 0);
+  out.none = m.shownClocks({white_clock: null, black_clock: null, running: null,
+                            clock_at: null}, 1010, 0);
+  out.formats = [3723, 600, 59.5, 9, 0.2, 0, null].map(m.formatClock);
+  out.setUp = m.numberedMoves({moves: [c5, e4, e5],
+                               fen: "8/8/8/8/8/8/8/8 w - - 0 13"}).map(
+    (row) => [row.number, row.white && row.white.san, row.black && row.black.san]);
+  out.results = ["1-0", "1/2-1/2", "+-", "-+", "--", "*"].map(m.resultText);
+  out.squares = [m.lastMoveSquares("e7e8q"), m.lastMoveSquares(null)];
+  out.urls = [m.socketUrl({protocol: "https:", host: "h:1"}, "/ws", 7),
+              m.socketUrl({protocol: "http:", host: "h"}, "/ws", null)];
+  return out;
+}
+"""
+
+
+async def test_the_feed_model_applies_events_in_order(
+    server: BroadcastServer, pages: Pages
+) -> None:
+    page = await pages.open(f"http://127.0.0.1:{server.port}/")
+    out = await page.evaluate(MODEL_SCENARIO)
+    assert out["snapshot"] == "snapshot"
+    assert out["offset"] == 10
+    assert out["stale"] == "stale"
+    assert out["move"] == "changed"
+    assert out["gap"] == "gap"
+    assert out["wrongPly"] == "resync"
+    assert out["unknownBoard"] == "resync"
+    assert out["e5"] == "changed"
+    assert out["correction"] == "changed"
+    assert out["sans"] == ["e4", "c5"]
+    assert out["takeback"] == "changed"
+    assert out["afterTakeback"] == [1, "e2e4"]
+    assert out["result"] == "changed"
+    assert out["newBoard"] == "changed"
+    assert out["seq"] == 11
+    assert out["boards"] == [1, 2]
+    assert out["pong"] == 999
+    assert out["running"] == {"white": 90, "black": 50}
+    assert out["delayed"] == {"white": 94, "black": 50}
+    assert out["early"] == {"white": 100, "black": 50}
+    assert out["flag"] == {"white": 0, "black": 50}
+    assert out["stopped"] == {"white": 100, "black": 50}
+    assert out["none"] == {"white": None, "black": None}
+    assert out["formats"] == ["1:02:03", "10:00", "1:00", "0:09", "0:01", "0:00", "–"]
+    assert out["setUp"] == [[11, None, "c5"], [12, "e4", "e5"]]
+    assert out["results"] == ["1-0", "½-½", "1-0 forfeit", "0-1 forfeit", "double forfeit", ""]
+    assert out["squares"] == [["e7", "e8"], []]
+    assert out["urls"] == ["wss://h:1/ws?since=7", "ws://h/ws"]
+
+
+async def test_the_viewer_reconnects_and_resumes_after_its_last_seq(
+    server: BroadcastServer, pages: Pages
+) -> None:
+    hub = server.hub
+    page = await pages.open(None)
+    sockets: list[WebSocket] = []
+    frames: dict[str, list[str]] = {}
+
+    def opened(ws: WebSocket) -> None:
+        sockets.append(ws)
+        received = frames.setdefault(ws.url, [])
+        ws.on("framereceived", lambda payload: received.append(str(payload)))
+
+    page.on("websocket", opened)
+    await page.goto(f"http://127.0.0.1:{server.port}/")
+    body = page.locator("body")
+    await expect(body).to_have_attribute("data-seq", str(hub.seq))
+    await expect(body).to_have_attribute("data-connection", "open")
+    seen = hub.seq
+
+    pages.tolerate("WebSocket connection to")  # refused while the server is away
+    await server.close()
+    hub.publish_board(board_state(1, ("e4",)))  # played while the viewer is cut off
+    hub.publish_board(board_state(3, ("d4", "Nf6")))
+    await server.start()
+
+    await wait_for_pieces(page, '.card[data-board="1"]', {"e2": None, "e4": "white pawn"})
+    await wait_for_pieces(page, '.card[data-board="3"]', {"d4": "white pawn", "f6": "black knight"})
+    await expect(body).to_have_attribute("data-seq", str(hub.seq))
+    base = f"ws://127.0.0.1:{server.port}/ws"
+    assert sockets[0].url == base
+    assert sockets[-1].url == f"{base}?since={seen}"
+    assert frames[sockets[-1].url][0].startswith('{"type":"resumed"')
+    await pages.close()
+
+
+async def test_the_viewer_fits_a_phone(
+    server: BroadcastServer, pages: Pages, tmp_path: Path
+) -> None:
+    clock_at = time.time() - 65.0
+    server.hub.publish_board(
+        board_state(2, ("e4", "c5", "Nf3"), black_clock=600.0, clock_at=clock_at)
+    )
+    page = await pages.open(f"http://127.0.0.1:{server.port}/", width=390, height=844, mobile=True)
+    await expect(page.locator(".card")).to_have_count(4)
+    width = await page.evaluate("document.documentElement.scrollWidth")
+    assert width <= 390, f"the page is {width} px wide on a 390 px phone"
+    for card in await page.locator(".card").all():
+        box = await card.bounding_box()
+        assert box is not None
+        assert box["x"] >= 0
+        assert box["x"] + box["width"] <= 390
+    running = page.locator('.card[data-board="2"] .clock.running')
+    await expect(running).to_have_attribute("data-color", "black")
+    shown = clock_seconds(await running.inner_text())
+    expected = 600.0 - (time.time() - clock_at)  # docs/broadcast.md, "Showing clocks"
+    assert expected - 2 <= shown <= expected + 2
+    await page.screenshot(path=tmp_path / "phone.png")
+
+    await page.locator('.card[data-board="2"]').tap()
+    dialog = page.locator("#detail")
+    await expect(dialog).to_be_visible()
+    await expect(dialog.locator("td.ply .san")).to_have_text(["e4", "c5", "Nf3"])
+    board_box = await dialog.locator(".board-box").bounding_box()
+    moves_box = await dialog.locator(".moves-box").bounding_box()
+    assert board_box is not None
+    assert moves_box is not None
+    assert board_box["x"] >= 0
+    assert board_box["x"] + board_box["width"] <= 390
+    assert moves_box["y"] >= board_box["y"] + board_box["height"], "moves go below the board"
+    await page.screenshot(path=tmp_path / "phone-board.png")
+    await pages.close()
