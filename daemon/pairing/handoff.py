@@ -316,12 +316,16 @@ def _check_round(tournament: Tournament, round_number: int, pairings: Sequence[P
 
 
 def _later_rounds(tournament: Tournament, round_number: int) -> list[str]:
-    return [
-        f"{tournament.source}:{p.line}:{92 + 10 * round_number}: player {p.rank} already has"
-        f" round {len(p.rounds)}, but round {round_number} is being played"
-        for p in tournament.players.values()
-        if len(p.rounds) > round_number
-    ]
+    problems = []
+    for player in tournament.players.values():
+        later = [r for r in range(round_number + 1, len(player.rounds) + 1) if player.entry(r)]
+        if later:
+            problems.append(
+                f"{tournament.source}:{player.line}:{92 + 10 * (later[0] - 1)}: player"
+                f" {player.rank} already has round {later[0]}, but round {round_number} is"
+                " being played"
+            )
+    return problems
 
 
 def _conflicts(tournament: Tournament, round_number: int, pairing: Pairing) -> list[str]:

@@ -209,7 +209,7 @@ class Scoring:
                 raise ScoringError(
                     f'XXS: "{token}" is not CODE=VALUE with a code of {known}', column
                 )
-            points = _value(value, column + len(code) + 1)
+            points = _value(value, column + len(code) + 1, f"XXS {code}: ")
             values.update(dict.fromkeys(targets, points))
         return Scoring(values=MappingProxyType(values))
 
@@ -225,7 +225,7 @@ class Scoring:
             code = line[start]
             if code not in _TAG_162:
                 raise ScoringError(f'162: "{code}" is not one of W D L A P X', start + 1)
-            points = _value(line[start + 1 : start + 5], start + 2)
+            points = _value(line[start + 1 : start + 5], start + 2, f"162 {code}: ")
             values.update(dict.fromkeys(_TAG_162[code], points))
             if code == "P":
                 pab_given = True
@@ -257,8 +257,8 @@ def _tokens(text: str, offset: int) -> list[tuple[int, str]]:
     return tokens
 
 
-def _value(text: str, column: int) -> Decimal:
+def _value(text: str, column: int, what: str) -> Decimal:
     try:
         return parse_points(text)
     except ValueError as exc:
-        raise ScoringError(str(exc), column) from None
+        raise ScoringError(what + str(exc), column) from None

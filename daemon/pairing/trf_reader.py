@@ -110,6 +110,8 @@ class TrfReader:
         self.byes: dict[int, dict[int, str]] = {}
         self.bye_lines: list[tuple[int, int, int]] = []  # (line, column, rank)
         self.absent: list[int] = []
+        self.incomplete = False  # a 001 line gave no player: ranks may be missing
+        self.broken: set[int] = set()  # players with a bad field: no checks across lines
 
     def problem(self, line: int, column: int, message: str) -> None:
         self.problems.append(f"{self.source}:{line}:{column}: {message}")
@@ -181,25 +183,33 @@ class TrfReader:
         return ranks
 
     def _player(self, number: int, line: str) -> None:
+        before = len(self.problems)
+        player = self._read_player(number, line)
+        if player is None:
+            self.incomplete = True
+            return
+        self.players[player.rank] = player
+        if len(self.problems) > before:
+            self.broken.add(player.rank)
+
+    def _read_player(self, number: int, line: str) -> Player | None:
         if len(line.rstrip()) < 84:
             self.problem(
                 number,
                 len(line.rstrip()) + 1,
                 "player line ends before its points (columns 81-84)",
             )
-            return
+            return None
         rank = _number(line[4:8])
         if rank is None or rank < 1:
             self.problem(number, 5, f'starting rank "{line[4:8]}" is not a number 1-9999')
-            return
+            return None
         if rank in self.players:
             other = self.players[rank].line
             self.problem(number, 5, f"starting rank {rank} is given twice (also line {other})")
-            return
+            return None
         rounds = tuple(self._entries(number, line, rank))
-        player = self._fields(number, line, rank, rounds)
-        if player is not None:
-            self.players[rank] = player
+        return self._fields(number, line, rank, rounds)
 
     def _fields(
         self, number: int, line: str, rank: int, rounds: tuple[RoundEntry | None, ...]
@@ -307,7 +317,7 @@ class _Checker:
     def check(self) -> None:
         top = max(self.players, default=0)
         for rank in range(1, top + 1):
-            if rank not in self.players:
+            if rank not in self.players and not self.reader.incomplete:
                 self.reader.problems.append(
                     f"{self.reader.source}: no player has starting rank {rank}"
                     f" (ranks must run from 1 to {top})"
@@ -315,7 +325,8 @@ class _Checker:
         played = max((len(p.rounds) for p in self.players.values()), default=0)
         for player in self.players.values():
             self._rounds_of(player)
-            self._points_of(player, played)
+            if player.rank not in self.reader.broken:
+                self._points_of(player, played)
         for line, column, rank in self.reader.bye_lines:
             if rank not in self.players:
                 self.reader.problem(line, column, f"bye for {rank:04d}, who is not a player")
@@ -338,12 +349,16 @@ class _Checker:
 
     def _opponent(self, player: Player, round_number: int, entry: RoundEntry, start: int) -> None:
         other = self.players.get(entry.opponent)
+        if other is None and self.reader.incomplete:
+            return  # its line may be the one that could not be read
         if other is None:
             self.reader.problem(
                 player.line,
                 start + 3,
                 f"opponent {entry.opponent:04d} is not a player (starting ranks {self.ranks})",
             )
+            return
+        if {player.rank, other.rank} & self.reader.broken:
             return
         back = other.entry(round_number)
         if back is None or back.opponent != player.rank:
