@@ -1,4 +1,4 @@
-"""``kill -9`` in the middle of a game, then a restart: nothing lost, nothing duplicated."""
+"""``kill -9`` in the middle of a move, then a restart: nothing lost, nothing duplicated."""
 
 from __future__ import annotations
 
@@ -8,27 +8,34 @@ import signal
 import sys
 from pathlib import Path
 
+import chess
+import chess.pgn
+
 from daemon.journal import Journal
 from drivers.emulator.clock import ClockSettings
 from drivers.emulator.device import EmulatedBoard
+from drivers.emulator.player import Lift, Place
 from tests.daemon.support import BoardSpec, journal_moves, read_game, wait_for, write_config
 
 DGTCAST = Path(sys.executable).parent / "dgtcast"
+SPEED = 10.0
 
 
 async def _start(config: Path) -> asyncio.subprocess.Process:
-    return await asyncio.create_subprocess_exec(
-        str(DGTCAST),
-        "run",
-        "--config",
-        str(config),
-        "--port",
-        "0",
-        "--log-level",
-        "WARNING",
-        stdout=asyncio.subprocess.DEVNULL,
-        stderr=asyncio.subprocess.DEVNULL,
-    )
+    """``dgtcast run`` in its own process; its log goes to ``daemon.log`` beside the config."""
+    with (config.parent / "daemon.log").open("ab") as log:
+        return await asyncio.create_subprocess_exec(
+            str(DGTCAST),
+            "run",
+            "--config",
+            str(config),
+            "--port",
+            "0",
+            "--log-level",
+            "WARNING",
+            stdout=asyncio.subprocess.DEVNULL,
+            stderr=log,
+        )
 
 
 def _count(journal_path: Path, kind: str) -> int:
@@ -38,7 +45,22 @@ def _count(journal_path: Path, kind: str) -> int:
         return sum(1 for _ in journal.records(kinds={kind}))
 
 
-async def test_kill_9_mid_game_loses_and_duplicates_nothing(
+def _second_half(game: chess.pgn.Game, plies: int) -> chess.pgn.Game:
+    """The rest of ``game`` after ``plies``, as a game starting from that position."""
+    moves = list(game.mainline_moves())
+    board = game.board()
+    for move in moves[:plies]:
+        board.push(move)
+    rest = chess.pgn.Game()
+    rest.setup(board)
+    tail: chess.pgn.GameNode = rest
+    for move in moves[plies:]:
+        tail = tail.add_variation(move)
+    rest.headers["Result"] = game.headers["Result"]
+    return rest
+
+
+async def test_kill_9_mid_move_loses_and_duplicates_nothing(
     tmp_path: Path, games_dir: Path
 ) -> None:
     game = read_game(games_dir / "kasparov-deep-blue-1997.pgn", 5)  # 37 plies
@@ -49,12 +71,17 @@ async def test_kill_9_mid_game_loses_and_duplicates_nothing(
         daemon = await _start(config)
         try:
             await wait_for(lambda: _count(journal_path, "placement") > 0, 15, "daemon sees board")
-            play = asyncio.create_task(board.play(game, speed=10.0, signal_result=True))
-            await wait_for(lambda: _count(journal_path, "game.MoveMade") >= 8, 60, "8 moves")
-            os.kill(daemon.pid, signal.SIGKILL)  # in the middle of the game
+            await board.play(game, speed=SPEED, plies=10)
+            await wait_for(lambda: _count(journal_path, "game.MoveMade") >= 10, 15, "10 moves")
+            board.act(Lift(square=chess.F1))  # White's 6. Bd3 is under way ...
+            await asyncio.sleep(0.2)
+            os.kill(daemon.pid, signal.SIGKILL)  # ... when the daemon is killed
             await daemon.wait()
             daemon = await _start(config)
-            await play
+            await wait_for(lambda: _count(journal_path, "link") >= 2, 15, "board back")
+            board.act(Place(square=chess.F1, piece=chess.Piece(chess.BISHOP, chess.WHITE)))
+            rest = _second_half(game, 10)
+            await board.play(rest, speed=SPEED, start_clock=False, signal_result=True)
             await wait_for(lambda: _count(journal_path, "result") > 0, 30, "result proposed")
         finally:
             if daemon.returncode is None:
