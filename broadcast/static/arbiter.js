@@ -16,7 +16,7 @@ const TOKEN_KEY = "dgtcast.arbiterToken";
 const POLICY_VIOLATION = 1008; // the server refused the token (docs/broadcast.md)
 const TICK_MS = 500;
 
-/** Results an arbiter may set (broadcast/messages.py RESULTS; forfeits are TRF codes). */
+/** Results an arbiter may set (broadcast/messages.py RESULTS; forfeits: tournament-rules.md §4). */
 const RESULT_CHOICES = [
   ["1-0", "1-0"],
   ["0-1", "0-1"],
@@ -80,11 +80,11 @@ class BoardRow {
     players.append(whiteLine, blackLine);
     const controls = el("div", "controls");
     controls.append(this.choice, this.set, this.confirm, this.accept);
-    const commands = el("td");
+    const commands = el("td", "commands");
     commands.append(controls, this.reply);
-    const resultCell = el("td");
+    const resultCell = el("td", "result-cell");
     resultCell.append(this.result, " ", this.final);
-    const statusCell = el("td");
+    const statusCell = el("td", "status-cell");
     statusCell.append(this.status);
     this.tr.append(el("td", "number", String(number)), players, statusCell, resultCell, commands);
     this.choice.addEventListener("change", () => this.enable());

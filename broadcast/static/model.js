@@ -194,7 +194,7 @@ const RESULT_TEXT = {
   "*": "",
 };
 
-/** A result as spectators read it (forfeits are TRF codes, tournament-rules.md). */
+/** A result as spectators read it (forfeits are the TRF codes, tournament-rules.md §4). */
 export function resultText(result) {
   return Object.hasOwn(RESULT_TEXT, result) ? RESULT_TEXT[result] : String(result);
 }

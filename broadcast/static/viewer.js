@@ -27,6 +27,11 @@ function sectionTitle(boards) {
   return [first.section, round ? `Round ${round}` : ""].filter(Boolean).join(" · ");
 }
 
+/** "15 min", "90 s": the public delay (tournament-rules.md §5). */
+function delayText(seconds) {
+  return seconds >= 120 ? `${Math.round(seconds / 60)} min` : `${Math.round(seconds)} s`;
+}
+
 function lastMoveText(board) {
   const rows = numberedMoves(board);
   const row = rows[rows.length - 1];
@@ -158,7 +163,7 @@ class Viewer {
       this.main.replaceChildren(...sections.map((list) => this.section(list)));
       if (sections.length === 0) this.main.append(el("p", "empty", "No boards in this round yet."));
       const delay = this.feed.delay;
-      document.getElementById("delay").textContent = delay > 0 ? `delayed by ${formatClock(delay)}` : "";
+      document.getElementById("delay").textContent = delay > 0 ? `delayed by ${delayText(delay)}` : "";
     }
     for (const board of this.feed.boards.values()) this.drawBoard(board.board);
     this.openFromHash();
@@ -211,8 +216,15 @@ class Viewer {
     fillHead(entry.head, board);
     entry.last.textContent = lastMoveText(board);
     entry.card.dataset.status = board.status;
-    if (this.detail !== null && this.detail.number === number) this.drawDetail(board);
-    this.tick();
+    this.tickView(entry.view);
+    if (this.detail !== null && this.detail.number === number) {
+      this.drawDetail(board);
+      this.tickView(this.detail.view);
+    }
+  }
+
+  tickView(view) {
+    view.tick(this.feed.serverNow(Date.now() / 1000), this.feed.delay);
   }
 
   tick() {
@@ -226,7 +238,7 @@ class Viewer {
   openDetail(number) {
     const board = this.feed.boards.get(number);
     if (board === undefined) return;
-    if (this.detail !== null) this.closeDetail();
+    this.detail?.view.destroy();
     const dialog = this.dialog;
     dialog.dataset.board = String(number);
     dialog.querySelector("h2").textContent = `Board ${number}`;
@@ -237,15 +249,15 @@ class Viewer {
     this.detail = { number, view: new BoardView(body, { coordinates: true }), head };
     history.replaceState(null, "", `#board-${number}`);
     this.drawDetail(board);
-    this.tick();
+    this.tickView(this.detail.view);
   }
 
+  /** The dialog was closed (its button, Escape, a click beside it). */
   closeDetail() {
     if (this.detail === null) return;
     this.detail.view.destroy();
     this.detail = null;
     delete this.dialog.dataset.board;
-    if (this.dialog.open) this.dialog.close();
     history.replaceState(null, "", location.pathname + location.search);
   }
 

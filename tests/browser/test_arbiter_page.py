@@ -56,6 +56,11 @@ async def test_an_alert_is_acknowledged_from_the_arbiter_page(tmp_path: Path, pa
             await expect(page.locator("#replies li").first).to_contain_text(
                 f"Acknowledge alert {alert_id} (board_offline, board 1): ok"
             )
+            await page.get_by_role("button", name="Set clocks").click()  # board 1 is away
+            refused = page.locator("#set-clocks-reply")
+            await expect(refused).to_have_class("reply error")
+            await expect(refused).to_contain_text("board 1: ")
+            await expect(page.locator("#replies li.error").first).to_contain_text("Set clocks: ")
             await page.screenshot(path=tmp_path / "arbiter-acknowledged.png", full_page=True)
             await pages.close()
 
