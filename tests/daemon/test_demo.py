@@ -37,12 +37,23 @@ def _get(url: str) -> bytes:
         return body
 
 
+def _private_copy(folder: Path) -> Path:
+    """The shipped demo configuration with its ports and files moved into ``folder``."""
+    text = (ROOT / "config" / "demo.toml").read_text()
+    text = text.replace("/tmp/dgtcast-demo", str(folder / "ports"))
+    text = text.replace('"../var/', f'"{folder}/var/')
+    assert str(folder) in text
+    path = folder / "demo.toml"
+    path.write_text(text)
+    return path
+
+
 async def test_demo_broadcasts_moves_and_stops_on_ctrl_c(tmp_path: Path) -> None:
     demo = await asyncio.create_subprocess_exec(
         str(DGTCAST),
         "demo",
         "--config",
-        str(ROOT / "config" / "demo.toml"),
+        str(_private_copy(tmp_path)),
         "--speed",
         "20",
         "--port",
