@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -126,10 +127,20 @@ class ClockSetResult:
 
 
 def clock_text(board: BoardConfig) -> str:
-    """Eight characters for a DGT 3000 display: board number and White's surname."""
-    surname = (board.white.split(",")[0] or "").strip()
-    text = f"{board.number} {surname}"
-    return text.encode("ascii", "replace").decode("ascii")[:8]
+    """Eight characters for a DGT 3000 display: the board number and both surnames.
+
+    ``"1 SmiDoe"`` for board 1, Smith v Doe: as much of each surname as fits.
+    """
+    prefix = f"{board.number} "
+    room = max(0, (8 - len(prefix)) // 2)
+    names = [_surname(board.white)[:room], _surname(board.black)[:room]]
+    return (prefix + "".join(names))[:8]
+
+
+def _surname(name: str) -> str:
+    """The surname in plain ASCII (accents dropped): the display has no other letters."""
+    plain = unicodedata.normalize("NFKD", name.split(",")[0]).encode("ascii", "ignore")
+    return plain.decode("ascii").replace(" ", "")
 
 
 async def set_clock(
@@ -141,7 +152,9 @@ async def set_clock(
     """
     control = section.event.time_control
     start = control.base + control.increment
-    command = ClockSetAndRun(left_seconds=start, right_seconds=start, run="paused")
+    command = ClockSetAndRun(
+        left_seconds=start, right_seconds=start, run="paused", toggle_on_lever=True
+    )
     try:
         await supervisor.send_clock(command)
     except ClockRefused as exc:

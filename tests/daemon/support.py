@@ -91,7 +91,7 @@ def write_config(
 
 @contextlib.asynccontextmanager
 async def running_daemon(
-    config: Path, *, tracker: TrackerSettings = FAST_TRACKER
+    config: Path, *, tracker: TrackerSettings = FAST_TRACKER, set_clocks: bool = False
 ) -> AsyncIterator[Daemon]:
     """A daemon serving ``config`` on a free port, stopped cleanly on exit."""
     options = DaemonOptions(
@@ -99,6 +99,7 @@ async def running_daemon(
         port=0,
         device_timeouts=DeviceTimeouts(quiet=3.0, probe=3.0),
         backoff=BackoffPolicy(initial=0.05, maximum=0.5),
+        set_clocks_at_start=set_clocks,
     )
     daemon = Daemon(config, options)
     stop = asyncio.Event()

@@ -27,6 +27,24 @@ def _mainline_uci(game: chess.pgn.Game) -> list[str]:
     return [move.uci() for move in game.mainline_moves()]
 
 
+def _press_readings(journal_path: Path, board: int, white_side: str) -> dict[str, list[int]]:
+    """Each side's time right after each of its lever presses, from the raw clock inputs.
+
+    A press shows as the running side changing from the presser to the other side; the
+    reading that first shows it carries the presser's time with the increment added.
+    """
+    sides = {white_side: "white", ("right" if white_side == "left" else "left"): "black"}
+    presses: dict[str, list[int]] = {"white": [], "black": []}
+    running = None
+    with Journal(journal_path) as journal:
+        for record in journal.records(board=board, kinds={"clock"}):
+            now = record.payload["running"]
+            if running is not None and now is not None and now != running:
+                presses[sides[running]].append(int(record.payload[running]))
+            running = now if now is not None else running
+    return presses
+
+
 async def test_two_boards_play_real_games_to_the_end(tmp_path: Path, games_dir: Path) -> None:
     mate = read_game(games_dir / "molinari-bordais-1979.pgn")  # 10 plies, ends in mate
     long = read_game(games_dir / "kasparov-deep-blue-1997.pgn", 5)  # 37 plies, 1-0 by the kings
@@ -54,10 +72,14 @@ async def test_two_boards_play_real_games_to_the_end(tmp_path: Path, games_dir: 
             assert state_two.result == "1-0"
             assert state_two.result_final
     journal_path = tmp_path / "journal.db"
-    for board, game in ((1, mate), (2, long)):
+    for board, game, white_side in ((1, mate, "left"), (2, long, "right")):
         line = journal_moves(journal_path, board)
         assert [m["uci"] for m in line] == _mainline_uci(game)
-        assert all(m["clock"] is not None for m in line), f"board {board}: a move lacks %clk"
+        presses = _press_readings(journal_path, board, white_side)
+        clocks = {color: [m["clock"] for m in line[i::2]] for i, color in enumerate(presses)}
+        assert len(presses["black"]) >= 4, "the clock inputs show the presses"
+        for color, readings in presses.items():
+            assert clocks[color] == readings[: len(clocks[color])], f"board {board} {color}"
     with Journal(journal_path) as journal:
         kinds = [r.kind for r in journal.records(board=1)]
         assert "game.GameEnded" in kinds

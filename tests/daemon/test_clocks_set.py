@@ -1,0 +1,59 @@
+"""Mode 23: setting every e-board clock to the time control, and reporting refusals."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+
+from drivers.emulator.clock import ClockSettings
+from drivers.emulator.device import EmulatedBoard
+from tests.daemon.support import BoardSpec, running_daemon, wait_for, write_config
+
+DGTCAST = Path(sys.executable).parent / "dgtcast"
+MODE_23 = ClockSettings(base_seconds=300, increment_seconds=5, mode=23)
+MODE_12 = ClockSettings(base_seconds=300, increment_seconds=5, mode=12)
+
+
+def _shown(board: EmulatedBoard) -> tuple[int, int]:
+    reading = board.clock.reading(board.now())
+    return reading.left.seconds, reading.right.seconds
+
+
+async def test_clocks_set_sets_mode_23_clocks_and_reports_the_others(tmp_path: Path) -> None:
+    async with (
+        EmulatedBoard(clock=MODE_23, seed=1) as good,
+        EmulatedBoard(clock=MODE_12, seed=2) as refusing,
+    ):
+        specs = [
+            BoardSpec(1, str(good.path), white="Smith, John", black="Doe, Jane"),
+            BoardSpec(2, str(refusing.path)),
+            BoardSpec(3, None),
+        ]
+        config = write_config(tmp_path, specs, time_control="5400+30")
+        process = await asyncio.create_subprocess_exec(
+            str(DGTCAST),
+            "clocks",
+            "set",
+            "--config",
+            str(config),
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT,
+        )
+        output, _ = await asyncio.wait_for(process.communicate(), 30)
+        text = output.decode()
+        assert process.returncode == 1, text
+        assert "board 1: set" in text
+        assert "board 2: NOT SET: refused" in text
+        assert _shown(good) == (5430, 5430)  # 90 min + one increment, both sides
+        assert good.clock.running is None, "set paused: the arbiter starts the round"
+        assert good.clock.display_text is not None
+        assert good.clock.display_text.strip() == "1 SmiDoe"
+        assert _shown(refusing) == (305, 305), "a clock not in mode 23 keeps its own time"
+
+
+async def test_run_with_set_clocks_sets_them_when_the_boards_come_online(tmp_path: Path) -> None:
+    async with EmulatedBoard(clock=MODE_23, seed=3) as board:
+        config = write_config(tmp_path, [BoardSpec(1, str(board.path))], time_control="600+5")
+        async with running_daemon(config, set_clocks=True):
+            await wait_for(lambda: _shown(board) == (605, 605), 15, "clock set at round start")
