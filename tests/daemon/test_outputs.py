@@ -1,0 +1,63 @@
+"""The daemon's outputs with real parts: a mosquitto broker and the PGN folder."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import aiomqtt
+import chess.pgn
+
+from broadcast.messages import ConfirmResult
+from drivers.emulator.clock import ClockSettings
+from drivers.emulator.device import EmulatedBoard
+from tests.daemon.support import BoardSpec, read_game, running_daemon, wait_for, write_config
+from tests.mosquitto import Mosquitto
+
+
+async def _collect(port: int, into: dict[str, Any], ready: asyncio.Event) -> None:
+    async with aiomqtt.Client("127.0.0.1", port, identifier="dgtcast-test-subscriber") as client:
+        await client.subscribe("dgtcast/#", qos=1)
+        ready.set()
+        async for message in client.messages:
+            payload = message.payload
+            assert isinstance(payload, bytes | bytearray)
+            into.setdefault(str(message.topic), []).append(bytes(payload))
+
+
+async def test_mqtt_and_pgn_folder_follow_a_game(tmp_path: Path, games_dir: Path) -> None:
+    game = read_game(games_dir / "molinari-bordais-1979.pgn")  # ends in mate, 0-1
+    received: dict[str, Any] = {}
+    with Mosquitto(tmp_path / "broker") as broker:
+        ready = asyncio.Event()
+        subscriber = asyncio.create_task(_collect(broker.port, received, ready))
+        await asyncio.wait_for(ready.wait(), 10)
+        async with EmulatedBoard(clock=ClockSettings.from_text("3+2"), seed=4) as board:
+            extra = (
+                f'\n[mqtt]\nhost = "127.0.0.1"\nport = {broker.port}\n'
+                f'\n[pgn_folder]\npath = "{tmp_path / "pgn"}"\n'
+            )
+            config = write_config(tmp_path, [BoardSpec(1, str(board.path))], extra=extra)
+            async with running_daemon(config) as daemon:
+                await wait_for(daemon.sessions[1].online.is_set, 10, "board online")
+                await board.play(game, speed=25)
+                await wait_for(lambda: daemon.core.engine.result_of(1) is not None, 10, "mate")
+                reply = await daemon.service.execute(ConfirmResult(board=1))
+                assert reply.ok
+                await wait_for(lambda: "dgtcast/results" in received, 10, "result on MQTT")
+        subscriber.cancel()
+    state = json.loads(received["dgtcast/board/1/state"][-1])
+    assert [m["uci"] for m in state["moves"]] == [m.uci() for m in game.mainline_moves()]
+    assert state["result"] == "0-1"
+    result = json.loads(received["dgtcast/results"][-1])
+    assert result["board"] == 1
+    assert result["result"] == "0-1"
+    folder = tmp_path / "pgn" / "round-2"
+    with (folder / "game-1.pgn").open() as handle:
+        written = chess.pgn.read_game(handle)
+    assert written is not None
+    assert written.headers["Result"] == "0-1"
+    assert [m.uci() for m in written.mainline_moves()] == [m.uci() for m in game.mainline_moves()]
+    assert (folder / "games.pgn").read_text().count("[Event ") == 1
