@@ -14,8 +14,10 @@ import contextlib
 import os
 import signal
 import subprocess
+import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import IO
 
 __all__ = ["CommandReport", "run_command"]
 
@@ -55,38 +57,43 @@ async def run_command(
     """Run ``command`` with the TRF's path as last argument; never raises for its failure.
 
     It runs in its own process group: after ``kill_after`` seconds, or when the caller
-    cancels, it is killed with every process it started. ``env`` is added to the
-    daemon's environment.
+    cancels, it is killed with every process it started; processes it leaves running
+    when it exits are stopped too. ``env`` is added to the daemon's environment.
     """
     argv = (*command, os.fspath(trf_path))
-    try:
-        process = await asyncio.create_subprocess_exec(
-            *argv,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            env={**os.environ, **(env or {})},
-            start_new_session=True,
-        )
-    except OSError as exc:
-        message = f"cannot run {argv[0]}: {exc.strerror or exc}"
-        return CommandReport(argv=argv, exit_code=None, timed_out=False, output=message)
-    timed_out = False
-    try:
-        async with asyncio.timeout(kill_after):
-            output, _ = await process.communicate()
-    except TimeoutError:
-        timed_out = True
-        output = await _kill(process)
-    except asyncio.CancelledError:
-        await _kill(process)
-        raise
-    text = output.decode("utf-8", errors="replace")[-_OUTPUT_KEPT:]
+    with tempfile.TemporaryFile() as output:  # a pipe would stay open in what it leaves
+        try:
+            process = await asyncio.create_subprocess_exec(
+                *argv,
+                stdin=subprocess.DEVNULL,
+                stdout=output,
+                stderr=subprocess.STDOUT,
+                env={**os.environ, **(env or {})},
+                start_new_session=True,
+            )
+        except OSError as exc:
+            message = f"cannot run {argv[0]}: {exc.strerror or exc}"
+            return CommandReport(argv=argv, exit_code=None, timed_out=False, output=message)
+        timed_out = False
+        try:
+            async with asyncio.timeout(kill_after):
+                await process.wait()
+        except TimeoutError:
+            timed_out = True
+        finally:
+            await _kill(process)  # after a timeout or a cancel, and what it left running
+        text = _tail(output)
     return CommandReport(argv=argv, exit_code=process.returncode, timed_out=timed_out, output=text)
 
 
-async def _kill(process: asyncio.subprocess.Process) -> bytes:
+def _tail(output: IO[bytes]) -> str:
+    """The end of what the command wrote."""
+    size = output.seek(0, os.SEEK_END)
+    output.seek(max(0, size - 4 * _OUTPUT_KEPT))
+    return output.read().decode("utf-8", errors="replace")[-_OUTPUT_KEPT:]
+
+
+async def _kill(process: asyncio.subprocess.Process) -> None:
     with contextlib.suppress(ProcessLookupError):
         os.killpg(process.pid, signal.SIGKILL)
-    output, _ = await process.communicate()
-    return output
+    await process.wait()

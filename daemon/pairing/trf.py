@@ -53,8 +53,11 @@ class Tournament:
         source: the file's name for messages.
         players: by starting rank, in file order.
         rounds: the number of rounds (``XXR`` or tag ``142``), None when not given.
+        rounds_tag: the tag that gave it, for messages.
         byes: ``byes[round][rank]`` is a bye given ahead (tag ``240``): ``F``, ``H`` or ``Z``.
         absent: the starting ranks ``XXZ`` lists (absent from the next round to pair).
+        lines / endings: every line of the file now, and its line ending.
+        read_players / read_lines: the players and lines as read from the file.
     """
 
     source: str
@@ -66,6 +69,8 @@ class Tournament:
     absent: tuple[int, ...]
     lines: tuple[str, ...]
     endings: tuple[str, ...]
+    read_players: Mapping[int, Player]
+    read_lines: tuple[str, ...]
     encoding: str = "utf-8"
     bom: bool = False
 
@@ -116,6 +121,8 @@ class Tournament:
             absent=tuple(reader.absent),
             lines=tuple(lines),
             endings=tuple(endings),
+            read_players=MappingProxyType(reader.players),
+            read_lines=tuple(lines),
             encoding=encoding,
             bom=bom,
         )
@@ -157,9 +164,14 @@ class Tournament:
             changed = dataclasses.replace(
                 player, rounds=tuple(rounds), points=self.scoring.total(rounds)
             )
-            if changed != player:
-                players[rank] = changed
-                lines[player.line - 1] = _render(lines[player.line - 1], changed, round_number)
+            if changed == player:
+                continue
+            players[rank] = changed
+            index = player.line - 1
+            if changed == self.read_players[rank]:
+                lines[index] = self.read_lines[index]  # back as read, trailing blanks too
+            else:
+                lines[index] = _render(lines[index], changed, round_number)
         return dataclasses.replace(self, players=MappingProxyType(players), lines=tuple(lines))
 
     def to_trf(self) -> str:

@@ -166,7 +166,7 @@ class TrfReader:
         elif round_number is None or round_number < 1:
             self.problem(number, 7, f'240: "{line[6:9]}" is not a round number')
         else:
-            fields = [line[i : i + 4] for i in range(10, len(line), 5)]
+            fields = [line[i : i + 4] for i in range(10, len(line.rstrip()), 5)]
             for index, rank in enumerate(self._ranks(number, line, 11, fields)):
                 self.byes.setdefault(round_number, {})[rank] = kind
                 self.bye_lines.append((number, 11 + 5 * index, rank))
