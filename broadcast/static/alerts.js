@@ -98,11 +98,9 @@ export class AlertList {
     li.dataset.kind = alert.kind;
     li.classList.toggle("acknowledged", alert.acknowledged);
     const head = el("div", "alert-head");
-    head.append(
-      el("span", "kind", kindText(alert.kind)),
-      el("span", "board", `Board ${alert.board}`),
-      el("time", "time", clockTime(alert.at)),
-    );
+    const time = el("time", "time", clockTime(alert.at));
+    time.dateTime = new Date(alert.at * 1000).toISOString();
+    head.append(el("span", "kind", kindText(alert.kind)), el("span", "board", `Board ${alert.board}`), time);
     if (alert.acknowledged) {
       head.append(el("span", "acked", "acknowledged"));
     } else {

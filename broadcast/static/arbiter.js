@@ -9,8 +9,17 @@
 
 import { AlertList, clockTime } from "./alerts.js";
 import { el } from "./boardview.js";
-import { Action, FeedState, formatClock, playerText, resultText, shownClocks, socketUrl, statusText } from "./model.js";
-import { ReconnectingSocket, State } from "./socket.js";
+import {
+  Action,
+  FeedState,
+  formatClock,
+  playerText,
+  resultText,
+  shownClocks,
+  socketUrl,
+  statusText,
+} from "./model.js";
+import { ReconnectingSocket, State, stateText } from "./socket.js";
 
 const TOKEN_KEY = "dgtcast.arbiterToken";
 const POLICY_VIOLATION = 1008; // the server refused the token (docs/broadcast.md)
@@ -69,7 +78,11 @@ class BoardRow {
     this.choice = resultSelect(number);
     this.set = button("set-result", "Set result", "Enter this board's result (set_result)");
     this.confirm = button("confirm-result", "Confirm", "Make the provisional result final (confirm_result)");
-    this.accept = button("accept-position", "Accept position", "The game goes on from the position on the board (accept_position)");
+    this.accept = button(
+      "accept-position",
+      "Accept position",
+      "The game goes on from the position on the board (accept_position)",
+    );
     this.reply = el("p", "reply");
     this.board = null;
     const players = el("td", "players");
@@ -90,7 +103,9 @@ class BoardRow {
     this.choice.addEventListener("change", () => this.enable());
     this.set.addEventListener("click", () => page.setResult(this, this.choice.value));
     this.confirm.addEventListener("click", () => page.boardCommand(this, "confirm_result", "Confirm result"));
-    this.accept.addEventListener("click", () => page.boardCommand(this, "accept_position", "Accept position"));
+    this.accept.addEventListener("click", () =>
+      page.boardCommand(this, "accept_position", "Accept position"),
+    );
   }
 
   update(board) {
@@ -201,8 +216,7 @@ class ArbiterPage {
     const shown = document.getElementById("connection");
     shown.dataset.state = state;
     document.body.dataset.connection = state;
-    const words = { connecting: "connecting…", open: "connected", stopped: "not connected" };
-    shown.textContent = state === State.WAITING ? `reconnecting in ${Math.ceil(detail.wait / 1000)} s…` : words[state];
+    shown.textContent = stateText(state, detail, "connected");
     if (state === State.WAITING && detail.code === POLICY_VIOLATION && !this.authenticated) {
       this.forget(detail.reason || "the server refused the token");
     } else if (state === State.WAITING) {
@@ -245,8 +259,9 @@ class ArbiterPage {
     if (outcome.action === Action.GAP || outcome.action === Action.RESYNC) {
       this.socket.restart(); // the channel has no resume: a new connection, a new snapshot
     } else if (outcome.action === Action.CHANGED) {
-      if (this.rows.has(outcome.board)) this.rows.get(outcome.board).update(this.feed.boards.get(outcome.board));
-      else this.layout();
+      const row = this.rows.get(outcome.board);
+      if (row === undefined) this.layout();
+      else row.update(this.feed.boards.get(outcome.board));
     }
     document.body.dataset.seq = String(this.feed.seq);
   }

@@ -60,7 +60,11 @@ export class BoardView {
       this[color].name.textContent = board[color] || "?";
       this[color].elo.textContent = Number.isInteger(elo) ? String(elo) : "";
     }
-    this.ground.set({ fen: board.fen, turnColor: turnOf(board.fen), lastMove: lastMoveSquares(board.last_move) });
+    this.ground.set({
+      fen: board.fen,
+      turnColor: turnOf(board.fen),
+      lastMove: lastMoveSquares(board.last_move),
+    });
     for (const color of ["white", "black"]) {
       this[color].clock.classList.toggle("running", board.running === color);
     }

@@ -19,6 +19,13 @@ export const State = Object.freeze({
   STOPPED: "stopped",
 });
 
+/** A connection state in words, for the page header. */
+export function stateText(state, detail, openText) {
+  if (state === State.WAITING) return `reconnecting in ${Math.ceil(detail.wait / 1000)} s…`;
+  if (state === State.OPEN) return openText;
+  return state === State.CONNECTING ? "connecting…" : "not connected";
+}
+
 export class ReconnectingSocket {
   /**
    * @param {object} options

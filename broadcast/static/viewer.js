@@ -15,7 +15,7 @@ import {
   socketUrl,
   statusText,
 } from "./model.js";
-import { ReconnectingSocket, State } from "./socket.js";
+import { ReconnectingSocket, State, stateText } from "./socket.js";
 
 const TICK_MS = 200;
 const PING_MS = 20000; // also keeps idle connections through proxies
@@ -54,14 +54,15 @@ function moveCell(move, ply, current) {
   if (move === null) return cell;
   cell.dataset.ply = String(ply);
   cell.classList.toggle("current", current);
-  cell.append(el("span", "san", move.san), el("span", "clk", move.clock == null ? "" : formatClock(move.clock)));
+  const clock = move.clock == null ? "" : formatClock(move.clock);
+  cell.append(el("span", "san", move.san), el("span", "clk", clock));
   return cell;
 }
 
 class Viewer {
   constructor() {
     this.feed = new FeedState();
-    /** @type {Map<number, {card: HTMLElement, view: BoardView | null, head: any, last: HTMLElement, body: HTMLElement}>} */
+    /** Board number → its card: `{card, view, head, last, body}` (view: null until drawn). */
     this.cards = new Map();
     this.layoutKey = "";
     this.detail = null;
@@ -133,8 +134,7 @@ class Viewer {
       this.pongTimer = null;
     }
     const shown = document.getElementById("connection");
-    const words = { connecting: "connecting…", open: "live", stopped: "stopped" };
-    shown.textContent = state === State.WAITING ? `reconnecting in ${Math.ceil(detail.wait / 1000)} s…` : words[state];
+    shown.textContent = stateText(state, detail, "live");
     shown.dataset.state = state;
     document.body.dataset.connection = state;
   }
