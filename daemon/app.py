@@ -105,7 +105,12 @@ class Daemon:
             delay=float(server.public_delay),
         )
         self.sessions = {
-            board.number: BoardSession(board, self.service, self._supervisor(board.number))
+            board.number: BoardSession(
+                board,
+                self.service,
+                self._supervisor(board.number),
+                section=self.config.section_of(board.number),
+            )
             for board in self.config.boards
             if board.port is not None
         }

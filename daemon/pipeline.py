@@ -14,11 +14,12 @@ import asyncio
 import logging
 import time
 import unicodedata
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
+from typing import Any
 
 from daemon.config import BoardConfig, Section
-from daemon.game.observations import LinkObserved, LinkState
+from daemon.game.observations import ClockObserved, LinkObserved, LinkState
 from daemon.inputs import (
     CLOCK,
     LINK,
@@ -27,6 +28,7 @@ from daemon.inputs import (
     link_payload,
     placement_payload,
 )
+from daemon.mode23 import IncrementControl
 from daemon.service import RoundService
 from drivers.dgt.commands import ClockAscii, ClockSetAndRun
 from drivers.dgt.events import BoardDump, ClockTimes, FieldUpdated
@@ -46,6 +48,8 @@ class BoardSession:
         board: the board's configuration (``port`` set).
         service: the round service.
         supervisor: the board's supervisor (made from ``board.port`` when None).
+        section: the board's section; with ``dgt_mode = 23`` dgtcast adds the increments
+            (daemon/mode23.py).
     """
 
     def __init__(
@@ -54,6 +58,7 @@ class BoardSession:
         service: RoundService,
         supervisor: BoardSupervisor | None = None,
         *,
+        section: Section | None = None,
         wall_clock: Callable[[], float] = time.time,
     ) -> None:
         if board.port is None:
@@ -66,6 +71,10 @@ class BoardSession:
         self._wall_clock = wall_clock
         self.online = asyncio.Event()
         self._stopping = False
+        self.increments: IncrementControl | None = None
+        if section is not None and section.event.dgt_mode == 23:
+            self.increments = IncrementControl(section.event.time_control.increment)
+        self._commands: set[asyncio.Task[None]] = set()
 
     async def stop(self) -> None:
         """Stop the board's supervisor; the link closing then is no ``board_offline``."""
@@ -106,12 +115,36 @@ class BoardSession:
                 if placement is not None:
                     self._send(PLACEMENT, placement_payload(placement), at)
             case ClockTimes():
-                payload = clock_payload(clock_observation(report, at))
-                if payload != self._last_clock:  # update-nice repeats nothing new
-                    self._last_clock = payload
-                    self._send(CLOCK, payload, at)
+                self._receive_clock(clock_observation(report, at), at)
             case _:
                 pass  # acks, serial numbers, versions: the driver's business
+
+    def _receive_clock(self, reading: ClockObserved, at: float) -> None:
+        if self.increments is not None:
+            corrected, command = self.increments.receive_reading(reading)
+            if corrected is None:
+                return  # stale: the clock is being set
+            reading = corrected
+            if command is not None:
+                self._spawn(self._set_clock(command))
+        payload = clock_payload(reading)
+        if payload != self._last_clock:  # update-nice repeats nothing new
+            self._last_clock = payload
+            self._send(CLOCK, payload, at)
+
+    async def _set_clock(self, command: ClockSetAndRun) -> None:
+        assert self.increments is not None
+        try:
+            await self.supervisor.send_clock(command)
+        except DgtLinkError as exc:
+            log.warning("board %d: increment not set on the clock: %s", self.board.number, exc)
+        finally:
+            self.increments.receive_done()
+
+    def _spawn(self, job: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.get_running_loop().create_task(job)
+        self._commands.add(task)
+        task.add_done_callback(self._commands.discard)
 
     def _send(self, kind: str, payload: dict[str, object], at: float) -> None:
         self.service.receive(self.board.number, kind, payload, at)

@@ -1,0 +1,104 @@
+"""Mode 23: dgtcast adds the increment after every lever press, and only then."""
+
+from __future__ import annotations
+
+import itertools
+import time
+from pathlib import Path
+
+from daemon.game.observations import ClockObserved, ClockSide
+from daemon.mode23 import IncrementControl, IncrementState
+from drivers.emulator.clock import ClockReading, ClockSettings
+from drivers.emulator.device import EmulatedBoard
+from tests.daemon.support import (
+    BoardSpec,
+    journal_moves,
+    read_game,
+    running_daemon,
+    wait_for,
+    write_config,
+)
+
+LEFT, RIGHT = ClockSide.LEFT, ClockSide.RIGHT
+
+
+def _reading(left: int, right: int, running: ClockSide | None) -> ClockObserved:
+    lever = running or LEFT
+    return ClockObserved(
+        left_seconds=left,
+        right_seconds=right,
+        left_flag=False,
+        right_flag=False,
+        running=running,
+        lever=lever,
+        connected=True,
+        at=0.0,
+    )
+
+
+def test_a_press_on_a_mode_23_clock_gets_the_increment() -> None:
+    control = IncrementControl(30)
+    assert control.receive_reading(_reading(5430, 5430, LEFT)) == (
+        _reading(5430, 5430, LEFT),
+        None,
+    )
+    corrected, command = control.receive_reading(_reading(5412, 5430, RIGHT))
+    assert corrected == _reading(5442, 5430, RIGHT)
+    assert command is not None
+    assert (command.left_seconds, command.right_seconds, command.run) == (5442, 5430, "right")
+    assert command.toggle_on_lever
+    assert control.receive_reading(_reading(5412, 5429, RIGHT)) == (None, None), "stale"
+    control.receive_done()
+    assert control.receive_reading(_reading(5442, 5428, RIGHT))[1] is None
+    corrected, command = control.receive_reading(_reading(5442, 5420, LEFT))
+    assert corrected == _reading(5442, 5450, LEFT)
+    assert command is not None
+
+
+def test_a_clock_that_adds_increments_itself_is_left_alone() -> None:
+    control = IncrementControl(30)
+    control.receive_reading(_reading(5430, 5430, LEFT))
+    reading = _reading(5459, 5430, RIGHT)  # the clock added 30 s itself
+    assert control.receive_reading(reading) == (reading, None)
+    assert control.state is IncrementState.CLOCK_ADDS
+    later = _reading(5459, 5400, LEFT)
+    assert control.receive_reading(later) == (later, None)
+
+
+def test_no_increment_no_command() -> None:
+    control = IncrementControl(0)
+    control.receive_reading(_reading(600, 600, LEFT))
+    assert control.receive_reading(_reading(590, 600, RIGHT))[1] is None
+
+
+async def test_daemon_adds_increments_on_a_mode_23_clock(tmp_path: Path, games_dir: Path) -> None:
+    game = read_game(games_dir / "molinari-bordais-1979.pgn")  # 10 plies
+    settings = ClockSettings(base_seconds=300, increment_seconds=0, mode=23)  # set to 10+5
+    async with EmulatedBoard(clock=settings, seed=5) as board:
+        extra = ""
+        config = write_config(
+            tmp_path, [BoardSpec(1, str(board.path))], time_control="600+5", extra=extra
+        )
+        text = config.read_text().replace(
+            'default_time = "30m"', 'default_time = "30m"\ndgt_mode = 23'
+        )
+        config.write_text(text)
+        async with running_daemon(config, set_clocks=True) as daemon:
+
+            def reading() -> ClockReading:
+                return board.clock.reading(board.now())
+
+            await wait_for(lambda: reading().left.seconds == 605, 15, "clock set")
+            started = time.monotonic()
+            await board.play(game, speed=25)
+            await wait_for(lambda: daemon.core.engine.result_of(1) is not None, 10, "mate")
+            spent = time.monotonic() - started
+            final = reading()
+            mismatches = [a for a in daemon.core.engine.alerts if a.kind == "clock_mismatch"]
+    assert not mismatches, mismatches
+    white_moves = 5
+    assert final.left.seconds >= 605 + 5 * white_moves - spent - 2, "every increment added"
+    line = journal_moves(tmp_path / "journal.db", 1)
+    assert len(line) == 10
+    whites = [m["clock"] for m in line[0::2]]
+    assert all(after >= before + 3 for before, after in itertools.pairwise(whites))
