@@ -2,7 +2,8 @@
 
 Never ``playwright install``: the tests use ``/usr/bin/chromium`` (``make system``).
 Every page opened through :class:`Pages` is watched: an uncaught script error, a console
-error or an HTTP error answer fails the test.
+error, an HTTP error answer or a request leaving the test's own server (a font, a CDN)
+fails the test.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import contextlib
 import os
 from collections.abc import AsyncIterator
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 from playwright.async_api import (
@@ -18,6 +20,7 @@ from playwright.async_api import (
     BrowserContext,
     ConsoleMessage,
     Page,
+    Request,
     Response,
     async_playwright,
 )
@@ -68,6 +71,7 @@ class Pages:
         page.on("pageerror", lambda error: self.problems.append(f"script error: {error}"))
         page.on("console", self._console)
         page.on("response", self._response)
+        page.on("request", self._request)
         if url is not None:
             await page.goto(url)
         return page
@@ -85,6 +89,11 @@ class Pages:
     def _response(self, response: Response) -> None:
         if response.status >= 400:
             self.problems.append(f"HTTP {response.status} for {response.url}")
+
+    def _request(self, request: Request) -> None:
+        parts = urlsplit(request.url)
+        if parts.scheme not in ("data", "blob") and parts.hostname != "127.0.0.1":
+            self.problems.append(f"request outside the test server: {request.url}")
 
     async def close(self) -> None:
         """Close every page; call it before the server stops."""
