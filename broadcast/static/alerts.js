@@ -57,7 +57,7 @@ export class AlertList {
   receiveSnapshot(open) {
     const ids = new Set(open.map((alert) => alert.id));
     for (const alert of this.alerts.values()) {
-      if (!ids.has(alert.id)) alert.acknowledged = true;
+      if (!ids.has(alert.id)) this.markAcknowledged(alert);
     }
     for (const alert of open) this.alerts.set(alert.id, alert);
     this.render();
@@ -73,8 +73,13 @@ export class AlertList {
   receiveAcknowledged(id) {
     const alert = this.alerts.get(id);
     if (alert === undefined) return;
-    alert.acknowledged = true;
+    this.markAcknowledged(alert);
     this.render();
+  }
+
+  markAcknowledged(alert) {
+    alert.acknowledged = true;
+    if (this.replies.get(alert.id)?.kind === "error") this.replies.delete(alert.id); // stale now
   }
 
   /** Show a command's reply at its alert: `{kind: "ok" | "error" | "pending", text}`. */

@@ -1,0 +1,96 @@
+"""The arbiter page against a broadcast server fed by hand: reconnects and refusals."""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+from playwright.async_api import Page, expect
+
+from broadcast.hub import Hub
+from broadcast.messages import Alert, BoardStatus
+from broadcast.server import BroadcastServer
+from tests.browser.conftest import Pages
+from tests.browser.servers import NoArbiter, board_state, free_port
+
+pytestmark = pytest.mark.browser
+
+TOKEN = "sesame"
+
+
+@pytest.fixture
+async def server() -> AsyncIterator[BroadcastServer]:
+    """A server on a fixed free port with boards 1 and 2, arbiters welcome, no daemon."""
+    hub = Hub()
+    for number in (1, 2):
+        hub.publish_board(board_state(number))
+    started = BroadcastServer(hub, NoArbiter(), port=free_port(), arbiter_token=TOKEN)
+    async with started:
+        yield started
+
+
+def alert(alert_id: int, kind: str, board: int) -> Alert:
+    """An open alert raised now."""
+    now = time.time()
+    action = f"Board {board}: look at the board."
+    return Alert(id=alert_id, kind=kind, board=board, at=now, details={"since": now}, action=action)
+
+
+async def sign_in(page: Page, token: str) -> None:
+    """Type the token into the sign-in form and send it."""
+    await page.fill("#token", token)
+    await page.click("#login button[type=submit]")
+
+
+async def test_the_page_reconnects_signs_in_again_and_catches_up(
+    server: BroadcastServer, pages: Pages, tmp_path: Path
+) -> None:
+    hub = server.hub
+    hub.publish_alert(alert(1, "board_offline", 1))
+    page = await pages.open(f"http://127.0.0.1:{server.port}/arbiter")
+    await sign_in(page, TOKEN)
+    first = page.locator('li.alert[data-id="1"]')
+    await expect(first).to_be_visible()
+    hub.publish_alert(alert(2, "out_of_sync", 2))
+    await expect(page.locator('li.alert[data-id="2"]')).to_be_visible()
+    ids = await page.locator("li.alert").evaluate_all("items => items.map(i => i.dataset.id)")
+    assert ids == ["2", "1"], "newest first"
+    await expect(page.locator("#alert-count")).to_have_text("2 open")
+
+    await first.get_by_role("button", name="Acknowledge").click()
+    await expect(first.locator(".reply")).to_have_text("no daemon here to AckAlert")
+    await expect(first.locator(".reply")).to_have_class("reply error")
+    await expect(first).not_to_have_class(re.compile("acknowledged"))
+
+    pages.tolerate("WebSocket connection to")  # refused while the server is away
+    await server.close()
+    hub.alert_acknowledged(1)  # by another arbiter, while this page was cut off
+    hub.publish_board(board_state(2, status=BoardStatus.OUT_OF_SYNC))
+    await server.start()
+
+    await expect(first).to_have_class("alert acknowledged")
+    await expect(first.locator(".reply")).to_have_count(0)  # the refusal is stale now
+    await expect(page.locator("#alert-count")).to_have_text("1 open")
+    row = page.locator('tr[data-board="2"]')
+    await expect(row.locator(".status")).to_have_text("out of sync")
+    accept = row.get_by_role("button", name="Accept position")
+    await expect(accept).to_be_enabled()
+    await accept.click()
+    await expect(row.locator(".reply")).to_have_text("no daemon here to AcceptPosition")
+    await expect(page.locator("#console")).to_be_visible()
+    await expect(page.locator("#connection")).to_have_text("connected")
+    await page.screenshot(path=tmp_path / "arbiter-reconnected.png", full_page=True)
+    await pages.close()
+
+
+async def test_a_server_without_token_turns_arbiters_away(pages: Pages) -> None:
+    async with BroadcastServer(Hub(), NoArbiter()) as server:
+        page = await pages.open(f"http://127.0.0.1:{server.port}/arbiter")
+        await sign_in(page, "anything")
+        await expect(page.locator("#login-error")).to_have_text("arbiter channel disabled")
+        await expect(page.locator("#console")).to_be_hidden()
+        await expect(page.locator("#connection")).to_have_text("not connected")
+        await pages.close()
