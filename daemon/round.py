@@ -54,6 +54,7 @@ from daemon.inputs import (
 __all__ = [
     "BoardGame",
     "Outcome",
+    "RenderedGame",
     "RoundCore",
     "command_from_payload",
     "command_payload",
@@ -74,6 +75,22 @@ class BoardGame:
     online: bool | None = None
     out_of_sync: bool = False
     started: bool = False
+    rendered: RenderedGame | None = None  # render_pgn cache, cleared by game events
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RenderedGame:
+    """A board's game rendered for one result, kept until a game event changes the record.
+
+    Exporting PGN replays the game (SAN, FEN), which a clock reading every second would
+    otherwise pay for on every board: only the clock tags are added per reading.
+    """
+
+    result: str
+    tags: str  # the tag lines, each ending in a newline
+    movetext: str  # the blank line after the tags, the moves, the result
+    fen: str
+    moves: tuple[MoveInfo, ...]
 
 
 @dataclass(slots=True)
@@ -240,10 +257,9 @@ class RoundCore:
         result_state = self.engine.result_of(board)
         result = result_state.result if result_state else game.record.result
         final = bool(result_state and result_state.confirmed)
-        moves = tuple(
-            MoveInfo(san=m.san, uci=m.uci, clock=m.clock, emt=m.emt) for m in game.record.moves
-        )
         pgn, fen = render_pgn(game, result)
+        assert game.rendered is not None
+        moves = game.rendered.moves
         clock = game.clock
         white_clock = black_clock = None
         running = None
@@ -296,6 +312,8 @@ def _status(game: BoardGame) -> BoardStatus:
 
 def _apply_event(game: BoardGame, event: GameEvent) -> None:
     game.record.receive_event(event)
+    if not isinstance(event, ClockUpdated):
+        game.rendered = None
     match event:
         case GameStarted():
             game.started = True
@@ -330,13 +348,37 @@ def game_headers(board: BoardConfig, section: Section) -> GameHeaders:
 
 
 def render_pgn(game: BoardGame, result: str) -> tuple[str, str]:
-    """The board's game as PGN text with ``result``, and the current FEN."""
+    """The board's game as PGN text with ``result``, and the current FEN.
+
+    The rendering is kept in ``game.rendered`` until a game event or the result changes
+    it; the WhiteClock and BlackClock tags of the last reading are added to it each time.
+    """
+    rendered = game.rendered
+    if rendered is None or rendered.result != result:
+        rendered = game.rendered = _render(game, result)
+    if game.clock is None:
+        return rendered.tags + rendered.movetext, rendered.fen
+    white, black = _hms(game.clock.white), _hms(game.clock.black)
+    clocks = f'[WhiteClock "{white}"]\n[BlackClock "{black}"]\n'
+    return rendered.tags + clocks + rendered.movetext, rendered.fen
+
+
+def _render(game: BoardGame, result: str) -> RenderedGame:
     pgn = game.record.game()
     pgn.headers["Result"] = result
-    if game.clock is not None:
-        pgn.headers["WhiteClock"] = _hms(game.clock.white)
-        pgn.headers["BlackClock"] = _hms(game.clock.black)
-    return pgn_text(pgn), pgn.end().board().fen()
+    text = pgn_text(pgn)
+    # python-chess writes one '[Name "value"]' line per tag, then the movetext.
+    split = sum(len(f'[{name} "{value}"]\n') for name, value in pgn.headers.items())
+    moves = tuple(
+        MoveInfo(san=m.san, uci=m.uci, clock=m.clock, emt=m.emt) for m in game.record.moves
+    )
+    return RenderedGame(
+        result=result,
+        tags=text[:split],
+        movetext=text[split:],
+        fen=pgn.end().board().fen(),
+        moves=moves,
+    )
 
 
 def _hms(seconds: float) -> str:
