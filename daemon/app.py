@@ -10,31 +10,35 @@ supervisor's retry loop; only bugs reach the task group.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 import datetime as dt
 import logging
 import os
+import time
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any
 
 from broadcast.hub import Hub
 from broadcast.lichess import LichessPusher, LichessSettings
-from broadcast.messages import CommandReply
-from broadcast.mqtt import MqttPublisher, MqttSettings
+from broadcast.messages import BoardState, CommandReply, to_json_dict
+from broadcast.mqtt import MqttPublisher, MqttSettings, Ownership
 from broadcast.pgn_folder import PgnFolderSettings, PgnFolderWriter
+from broadcast.remote import CommandListener, check_ownership
 from broadcast.server import BroadcastServer
 from broadcast.webhook import AlertWebhook, WebhookSettings
-from daemon.config import Config, load_config
+from daemon.config import Config, ConfigError, load_config
 from daemon.game.state import TrackerSettings
 from daemon.journal import EVENT_BOARD, Journal
+from daemon.pairing_link import PairingLink, apply_pairings
 from daemon.pipeline import BoardSession, ClockSetResult, set_clock
 from daemon.round import RoundCore
 from daemon.service import RoundService
 from drivers.dgt.device import DeviceTimeouts
 from drivers.dgt.supervisor import BackoffPolicy, BoardSupervisor
 
-__all__ = ["Daemon", "DaemonOptions", "load_round_config"]
+__all__ = ["Daemon", "DaemonOptions", "claim_boards", "load_round_config"]
 
 log = logging.getLogger(__name__)
 
@@ -87,14 +91,23 @@ class Daemon:
     def __init__(self, config_path: str | os.PathLike[str], options: DaemonOptions) -> None:
         self.options = options
         first = load_config(config_path)
+        claim_boards(first)
         self.journal = Journal(first.storage.path, synchronous=first.storage.synchronous)
-        self.config = load_round_config(config_path, self.journal)
+        self.config, handoff = apply_pairings(load_round_config(config_path, self.journal))
+        self.pairing = PairingLink(handoff) if handoff is not None else None
         self._note_start()
         self.hub = Hub()
         self.core = RoundCore(self.config, options.tracker)
         self.service = RoundService(self.core, self.journal, self.hub)
         self.service.clock_setter = self.set_clocks
         self.replayed = self.service.replay()
+        if self.pairing is not None:
+            pairing = self.pairing
+            self.service.result_listeners.append(lambda s, r: pairing.receive_result(s.board, r))
+            for number in self.core.games:  # results confirmed just before a crash
+                state = self.core.engine.result_of(number)
+                if state is not None:
+                    pairing.receive_result(number, to_json_dict(state))
         server = self.config.server
         self.server = BroadcastServer(
             self.hub,
@@ -159,8 +172,10 @@ class Daemon:
         config, public = self.config, self.server.public_hub
         jobs: list[Coroutine[Any, Any, None]] = []
         if config.mqtt is not None and config.mqtt.enabled:
-            mqtt = MqttPublisher(_mqtt_settings(config))
-            self.service.result_listeners.append(mqtt.publish_result)
+            mqtt = MqttPublisher(mqtt_settings := _mqtt_settings(config))
+            mqtt.announce(_ownership(config, mqtt_settings))
+            jobs.append(CommandListener(mqtt_settings, self.service).run())
+            self.service.result_listeners.append(lambda state, _: _publish_final(mqtt, state))
             jobs.append(mqtt.serve(self.hub))
         if config.lichess is not None and config.lichess.enabled:
             lichess = config.lichess
@@ -193,6 +208,11 @@ class Daemon:
         log.info("= clocks set at round start: %s", reply.details)
 
 
+def _publish_final(mqtt: MqttPublisher, state: BoardState) -> None:
+    if state.result_final:
+        mqtt.publish_result(state)
+
+
 def _clock_reply(results: list[ClockSetResult]) -> CommandReply:
     failed = {str(r.board): r.reason for r in results if not r.ok}
     done = [r.board for r in results if r.ok]
@@ -211,7 +231,35 @@ def _mqtt_settings(config: Config) -> MqttSettings:
         prefix=mqtt.prefix,
         username=mqtt.username,
         password=mqtt.password,
+        **({} if mqtt.daemon_id is None else {"daemon_id": mqtt.daemon_id}),
+        tls=mqtt.tls,
+        ca_file=None if mqtt.ca_file is None else str(mqtt.ca_file),
     )
+
+
+def _ownership(config: Config, settings: MqttSettings) -> Ownership:
+    boards = tuple(board.number for board in config.boards)
+    sections = tuple(section.name for section in config.sections if section.name)
+    return Ownership(daemon_id=settings.daemon_id, boards=boards, sections=sections, at=time.time())
+
+
+def claim_boards(config: Config) -> None:
+    """Refuse to start on boards or sections another live daemon owns on the broker.
+
+    Runs before the daemon serves anything, on a worker thread's event loop (the
+    constructor is synchronous). An unreachable broker is no clash: it is logged.
+
+    Raises:
+        ConfigError: one line per clash (docs/deployment.md).
+    """
+    if config.mqtt is None or not config.mqtt.enabled:
+        return
+    settings = _mqtt_settings(config)
+    check = check_ownership(settings, _ownership(config, settings))
+    with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="claim") as pool:
+        problems = pool.submit(asyncio.run, check).result()
+    if problems:
+        raise ConfigError([f"{config.source}: {line}" for line in problems])
 
 
 class _Stop(Exception):

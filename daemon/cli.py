@@ -26,6 +26,7 @@ _DESCRIPTION = "DGT e-boards and clocks to live broadcast, arbiters and pairing 
 _COMMANDS: dict[str, tuple[str, str]] = {
     "run": ("daemon.run_cmd", "run a round: every e-board, alerts, journal, broadcast"),
     "clocks": ("daemon.clocks_cmd", "set every e-board clock to the time control (mode 23)"),
+    "results": ("daemon.pairing.results_cmd", "write the round's TRF from the journal"),
     "demo": ("daemon.demo", "run the embedded demo: emulated boards replaying famous games"),
     "emulate": ("drivers.emulator.cli", "create a virtual DGT board + clock on a pty"),
 }

@@ -52,12 +52,15 @@ __all__ = [
     "MqttConfig",
     "PairingConfig",
     "PgnFolderConfig",
+    "RelayConfig",
+    "RelayTable",
     "Section",
     "ServerConfig",
     "StorageConfig",
     "WebhookConfig",
     "format_config_errors",
     "load_config",
+    "load_relay_config",
     "parse_config",
 ]
 
@@ -165,6 +168,13 @@ def _topic_prefix(value: object) -> str:
     return value.strip("/")
 
 
+def _mqtt_name(value: object) -> str:
+    """A daemon or relay id: one MQTT topic level (it names topics and client ids)."""
+    if not isinstance(value, str) or not value or re.search(r"[#+/\s]", value):
+        raise ValueError(f"must be a name without /, +, # or spaces, got {_show(value)}")
+    return value
+
+
 _Text = Annotated[str, Field(min_length=1)]
 _Port = Annotated[int, Field(ge=1, le=65535)]
 _Elo = Annotated[int, Field(ge=0, le=4000)]
@@ -248,7 +258,12 @@ class StorageConfig(_Table):
 
 
 class MqttConfig(_Table):
-    """``[mqtt]``: publish games, alerts and results to a broker."""
+    """``[mqtt]``: publish games, alerts and results to a broker.
+
+    ``daemon_id`` names the daemon on the broker (default: the host name): daemons that
+    share a broker need different ids (docs/deployment.md). ``tls`` connects with TLS,
+    trusting the system's certificate authorities or ``ca_file``.
+    """
 
     enabled: bool = True
     host: _Text = "localhost"
@@ -256,6 +271,9 @@ class MqttConfig(_Table):
     prefix: Annotated[str, PlainValidator(_topic_prefix)] = "dgtcast"
     username: _Text | None = None
     password: _Text | None = None
+    daemon_id: Annotated[str, PlainValidator(_mqtt_name)] | None = None
+    tls: bool = False
+    ca_file: _PathValue | None = None
 
 
 class LichessConfig(_Table):
@@ -283,6 +301,7 @@ class PairingConfig(_Table):
 
     trf: _PathValue
     pairings: _PathValue | None = None
+    command: list[_Text] | None = None  # run on the saved TRF after each confirmed result
 
 
 class _FileTables(_Table):
@@ -330,9 +349,9 @@ def _key_path(loc: tuple[int | str, ...]) -> str:
     return path
 
 
-def _known_keys(loc: tuple[int | str, ...]) -> list[str]:
+def _known_keys(loc: tuple[int | str, ...], root: type[BaseModel] = _FileTables) -> list[str]:
     """The keys the table at ``loc`` accepts (for "did you mean")."""
-    model: type[BaseModel] | None = _FileTables
+    model: type[BaseModel] | None = root
     for part in loc:
         if isinstance(part, str) and model is not None:
             field = model.model_fields.get(part)
@@ -350,10 +369,11 @@ def _model_in(annotation: object) -> type[BaseModel] | None:
     return None
 
 
-def _describe(error: ErrorDetails) -> str:
+def _describe(error: ErrorDetails, root: type[BaseModel] = _FileTables) -> str:
     loc = error["loc"]
     if error["type"] == "extra_forbidden":
-        close = difflib.get_close_matches(str(loc[-1]), _known_keys(loc[:-1]), n=1, cutoff=0.75)
+        known = _known_keys(loc[:-1], root)
+        close = difflib.get_close_matches(str(loc[-1]), known, n=1, cutoff=0.75)
         hint = f' (did you mean "{close[0]}"?)' if close else ""
         return f"{_key_path(loc)}: unknown key{hint}"
     describe = _REASONS.get(error["type"])
@@ -703,7 +723,10 @@ class _Builder:
         password = self.env.get(MQTT_PASSWORD_ENV) or mqtt.password
         if password is not None and mqtt.username is None:
             self.problems.append("mqtt.password: given without mqtt.username")
-        return mqtt.model_copy(update={"password": password})
+        if mqtt.ca_file is not None and not mqtt.tls:
+            self.problems.append("mqtt.ca_file: given without mqtt.tls = true")
+        ca_file = None if mqtt.ca_file is None else self._path(mqtt.ca_file)
+        return mqtt.model_copy(update={"password": password, "ca_file": ca_file})
 
     def _lichess(self) -> LichessConfig | None:
         lichess = self.tables.lichess
@@ -733,6 +756,101 @@ class _Builder:
 
     def _path(self, path: Path) -> Path:
         return path if path.is_absolute() else self.base_dir / path
+
+
+# -- relays ---------------------------------------------------------------------------------
+
+
+class RelayTable(_Table):
+    """``[relay]``: the relay's name on the broker and its patience with daemons.
+
+    ``id`` names the relay's MQTT client (default: the host name and process id);
+    ``command_timeout`` is how long an arbiter command waits for the owning daemon's
+    answer before the arbiter is told it did not come.
+    """
+
+    id: Annotated[str, PlainValidator(_mqtt_name)] | None = None
+    command_timeout: _Duration = 8
+
+
+class _RelayFileTables(_Table):
+    server: ServerConfig = Field(default_factory=ServerConfig)
+    mqtt: MqttConfig | None = None
+    lichess: LichessConfig | None = None
+    pgn_folder: PgnFolderConfig | None = None
+    relay: RelayTable = Field(default_factory=RelayTable)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RelayConfig:
+    """A relay's validated configuration (``dgtcast relay --config FILE``).
+
+    The same tables as a daemon's, without the event: a relay learns the boards from
+    the broker (docs/deployment.md).
+    """
+
+    source: Path
+    server: ServerConfig
+    mqtt: MqttConfig
+    relay: RelayTable
+    lichess: LichessConfig | None = None
+    pgn_folder: PgnFolderConfig | None = None
+
+
+def load_relay_config(
+    path: str | os.PathLike[str], *, env: Mapping[str, str] | None = None
+) -> RelayConfig:
+    """Read and validate a relay's configuration file.
+
+    Raises:
+        ConfigError: one line per problem, never a traceback.
+    """
+    source = str(path)
+    try:
+        text = Path(path).read_bytes().decode("utf-8")
+    except OSError as exc:
+        raise ConfigError([f"{source}: cannot read the file: {exc.strerror or exc}"]) from None
+    except UnicodeDecodeError:
+        raise ConfigError([f"{source}: not UTF-8 text"]) from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError([_describe_toml_error(source, text, exc)]) from None
+    try:
+        tables = _RelayFileTables.model_validate(data)
+    except ValidationError as exc:
+        lines = [f"{source}: {_describe(e, _RelayFileTables)}" for e in exc.errors()]
+        raise ConfigError(lines) from None
+    base_dir = Path(path).resolve().parent
+    return _relay_config(tables, Path(source), base_dir, os.environ if env is None else env)
+
+
+def _relay_config(
+    tables: _RelayFileTables, source: Path, base_dir: Path, env: Mapping[str, str]
+) -> RelayConfig:
+    shared = _FileTables.model_construct(
+        server=tables.server, mqtt=tables.mqtt, lichess=tables.lichess, pgn_folder=tables.pgn_folder
+    )
+    builder = _Builder(shared, base_dir=base_dir, env=env, now=dt.datetime.now().astimezone())
+    server, mqtt = builder._server(), builder._mqtt()
+    lichess, pgn_folder = builder._lichess(), builder._pgn_folder()
+    problems = builder.problems
+    if mqtt is None or not mqtt.enabled:
+        problems.append("mqtt: a relay needs [mqtt] (enabled): it serves what the broker holds")
+    elif mqtt.daemon_id is not None:
+        problems.append("mqtt.daemon_id: a relay is no daemon; name it with relay.id")
+    if not 1 <= tables.relay.command_timeout <= 60:
+        problems.append("relay.command_timeout: must be between 1s and 1m")
+    if problems or mqtt is None:
+        raise ConfigError([f"{source}: {line}" for line in problems])
+    return RelayConfig(
+        source=source,
+        server=server,
+        mqtt=mqtt,
+        relay=tables.relay,
+        lichess=lichess,
+        pgn_folder=pgn_folder,
+    )
 
 
 def _is_loopback(host: str) -> bool:

@@ -10,6 +10,7 @@ import sys
 from daemon.app import Daemon, DaemonOptions, install_signal_handlers
 from daemon.config import ConfigError, format_config_errors
 from daemon.journal import JournalError
+from daemon.pairing import PairingFileError
 
 __all__ = ["add_arguments", "run"]
 
@@ -39,6 +40,9 @@ def run(args: argparse.Namespace) -> int:
         return 2
     except JournalError as exc:
         print(f"dgtcast: {exc}", file=sys.stderr)
+        return 2
+    except PairingFileError as exc:
+        print(str(exc), file=sys.stderr)
         return 2
 
 

@@ -61,7 +61,8 @@ class RoundService:
         self.journal = journal
         self.hub = hub
         self.clock_setter: ClockSetter | None = None
-        self.result_listeners: list[Callable[[BoardState], None]] = []
+        #: Called with the board state and the decision for every result decision.
+        self.result_listeners: list[Callable[[BoardState, Mapping[str, Any]], None]] = []
         self._wall_clock = wall_clock
         self._deadlines_changed = asyncio.Event()
 
@@ -152,9 +153,10 @@ class RoundService:
         for number in sorted(outcome.boards):
             state = self.core.board_state(number, now)
             self.hub.publish_board(state)
-            if any(d.kind == "result" and d.board == number for d in outcome.decisions):
-                for listener in self.result_listeners:
-                    listener(state)
+            for decision in outcome.decisions:
+                if decision.kind == "result" and decision.board == number:
+                    for listener in self.result_listeners:
+                        listener(state, decision.payload)
         for alert in outcome.alerts:
             if alert.acknowledged:
                 self.hub.alert_acknowledged(alert.id)
