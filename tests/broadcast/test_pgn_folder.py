@@ -214,8 +214,10 @@ async def test_following_the_hub(tmp_path: Path) -> None:
             while not (tmp_path / "round-3/game-7.pgn").exists():  # noqa: ASYNC110
                 await asyncio.sleep(0.01)  # a file has no event to wait on
             hub.publish_board(game(7, "1. f4 *"))
-            while "1. f4" not in (tmp_path / "round-3/game-7.pgn").read_text():  # noqa: ASYNC110
-                await asyncio.sleep(0.01)
+            for name in ("game-7.pgn", "games.pgn"):  # both files are written in turn
+                while "1. f4" not in (tmp_path / "round-3" / name).read_text():  # noqa: ASYNC110
+                    await asyncio.sleep(0.01)
+            await writer.wait_idle()
     finally:
         task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
