@@ -15,6 +15,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
+import pytest_asyncio
 from playwright.async_api import (
     Browser,
     BrowserContext,
@@ -26,7 +27,7 @@ from playwright.async_api import (
 )
 from playwright.async_api import Error as PlaywrightError
 
-__all__ = ["CHROMIUM", "LAUNCH_ARGS", "Pages"]
+__all__ = ["CHROMIUM", "LAUNCH_ARGS", "LOOP", "Pages"]
 
 CHROMIUM = Path("/usr/bin/chromium")
 LAUNCH_ARGS = [
@@ -38,6 +39,9 @@ LAUNCH_ARGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
+#: Browser tests share the browser, so they run on the session's event loop:
+#: ``pytestmark = [pytest.mark.browser, LOOP]`` in each module.
+LOOP = pytest.mark.asyncio(loop_scope="session")
 #: Milliseconds Playwright waits for anything on a page.
 PAGE_TIMEOUT = 10_000
 
@@ -112,9 +116,10 @@ def _chromium_or_skip() -> Path:
     pytest.skip(message)
 
 
-@pytest.fixture
+@pytest_asyncio.fixture(scope="session", loop_scope="session")
 async def browser() -> AsyncIterator[Browser]:
-    """Headless Chromium, closed after the test."""
+    """Headless Chromium, started once for every browser test (each test opens its own
+    contexts). The tests run on the session's event loop with it (``LOOP``)."""
     executable = _chromium_or_skip()
     async with async_playwright() as playwright:
         launched = await playwright.chromium.launch(
@@ -126,7 +131,7 @@ async def browser() -> AsyncIterator[Browser]:
             await launched.close()
 
 
-@pytest.fixture
+@pytest_asyncio.fixture(loop_scope="session")
 async def pages(browser: Browser) -> AsyncIterator[Pages]:
     """Watched pages; the test fails if a page had a script, console or HTTP error."""
     opened = Pages(browser)

@@ -8,20 +8,21 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+import pytest_asyncio
 from playwright.async_api import Page, expect
 
 from broadcast.hub import Hub
 from broadcast.messages import Alert, BoardStatus
 from broadcast.server import BroadcastServer
-from tests.browser.conftest import Pages
+from tests.browser.conftest import LOOP, Pages
 from tests.browser.servers import NoArbiter, board_state, free_port
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, LOOP]
 
 TOKEN = "sesame"
 
 
-@pytest.fixture
+@pytest_asyncio.fixture(loop_scope="session")
 async def server() -> AsyncIterator[BroadcastServer]:
     """A server on a fixed free port with boards 1 and 2, arbiters welcome, no daemon."""
     hub = Hub()

@@ -9,10 +9,10 @@ from playwright.async_api import Page, expect
 
 from drivers.emulator.clock import ClockSettings
 from drivers.emulator.device import EmulatedBoard
-from tests.browser.conftest import Pages
+from tests.browser.conftest import LOOP, Pages
 from tests.daemon.support import BoardSpec, running_daemon, wait_for, write_config
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, LOOP]
 
 TOKEN = "arbiter-secret"  # write_config's default
 

@@ -11,7 +11,7 @@ from playwright.async_api import Page, expect
 
 from drivers.emulator.clock import ClockSettings
 from drivers.emulator.device import EmulatedBoard
-from tests.browser.conftest import Pages
+from tests.browser.conftest import LOOP, Pages
 from tests.browser.pagetools import (
     clock_text,
     last_move_squares,
@@ -20,7 +20,7 @@ from tests.browser.pagetools import (
 )
 from tests.daemon.support import BoardSpec, running_daemon, wait_for, write_config
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, LOOP]
 
 SPEED = 25.0
 #: Appended to the configuration: these keys belong to its last ``[[boards]]`` table.

@@ -7,18 +7,19 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+import pytest_asyncio
 from playwright.async_api import WebSocket, expect
 
 from broadcast.hub import Hub
 from broadcast.server import BroadcastServer
-from tests.browser.conftest import Pages
+from tests.browser.conftest import LOOP, Pages
 from tests.browser.pagetools import clock_seconds, wait_for_pieces
 from tests.browser.servers import NoArbiter, board_state, free_port
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, LOOP]
 
 
-@pytest.fixture
+@pytest_asyncio.fixture(loop_scope="session")
 async def server() -> AsyncIterator[BroadcastServer]:
     """A broadcast server on a fixed free port, with boards 1 to 4 in its hub."""
     hub = Hub()
