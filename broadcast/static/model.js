@@ -32,6 +32,8 @@ export class FeedState {
     this.delay = 0;
     /** Server wall clock minus the local one, seconds. */
     this.offset = 0;
+    /** Whether `offset` comes from a ping and its pong (better than a snapshot's). */
+    this.offsetFromPong = false;
   }
 
   /**
@@ -52,12 +54,17 @@ export class FeedState {
     return this.applyEvent(message);
   }
 
-  /** Replace everything by a snapshot; `server_time` sets the clock offset. */
+  /**
+   * Replace everything by a snapshot. Its `server_time` sets the clock offset until a
+   * pong gives a better one (the snapshot's ignores how long it took to arrive).
+   */
   applySnapshot(snapshot, localNow) {
     this.boards = new Map(snapshot.boards.map((board) => [board.board, board]));
     this.seq = snapshot.seq;
     this.delay = typeof snapshot.delay === "number" ? snapshot.delay : 0;
-    if (typeof snapshot.server_time === "number") this.offset = snapshot.server_time - localNow;
+    if (typeof snapshot.server_time === "number" && !this.offsetFromPong) {
+      this.offset = snapshot.server_time - localNow;
+    }
   }
 
   /**
@@ -66,6 +73,7 @@ export class FeedState {
    */
   receivePong(serverTime, sentAt, receivedAt) {
     this.offset = serverTime - (sentAt + receivedAt) / 2;
+    this.offsetFromPong = true;
   }
 
   /** The server's wall clock now, from the local one. */

@@ -67,6 +67,8 @@ async () => {
   out.seq = feed.seq;
   out.boards = [...feed.boards.keys()];
   out.pong = (feed.receivePong(2000, 1000, 1002), feed.offset);
+  feed.receive({type: "snapshot", seq: 12, server_time: 5000, delay: 3, boards: []}, 1000);
+  out.afterPong = [feed.offset, feed.delay, feed.seq, feed.boards.size];
   const clocks = {white_clock: 100, black_clock: 50, running: "white", clock_at: 1000};
   out.running = m.shownClocks(clocks, 1010, 0);
   out.delayed = m.shownClocks(clocks, 1010, 4);
@@ -110,6 +112,7 @@ async def test_the_feed_model_applies_events_in_order(
     assert out["seq"] == 11
     assert out["boards"] == [1, 2]
     assert out["pong"] == 999
+    assert out["afterPong"] == [999, 3, 12, 0], "a pong's offset beats a snapshot's"
     assert out["running"] == {"white": 90, "black": 50}
     assert out["delayed"] == {"white": 94, "black": 50}
     assert out["early"] == {"white": 100, "black": 50}
