@@ -7,6 +7,8 @@ Topics under a prefix (default ``dgtcast``)::
     <prefix>/alerts                                          QoS 1, one message per alert
     <prefix>/results                                         QoS 1, one message per result
     <prefix>/daemon/<id>/status                              retained "online" / "offline"
+    <prefix>/daemon/<id>/boards                              retained ownership (relays)
+    <prefix>/daemon/<id>/alerts                              retained open alerts (relays)
 
 The broker publishes ``offline`` for us as our will when the connection dies; we publish
 ``online`` on every connect and ``offline`` when we stop cleanly.
@@ -47,10 +49,13 @@ __all__ = [
     "MqttOutbox",
     "MqttPublisher",
     "MqttSettings",
+    "Ownership",
     "Topics",
+    "client_log",
     "clocks_payload",
     "result_payload",
     "status_payload",
+    "tls_context",
 ]
 
 log = logging.getLogger(__name__)
@@ -79,6 +84,8 @@ class MqttSettings:
         max_retained_topics: retained topics remembered for re-publishing after reconnect.
         backoff_initial / backoff_cap: reconnect delays.
         time_limit: seconds for connecting and for each acknowledgement.
+        ca_file: with ``tls``, trust this CA bundle instead of the system's (a venue's
+            own certificate authority).
     """
 
     host: str = "localhost"
@@ -94,6 +101,7 @@ class MqttSettings:
     backoff_initial: float = 0.5
     backoff_cap: float = 30.0
     time_limit: float = 10.0
+    ca_file: str | None = None
 
     def __post_init__(self) -> None:
         if not self.prefix or self.prefix != self.prefix.strip("/") or "#" in self.prefix:
@@ -129,6 +137,53 @@ class Topics:
     def daemon_status(self) -> str:
         """``online`` / ``offline``, retained; ``offline`` is also our will."""
         return f"{self.prefix}/daemon/{self.daemon_id}/status"
+
+    def daemon(self, leaf: str, daemon_id: str | None = None) -> str:
+        """``<prefix>/daemon/<id>/<leaf>`` (our own id by default)."""
+        return f"{self.prefix}/daemon/{daemon_id or self.daemon_id}/{leaf}"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Ownership:
+    """What one daemon owns: ``<prefix>/daemon/<id>/boards``, retained.
+
+    Relays route arbiter commands by it, and a daemon that starts refuses boards or
+    sections another live daemon announced (see :mod:`broadcast.remote`).
+
+    Attributes:
+        daemon_id: the announcing daemon.
+        boards: its board numbers (every board of its round, e-board or not).
+        sections: its named sections ("" is no section and is never claimed).
+        at: when it was announced (epoch seconds); the newer claim wins on a relay.
+    """
+
+    daemon_id: str
+    boards: tuple[int, ...]
+    sections: tuple[str, ...] = ()
+    at: float = 0.0
+
+    def to_payload(self) -> bytes:
+        """The announcement's JSON."""
+        return _json(
+            {
+                "daemon": self.daemon_id,
+                "boards": sorted(self.boards),
+                "sections": sorted(s for s in self.sections if s),
+                "at": self.at,
+            }
+        )
+
+    @classmethod
+    def from_payload(cls, payload: bytes) -> Ownership | None:
+        """Read an announcement; None when it is not one (garbage, or a cleared topic)."""
+        try:
+            data = json.loads(payload)
+            boards = tuple(int(b) for b in data["boards"] if int(b) >= 1)
+            sections = tuple(str(s) for s in data["sections"] if s)
+            daemon_id, at = str(data["daemon"]), float(data["at"])
+        except (ValueError, TypeError, KeyError):
+            return None
+        return cls(daemon_id=daemon_id, boards=boards, sections=sections, at=at)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -212,6 +267,7 @@ class MqttOutbox:
         self._due: dict[str, None] = {}  # retained topics to send, in order
         self._events: collections.deque[MqttMessage] = collections.deque()
         self._results: dict[int, tuple[tuple[str, str, str, str], str]] = {}
+        self._open_alerts: dict[int, Alert] | None = None  # tracked once ownership is known
         self.dropped_events = 0
         self.dropped_topics = 0
 
@@ -245,8 +301,36 @@ class MqttOutbox:
         self._queue(MqttMessage(topic=self.topics.results, payload=payload))
 
     def receive_alert(self, alert: Alert) -> None:
-        """Queue ``alert`` for ``<prefix>/alerts``."""
+        """Queue ``alert`` for ``<prefix>/alerts``.
+
+        After :meth:`receive_ownership` the retained list of open alerts
+        ``<prefix>/daemon/<id>/alerts`` follows every alert and acknowledgement too.
+        """
         self._queue(MqttMessage(topic=self.topics.alerts, payload=_json(to_json_dict(alert))))
+        if self._open_alerts is None:
+            return
+        if alert.acknowledged:
+            self._open_alerts.pop(alert.id, None)
+        else:
+            self._open_alerts[alert.id] = alert
+        self._set_open_alerts()
+
+    def receive_ownership(self, ownership: Ownership) -> None:
+        """Announce what this daemon owns, and keep its open alerts retained from now on.
+
+        Both are retained so that a relay that starts later sees at once who owns which
+        board and which alerts still wait for an arbiter. The list starts empty: feed
+        the alerts open at the time next (:meth:`MqttPublisher.follow` does).
+        """
+        self._set_retained(self.topics.daemon("boards"), ownership.to_payload())
+        if self._open_alerts is None:
+            self._open_alerts = {}
+            self._set_open_alerts()
+
+    def _set_open_alerts(self) -> None:
+        assert self._open_alerts is not None
+        alerts = [to_json_dict(self._open_alerts[i]) for i in sorted(self._open_alerts)]
+        self._set_retained(self.topics.daemon("alerts"), _json(alerts))
 
     def receive_connected(self) -> None:
         """A new connection: every retained topic is due again, queued events stay queued."""
@@ -295,8 +379,15 @@ class _ConnectionTrace(logging.Filter):
         return True
 
 
-_client_log = logging.getLogger("broadcast.mqtt.client")
-_client_log.addFilter(_ConnectionTrace())
+def client_log(name: str) -> logging.Logger:
+    """A logger for an MQTT client whose lost connections are warnings, not errors."""
+    logger = logging.getLogger(name)
+    if not any(isinstance(f, _ConnectionTrace) for f in logger.filters):
+        logger.addFilter(_ConnectionTrace())
+    return logger
+
+
+_client_log = client_log("broadcast.mqtt.client")
 
 
 class MqttLinkState(enum.Enum):
@@ -339,6 +430,11 @@ class MqttPublisher:
     def publish_alert(self, alert: Alert) -> None:
         """An arbiter alert was raised."""
         self.outbox.receive_alert(alert)
+        self._wake.set()
+
+    def announce(self, ownership: Ownership) -> None:
+        """Say which boards and sections this daemon owns (and keep open alerts retained)."""
+        self.outbox.receive_ownership(ownership)
         self._wake.set()
 
     def publish_result(self, state: BoardState) -> None:
@@ -402,7 +498,7 @@ class MqttPublisher:
             will=aiomqtt.Will(self.topics.daemon_status, b"offline", qos=1, retain=True),
             keepalive=settings.keepalive,
             timeout=settings.time_limit,
-            tls_context=ssl.create_default_context() if settings.tls else None,
+            tls_context=tls_context(settings),
             logger=_client_log,
         )
 
@@ -448,6 +544,13 @@ class MqttPublisher:
                 await client.publish(self.topics.daemon_status, b"offline", qos=1, retain=True)
         except (aiomqtt.MqttError, TimeoutError) as exc:
             log.warning("= mqtt could not say offline: %s", exc)
+
+
+def tls_context(settings: MqttSettings) -> ssl.SSLContext | None:
+    """The TLS context of ``settings`` (None without TLS): the system's CAs or ``ca_file``."""
+    if not settings.tls:
+        return None
+    return ssl.create_default_context(cafile=settings.ca_file)
 
 
 async def _until_disconnected(client: aiomqtt.Client) -> None:

@@ -1,0 +1,452 @@
+"""A relay: the whole event, rebuilt from what the daemons keep on the MQTT broker.
+
+``dgtcast relay`` serves exactly what one daemon serves (viewer and arbiter pages,
+``/round.pgn``, ``/board/N.pgn``, ``/status.json``, ``/ws`` with resume, ``/ws/arbiter``,
+the lichess push, the PGN folder, the public delay) for every board of every daemon. It
+holds nothing of its own: it subscribes to the daemons' retained topics (docs/mqtt.md,
+docs/deployment.md) and feeds its own :class:`~broadcast.hub.Hub`::
+
+    <prefix>/board/<n>/state          the board's whole BoardState   → hub.publish_board
+    <prefix>/daemon/<id>/boards       who owns which board            → command routing
+    <prefix>/daemon/<id>/status       online / offline                → boards shown offline
+    <prefix>/daemon/<id>/alerts       the daemon's open alerts        → hub alerts
+
+so a relay that starts (or restarts, or reconnects after a broker restart) has the
+current picture at once, and more relays behind a load balancer serve more spectators.
+Arbiter commands go to the owning daemon through :class:`~broadcast.remote.RemoteCommands`.
+
+:class:`RelayView` is the pure core (topic + payload in, hub updates out);
+:class:`RelayLink` is the MQTT connection; :class:`Relay` puts them together with a
+:class:`~broadcast.server.BroadcastServer` and the optional outputs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import json
+import logging
+import os
+import socket
+import time
+from collections.abc import Callable, Coroutine
+from dataclasses import dataclass
+from typing import Any
+
+import aiomqtt
+
+from broadcast.httpclient import Backoff
+from broadcast.hub import Hub
+from broadcast.lichess import LichessPusher, LichessSettings
+from broadcast.messages import Alert, BoardState, BoardStatus, MoveInfo
+from broadcast.mqtt import MqttSettings, Ownership, Topics, client_log, tls_context
+from broadcast.pgn_folder import PgnFolderSettings, PgnFolderWriter
+from broadcast.remote import RelayOffline, RemoteCommands, reconnecting, relay_alert_id
+from broadcast.server import BroadcastServer
+
+__all__ = [
+    "Relay",
+    "RelayHub",
+    "RelayLink",
+    "RelaySettings",
+    "RelayView",
+    "alert_from_json",
+    "board_state_from_json",
+    "default_relay_id",
+]
+
+log = logging.getLogger(__name__)
+_client_log = client_log("broadcast.relay.client")
+
+
+def default_relay_id() -> str:
+    """``<host>-<pid>``: relays keep no session, so any unique name will do."""
+    host = "".join(c if c.isalnum() or c in "-_." else "-" for c in socket.gethostname())
+    return f"{host or 'relay'}-{os.getpid()}"
+
+
+# -- decoding what daemons published ----------------------------------------------------
+
+_OPTIONAL_FLOATS = ("white_clock", "black_clock", "clock_at")
+
+
+def _number(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise TypeError(f"not a number: {value!r}")
+    return float(value)
+
+
+def _move(data: dict[str, Any]) -> MoveInfo:
+    clock, emt = data.get("clock"), data.get("emt")
+    return MoveInfo(
+        san=str(data["san"]),
+        uci=str(data["uci"]),
+        clock=None if clock is None else _number(clock),
+        emt=None if emt is None else _number(emt),
+    )
+
+
+def board_state_from_json(data: Any) -> BoardState:
+    """A ``BoardState`` from its JSON (``to_json_dict``), as the daemon published it.
+
+    Raises:
+        ValueError, TypeError, KeyError: not a board state.
+    """
+    if not isinstance(data, dict):
+        raise TypeError("a board state is a JSON object")
+    known = {f.name for f in dataclasses.fields(BoardState)}
+    values = {name: data[name] for name in known & set(data)}
+    values["moves"] = tuple(_move(m) for m in data.get("moves", ()))
+    values["status"] = BoardStatus(data.get("status", "waiting"))
+    for name in _OPTIONAL_FLOATS:
+        if values.get(name) is not None:
+            values[name] = _number(values[name])
+    values["updated_at"] = _number(data.get("updated_at", 0.0))
+    state = BoardState(**values)
+    if not isinstance(state.board, int) or isinstance(state.board, bool) or state.board < 1:
+        raise ValueError(f"bad board number {state.board!r}")
+    return state
+
+
+def alert_from_json(data: Any) -> Alert:
+    """An ``Alert`` from its JSON.
+
+    Raises:
+        ValueError, TypeError, KeyError: not an alert.
+    """
+    if not isinstance(data, dict) or not isinstance(data.get("details", {}), dict):
+        raise TypeError("an alert is a JSON object with details")
+    return Alert(
+        id=int(data["id"]),
+        kind=str(data["kind"]),
+        board=int(data["board"]),
+        at=_number(data["at"]),
+        details=data.get("details", {}),
+        action=str(data.get("action", "")),
+        acknowledged=bool(data.get("acknowledged", False)),
+    )
+
+
+# -- the pure core --------------------------------------------------------------------------
+
+
+class RelayHub(Hub):
+    """A hub whose sequence numbers start at the relay's start time in milliseconds.
+
+    A spectator that reconnects to another relay (behind a load balancer) or to a
+    restarted one resumes with a ``since`` from another numbering. Starting each relay's
+    numbering at its start time keeps the numberings apart (while fewer than 1,000 events
+    a second are published), so such a resume gets a snapshot (its ``since`` is below
+    this relay's first event, or above its last) instead of someone else's events.
+    """
+
+    def __init__(self, *, first_seq: int, ring_size: int = 4096) -> None:
+        super().__init__(ring_size=ring_size)
+        self._seq = first_seq - 1
+
+
+class RelayView:
+    """What the broker says about the event, fed into a hub; routes commands.
+
+    Call :meth:`receive_message` with each message of the subscriptions of
+    :meth:`subscriptions`; the hub is updated at once. Implements
+    :class:`~broadcast.remote.Router`.
+
+    * A board state older (``updated_at``) than the one shown is ignored: a broker that
+      came back with an older save must not take moves back.
+    * A board whose owning daemon is offline is shown ``offline``.
+    * Alerts get relay ids (:func:`~broadcast.remote.relay_alert_id`); those of a daemon
+      whose boards were all taken over by another are no longer shown.
+    * When two daemons claim a board, the online one wins, then the newer claim.
+    """
+
+    def __init__(self, hub: Hub, prefix: str) -> None:
+        self.hub = hub
+        self.prefix = prefix
+        self.ignored = 0  # unreadable or outdated messages
+        self._received: dict[int, BoardState] = {}
+        self._claims: dict[str, Ownership] = {}
+        self._online: dict[str, bool] = {}
+        self._owners: dict[int, str] = {}
+        self._alerts: dict[str, dict[int, Alert]] = {}
+        self._origins: dict[int, tuple[str, int]] = {}
+
+    def subscriptions(self) -> list[str]:
+        """The topic filters a relay subscribes to."""
+        board = f"{self.prefix}/board/+/state"
+        return [
+            board,
+            *(f"{self.prefix}/daemon/+/{leaf}" for leaf in ("boards", "status", "alerts")),
+        ]
+
+    def receive_message(self, topic: str, payload: bytes) -> None:
+        """Take one message of :meth:`subscriptions`; unknown topics are ignored."""
+        parts = topic.removeprefix(self.prefix + "/").split("/")
+        if len(parts) != 3:
+            return
+        kind, name, leaf = parts
+        try:
+            if kind == "board" and leaf == "state" and payload:
+                self._receive_state(board_state_from_json(json.loads(payload)))
+            elif kind == "daemon":
+                self._receive_daemon(name, leaf, payload)
+        except (ValueError, TypeError, KeyError) as exc:
+            self.ignored += 1
+            log.warning("< %s: unreadable (%s)", topic, exc)
+
+    # -- Router -----------------------------------------------------------------------------
+
+    def owner_of(self, board: int) -> str | None:
+        """The daemon that owns ``board``."""
+        return self._owners.get(board)
+
+    def boards_of(self, daemon_id: str) -> tuple[int, ...]:
+        """The boards that ``daemon_id`` owns."""
+        return tuple(sorted(b for b, d in self._owners.items() if d == daemon_id))
+
+    def daemon_ids(self) -> list[str]:
+        """Every daemon owning a board."""
+        return sorted(set(self._owners.values()))
+
+    def is_online(self, daemon_id: str) -> bool:
+        """Whether the daemon's retained status is ``online``."""
+        return self._online.get(daemon_id, False)
+
+    def alert_origin(self, alert_id: int) -> tuple[str, int] | None:
+        """The daemon and local id of the open alert with relay id ``alert_id``."""
+        return self._origins.get(alert_id)
+
+    # -- inside -----------------------------------------------------------------------------
+
+    def _receive_state(self, state: BoardState) -> None:
+        known = self._received.get(state.board)
+        if known is not None and state.updated_at < known.updated_at:
+            self.ignored += 1
+            log.info("< board %d: older state ignored", state.board)
+            return
+        self._received[state.board] = state
+        self._show(state.board)
+
+    def _show(self, board: int) -> None:
+        state = self._received.get(board)
+        if state is None:
+            return
+        owner = self._owners.get(board)
+        if owner is not None and not self.is_online(owner):
+            state = dataclasses.replace(state, status=BoardStatus.OFFLINE)
+        self.hub.publish_board(state)
+
+    def _receive_daemon(self, daemon_id: str, leaf: str, payload: bytes) -> None:
+        if leaf == "status":
+            self._online[daemon_id] = payload == b"online"
+            log.info("= daemon %s %s", daemon_id, payload.decode(errors="replace"))
+            self._reassign()
+        elif leaf == "boards":
+            claim = Ownership.from_payload(payload) if payload else None
+            if claim is None:
+                self._claims.pop(daemon_id, None)
+            else:
+                self._claims[daemon_id] = dataclasses.replace(claim, daemon_id=daemon_id)
+            self._reassign()
+        elif leaf == "alerts":
+            listed = json.loads(payload) if payload else []
+            if not isinstance(listed, list):
+                raise TypeError("open alerts are a JSON list")
+            alerts = [alert_from_json(item) for item in listed]
+            self._alerts[daemon_id] = {a.id: a for a in alerts}
+            self._show_alerts()
+
+    def _reassign(self) -> None:
+        """Recompute each board's owner; show what changed."""
+        owners: dict[int, tuple[bool, float, str]] = {}
+        for claim in self._claims.values():
+            rank = (self.is_online(claim.daemon_id), claim.at, claim.daemon_id)
+            for board in claim.boards:
+                if board not in owners or rank > owners[board]:
+                    owners[board] = rank
+        self._owners = {board: rank[2] for board, rank in owners.items()}
+        for board in list(self._received):
+            self._show(board)
+        self._show_alerts()
+
+    def _show_alerts(self) -> None:
+        """Make the hub's open alerts those of the daemons that own boards."""
+        shown: dict[int, tuple[str, Alert]] = {}
+        owners = set(self._owners.values())
+        for daemon_id, alerts in self._alerts.items():
+            if daemon_id not in owners and self._claims:
+                continue
+            for alert in alerts.values():
+                shown[relay_alert_id(alert.board, alert.id)] = (daemon_id, alert)
+        for relay_id in set(self._origins) - set(shown):
+            del self._origins[relay_id]
+            self.hub.alert_acknowledged(relay_id)
+        for relay_id, (daemon_id, alert) in shown.items():
+            self._origins[relay_id] = (daemon_id, alert.id)
+            relayed = dataclasses.replace(alert, id=relay_id, acknowledged=False)
+            if self.hub.alert(relay_id) != relayed:
+                self.hub.publish_alert(relayed)
+
+
+# -- the broker connection ----------------------------------------------------------------------
+
+
+class RelayLink:
+    """The relay's MQTT connection: subscriptions in, command requests out.
+
+    Args:
+        settings: the broker; ``daemon_id`` is the relay's id here.
+        view: receives every message but the answers.
+        receive_answer: receives the daemons' answers to this relay.
+    """
+
+    def __init__(
+        self,
+        settings: MqttSettings,
+        view: RelayView,
+        receive_answer: Callable[[bytes], None] | None = None,
+    ) -> None:
+        self._settings = settings
+        self.view = view
+        self.topics = Topics(settings.prefix, settings.daemon_id)
+        self.reply_to = f"{settings.prefix}/relay/{settings.daemon_id}/replies"
+        self.receive_answer = receive_answer
+        self.connected = asyncio.Event()
+        self._client: aiomqtt.Client | None = None
+        self._backoff = Backoff(initial=settings.backoff_initial, cap=settings.backoff_cap)
+
+    async def run(self) -> None:
+        """Subscribe and follow; reconnect after losses; until cancelled."""
+        await reconnecting(self._new_client, self._session, self._backoff, "relay")
+
+    async def send_command(self, daemon_id: str, payload: bytes) -> None:
+        """Publish a request to ``daemon_id``'s command topic (QoS 1, acknowledged).
+
+        Raises:
+            RelayOffline: no broker connection, or it was lost before the PUBACK.
+        """
+        client = self._client
+        if client is None:
+            raise RelayOffline("not connected")
+        try:
+            topic = self.topics.daemon("commands", daemon_id)
+            await client.publish(topic, payload, qos=1, timeout=self._settings.time_limit)
+        except aiomqtt.MqttError as exc:
+            raise RelayOffline(str(exc)) from exc
+
+    def _new_client(self) -> aiomqtt.Client:
+        settings = self._settings
+        return aiomqtt.Client(
+            settings.host,
+            settings.port,
+            username=settings.username,
+            password=settings.password,
+            identifier=f"dgtcast-relay-{settings.daemon_id}",
+            clean_session=True,
+            keepalive=settings.keepalive,
+            timeout=settings.time_limit,
+            tls_context=tls_context(settings),
+            logger=_client_log,
+        )
+
+    async def _session(self, client: aiomqtt.Client) -> None:
+        topics = [(topic, 1) for topic in [*self.view.subscriptions(), self.reply_to]]
+        await client.subscribe(topics)
+        self._backoff.reset()
+        self._client = client
+        self.connected.set()
+        log.info("= mqtt relay: connected to %s:%d", self._settings.host, self._settings.port)
+        try:
+            async for message in client.messages:
+                self._receive(message)
+        finally:
+            self._client = None
+            self.connected.clear()
+
+    def _receive(self, message: aiomqtt.Message) -> None:
+        payload = message.payload if isinstance(message.payload, bytes) else b""
+        topic = message.topic.value
+        if topic == self.reply_to:
+            if self.receive_answer is not None:
+                self.receive_answer(payload)
+        else:
+            self.view.receive_message(topic, payload)
+
+
+# -- the relay --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RelaySettings:
+    """Everything a relay needs (``dgtcast relay`` builds it from the configuration).
+
+    Attributes:
+        mqtt: the broker; its ``daemon_id`` is the relay's id.
+        host / port: where the broadcast server listens (port 0: a free one).
+        arbiter_token: the arbiters' secret; None disables ``/ws/arbiter``.
+        delay: the public delay in seconds, as a daemon's ``server.public_delay``.
+        command_timeout: seconds an arbiter command waits for the owning daemon.
+        lichess / pgn_folder: optional outputs, fed with the public (delayed) boards.
+    """
+
+    mqtt: MqttSettings
+    host: str = "127.0.0.1"
+    port: int = 8080
+    arbiter_token: str | None = None
+    delay: float = 0.0
+    command_timeout: float = 8.0
+    lichess: LichessSettings | None = None
+    pgn_folder: PgnFolderSettings | None = None
+
+
+class Relay:
+    """One relay: view, link, command bridge, broadcast server and outputs."""
+
+    def __init__(self, settings: RelaySettings) -> None:
+        self.settings = settings
+        self.hub = RelayHub(first_seq=int(time.time() * 1000))
+        self.view = RelayView(self.hub, settings.mqtt.prefix)
+        self.link = RelayLink(settings.mqtt, self.view)
+        self.commands = RemoteCommands(
+            self.view,
+            self.link.send_command,
+            reply_to=self.link.reply_to,
+            timeout=settings.command_timeout,
+        )
+        self.link.receive_answer = self.commands.receive_answer
+        self.server = BroadcastServer(
+            self.hub,
+            self.commands,
+            host=settings.host,
+            port=settings.port,
+            arbiter_token=settings.arbiter_token,
+            delay=settings.delay,
+            command_timeout=settings.command_timeout + 2.0,
+        )
+        self.ready = asyncio.Event()
+
+    async def run(self, stop: asyncio.Event) -> None:
+        """Serve until ``stop`` is set."""
+        try:
+            async with self.server, asyncio.TaskGroup() as tasks:
+                for job in self._jobs():
+                    tasks.create_task(job)
+                self.ready.set()
+                log.info("= relay serving on http://%s:%d/", self.settings.host, self.server.port)
+                await stop.wait()
+                raise _Stop
+        except* _Stop:
+            pass
+
+    def _jobs(self) -> list[Coroutine[Any, Any, None]]:
+        public, settings = self.server.public_hub, self.settings
+        jobs: list[Coroutine[Any, Any, None]] = [self.link.run()]
+        if settings.lichess is not None:
+            jobs.append(LichessPusher(settings.lichess).serve(public))
+        if settings.pgn_folder is not None:
+            jobs.append(PgnFolderWriter(settings.pgn_folder).serve(public))
+        return jobs
+
+
+class _Stop(Exception):
+    """Ends the task group on request."""

@@ -1,0 +1,1 @@
+"""Tests of relays and of daemons sharing an MQTT broker (issue 8)."""
