@@ -536,6 +536,14 @@ def _ranges(numbers: list[int]) -> str:
     return ", ".join(parts)
 
 
+def _clash_line(noun: str, listing: str, count: int, other: str) -> str:
+    nouns, verb = (noun, "belongs") if count == 1 else (noun + "s", "belong")
+    return (
+        f'mqtt: {nouns} {listing} already {verb} to daemon "{other}", online on the broker:'
+        f" give each daemon its own {noun}s"
+    )
+
+
 def find_clashes(
     own: Ownership, claims: Iterable[Ownership], online: Mapping[str, bool]
 ) -> list[str]:
@@ -549,14 +557,11 @@ def find_clashes(
             continue
         boards = sorted(set(own.boards) & set(other.boards))
         sections = sorted((set(own.sections) & set(other.sections)) - {""})
-        where = f'already belong to daemon "{other.daemon_id}", online on the broker'
         if boards:
-            noun = "board" if len(boards) == 1 else "boards"
-            lines.append(f"mqtt: {noun} {_ranges(boards)} {where}: give each daemon its own boards")
+            lines.append(_clash_line("board", _ranges(boards), len(boards), other.daemon_id))
         if sections:
             names = ", ".join(f'"{s}"' for s in sections)
-            noun = "section" if len(sections) == 1 else "sections"
-            lines.append(f"mqtt: {noun} {names} {where}: give each daemon its own sections")
+            lines.append(_clash_line("section", names, len(sections), other.daemon_id))
     return lines
 
 
