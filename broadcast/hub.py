@@ -29,6 +29,7 @@ from types import TracebackType
 from typing import Any, ClassVar
 
 from broadcast.messages import Alert, BoardState, BoardStatus, MoveInfo, to_json_dict
+from broadcast.pgn import in_round_order
 
 __all__ = [
     "BoardAnnounced",
@@ -523,8 +524,8 @@ class Hub:
         return self._states.get(board)
 
     def states(self) -> list[BoardState]:
-        """Every board's latest state, ordered by section then board."""
-        return sorted(self._states.values(), key=lambda s: (s.section, s.board))
+        """Every board's latest state, by section (lowest board first), then board."""
+        return in_round_order(self._states.values())
 
     def state_text(self, board: int) -> str:
         """The latest state of one board as feed JSON text (cached until it changes)."""

@@ -1,5 +1,7 @@
 """Round PGN assembly: every board's game as one PGN text, ordered by section then board.
 
+Sections come in the order of their lowest board number (the top boards first).
+
 The daemon puts the full game in :attr:`BoardState.pgn` (tags + main line with
 ``[%clk]``). A board without a PGN yet (a manual board, a board just announced) gets a
 minimal one built from its fields, so that ``round.pgn`` always lists every board of the
@@ -13,14 +15,18 @@ from collections.abc import Iterable
 
 from broadcast.messages import BoardState, MoveInfo
 
-__all__ = ["board_order", "format_clock", "game_pgn", "round_pgn"]
+__all__ = ["format_clock", "game_pgn", "in_round_order", "round_pgn"]
 
 _LINE = 80
 
 
-def board_order(state: BoardState) -> tuple[str, int]:
-    """The sort key of a board in a round: section, then board number."""
-    return (state.section, state.board)
+def in_round_order(states: Iterable[BoardState]) -> list[BoardState]:
+    """Boards by section, then board number; sections in the order of their first board."""
+    states = list(states)
+    first: dict[str, int] = {}
+    for state in states:
+        first[state.section] = min(first.get(state.section, state.board), state.board)
+    return sorted(states, key=lambda s: (first[s.section], s.section, s.board))
 
 
 def format_clock(seconds: float) -> str:
@@ -96,5 +102,4 @@ def game_pgn(state: BoardState) -> str:
 
 def round_pgn(states: Iterable[BoardState]) -> str:
     """Every game of the round, by section then board, separated by blank lines."""
-    ordered = sorted(states, key=board_order)
-    return "\n".join(game_pgn(state) for state in ordered)
+    return "\n".join(game_pgn(state) for state in in_round_order(states))

@@ -36,7 +36,8 @@ async def test_round_pgn(server: BroadcastServer) -> None:
     assert int(answer.headers["content-length"]) == len(answer.body)
     assert answer.body.decode() == round_pgn(server.hub.states())
     rounds = [line for line in answer.body.decode().splitlines() if line.startswith("[Round")]
-    assert rounds == ['[Round "3.2"]', '[Round "3.7"]', '[Round "3.1"]']  # A2, A7, B1
+    # sections by their lowest board (B has board 1), then boards: B1, A2, A7
+    assert rounds == ['[Round "3.1"]', '[Round "3.2"]', '[Round "3.7"]']
 
 
 async def test_board_pgn(server: BroadcastServer) -> None:
@@ -73,7 +74,7 @@ async def test_status_json(server: BroadcastServer) -> None:
     status = json.loads(answer.body)
     assert set(status) == {"server_time", "delay", "seq", "boards"}
     assert status["seq"] == 3
-    assert [b["board"] for b in status["boards"]] == [2, 7, 1]
+    assert [b["board"] for b in status["boards"]] == [1, 2, 7]
     assert all("pgn" not in b for b in status["boards"])
     assert status["boards"][0]["moves"][0] == {
         "san": "e4",
