@@ -17,7 +17,7 @@ import logging
 import os
 import time
 from collections.abc import Callable, Coroutine
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from broadcast.hub import Hub
@@ -225,16 +225,16 @@ def _clock_reply(results: list[ClockSetResult]) -> CommandReply:
 def _mqtt_settings(config: Config) -> MqttSettings:
     mqtt = config.mqtt
     assert mqtt is not None
-    return MqttSettings(
+    settings = MqttSettings(
         host=mqtt.host,
         port=mqtt.port,
         prefix=mqtt.prefix,
         username=mqtt.username,
         password=mqtt.password,
-        **({} if mqtt.daemon_id is None else {"daemon_id": mqtt.daemon_id}),
         tls=mqtt.tls,
         ca_file=None if mqtt.ca_file is None else str(mqtt.ca_file),
     )
+    return settings if mqtt.daemon_id is None else replace(settings, daemon_id=mqtt.daemon_id)
 
 
 def _ownership(config: Config, settings: MqttSettings) -> Ownership:

@@ -1,0 +1,95 @@
+"""``dgtcast relay --config FILE``: serve every daemon's boards from the MQTT broker.
+
+The relay's file holds ``[mqtt]`` (the broker, required), ``[server]``, ``[relay]`` and
+optionally ``[lichess]`` and ``[pgn_folder]`` (docs/deployment.md). Exit codes: 0 done,
+2 bad configuration.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import sys
+from dataclasses import replace
+
+from broadcast.lichess import LichessSettings
+from broadcast.mqtt import MqttSettings
+from broadcast.pgn_folder import PgnFolderSettings
+from broadcast.relay import Relay, RelaySettings, default_relay_id
+from daemon.app import install_signal_handlers
+from daemon.config import ConfigError, RelayConfig, format_config_errors, load_relay_config
+
+__all__ = ["add_arguments", "relay_settings", "run"]
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--config``, ``--port``, ``--log-level``."""
+    parser.add_argument("--config", required=True, help="the relay's TOML configuration")
+    parser.add_argument("--port", type=int, help="listen on this port instead of [server] port")
+    parser.add_argument("--log-level", default="INFO", help="DEBUG shows every MQTT message")
+
+
+def relay_settings(config: RelayConfig, *, port: int | None = None) -> RelaySettings:
+    """The relay's settings from its configuration (``port`` overrides ``[server] port``)."""
+    mqtt = config.mqtt
+    broker = MqttSettings(
+        host=mqtt.host,
+        port=mqtt.port,
+        prefix=mqtt.prefix,
+        username=mqtt.username,
+        password=mqtt.password,
+        daemon_id=config.relay.id or default_relay_id(),
+        tls=mqtt.tls,
+        ca_file=None if mqtt.ca_file is None else str(mqtt.ca_file),
+    )
+    lichess = config.lichess
+    push = None
+    if lichess is not None and lichess.enabled:
+        assert lichess.push_url is not None
+        assert lichess.token is not None
+        push = LichessSettings(push_url=lichess.push_url, token=lichess.token)
+    folder = config.pgn_folder
+    server = config.server
+    settings = RelaySettings(
+        mqtt=broker,
+        host=server.host,
+        port=server.port,
+        arbiter_token=server.arbiter_token,
+        delay=float(server.public_delay),
+        command_timeout=float(config.relay.command_timeout),
+        lichess=push,
+        pgn_folder=None if folder is None else PgnFolderSettings(path=folder.path),
+    )
+    return settings if port is None else replace(settings, port=port)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the relay until Ctrl-C or SIGTERM; exit code 2 on a bad configuration."""
+    logging.basicConfig(
+        level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s %(message)s"
+    )
+    try:
+        config = load_relay_config(args.config)
+    except ConfigError as exc:
+        print(format_config_errors(exc), file=sys.stderr)
+        return 2
+    return asyncio.run(_serve(relay_settings(config, port=args.port)))
+
+
+async def _serve(settings: RelaySettings) -> int:
+    relay = Relay(settings)
+    stop = asyncio.Event()
+    remove = install_signal_handlers(stop)
+    try:
+        task = asyncio.create_task(relay.run(stop))
+        await relay.ready.wait()
+        base = f"http://{settings.host}:{relay.server.port}"
+        print(f"relay of mqtt://{settings.mqtt.host}:{settings.mqtt.port}", flush=True)
+        print(f"viewer:  {base}/", flush=True)
+        print(f"arbiter: {base}/arbiter", flush=True)
+        print(f"PGN:     {base}/round.pgn", flush=True)
+        await task
+    finally:
+        remove()
+    return 0
