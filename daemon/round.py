@@ -9,10 +9,14 @@ the journal through a fresh core rebuilds the round exactly (docs/architecture.m
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+import chess
+import chess.pgn
 
 from broadcast.messages import (
     AcceptPosition,
@@ -33,11 +37,12 @@ from daemon.game.events import (
     GameEvent,
     GameStarted,
     InSync,
+    MoveMade,
     OutOfSync,
     PositionAccepted,
 )
 from daemon.game.observations import ClockSide, LinkState
-from daemon.game.record import GameHeaders, GameRecord, pgn_text
+from daemon.game.record import GameHeaders, GameRecord, RecordedMove
 from daemon.game.state import TrackerSettings
 from daemon.game.tracker import GameTracker
 from daemon.inputs import (
@@ -75,22 +80,89 @@ class BoardGame:
     online: bool | None = None
     out_of_sync: bool = False
     started: bool = False
-    rendered: RenderedGame | None = None  # render_pgn cache, cleared by game events
+    rendered: RenderedGame | None = None  # kept by render_pgn
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
 class RenderedGame:
-    """A board's game rendered for one result, kept until a game event changes the record.
+    """A board's game as PGN for one result, extended move by move.
 
-    Exporting PGN replays the game (SAN, FEN), which a clock reading every second would
-    otherwise pay for on every board: only the clock tags are added per reading.
+    python-chess exports a game by visiting it: the tag lines, then each main-line move's
+    number and SAN (computed from the position before it) and its comment, wrapped at 80
+    columns, then the result. Exporting the whole game again on every move replays it
+    (about 5 ms at move 40 on the benchmark machine, for every move on every board).
+    This keeps the exporter's state after the last move and the position, and visits
+    only the moves added since, as ``Game.accept`` visits them, so the text is the one a
+    full export gives (``bench/recovery.py`` checks that on every board it plays).
+
+    Args:
+        record: the game record; it is exported in full once.
+        result: the PGN result to write.
     """
 
-    result: str
-    tags: str  # the tag lines, each ending in a newline
-    movetext: str  # the blank line after the tags, the moves, the result
-    fen: str
-    moves: tuple[MoveInfo, ...]
+    def __init__(self, record: GameRecord, result: str) -> None:
+        self.result = result
+        game = record.game()
+        game.headers["Result"] = result
+        self._tags = len(game.headers)
+        self._exporter = _OpenExporter(headers=True, variations=False, comments=True)
+        game.accept(self._exporter)
+        self._board = game.end().board()
+        self._recorded = record.moves
+        #: The main line as the broadcast shows it.
+        self.moves = tuple(_move_info(m) for m in self._recorded)
+        self._text: tuple[str, str, str] | None = None
+
+    def extend(self, recorded: tuple[RecordedMove, ...]) -> bool:
+        """Visit the moves added after those held; False if the line changed otherwise."""
+        held = self._recorded
+        if len(recorded) < len(held):
+            return False
+        if any(a is not b for a, b in zip(held, recorded[: len(held)], strict=True)):
+            return False
+        added = recorded[len(held) :]
+        for move in added:
+            self._visit(move)
+        if added:
+            self._recorded = recorded
+            self.moves += tuple(_move_info(m) for m in added)
+            self._text = None
+        return True
+
+    def text(self) -> tuple[str, str, str]:
+        """(tag lines, blank line + movetext + result, FEN of the last position)."""
+        if self._text is None:
+            final = copy.copy(self._exporter)
+            final.lines = list(self._exporter.lines)
+            chess.pgn.StringExporter.visit_result(final, self.result)
+            chess.pgn.StringExporter.end_game(final)
+            pgn = final.result() + "\n"
+            split = sum(len(line) + 1 for line in final.lines[: self._tags])
+            self._text = pgn[:split], pgn[split:], self._board.fen()
+        return self._text
+
+    def _visit(self, recorded: RecordedMove) -> None:
+        move = chess.Move.from_uci(recorded.uci)
+        node = chess.pgn.Game().add_variation(move)  # the comment, as GameRecord.game() sets it
+        node.set_clock(recorded.clock)
+        node.set_emt(recorded.emt)
+        self._exporter.visit_move(self._board, move)
+        self._board.push(move)
+        if node.comment:
+            self._exporter.visit_comment(node.comment)
+
+
+class _OpenExporter(chess.pgn.StringExporter):
+    """An exporter that stops after the last move, so that more can be visited later."""
+
+    def visit_result(self, result: str) -> None:
+        pass
+
+    def end_game(self) -> None:
+        pass
+
+
+def _move_info(move: RecordedMove) -> MoveInfo:
+    return MoveInfo(san=move.san, uci=move.uci, clock=move.clock, emt=move.emt)
 
 
 @dataclass(slots=True)
@@ -312,8 +384,8 @@ def _status(game: BoardGame) -> BoardStatus:
 
 def _apply_event(game: BoardGame, event: GameEvent) -> None:
     game.record.receive_event(event)
-    if not isinstance(event, ClockUpdated):
-        game.rendered = None
+    if not isinstance(event, ClockUpdated | MoveMade):
+        game.rendered = None  # moves made extend it (render_pgn)
     match event:
         case GameStarted():
             game.started = True
@@ -350,35 +422,18 @@ def game_headers(board: BoardConfig, section: Section) -> GameHeaders:
 def render_pgn(game: BoardGame, result: str) -> tuple[str, str]:
     """The board's game as PGN text with ``result``, and the current FEN.
 
-    The rendering is kept in ``game.rendered`` until a game event or the result changes
-    it; the WhiteClock and BlackClock tags of the last reading are added to it each time.
+    The rendering is kept in ``game.rendered``: extended when moves were added, made
+    anew when another game event or the result changed it. The WhiteClock and
+    BlackClock tags of the last reading are added each time.
     """
     rendered = game.rendered
-    if rendered is None or rendered.result != result:
-        rendered = game.rendered = _render(game, result)
+    if rendered is None or rendered.result != result or not rendered.extend(game.record.moves):
+        rendered = game.rendered = RenderedGame(game.record, result)
+    tags, movetext, fen = rendered.text()
     if game.clock is None:
-        return rendered.tags + rendered.movetext, rendered.fen
+        return tags + movetext, fen
     white, black = _hms(game.clock.white), _hms(game.clock.black)
-    clocks = f'[WhiteClock "{white}"]\n[BlackClock "{black}"]\n'
-    return rendered.tags + clocks + rendered.movetext, rendered.fen
-
-
-def _render(game: BoardGame, result: str) -> RenderedGame:
-    pgn = game.record.game()
-    pgn.headers["Result"] = result
-    text = pgn_text(pgn)
-    # python-chess writes one '[Name "value"]' line per tag, then the movetext.
-    split = sum(len(f'[{name} "{value}"]\n') for name, value in pgn.headers.items())
-    moves = tuple(
-        MoveInfo(san=m.san, uci=m.uci, clock=m.clock, emt=m.emt) for m in game.record.moves
-    )
-    return RenderedGame(
-        result=result,
-        tags=text[:split],
-        movetext=text[split:],
-        fen=pgn.end().board().fen(),
-        moves=moves,
-    )
+    return f'{tags}[WhiteClock "{white}"]\n[BlackClock "{black}"]\n{movetext}', fen
 
 
 def _hms(seconds: float) -> str:
