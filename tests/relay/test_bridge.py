@@ -1,0 +1,180 @@
+"""Daemons and a relay in this process, through a real mosquitto: commands, alerts, clashes."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import datetime as dt
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from broadcast.messages import BoardStatus
+from broadcast.mqtt import MqttLinkState, MqttPublisher, MqttSettings, Ownership
+from broadcast.relay import Relay
+from broadcast.remote import check_ownership
+from daemon.app import Daemon, DaemonOptions
+from daemon.config import ConfigError
+from daemon.journal import Journal
+from drivers.emulator.device import EmulatedBoard
+from tests.daemon.support import BoardSpec, running_daemon, wait_for, write_config
+from tests.mosquitto import Mosquitto
+from tests.relay.support import (
+    PREFIX,
+    Arbiter,
+    journal_open_alerts,
+    mqtt_table,
+    relay_settings,
+    running_relay,
+)
+
+
+def daemon_config(
+    folder: Path, broker: Mosquitto, name: str, boards: list[BoardSpec], **options: str
+) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    return write_config(folder, boards, extra=mqtt_table(broker, name), **options)
+
+
+def arbiter_records(journal_path: Path) -> list[dict[str, object]]:
+    with Journal(journal_path) as journal:
+        return [dict(r.payload) for r in journal.records(kinds={"arbiter"})]
+
+
+def result_of(relay: Relay, board: int) -> tuple[str, BoardStatus] | None:
+    state = relay.hub.state(board)
+    return None if state is None else (state.result, state.status)
+
+
+async def test_commands_reach_the_owning_daemon_or_wait_for_it(
+    tmp_path: Path, mosquitto: Mosquitto
+) -> None:
+    hall_a = daemon_config(tmp_path / "a", mosquitto, "hall-a", [BoardSpec(1, None)])
+    hall_b = daemon_config(tmp_path / "b", mosquitto, "hall-b", [BoardSpec(2, None)])
+    async with running_relay(relay_settings(mosquitto, "r1")) as relay:
+        async with running_daemon(hall_a), running_daemon(hall_b):
+            view = relay.view
+            await wait_for(
+                lambda: view.is_online("hall-a") and view.is_online("hall-b"), 10, "both online"
+            )
+            assert (view.owner_of(1), view.owner_of(2)) == ("hall-a", "hall-b")
+            async with Arbiter.connected(relay.server.port) as arbiter:
+                assert [b["board"] for b in arbiter.snapshot["boards"]] == [1, 2]
+                reply = await arbiter.command({"type": "set_result", "board": 2, "result": "1-0"})
+                assert reply == {"type": "ok", "ref": "r1", "command": "set_result", "details": {}}
+                await wait_for(lambda: result_of(relay, 2) == ("1-0", BoardStatus.MANUAL), 10, "")
+        assert arbiter_records(tmp_path / "b" / "journal.db") == [
+            {"command": "set_result", "board": 2, "result": "1-0"}
+        ]
+        await wait_for(lambda: not relay.view.is_online("hall-b"), 10, "hall-b offline")
+        assert result_of(relay, 2) == ("1-0", BoardStatus.OFFLINE)
+        async with Arbiter.connected(relay.server.port) as arbiter:
+            queued = await arbiter.command({"type": "set_result", "board": 2, "result": "0-1"})
+            refused = await arbiter.command({"type": "accept_position", "board": 2})
+        assert queued == {
+            "type": "error",
+            "ref": "r1",
+            "reason": "board 2's daemon 'hall-b' is offline; the command is queued and will be"
+            " carried out when it returns",
+            "details": {"queued": True, "daemon": "hall-b"},
+        }
+        assert refused["reason"].startswith("board 2's daemon 'hall-b' is offline;")
+        async with running_daemon(hall_b):
+            await wait_for(lambda: result_of(relay, 2) == ("0-1", BoardStatus.MANUAL), 10, "0-1")
+    assert arbiter_records(tmp_path / "b" / "journal.db")[1:] == [
+        {"command": "set_result", "board": 2, "result": "0-1"}
+    ]
+    assert arbiter_records(tmp_path / "a" / "journal.db") == []
+
+
+async def test_alerts_are_served_by_every_relay_and_acknowledged_at_the_daemon(
+    tmp_path: Path, mosquitto: Mosquitto
+) -> None:
+    an_hour_ago = dt.datetime.now().astimezone() - dt.timedelta(hours=1)
+    async with EmulatedBoard() as seven, EmulatedBoard() as eight:
+        config = daemon_config(
+            tmp_path / "a",
+            mosquitto,
+            "hall-a",
+            [BoardSpec(7, str(seven.path)), BoardSpec(8, str(eight.path))],
+            round_start=an_hour_ago.isoformat(timespec="seconds"),
+        )
+        async with (
+            running_daemon(config) as daemon,
+            running_relay(relay_settings(mosquitto, "r1")) as relay,
+        ):
+            await wait_for(lambda: len(relay.hub.open_alerts()) == 2, 10, "late arrival alerts")
+            local = {(a.board, a.id): a for a in daemon.hub.open_alerts()}
+            assert {a.kind for a in local.values()} == {"late_arrival"}
+            shown = {a.id: a for a in relay.hub.open_alerts()}
+            assert set(shown) == {i * 10_000 + b for b, i in local}
+            for (board, alert_id), alert in local.items():
+                assert shown[alert_id * 10_000 + board] == replace(
+                    alert, id=alert_id * 10_000 + board
+                )
+            (acked_board, acked), (kept_board, kept) = sorted(local)
+            async with Arbiter.connected(relay.server.port) as arbiter:
+                assert len(arbiter.snapshot["alerts"]) == 2
+                reply = await arbiter.command(
+                    {"type": "ack_alert", "id": acked * 10_000 + acked_board}
+                )
+            assert reply["type"] == "ok", reply
+            assert [a["id"] for a in reply["details"]["alerts"]] == [acked * 10_000 + acked_board]
+            assert [a.id for a in daemon.hub.open_alerts()] == [kept]
+            await wait_for(lambda: len(relay.hub.open_alerts()) == 1, 10, "ack reached the relay")
+            async with running_relay(relay_settings(mosquitto, "r2")) as late:
+                await wait_for(lambda: len(late.hub.open_alerts()) == 1, 10, "late relay alerts")
+                assert [a.id for a in late.hub.open_alerts()] == [kept * 10_000 + kept_board]
+    assert set(journal_open_alerts(tmp_path / "a" / "journal.db")) == {kept}
+
+
+async def test_a_daemon_claiming_a_live_daemons_board_or_section_is_refused(
+    tmp_path: Path, mosquitto: Mosquitto
+) -> None:
+    hall_a = daemon_config(
+        tmp_path / "a", mosquitto, "hall-a", [BoardSpec(1, None), BoardSpec(2, None)]
+    )
+    clash = daemon_config(
+        tmp_path / "c", mosquitto, "hall-c", [BoardSpec(2, None), BoardSpec(3, None)]
+    )
+    async with running_daemon(hall_a), running_relay(relay_settings(mosquitto, "r1")) as relay:
+        await wait_for(lambda: relay.view.owner_of(2) == "hall-a", 10, "hall-a announced")
+        await wait_for(lambda: relay.view.is_online("hall-a"), 10, "hall-a online")
+        with pytest.raises(ConfigError) as caught:
+            Daemon(clash, DaemonOptions(port=0))
+    assert caught.value.problems == (
+        f'{clash}: mqtt: board 2 already belongs to daemon "hall-a", online on the broker:'
+        " give each daemon its own boards",
+    )
+    assert not (tmp_path / "c" / "journal.db").exists()  # refused before anything was opened
+    async with running_daemon(clash):  # hall-a is offline now: its boards may be taken over
+        pass
+
+
+async def test_a_second_daemon_with_the_same_id_is_refused(mosquitto: Mosquitto) -> None:
+    settings = MqttSettings(
+        host="127.0.0.1", port=mosquitto.port, prefix=PREFIX, daemon_id="x", keepalive=5
+    )
+    own = Ownership(daemon_id="x", boards=(1,))
+    assert await check_ownership(settings, own, grace=0.2) == []
+    publisher = MqttPublisher(settings)  # a daemon "x" is online
+    task = asyncio.create_task(publisher.run())
+    try:
+        await wait_for(lambda: publisher.link_state is MqttLinkState.CONNECTED, 10, "x online")
+        problems = await check_ownership(settings, own, grace=0.2)
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+    assert problems == [
+        'mqtt.daemon_id: "x" is online on the broker already (another daemon with the same'
+        " id?): give each daemon its own mqtt.daemon_id"
+    ]
+    assert await check_ownership(settings, own, grace=0.2) == []  # it said offline
+
+
+async def test_an_unreachable_broker_is_no_clash(mosquitto: Mosquitto) -> None:
+    mosquitto.stop()
+    settings = MqttSettings(host="127.0.0.1", port=mosquitto.port, prefix=PREFIX, time_limit=1.0)
+    assert await check_ownership(settings, Ownership(daemon_id="x", boards=(1,))) is None
