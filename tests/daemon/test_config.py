@@ -389,6 +389,16 @@ BAD: list[tuple[str, str, list[str]]] = [
         ["config.toml: mqtt.password: given without mqtt.username"],
     ),
     (
+        "mqtt-daemon-id-with-slash",
+        GOOD + '[mqtt]\ndaemon_id = "hall/2"\n',
+        ['config.toml: mqtt.daemon_id: must be a name without /, +, # or spaces, got "hall/2"'],
+    ),
+    (
+        "mqtt-ca-file-without-tls",
+        GOOD + '[mqtt]\nca_file = "venue-ca.pem"\n',
+        ["config.toml: mqtt.ca_file: given without mqtt.tls = true"],
+    ),
+    (
         "several-problems-one-line-each",
         GOOD.replace("round = 3", "round = -1").replace("number = 2", 'number = "two"'),
         [
