@@ -226,6 +226,8 @@ class AlertEngine:
         self._episodes: set[_Episode] = set()
         self._results: dict[int, ResultState] = {}
         self._next_id = 1
+        self._deadline: float | None = None
+        self._deadline_known = False  # _deadline is up to date (see next_deadline)
         self._raised: list[Alert] = []
         self._decisions: list[Decision] = []
         self._handlers: dict[type, Callable[[int, _Watch, Any], None]] = {
@@ -303,6 +305,7 @@ class AlertEngine:
 
     def receive_tick(self, now: float) -> None:
         """Time passed: make the late-arrival checks that are due (FIDE 6.7)."""
+        self._deadline_known = False
         for board, watch in self._watch.items():
             if not watch.rules.has_eboard:
                 continue
@@ -314,14 +317,21 @@ class AlertEngine:
                 self._check_presence(board, watch, stage, when)
 
     def next_deadline(self) -> float | None:
-        """When :meth:`receive_tick` must be called next; None when nothing is pending."""
-        times = [
-            when
-            for watch in self._watch.values()
-            if watch.rules.has_eboard
-            for _, when in watch.stages()
-        ]
-        return min(times, default=None)
+        """When :meth:`receive_tick` must be called next; None when nothing is pending.
+
+        Only :meth:`receive_tick` makes checks, so the answer is kept until it runs (the
+        daemon asks after every input; going through every board each time is costly).
+        """
+        if not self._deadline_known:
+            times = [
+                when
+                for watch in self._watch.values()
+                if watch.rules.has_eboard
+                for _, when in watch.stages()
+            ]
+            self._deadline = min(times, default=None)
+            self._deadline_known = True
+        return self._deadline
 
     # -- arbiter commands ------------------------------------------------------------------
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -211,6 +211,7 @@ class RoundCore:
         self.config = config
         self.engine = AlertEngine(AlertSettings.from_config(config))
         self.games: dict[int, BoardGame] = {}
+        self._deadlines: dict[int, float] = {}  # by board, trackers with a timer running
         base = tracker_settings or TrackerSettings()
         for section in config.sections:
             for board in section.boards:
@@ -230,20 +231,32 @@ class RoundCore:
             CommandRefused: an arbiter command that cannot be carried out (nothing changed).
         """
         outcome = Outcome()
-        if kind == TICK:
-            self._tick(at, outcome)
-        elif kind == ARBITER:
-            self._command(command_from_payload(payload), at, outcome)
-        else:
-            self._observe(board, kind, payload, at, outcome)
+        try:
+            if kind == TICK:
+                self._tick(at, outcome)
+            elif kind == ARBITER:
+                self._command(command_from_payload(payload), at, outcome)
+            else:
+                self._observe(board, kind, payload, at, outcome)
+        finally:
+            self._note_deadlines(self.games if kind == TICK else (board,))
         self._drain_engine(outcome)
         return outcome
 
     def next_deadline(self) -> float | None:
         """When a ``tick`` input is due next (None: no timer runs)."""
-        times = [g.tracker.next_deadline() for g in self.games.values() if g.tracker]
-        times.append(self.engine.next_deadline())
+        times = [min(self._deadlines.values(), default=None), self.engine.next_deadline()]
         return min((t for t in times if t is not None), default=None)
+
+    def _note_deadlines(self, boards: Iterable[int]) -> None:
+        """Keep the next deadline of the trackers an input reached (only those change)."""
+        for number in boards:
+            game = self.games.get(number)
+            deadline = game.tracker.next_deadline() if game and game.tracker else None
+            if deadline is None:
+                self._deadlines.pop(number, None)
+            else:
+                self._deadlines[number] = deadline
 
     def _observe(
         self, board: int, kind: str, payload: Mapping[str, Any], at: float, outcome: Outcome
