@@ -28,6 +28,7 @@ __all__ = [
     "LINK",
     "PLACEMENT",
     "TICK",
+    "board_fen",
     "clock_from_payload",
     "clock_payload",
     "link_from_payload",
@@ -47,12 +48,44 @@ INPUT_KINDS: Final = frozenset({PLACEMENT, CLOCK, LINK, TICK, ARBITER})
 
 def placement_payload(observation: PlacementObserved) -> dict[str, Any]:
     """``{"fen": <board FEN as sensed>}``."""
-    return {"fen": observation.board.board_fen()}
+    fen = board_fen(observation.board)
+    _sensed[fen] = observation.board.copy()
+    if len(_sensed) > _SENSED_KEPT:
+        del _sensed[next(iter(_sensed))]
+    return {"fen": fen}
 
 
 def placement_from_payload(payload: Mapping[str, Any], at: float) -> PlacementObserved:
-    """The inverse of :func:`placement_payload`."""
-    return PlacementObserved(board=chess.BaseBoard(str(payload["fen"])), at=at)
+    """The inverse of :func:`placement_payload`.
+
+    The daemon parses each placement right after :func:`placement_payload` made it (the
+    journal stands between them): the placements made last are kept, so that only a
+    replay pays for parsing the FEN.
+    """
+    fen = str(payload["fen"])
+    sensed = _sensed.pop(fen, None)
+    board = sensed if sensed is not None else chess.BaseBoard(fen)
+    return PlacementObserved(board=board, at=at)
+
+
+#: The placements :func:`placement_payload` made last, by FEN (a bounded memo).
+_sensed: dict[str, chess.BaseBoard] = {}
+_SENSED_KEPT = 64
+_SYMBOLS = tuple((piece_type, chess.piece_symbol(piece_type)) for piece_type in chess.PIECE_TYPES)
+
+
+def board_fen(board: chess.BaseBoard) -> str:
+    """``board.board_fen()``, read off the piece bitboards (python-chess asks every square)."""
+    cells = ["1"] * 64
+    for piece_type, symbol in _SYMBOLS:
+        for square in chess.scan_forward(board.pieces_mask(piece_type, chess.BLACK)):
+            cells[square ^ 56] = symbol
+        for square in chess.scan_forward(board.pieces_mask(piece_type, chess.WHITE)):
+            cells[square ^ 56] = symbol.upper()
+    ranks = "/".join("".join(cells[start : start + 8]) for start in range(0, 64, 8))
+    for run in range(8, 1, -1):
+        ranks = ranks.replace("1" * run, str(run))
+    return ranks
 
 
 def clock_payload(observation: ClockObserved) -> dict[str, Any]:
