@@ -22,9 +22,9 @@ $(NODE_STAMP): package.json package-lock.json
 # System packages the tests start for real: a mosquitto broker and headless Chromium.
 system:
 	@command -v mosquitto >/dev/null 2>&1 || test -x /usr/sbin/mosquitto || \
-	  { apt-get update -q && apt-get install -y -q mosquitto; }
+	  { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q mosquitto; }
 	@command -v chromium >/dev/null 2>&1 || \
-	  { apt-get update -q && apt-get install -y -q chromium; }
+	  { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium; }
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
