@@ -337,9 +337,10 @@ class Subscription:
     ``update = await sub.receive()`` in a loop, or ``async for update in sub``.
     """
 
-    def __init__(self, hub: Hub, *, since: int | None, alerts: bool) -> None:
+    def __init__(self, hub: Hub, *, since: int | None, alerts: bool, boards: bool = True) -> None:
         self._hub = hub
         self._wants_alerts = alerts
+        self._wants_boards = boards
         self._cursor = hub.seq
         self._full = since is None
         self._resume: int | None = since
@@ -399,9 +400,12 @@ class Subscription:
         self.closed = True
         self._hub._unsubscribe(self)
 
-    def _board_changed(self, board: int) -> None:
-        self._dirty_boards.add(board)
-        self._ready.set()
+    def _board_changed(self, board: int, *, evented: bool) -> None:
+        if self._wants_boards:
+            self._dirty_boards.add(board)
+            self._ready.set()
+        elif evented:
+            self._ready.set()  # the events are read through the cursor
 
     def _alert_changed(self, alert_id: int) -> None:
         if self._wants_alerts:
@@ -494,7 +498,7 @@ class Hub:
             listener(state)
         if events or previous is None or previous.pgn != state.pgn:
             for sub in self._subscriptions:
-                sub._board_changed(board)
+                sub._board_changed(board, evented=bool(events))
         return events
 
     def publish_alert(self, alert: Alert) -> None:
@@ -551,15 +555,21 @@ class Hub:
         start = seq + 1 - self._ring[0].event.seq
         return list(itertools.islice(self._ring, start, None))
 
-    def subscribe(self, *, since: int | None = None, alerts: bool = True) -> Subscription:
+    def subscribe(
+        self, *, since: int | None = None, alerts: bool = True, boards: bool = True
+    ) -> Subscription:
         """A new subscription.
 
         Args:
             since: resume after this sequence number; None starts with a ``missed``
                 update holding every board (a snapshot).
             alerts: whether alert changes are wanted (and wake the subscriber).
+            boards: whether the states of changed boards are wanted in
+                :attr:`Update.boards`. A new PGN alone (the clock tags of every
+                reading) then wakes the subscriber too; consumers of the feed events
+                only (websocket spectators) pass False, so a ticking clock wakes none.
         """
-        sub = Subscription(self, since=since, alerts=alerts)
+        sub = Subscription(self, since=since, alerts=alerts, boards=boards)
         self._subscriptions.add(sub)
         return sub
 

@@ -256,7 +256,7 @@ class BroadcastServer:
     async def _serve_spectator(self, ws: ServerConnection, since: int | None) -> None:
         self._spectators.add(ws)
         try:
-            with self.public_hub.subscribe(since=since, alerts=False) as sub:
+            with self.public_hub.subscribe(since=since, alerts=False, boards=False) as sub:
                 await until_either_ends(self._send_feed(ws, sub), _receive_feed(ws, sub))
         finally:
             self._spectators.discard(ws)
