@@ -1,6 +1,6 @@
-"""Fan-out of one move to 1,000 and 5,000 websocket spectators, on loopback.
+"""Fan-out of one move to 1,000, 5,000 and 10,000 websocket spectators, on loopback.
 
-Run: ``.venv/bin/python bench/fanout.py [--spectators 1000 5000] [--rounds 5]``
+Run: ``.venv/bin/python bench/fanout.py [--spectators 1000 5000 10000] [--rounds 5]``
 
 Set-up: the :class:`BroadcastServer` and its :class:`Hub` run in this process, alone on
 its event loop. The spectators are real websocket connections (handshake and frames on
@@ -287,7 +287,7 @@ def report(figures: Figures) -> str:
 def main() -> None:
     """Parse the arguments, run every spectator count, print the figures."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--spectators", type=int, nargs="+", default=[1000, 5000])
+    parser.add_argument("--spectators", type=int, nargs="+", default=[1000, 5000, 10000])
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args()
