@@ -25,13 +25,14 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import contextlib
 import enum
 import json
 import logging
 import re
 import socket
 import ssl
-from collections.abc import Awaitable
+from collections.abc import AsyncIterator, Awaitable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -53,6 +54,8 @@ __all__ = [
     "Topics",
     "client_log",
     "clocks_payload",
+    "connected",
+    "raise_if_cancelled",
     "result_payload",
     "status_payload",
     "tls_context",
@@ -504,7 +507,7 @@ class MqttPublisher:
 
     async def _session(self) -> None:
         """One connection, from connect to loss (raises MqttError) or cancellation."""
-        async with self._new_client() as client:
+        async with connected(self._new_client()) as client:
             lost = asyncio.ensure_future(_until_disconnected(client))
             try:
                 online = client.publish(self.topics.daemon_status, b"online", qos=1, retain=True)
@@ -551,6 +554,38 @@ def tls_context(settings: MqttSettings) -> ssl.SSLContext | None:
     if not settings.tls:
         return None
     return ssl.create_default_context(cafile=settings.ca_file)
+
+
+def raise_if_cancelled() -> None:
+    """Raise a cancellation that an aiomqtt call swallowed.
+
+    aiomqtt awaits with ``asyncio.wait_for``, which in Python 3.11 returns the result
+    when the awaited future completes just as the task is cancelled: the task would go
+    on, and a task group waiting for it to stop would wait forever. The request is still
+    counted by ``Task.cancelling()``.
+    """
+    task = asyncio.current_task()
+    if task is not None and task.cancelling():
+        raise asyncio.CancelledError
+
+
+@contextlib.asynccontextmanager
+async def connected(client: aiomqtt.Client) -> AsyncIterator[aiomqtt.Client]:
+    """``async with client``, robust to cancellation while connecting.
+
+    A cancellation swallowed by the connect is raised again (:func:`raise_if_cancelled`),
+    and the socket is closed even when the task was cancelled before the client's context
+    was entered (aiomqtt connects in a worker thread; the socket would stay open until
+    the client is collected, after its event loop is closed).
+    """
+    try:
+        async with client:
+            raise_if_cancelled()
+            yield client
+    finally:
+        paho = client._client
+        if paho.socket() is not None:
+            paho._sock_close()
 
 
 async def _until_disconnected(client: aiomqtt.Client) -> None:

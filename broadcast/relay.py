@@ -39,7 +39,14 @@ from broadcast.httpclient import Backoff
 from broadcast.hub import Hub
 from broadcast.lichess import LichessPusher, LichessSettings
 from broadcast.messages import Alert, BoardState, BoardStatus, MoveInfo
-from broadcast.mqtt import MqttSettings, Ownership, Topics, client_log, tls_context
+from broadcast.mqtt import (
+    MqttSettings,
+    Ownership,
+    Topics,
+    client_log,
+    raise_if_cancelled,
+    tls_context,
+)
 from broadcast.pgn_folder import PgnFolderSettings, PgnFolderWriter
 from broadcast.remote import RelayOffline, RemoteCommands, reconnecting, relay_alert_id
 from broadcast.server import BroadcastServer
@@ -352,6 +359,7 @@ class RelayLink:
     async def _session(self, client: aiomqtt.Client) -> None:
         topics = [(topic, 1) for topic in [*self.view.subscriptions(), self.reply_to]]
         await client.subscribe(topics)
+        raise_if_cancelled()
         self._backoff.reset()
         self._client = client
         self.connected.set()

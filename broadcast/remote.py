@@ -58,7 +58,15 @@ from broadcast.messages import (
     SetClocks,
     SetResult,
 )
-from broadcast.mqtt import MqttSettings, Ownership, Topics, client_log, tls_context
+from broadcast.mqtt import (
+    MqttSettings,
+    Ownership,
+    Topics,
+    client_log,
+    connected,
+    raise_if_cancelled,
+    tls_context,
+)
 
 __all__ = [
     "BOARD_SPAN",
@@ -416,7 +424,7 @@ async def reconnecting(
     """
     while True:
         try:
-            async with connect() as client:
+            async with connected(connect()) as client:
                 await session(client)
         except aiomqtt.MqttError as exc:
             log.warning("= mqtt %s: %s", what, exc)
@@ -479,6 +487,7 @@ class CommandListener:
 
     async def _session(self, client: aiomqtt.Client) -> None:
         await client.subscribe(self.topics.daemon("commands"), qos=1)
+        raise_if_cancelled()
         self._backoff.reset()
         self.subscribed.set()
         log.info("= mqtt commands: listening on %s", self.topics.daemon("commands"))
@@ -487,6 +496,7 @@ class CommandListener:
             reply_to, answer = await self.receive_request(payload)
             if reply_to is not None and answer is not None:
                 await client.publish(reply_to, answer, qos=1)
+                raise_if_cancelled()
             client._client.ack(message.mid, message.qos)
 
     async def receive_request(self, payload: bytes) -> tuple[str | None, bytes | None]:
@@ -618,7 +628,7 @@ async def check_ownership(
 async def _read_claims(settings: MqttSettings, seen: _ClaimsSeen, grace: float) -> None:
     topics = Topics(settings.prefix, settings.daemon_id)
     probe = topics.daemon(f"probe-{secrets.token_hex(4)}")
-    async with aiomqtt.Client(
+    checker = aiomqtt.Client(
         settings.host,
         settings.port,
         username=settings.username,
@@ -627,12 +637,15 @@ async def _read_claims(settings: MqttSettings, seen: _ClaimsSeen, grace: float) 
         timeout=settings.time_limit,
         tls_context=tls_context(settings),
         logger=_client_log,
-    ) as client:
+    )
+    async with connected(checker) as client:
         pattern = [(topics.daemon(leaf, "+"), 1) for leaf in ("boards", "status")]
         await client.subscribe([*pattern, (probe, 1)])
+        raise_if_cancelled()
         reader = asyncio.ensure_future(_read_into(client, seen, probe))
         try:
             await client.publish(probe, b"probe", qos=1)  # comes back after the retained ones
+            raise_if_cancelled()
             await seen.wait(lambda: seen.probed)
             if seen.online.get(settings.daemon_id, False):
                 log.warning("= mqtt: %s still online; waiting %.0fs", settings.daemon_id, grace)

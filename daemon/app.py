@@ -10,11 +10,11 @@ supervisor's retry loop; only bugs reach the task group.
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import contextlib
 import datetime as dt
 import logging
 import os
+import threading
 import time
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field, replace
@@ -247,7 +247,8 @@ def claim_boards(config: Config) -> None:
     """Refuse to start on boards or sections another live daemon owns on the broker.
 
     Runs before the daemon serves anything, on a worker thread's event loop (the
-    constructor is synchronous). An unreachable broker is no clash: it is logged.
+    constructor is synchronous), for a bounded time. An unreachable broker is no clash:
+    it is logged.
 
     Raises:
         ConfigError: one line per clash (docs/deployment.md).
@@ -256,8 +257,13 @@ def claim_boards(config: Config) -> None:
         return
     settings = _mqtt_settings(config)
     check = check_ownership(settings, _ownership(config, settings))
-    with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="claim") as pool:
-        problems = pool.submit(asyncio.run, check).result()
+    found: list[list[str] | None] = []
+    worker = threading.Thread(
+        target=lambda: found.append(asyncio.run(check)), name="claim", daemon=True
+    )
+    worker.start()
+    worker.join(2 * settings.time_limit + 1.5 * settings.keepalive + 5.0)
+    problems = found[0] if found else None
     if problems:
         raise ConfigError([f"{config.source}: {line}" for line in problems])
 
