@@ -12,6 +12,7 @@ import pytest
 
 from broadcast.messages import BoardStatus
 from broadcast.mqtt import MqttLinkState, MqttPublisher, MqttSettings, Ownership
+from broadcast.pgn_folder import PgnFolderSettings
 from broadcast.relay import Relay
 from broadcast.remote import check_ownership
 from daemon.app import Daemon, DaemonOptions
@@ -42,6 +43,10 @@ def arbiter_records(journal_path: Path) -> list[dict[str, object]]:
         return [dict(r.payload) for r in journal.records(kinds={"arbiter"})]
 
 
+def read_text(path: Path) -> str:
+    return path.read_text() if path.exists() else ""
+
+
 def result_of(relay: Relay, board: int) -> tuple[str, BoardStatus] | None:
     state = relay.hub.state(board)
     return None if state is None else (state.result, state.status)
@@ -52,7 +57,8 @@ async def test_commands_reach_the_owning_daemon_or_wait_for_it(
 ) -> None:
     hall_a = daemon_config(tmp_path / "a", mosquitto, "hall-a", [BoardSpec(1, None)])
     hall_b = daemon_config(tmp_path / "b", mosquitto, "hall-b", [BoardSpec(2, None)])
-    async with running_relay(relay_settings(mosquitto, "r1")) as relay:
+    folder = PgnFolderSettings(path=tmp_path / "pgn")
+    async with running_relay(relay_settings(mosquitto, "r1", pgn_folder=folder)) as relay:
         async with running_daemon(hall_a), running_daemon(hall_b):
             view = relay.view
             await wait_for(
@@ -64,6 +70,9 @@ async def test_commands_reach_the_owning_daemon_or_wait_for_it(
                 reply = await arbiter.command({"type": "set_result", "board": 2, "result": "1-0"})
                 assert reply == {"type": "ok", "ref": "r1", "command": "set_result", "details": {}}
                 await wait_for(lambda: result_of(relay, 2) == ("1-0", BoardStatus.MANUAL), 10, "")
+            written = tmp_path / "pgn" / "round-2" / "game-2.pgn"
+            await wait_for(lambda: '[Result "1-0"]' in read_text(written), 10, "PGN folder")
+            assert '[White "White, Board 1"]' in read_text(tmp_path / "pgn/round-2/games.pgn")
         assert arbiter_records(tmp_path / "b" / "journal.db") == [
             {"command": "set_result", "board": 2, "result": "1-0"}
         ]
