@@ -26,6 +26,12 @@ A command travels as ``{"request": "…", "reply_to": "<topic>", "sent_at": t,
 Alert ids are per daemon; a relay shows alert ``local_id`` of board ``board`` as
 :func:`relay_alert_id` (``local_id * 10000 + board``), unique across daemons because
 each board has one owner.
+
+Exceptions::
+
+    RelayOffline (ConnectionError)    the relay has no broker connection: nothing was sent
+    CommandRejected (ValueError)      a request that is not exactly a command (from
+                                      broadcast.arbiter_channel); answered, never raised on
 """
 
 from __future__ import annotations
