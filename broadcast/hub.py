@@ -365,6 +365,26 @@ class Subscription:
             or self._cursor != self._hub.seq
         )
 
+    def advance(self, from_seq: int, to_seq: int) -> bool:
+        """Move a caught-up cursor past events its consumer was handed another way.
+
+        Succeeds only when the cursor is at ``from_seq`` and nothing else is pending
+        (no snapshot, resume or dirty board or alert), so nothing is skipped.
+
+        Returns:
+            Whether the cursor moved to ``to_seq``.
+        """
+        if (
+            self._cursor != from_seq
+            or self._full
+            or self._resume is not None
+            or self._dirty_boards
+            or self._dirty_alerts
+        ):
+            return False
+        self._cursor = to_seq
+        return True
+
     async def receive(self) -> Update:
         """Wait until something changed, then return it (see :meth:`receive_nowait`)."""
         while not self.has_pending():
@@ -404,8 +424,8 @@ class Subscription:
         if self._wants_boards:
             self._dirty_boards.add(board)
             self._ready.set()
-        elif evented:
-            self._ready.set()  # the events are read through the cursor
+        elif evented and self._cursor != self._hub.seq:
+            self._ready.set()  # the events are read through the cursor (unless handed over)
 
     def _alert_changed(self, alert_id: int) -> None:
         if self._wants_alerts:

@@ -31,7 +31,7 @@ from pathlib import Path
 from types import TracebackType
 from urllib.parse import parse_qs, urlsplit
 
-from websockets.asyncio.server import Server, ServerConnection, serve
+from websockets.asyncio.server import Server, ServerConnection, broadcast, serve
 from websockets.datastructures import Headers
 from websockets.http11 import Request, Response
 
@@ -45,7 +45,7 @@ from broadcast.http import (
     HttpRoutes,
 )
 from broadcast.hub import Hub, Subscription, Update, encode_json
-from broadcast.messages import CommandHandler
+from broadcast.messages import BoardState, CommandHandler
 
 __all__ = ["SPECTATOR_MESSAGE_LIMIT", "BroadcastServer", "parse_since", "snapshot_text"]
 
@@ -76,6 +76,10 @@ def snapshot_text(hub: Hub, *, delay: float, server_time: float) -> str:
     )
     boards = ",".join(hub.state_text(state.board) for state in hub.states())
     return f'{head[:-1]},"boards":[{boards}]}}'
+
+
+def _nothing() -> None:
+    """A listener remover that has nothing left to remove."""
 
 
 def _to_response(reply: HttpReply) -> Response:
@@ -174,6 +178,9 @@ class BroadcastServer:
         self._backlog = backlog
         self._server: Server | None = None
         self._spectators: set[ServerConnection] = set()
+        self._parked: dict[ServerConnection, Subscription] = {}
+        self._fanned_seq = self.public_hub.seq
+        self._remove_listener = self.public_hub.add_listener(self._fan_out)
 
     @property
     def port(self) -> int:
@@ -216,6 +223,8 @@ class BroadcastServer:
             self._server.close()
             await self._server.wait_closed()
             self._server = None
+        self._remove_listener()
+        self._remove_listener = _nothing
         if self.public_delay is not None:
             await self.public_delay.close()
 
@@ -263,9 +272,39 @@ class BroadcastServer:
 
     async def _send_feed(self, ws: ServerConnection, sub: Subscription) -> None:
         while True:
-            update = await sub.receive()
+            self._parked[ws] = sub
+            try:
+                update = await sub.receive()
+            finally:
+                del self._parked[ws]
+            await ws.drain()  # what the fast path wrote must leave first: one backlog at most
             for text in self._feed_texts(update):
                 await ws.send(text)
+
+    def _fan_out(self, state: BoardState) -> None:
+        """Frame new feed events once for every idle, caught-up spectator.
+
+        Runs inside ``publish_board``, before the hub wakes subscribers. A spectator
+        qualifies when its sender waits in ``receive()`` with its cursor at the previous
+        event and its write buffer within ``write_limit``; its cursor moves on, so it is
+        not woken. Everyone else (behind, resuming, slow) is woken as usual and served
+        by its own sender, which waits for its buffer to drain.
+        """
+        before, after = self._fanned_seq, self.public_hub.seq
+        if after == before:
+            return
+        self._fanned_seq = after
+        messages = self.public_hub.messages_since(before)
+        if not messages or not self._parked:
+            return
+        limit = self._write_limit
+        ready = [
+            ws
+            for ws, sub in self._parked.items()
+            if ws.transport.get_write_buffer_size() <= limit and sub.advance(before, after)
+        ]
+        for message in messages:
+            broadcast(ready, message.text)
 
     def _feed_texts(self, update: Update) -> list[str]:
         """What one spectator is sent for one update, in order."""
