@@ -17,6 +17,9 @@ task and a hub subscription (a cursor and a dirty set, no queue): while the clie
 not read, its sender waits on the socket's write buffer (``write_limit`` bytes) and the
 hub moves on; when the client reads again it gets the events it missed if the ring still
 holds them, else one snapshot of the latest state. A slow spectator never delays another.
+Spectators that are caught up, idle and within ``write_limit`` take a fast path: each
+publish frames its events once and writes them to all of them from ``publish_board``,
+without waking their senders.
 Spectator messages over 4 KiB close the connection with code 1009.
 """
 
@@ -31,9 +34,11 @@ from pathlib import Path
 from types import TracebackType
 from urllib.parse import parse_qs, urlsplit
 
-from websockets.asyncio.server import Server, ServerConnection, broadcast, serve
+from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.datastructures import Headers
+from websockets.frames import Frame, Opcode
 from websockets.http11 import Request, Response
+from websockets.protocol import State
 
 from broadcast.arbiter_channel import ARBITER_MESSAGE_LIMIT, ArbiterChannel, until_either_ends
 from broadcast.delay import PublicDelay
@@ -80,6 +85,15 @@ def snapshot_text(hub: Hub, *, delay: float, server_time: float) -> str:
 
 def _nothing() -> None:
     """A listener remover that has nothing left to remove."""
+
+
+def _can_take(ws: ServerConnection, limit: int) -> bool:
+    """Whether whole frames may be written to ``ws`` now without passing ``limit``."""
+    return (
+        ws.protocol.state is State.OPEN
+        and ws.send_in_progress is None
+        and ws.transport.get_write_buffer_size() <= limit
+    )
 
 
 def _to_response(reply: HttpReply) -> Response:
@@ -282,13 +296,17 @@ class BroadcastServer:
                 await ws.send(text)
 
     def _fan_out(self, state: BoardState) -> None:
-        """Frame new feed events once for every idle, caught-up spectator.
+        """Frame new feed events once and write them to every idle, caught-up spectator.
 
         Runs inside ``publish_board``, before the hub wakes subscribers. A spectator
         qualifies when its sender waits in ``receive()`` with its cursor at the previous
-        event and its write buffer within ``write_limit``; its cursor moves on, so it is
-        not woken. Everyone else (behind, resuming, slow) is woken as usual and served
-        by its own sender, which waits for its buffer to drain.
+        event, its connection is open and its write buffer within ``write_limit``; its
+        cursor moves on, so it is not woken. Everyone else (behind, resuming, slow) is
+        woken as usual and served by its own sender, which waits for its buffer to drain.
+
+        The frames are built once: server frames are unmasked and the feed is not
+        compressed (RFC 6455 §5.1, §5.2), so the bytes are the same for every spectator,
+        and all of a publish's events leave in one write (one system call each).
         """
         before, after = self._fanned_seq, self.public_hub.seq
         if after == before:
@@ -301,10 +319,13 @@ class BroadcastServer:
         ready = [
             ws
             for ws, sub in self._parked.items()
-            if ws.transport.get_write_buffer_size() <= limit and sub.advance(before, after)
+            if _can_take(ws, limit) and sub.advance(before, after)
         ]
-        for message in messages:
-            broadcast(ready, message.text)
+        frames = b"".join(
+            Frame(Opcode.TEXT, message.text.encode()).serialize(mask=False) for message in messages
+        )
+        for ws in ready:
+            ws.transport.write(frames)
 
     def _feed_texts(self, update: Update) -> list[str]:
         """What one spectator is sent for one update, in order."""
