@@ -62,7 +62,16 @@ from websockets.asyncio.client import connect
 
 from daemon.app import Daemon, DaemonOptions
 
-__all__ = ["LatencyRun", "Load", "main", "match_moves", "measure"]
+__all__ = [
+    "LatencyRun",
+    "Load",
+    "idle_crowd",
+    "main",
+    "match_moves",
+    "measure",
+    "note_feed_message",
+    "watch_feed",
+]
 
 #: Seconds the spectator may lag behind the end of play before a move counts as lost.
 GRACE = 2.0
@@ -97,7 +106,7 @@ async def _daemon(args: argparse.Namespace) -> None:
     await task
 
 
-async def _watch(args: argparse.Namespace) -> None:
+async def watch_feed(args: argparse.Namespace) -> None:
     """One spectator: every move event with its arrival time; says when all are online."""
     moves: list[list[Any]] = []
     status: dict[int, str] = {}
@@ -109,7 +118,7 @@ async def _watch(args: argparse.Namespace) -> None:
             async for text in ws:
                 at = time.monotonic()
                 message = json.loads(text)
-                _note(message, at, status, moves)
+                note_feed_message(message, at, status, moves)
                 online = sum(value == "online" for value in status.values())
                 if not ready and online == args.boards:
                     ready = True
@@ -125,7 +134,7 @@ async def _watch(args: argparse.Namespace) -> None:
     send_line({"moves": moves})
 
 
-async def _crowd(args: argparse.Namespace) -> None:
+async def idle_crowd(args: argparse.Namespace) -> None:
     """Idle spectators: websocket connections that read every frame and do nothing."""
     raise_fd_limit()
     transports = await open_idle_spectators(args.port, args.spectators)
@@ -136,7 +145,9 @@ async def _crowd(args: argparse.Namespace) -> None:
         transport.close()
 
 
-def _note(message: dict[str, Any], at: float, status: dict[int, str], moves: list[Any]) -> None:
+def note_feed_message(
+    message: dict[str, Any], at: float, status: dict[int, str], moves: list[Any]
+) -> None:
     kind = message["type"]
     if kind == "snapshot":
         status.update((board["board"], board["status"]) for board in message["boards"])
@@ -356,7 +367,7 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-_ROLES = {"farm": _farm, "daemon": _daemon, "watch": _watch, "crowd": _crowd}
+_ROLES = {"farm": _farm, "daemon": _daemon, "watch": watch_feed, "crowd": idle_crowd}
 
 
 def main(argv: list[str] | None = None) -> int:

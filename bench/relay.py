@@ -27,11 +27,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import logging
 import sys
 import tempfile
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -41,7 +39,6 @@ from common import (
     Child,
     machine,
     median,
-    open_idle_spectators,
     percentile,
     process_cpu_seconds,
     process_rss_kib,
@@ -51,8 +48,7 @@ from common import (
     stdin_lines,
     write_round_config,
 )
-from latency import match_moves
-from websockets.asyncio.client import connect
+from latency import idle_crowd, match_moves, watch_feed
 
 from broadcast.mqtt import MqttSettings
 from broadcast.relay import Relay, RelaySettings
@@ -96,52 +92,6 @@ async def _daemon(args: argparse.Namespace) -> None:
 async def _relay(args: argparse.Namespace) -> None:
     mqtt = MqttSettings(host="127.0.0.1", port=args.broker, prefix=PREFIX, daemon_id=args.relay_id)
     await _serve(lambda: Relay(RelaySettings(mqtt=mqtt, port=0)))
-
-
-async def _crowd(args: argparse.Namespace) -> None:
-    raise_fd_limit()
-    transports = await open_idle_spectators(args.port, args.spectators)
-    send_line({"ready": len(transports)})
-    async for _ in stdin_lines():
-        pass
-    for transport in transports:
-        transport.close()
-
-
-async def _watch(args: argparse.Namespace) -> None:
-    """One spectator: each move's arrival time; says when every board is online."""
-    moves: list[list[Any]] = []
-    status: dict[int, str] = {}
-    async with connect(f"ws://127.0.0.1:{args.port}/ws", max_size=None, compression=None) as ws:
-
-        async def consume() -> None:
-            ready = False
-            async for text in ws:
-                at = time.monotonic()
-                _note(json.loads(text), at, status, moves)
-                if not ready and sum(s == "online" for s in status.values()) == args.boards:
-                    ready = True
-                    send_line({"ready": True})
-
-        consumer = asyncio.create_task(consume())
-        async for message in stdin_lines():
-            if message.get("stop"):
-                break
-        consumer.cancel()
-    send_line({"moves": moves})
-
-
-def _note(message: dict[str, Any], at: float, status: dict[int, str], moves: list[Any]) -> None:
-    kind = message["type"]
-    if kind == "snapshot":
-        status.update((board["board"], board["status"]) for board in message["boards"])
-    elif kind == "board":
-        status[message["board"]] = message["state"]["status"]
-    elif kind == "status":
-        status[message["board"]] = message["status"]
-    elif kind in ("move", "correction"):
-        for index, move in enumerate(message["moves"]):
-            moves.append([message["board"], message["ply"] + 1 + index, move["uci"], at])
 
 
 # --- Measuring ---------------------------------------------------------------------------------
@@ -294,7 +244,13 @@ async def _play(
 # --- Command line ---------------------------------------------------------------------------
 
 
-_ROLES = {"farm": _farm, "daemon": _daemon, "relay": _relay, "crowd": _crowd, "watch": _watch}
+_ROLES = {
+    "farm": _farm,
+    "daemon": _daemon,
+    "relay": _relay,
+    "crowd": idle_crowd,
+    "watch": watch_feed,
+}
 
 
 def _parse(argv: list[str] | None) -> argparse.Namespace:
