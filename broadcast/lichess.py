@@ -34,9 +34,10 @@ from broadcast.httpclient import (
     post,
 )
 from broadcast.messages import BoardState
+from broadcast.output import BoardOutput
 
 if TYPE_CHECKING:
-    from broadcast.hub import Hub
+    pass
 
 __all__ = [
     "MAX_GAMES_PER_PUSH",
@@ -219,7 +220,7 @@ def _game_error(game: dict[str, object]) -> str:
     return f"{who}: {game['error']}"
 
 
-class LichessPusher:
+class LichessPusher(BoardOutput):
     """Pushes the round PGN to lichess on every change; run :meth:`run` as a task.
 
     :meth:`publish_board` never blocks: it records the snapshot and wakes the task.
@@ -248,19 +249,6 @@ class LichessPusher:
         """A board changed: push the round again soon."""
         self._planner.receive_board(state)
         self._wake.set()
-
-    async def follow(self, hub: Hub) -> None:
-        """Take every board change of ``hub`` until cancelled."""
-        async with hub.subscribe(alerts=False) as subscription:
-            async for update in subscription:
-                for state in update.boards:
-                    self.publish_board(state)
-
-    async def serve(self, hub: Hub) -> None:
-        """:meth:`follow` ``hub`` and :meth:`run`, until cancelled."""
-        async with asyncio.TaskGroup() as tasks:
-            tasks.create_task(self.follow(hub))
-            tasks.create_task(self.run())
 
     async def run(self) -> None:
         """Push until cancelled; errors are logged and retried, never raised."""

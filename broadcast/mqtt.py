@@ -40,6 +40,7 @@ import aiomqtt
 
 from broadcast.httpclient import Backoff
 from broadcast.messages import Alert, BoardState, to_json_dict
+from broadcast.output import HubOutput
 
 if TYPE_CHECKING:
     from broadcast.hub import Hub
@@ -402,7 +403,7 @@ class MqttLinkState(enum.Enum):
     WAITING = "waiting"  # lost or refused; retrying after a backoff delay
 
 
-class MqttPublisher:
+class MqttPublisher(HubOutput):
     """Keeps the broker up to date; run :meth:`run` as a task.
 
     The ``publish_*`` methods never block: they update the outbox and wake the task.
@@ -458,12 +459,6 @@ class MqttPublisher:
                     self.publish_board(state)
                 for alert in update.alerts:
                     self.publish_alert(alert)
-
-    async def serve(self, hub: Hub) -> None:
-        """:meth:`follow` ``hub`` and :meth:`run`, until cancelled."""
-        async with asyncio.TaskGroup() as tasks:
-            tasks.create_task(self.follow(hub))
-            tasks.create_task(self.run())
 
     async def run(self) -> None:
         """Connect, publish, reconnect; until cancelled. Broker trouble is never raised."""

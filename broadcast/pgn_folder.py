@@ -30,9 +30,10 @@ from typing import TYPE_CHECKING
 
 from broadcast.httpclient import Backoff
 from broadcast.messages import BoardState
+from broadcast.output import BoardOutput
 
 if TYPE_CHECKING:
-    from broadcast.hub import Hub
+    pass
 
 __all__ = [
     "PgnFolderLayout",
@@ -151,7 +152,7 @@ def _fsync_folder(folder: Path) -> None:
         os.close(fd)
 
 
-class PgnFolderWriter:
+class PgnFolderWriter(BoardOutput):
     """Writes the PGN folder on every change; run :meth:`run` as a task.
 
     :meth:`publish_board` never blocks; :meth:`write_pending` writes synchronously (for a
@@ -188,19 +189,6 @@ class PgnFolderWriter:
         for relative, text in changes.items():
             self._layout.receive_written(relative, text)
         return [self._root / relative for relative in changes]
-
-    async def follow(self, hub: Hub) -> None:
-        """Take every board change of ``hub`` until cancelled."""
-        async with hub.subscribe(alerts=False) as subscription:
-            async for update in subscription:
-                for state in update.boards:
-                    self.publish_board(state)
-
-    async def serve(self, hub: Hub) -> None:
-        """:meth:`follow` ``hub`` and :meth:`run`, until cancelled."""
-        async with asyncio.TaskGroup() as tasks:
-            tasks.create_task(self.follow(hub))
-            tasks.create_task(self.run())
 
     async def run(self) -> None:
         """Write changes until cancelled; a failed write is logged and retried."""

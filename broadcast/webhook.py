@@ -36,6 +36,7 @@ from broadcast.httpclient import (
     post,
 )
 from broadcast.messages import Alert, to_json_dict
+from broadcast.output import HubOutput
 
 if TYPE_CHECKING:
     from broadcast.hub import Hub
@@ -82,7 +83,7 @@ def alert_body(alert: Alert) -> bytes:
     return json.dumps(data, separators=(",", ":"), ensure_ascii=False).encode()
 
 
-class AlertWebhook:
+class AlertWebhook(HubOutput):
     """Delivers alerts to one URL; run :meth:`run` as a task."""
 
     def __init__(
@@ -141,12 +142,6 @@ class AlertWebhook:
                 if len(seen) > _REMEMBERED_IDS:
                     seen.popitem(last=False)
                 self.publish_alert(alert)
-
-    async def serve(self, hub: Hub) -> None:
-        """:meth:`follow` ``hub`` and :meth:`run`, until cancelled."""
-        async with asyncio.TaskGroup() as tasks:
-            tasks.create_task(self.follow(hub))
-            tasks.create_task(self.run())
 
     async def run(self) -> None:
         """Deliver alerts until cancelled; failures are logged, never raised."""
