@@ -14,8 +14,7 @@ import chess.pgn
 
 from daemon.app import Daemon, DaemonOptions
 from daemon.game.state import TrackerSettings
-from daemon.inputs import CLOCK
-from daemon.journal import Journal, Record
+from daemon.journal import Journal
 from drivers.dgt.device import DeviceTimeouts
 from drivers.dgt.supervisor import BackoffPolicy
 
@@ -23,7 +22,6 @@ __all__ = [
     "FAST_TRACKER",
     "BoardSpec",
     "journal_moves",
-    "mover_clock_after",
     "read_game",
     "running_daemon",
     "wait_for",
@@ -143,11 +141,3 @@ def journal_moves(journal_path: Path, board: int) -> list[dict[str, Any]]:
             elif record.kind == "game.MovesWithdrawn":
                 del line[record.payload["from_ply"] - 1 :]
     return line
-
-
-def mover_clock_after(records: Sequence[Record], move_at: float, white_side: str) -> list[int]:
-    """Candidates for the mover's [%clk]: each side's time in clock inputs near the move."""
-    readings = [r for r in records if r.kind == CLOCK]
-    near = [r for r in readings if abs(r.at - move_at) <= 1.5]
-    sides = ("left", "right")
-    return [int(r.payload[side]) for r in near for side in sides]
