@@ -36,7 +36,8 @@ from websockets.asyncio.server import ServerConnection
 from websockets.exceptions import ConnectionClosed
 from websockets.frames import CloseCode
 
-from broadcast.hub import Hub, Subscription, Update, encode_json, state_to_json
+from broadcast.feed import encode_json, state_to_json
+from broadcast.hub import Hub, Subscription, Update
 from broadcast.messages import (
     AcceptPosition,
     AckAlert,

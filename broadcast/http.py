@@ -30,7 +30,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
-from broadcast.hub import Hub, encode_json, state_to_json
+from broadcast.feed import encode_json, state_to_json
+from broadcast.hub import Hub
 from broadcast.pgn import game_pgn, round_pgn
 
 __all__ = [

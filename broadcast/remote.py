@@ -52,8 +52,8 @@ from typing import Any, Protocol
 import aiomqtt
 
 from broadcast.arbiter_channel import CommandRejected, parse_command
+from broadcast.feed import encode_json
 from broadcast.httpclient import Backoff
-from broadcast.hub import encode_json
 from broadcast.messages import (
     AcceptPosition,
     AckAlert,

@@ -42,6 +42,7 @@ from websockets.protocol import State
 
 from broadcast.arbiter_channel import ARBITER_MESSAGE_LIMIT, ArbiterChannel, until_either_ends
 from broadcast.delay import PublicDelay
+from broadcast.feed import encode_json
 from broadcast.http import (
     ARBITER_PATH,
     CHESSGROUND_ROOT,
@@ -49,7 +50,7 @@ from broadcast.http import (
     HttpReply,
     HttpRoutes,
 )
-from broadcast.hub import Hub, Subscription, Update, encode_json
+from broadcast.hub import Hub, Subscription, Update
 from broadcast.messages import BoardState, CommandHandler
 
 __all__ = ["SPECTATOR_MESSAGE_LIMIT", "BroadcastServer", "parse_since", "snapshot_text"]

@@ -10,10 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from broadcast.hub import (
+from broadcast.feed import (
     BoardAnnounced,
     ClockChanged,
-    Hub,
     MovesAppended,
     MovesCorrected,
     MovesTakenBack,
@@ -24,6 +23,7 @@ from broadcast.hub import (
     event_to_json,
     state_to_json,
 )
+from broadcast.hub import Hub
 from broadcast.messages import Alert, BoardState, BoardStatus, MoveInfo, to_json_dict
 from tests.broadcast.feed_client import LINE, FeedModel, state_after
 

@@ -11,7 +11,8 @@ from collections.abc import Callable
 
 from websockets.asyncio.client import ClientConnection, connect
 
-from broadcast.hub import Hub, state_to_json
+from broadcast.feed import state_to_json
+from broadcast.hub import Hub
 from broadcast.messages import BoardState, MoveInfo
 from broadcast.server import BroadcastServer
 from tests.broadcast.feed_client import FeedModel, RecordingHandler
