@@ -152,7 +152,7 @@ class Ownership:
     """What one daemon owns: ``<prefix>/daemon/<id>/boards``, retained.
 
     Relays route arbiter commands by it, and a daemon that starts refuses boards or
-    sections another live daemon announced (see :mod:`broadcast.remote`).
+    sections another live daemon announced (see :mod:`broadcast.ownership`).
 
     Attributes:
         daemon_id: the announcing daemon.

@@ -48,7 +48,8 @@ from broadcast.mqtt import (
     tls_context,
 )
 from broadcast.pgn_folder import PgnFolderSettings, PgnFolderWriter
-from broadcast.remote import RelayOffline, RemoteCommands, reconnecting, relay_alert_id
+from broadcast.remote import RelayOffline, RemoteCommands, reconnecting
+from broadcast.remote_routing import relay_alert_id
 from broadcast.server import BroadcastServer
 
 __all__ = [
@@ -157,12 +158,12 @@ class RelayView:
 
     Call :meth:`receive_message` with each message of the subscriptions of
     :meth:`subscriptions`; the hub is updated at once. Implements
-    :class:`~broadcast.remote.Router`.
+    :class:`~broadcast.remote_routing.Router`.
 
     * A board state older (``updated_at``) than the one shown is ignored: a broker that
       came back with an older save must not take moves back.
     * A board whose owning daemon is offline is shown ``offline``.
-    * Alerts get relay ids (:func:`~broadcast.remote.relay_alert_id`); those of a daemon
+    * Alerts get relay ids (:func:`~broadcast.remote_routing.relay_alert_id`); those of a daemon
       whose boards were all taken over by another are no longer shown.
     * When two daemons claim a board, the online one wins, then the newer claim.
     """

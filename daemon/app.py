@@ -24,8 +24,9 @@ from broadcast.hub import Hub
 from broadcast.lichess import LichessPusher, LichessSettings
 from broadcast.messages import BoardState, CommandReply, to_json_dict
 from broadcast.mqtt import MqttPublisher, MqttSettings, Ownership
+from broadcast.ownership import check_ownership
 from broadcast.pgn_folder import PgnFolderSettings, PgnFolderWriter
-from broadcast.remote import CommandListener, check_ownership
+from broadcast.remote import CommandListener
 from broadcast.server import BroadcastServer
 from broadcast.webhook import AlertWebhook, WebhookSettings
 from daemon.config import Config, ConfigError, load_config

@@ -12,9 +12,9 @@ import pytest
 
 from broadcast.messages import BoardStatus
 from broadcast.mqtt import MqttLinkState, MqttPublisher, MqttSettings, Ownership
+from broadcast.ownership import check_ownership
 from broadcast.pgn_folder import PgnFolderSettings
 from broadcast.relay import Relay
-from broadcast.remote import check_ownership
 from daemon.app import Daemon, DaemonOptions
 from daemon.config import ConfigError
 from daemon.journal import Journal

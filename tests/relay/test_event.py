@@ -24,7 +24,7 @@ from typing import Any
 import chess.pgn
 
 from broadcast.relay import Relay
-from broadcast.remote import relay_alert_id
+from broadcast.remote_routing import relay_alert_id
 from daemon.journal import Journal
 from drivers.emulator.clock import ClockSettings
 from drivers.emulator.device import EmulatedBoard

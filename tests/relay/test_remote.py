@@ -20,15 +20,11 @@ from broadcast.messages import (
     SetResult,
 )
 from broadcast.mqtt import MqttSettings, Ownership
+from broadcast.ownership import find_clashes
 from broadcast.relay import RelayView
-from broadcast.remote import (
-    CommandListener,
-    CommandRequest,
-    RelayOffline,
-    RemoteCommands,
-    find_clashes,
-    plan_command,
-)
+from broadcast.remote import CommandListener, RelayOffline, RemoteCommands
+from broadcast.remote_routing import plan_command
+from broadcast.remote_wire import CommandRequest
 from daemon.app import Daemon, DaemonOptions
 from daemon.inputs import ARBITER, LINK
 from daemon.journal import Journal

@@ -13,7 +13,7 @@ from broadcast.hub import Hub
 from broadcast.messages import Alert, BoardState, BoardStatus, MoveInfo, to_json_dict
 from broadcast.mqtt import Ownership
 from broadcast.relay import RelayHub, RelayView, alert_from_json, board_state_from_json
-from broadcast.remote import relay_alert_id
+from broadcast.remote_routing import relay_alert_id
 
 PREFIX = "event"
 
