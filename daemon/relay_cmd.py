@@ -18,7 +18,8 @@ from broadcast.mqtt import MqttSettings
 from broadcast.pgn_folder import PgnFolderSettings
 from broadcast.relay import Relay, RelaySettings, default_relay_id
 from daemon.app import install_signal_handlers
-from daemon.config import ConfigError, RelayConfig, format_config_errors, load_relay_config
+from daemon.config import ConfigError, format_config_errors
+from daemon.relay_config import RelayConfig, load_relay_config
 
 __all__ = ["add_arguments", "relay_settings", "run"]
 

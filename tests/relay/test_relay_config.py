@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from daemon.config import ConfigError, load_relay_config
+from daemon.config import ConfigError
 from daemon.relay_cmd import add_arguments, relay_settings, run
+from daemon.relay_config import load_relay_config
 
 GOOD = """\
 [server]

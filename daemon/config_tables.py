@@ -1,0 +1,291 @@
+"""The configuration file's tables as pydantic models: every key, its type and its limits.
+
+Every key is documented in ``docs/configuration.md``. The values here are checked one by
+one; what spans keys (duplicate ports, secrets from the environment, relative paths) is
+checked when :mod:`daemon.config` builds the :class:`~daemon.config.Config`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import re
+from pathlib import Path
+from typing import Annotated, Literal
+from urllib.parse import urlsplit
+
+from pydantic import BaseModel, ConfigDict, Field, PlainValidator
+
+from daemon.config_errors import shown
+from daemon.durations import TimeControl, parse_duration
+
+__all__ = [
+    "BoardConfig",
+    "EventKeys",
+    "EventTable",
+    "FileTables",
+    "LichessConfig",
+    "MqttConfig",
+    "PairingConfig",
+    "PgnFolderConfig",
+    "RelayFileTables",
+    "RelayTable",
+    "SectionTable",
+    "ServerConfig",
+    "StorageConfig",
+    "WebhookConfig",
+]
+
+# -- values ---------------------------------------------------------------------------------
+
+
+def _duration(value: object) -> int:
+    if not isinstance(value, str):
+        raise ValueError(f'must be a duration in quotes like "30m", got {shown(value)}')
+    return parse_duration(value)
+
+
+def _public_delay(value: object) -> int:
+    seconds = _duration(value)
+    if seconds > 3600:
+        raise ValueError(f"must be at most 1h (lichess allows 0-3600 s), got {shown(value)}")
+    return seconds
+
+
+def _time_control(value: object) -> TimeControl:
+    if isinstance(value, int) and not isinstance(value, bool):
+        value = str(value)
+    if not isinstance(value, str):
+        raise ValueError(f'must be a time control in quotes like "5400+30", got {shown(value)}')
+    return TimeControl.from_pgn(value)
+
+
+def _date(value: object) -> dt.date:
+    if isinstance(value, dt.date) and not isinstance(value, dt.datetime):
+        return value
+    if isinstance(value, str):
+        try:
+            return dt.date.fromisoformat(value)
+        except ValueError:
+            pass
+    raise ValueError(f"must be a date like 2026-06-24, got {shown(value)}")
+
+
+def _datetime(value: object) -> dt.datetime:
+    """A date and time; without an offset it is the venue's (this machine's) local time."""
+    moment = value
+    if isinstance(value, str):
+        with contextlib.suppress(ValueError):
+            moment = dt.datetime.fromisoformat(value)
+    if not isinstance(moment, dt.datetime):
+        raise ValueError(
+            f"must be a date and time like 2026-06-24T10:00:00+10:00, got {shown(value)}"
+        )
+    return moment if moment.tzinfo is not None else moment.astimezone()
+
+
+def _dgt_mode(value: object) -> int:
+    if value != 23 or isinstance(value, bool):
+        raise ValueError(
+            f"only 23 (computer-controlled clocks, dgt-protocol.md §8) is supported,"
+            f" got {shown(value)}"
+        )
+    return 23
+
+
+def _path(value: object) -> Path:
+    if not isinstance(value, str) or not value:
+        raise ValueError(f"must be a file path in quotes, got {shown(value)}")
+    return Path(value)
+
+
+def _url(value: object) -> str:
+    parts = urlsplit(value) if isinstance(value, str) else None
+    if parts is None or parts.scheme not in ("http", "https") or not parts.netloc:
+        raise ValueError(f"must be an http:// or https:// address, got {shown(value)}")
+    return str(value)
+
+
+def _topic_prefix(value: object) -> str:
+    if not isinstance(value, str) or not value.strip("/") or set(value) & {"+", "#"}:
+        raise ValueError(f"must be an MQTT topic without + or #, got {shown(value)}")
+    return value.strip("/")
+
+
+def _mqtt_name(value: object) -> str:
+    """A daemon or relay id: one MQTT topic level (it names topics and client ids)."""
+    if not isinstance(value, str) or not value or re.search(r"[#+/\s]", value):
+        raise ValueError(f"must be a name without /, +, # or spaces, got {shown(value)}")
+    return value
+
+
+_Text = Annotated[str, Field(min_length=1)]
+_Port = Annotated[int, Field(ge=1, le=65535)]
+_Elo = Annotated[int, Field(ge=0, le=4000)]
+_FideId = Annotated[int, Field(ge=1)]
+_Duration = Annotated[int, PlainValidator(_duration)]
+_PathValue = Annotated[Path, PlainValidator(_path)]
+_Url = Annotated[str, PlainValidator(_url)]
+_Title = Literal["GM", "IM", "FM", "CM", "WGM", "WIM", "WFM", "WCM"]
+
+
+# -- tables ---------------------------------------------------------------------------------
+
+
+class _Table(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+
+
+class BoardConfig(_Table):
+    """One ``[[boards]]`` table: a board, its e-board port if any, and its players.
+
+    A board without ``port`` has no e-board: arbiters enter its result by hand.
+    ``clock_white_side`` overrides the side of the clock that is learned from the
+    first moves (dgt-protocol.md §7.2, "Which clock side is White").
+    """
+
+    number: int = Field(ge=1)
+    port: _Text | None = None
+    white: str = ""
+    black: str = ""
+    white_elo: _Elo | None = None
+    black_elo: _Elo | None = None
+    white_fide_id: _FideId | None = None
+    black_fide_id: _FideId | None = None
+    white_title: _Title | None = None
+    black_title: _Title | None = None
+    clock_white_side: Literal["left", "right"] | None = None
+
+    @property
+    def has_eboard(self) -> bool:
+        """True when an e-board is cabled (a ``port`` is given)."""
+        return self.port is not None
+
+
+class EventKeys(_Table):
+    """The keys of ``[event]`` that a section may set too."""
+
+    site: str | None = None
+    date: Annotated[dt.date, PlainValidator(_date)] | None = None
+    round: Annotated[int, Field(ge=1)] | None = None
+    round_start: Annotated[dt.datetime, PlainValidator(_datetime)] | None = None
+    time_control: Annotated[TimeControl, PlainValidator(_time_control)] | None = None
+    dgt_mode: Annotated[int, PlainValidator(_dgt_mode)] | None = None
+    default_time: _Duration | None = None
+    default_time_warning: _Duration | None = None
+
+
+class EventTable(EventKeys):
+    """``[event]`` as written."""
+
+    name: _Text | None = None
+
+
+class SectionTable(EventKeys):
+    """One ``[[sections]]`` table as written."""
+
+    name: _Text
+    boards: list[BoardConfig] = Field(default_factory=list)
+
+
+class ServerConfig(_Table):
+    """``[server]``: where the broadcast and arbiter channel listen.
+
+    ``arbiter_token`` is None only on a loopback host (see docs/configuration.md).
+    """
+
+    host: _Text = "127.0.0.1"
+    port: _Port = 8080
+    arbiter_token: _Text | None = None
+    public_delay: Annotated[int, PlainValidator(_public_delay)] = 0
+
+
+class StorageConfig(_Table):
+    """``[storage]``: the journal; ``synchronous = "full"`` also survives power loss."""
+
+    path: _PathValue = Path("dgtcast.db")
+    synchronous: Literal["normal", "full"] = "normal"
+
+
+class MqttConfig(_Table):
+    """``[mqtt]``: publish games, alerts and results to a broker.
+
+    ``daemon_id`` names the daemon on the broker (default: the host name): daemons that
+    share a broker need different ids (docs/deployment.md). ``tls`` connects with TLS,
+    trusting the system's certificate authorities or ``ca_file``.
+    """
+
+    enabled: bool = True
+    host: _Text = "localhost"
+    port: _Port = 1883
+    prefix: Annotated[str, PlainValidator(_topic_prefix)] = "dgtcast"
+    username: _Text | None = None
+    password: _Text | None = None
+    daemon_id: Annotated[str, PlainValidator(_mqtt_name)] | None = None
+    tls: bool = False
+    ca_file: _PathValue | None = None
+
+
+class LichessConfig(_Table):
+    """``[lichess]``: push the round's PGN to a lichess broadcast round."""
+
+    enabled: bool = False
+    push_url: _Url | None = None
+    token: _Text | None = None
+
+
+class PgnFolderConfig(_Table):
+    """``[pgn_folder]``: ``game-N.pgn`` per board and ``games.pgn`` for all."""
+
+    path: _PathValue
+
+
+class WebhookConfig(_Table):
+    """``[webhook]``: alerts and results are POSTed as JSON to this address."""
+
+    url: _Url
+
+
+class PairingConfig(_Table):
+    """``[pairing]``: the tournament's TRF file, and the pairing program's output."""
+
+    trf: _PathValue
+    pairings: _PathValue | None = None
+    command: list[_Text] | None = None  # run on the saved TRF after each confirmed result
+
+
+class FileTables(_Table):
+    """The file as written, before the two forms are normalised."""
+
+    event: EventTable | None = None
+    server: ServerConfig = Field(default_factory=ServerConfig)
+    storage: StorageConfig = Field(default_factory=StorageConfig)
+    boards: list[BoardConfig] | None = None
+    sections: list[SectionTable] | None = None
+    mqtt: MqttConfig | None = None
+    lichess: LichessConfig | None = None
+    pgn_folder: PgnFolderConfig | None = None
+    webhook: WebhookConfig | None = None
+    pairing: PairingConfig | None = None
+
+
+class RelayTable(_Table):
+    """``[relay]``: the relay's name on the broker and its patience with daemons.
+
+    ``id`` names the relay's MQTT client (default: the host name and process id);
+    ``command_timeout`` is how long an arbiter command waits for the owning daemon's
+    answer before the arbiter is told it did not come.
+    """
+
+    id: Annotated[str, PlainValidator(_mqtt_name)] | None = None
+    command_timeout: _Duration = 8
+
+
+class RelayFileTables(_Table):
+    """A relay's file as written: the daemon's tables without the event, and ``[relay]``."""
+
+    server: ServerConfig = Field(default_factory=ServerConfig)
+    mqtt: MqttConfig | None = None
+    lichess: LichessConfig | None = None
+    pgn_folder: PgnFolderConfig | None = None
+    relay: RelayTable = Field(default_factory=RelayTable)
