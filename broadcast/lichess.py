@@ -21,23 +21,22 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
-from broadcast.httpclient import (
-    Backoff,
-    HttpError,
-    HttpReply,
+import httpx
+
+from broadcast.messages import BoardState
+from broadcast.outgoing import (
     Outcome,
-    Target,
+    PostFailed,
+    Reply,
+    check_url,
     classify_status,
+    new_client,
     parse_retry_after,
     post,
 )
-from broadcast.messages import BoardState
 from broadcast.output import BoardOutput
-
-if TYPE_CHECKING:
-    pass
+from drivers.backoff import Backoff, BackoffPolicy
 
 __all__ = [
     "MAX_GAMES_PER_PUSH",
@@ -82,7 +81,7 @@ class LichessSettings:
     backoff_cap: float = 120.0
 
     def __post_init__(self) -> None:
-        Target.from_url(self.push_url)
+        check_url(self.push_url)
         if not self.token:
             raise ValueError("a lichess token is needed to push")
         if not 1 <= self.max_games <= MAX_GAMES_PER_PUSH:
@@ -116,7 +115,7 @@ class RoundPushPlanner:
     ) -> None:
         self._section = section
         self._max_games = max_games
-        self._backoff = backoff or Backoff()
+        self._backoff = backoff or Backoff(BackoffPolicy(initial=2.0, maximum=120.0))
         self._games: dict[tuple[str, int], str] = {}
         self._sent: dict[int, str] = {}  # part -> last body lichess answered
         self._in_flight: RoundPush | None = None
@@ -233,7 +232,9 @@ class LichessPusher(BoardOutput):
         wall_clock: Callable[[], float] = time.time,
     ) -> None:
         self._settings = settings
-        backoff = Backoff(initial=settings.backoff_initial, cap=settings.backoff_cap)
+        backoff = Backoff(
+            BackoffPolicy(initial=settings.backoff_initial, maximum=settings.backoff_cap)
+        )
         self._planner = RoundPushPlanner(
             section=settings.section, max_games=settings.max_games, backoff=backoff
         )
@@ -253,13 +254,14 @@ class LichessPusher(BoardOutput):
     async def run(self) -> None:
         """Push until cancelled; errors are logged and retried, never raised."""
         loop = asyncio.get_running_loop()
-        while True:
-            self._wake.clear()
-            push = self._planner.next_push(loop.time())
-            if push is None:
-                await self._wait(self._planner.next_attempt_at())
-            else:
-                await self._send(push)
+        async with new_client() as client:
+            while True:
+                self._wake.clear()
+                push = self._planner.next_push(loop.time())
+                if push is None:
+                    await self._wait(self._planner.next_attempt_at())
+                else:
+                    await self._send(client, push)
 
     async def _wait(self, until: float | None) -> None:
         """Sleep until woken by a change, or until ``until`` (loop time)."""
@@ -270,7 +272,7 @@ class LichessPusher(BoardOutput):
         except TimeoutError:
             pass
 
-    async def _send(self, push: RoundPush) -> None:
+    async def _send(self, client: httpx.AsyncClient, push: RoundPush) -> None:
         url = self._settings.push_url
         body = push.body.encode()
         log.info("> POST %s part %d: %d games, %d bytes", url, push.part, push.games, len(body))
@@ -280,16 +282,18 @@ class LichessPusher(BoardOutput):
             "Accept": "application/json",
         }
         try:
-            reply = await post(url, body, headers=headers, time_limit=self._settings.time_limit)
-        except HttpError as exc:
+            reply = await post(
+                client, url, body, headers=headers, time_limit=self._settings.time_limit
+            )
+        except PostFailed as exc:
             self._retry_later(push, f"failed: {exc}", None)
             return
         self._receive_reply(push, reply)
 
-    def _receive_reply(self, push: RoundPush, reply: HttpReply) -> None:
+    def _receive_reply(self, push: RoundPush, reply: Reply) -> None:
         outcome = classify_status(reply.status)
         if outcome is Outcome.RETRY:
-            retry_after = parse_retry_after(reply.header("retry-after"), self._wall_clock())
+            retry_after = parse_retry_after(reply.retry_after, self._wall_clock())
             self._retry_later(push, f"{reply.status} {reply.reason}", retry_after)
             return
         summary, errors = summarize_reply(reply.body)

@@ -38,9 +38,9 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import aiomqtt
 
-from broadcast.httpclient import Backoff
 from broadcast.messages import Alert, BoardState, to_json_dict
 from broadcast.output import HubOutput
+from drivers.backoff import Backoff, BackoffPolicy
 
 if TYPE_CHECKING:
     from broadcast.hub import Hub
@@ -417,7 +417,9 @@ class MqttPublisher(HubOutput):
             max_pending=settings.max_pending,
             max_retained=settings.max_retained_topics,
         )
-        self._backoff = Backoff(initial=settings.backoff_initial, cap=settings.backoff_cap)
+        self._backoff = Backoff(
+            BackoffPolicy(initial=settings.backoff_initial, maximum=settings.backoff_cap)
+        )
         self._wake = asyncio.Event()
         self._link_state = MqttLinkState.STOPPED
 

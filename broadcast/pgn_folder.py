@@ -28,9 +28,9 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
-from broadcast.httpclient import Backoff
 from broadcast.messages import BoardState
 from broadcast.output import BoardOutput
+from drivers.backoff import Backoff, BackoffPolicy
 
 if TYPE_CHECKING:
     pass
@@ -165,7 +165,9 @@ class PgnFolderWriter(BoardOutput):
         self._wake = asyncio.Event()
         self._idle = asyncio.Event()
         self._idle.set()
-        self._backoff = Backoff(initial=settings.retry_initial, cap=settings.retry_cap)
+        self._backoff = Backoff(
+            BackoffPolicy(initial=settings.retry_initial, maximum=settings.retry_cap)
+        )
 
     @property
     def root(self) -> Path:

@@ -35,7 +35,6 @@ from typing import Any
 
 import aiomqtt
 
-from broadcast.httpclient import Backoff
 from broadcast.hub import Hub
 from broadcast.lichess import LichessPusher, LichessSettings
 from broadcast.messages import Alert, BoardState, BoardStatus, MoveInfo
@@ -51,6 +50,7 @@ from broadcast.pgn_folder import PgnFolderSettings, PgnFolderWriter
 from broadcast.remote import RelayOffline, RemoteCommands, reconnecting
 from broadcast.remote_routing import relay_alert_id
 from broadcast.server import BroadcastServer
+from drivers.backoff import Backoff, BackoffPolicy
 
 __all__ = [
     "Relay",
@@ -321,7 +321,9 @@ class RelayLink:
         self.receive_answer = receive_answer
         self.connected = asyncio.Event()
         self._client: aiomqtt.Client | None = None
-        self._backoff = Backoff(initial=settings.backoff_initial, cap=settings.backoff_cap)
+        self._backoff = Backoff(
+            BackoffPolicy(initial=settings.backoff_initial, maximum=settings.backoff_cap)
+        )
 
     async def run(self) -> None:
         """Subscribe and follow; reconnect after losses; until cancelled."""

@@ -41,7 +41,6 @@ from collections.abc import Awaitable, Callable
 import aiomqtt
 
 from broadcast.arbiter_channel import CommandRejected
-from broadcast.httpclient import Backoff
 from broadcast.messages import (
     AcceptPosition,
     ArbiterCommand,
@@ -65,6 +64,7 @@ from broadcast.remote_routing import (
     with_relay_ids,
 )
 from broadcast.remote_wire import CommandRequest, answer_payload, command_name, read_answer
+from drivers.backoff import Backoff, BackoffPolicy
 
 __all__ = [
     "CommandListener",
@@ -232,7 +232,9 @@ class CommandListener:
         self._wall_clock = wall_clock
         self._answers: collections.OrderedDict[str, bytes] = collections.OrderedDict()
         self._remembered = remembered
-        self._backoff = Backoff(initial=settings.backoff_initial, cap=settings.backoff_cap)
+        self._backoff = Backoff(
+            BackoffPolicy(initial=settings.backoff_initial, maximum=settings.backoff_cap)
+        )
         self.subscribed = asyncio.Event()
 
     async def run(self) -> None:

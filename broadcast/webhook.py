@@ -26,17 +26,20 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from broadcast.httpclient import (
-    Backoff,
-    HttpError,
+import httpx
+
+from broadcast.messages import Alert, to_json_dict
+from broadcast.outgoing import (
     Outcome,
-    Target,
+    PostFailed,
+    check_url,
     classify_status,
+    new_client,
     parse_retry_after,
     post,
 )
-from broadcast.messages import Alert, to_json_dict
 from broadcast.output import HubOutput
+from drivers.backoff import Backoff, BackoffPolicy
 
 if TYPE_CHECKING:
     from broadcast.hub import Hub
@@ -70,7 +73,7 @@ class WebhookSettings:
     backoff_cap: float = 30.0
 
     def __post_init__(self) -> None:
-        Target.from_url(self.url)
+        check_url(self.url)
         if any("\r" in k + v or "\n" in k + v for k, v in self.headers.items()):
             raise ValueError("webhook headers cannot contain line breaks")
         if self.max_attempts < 1 or self.max_pending < 1:
@@ -145,21 +148,24 @@ class AlertWebhook(HubOutput):
 
     async def run(self) -> None:
         """Deliver alerts until cancelled; failures are logged, never raised."""
-        while True:
-            self._wake.clear()
-            if not self._pending:
-                self._idle.set()
-                await self._wake.wait()
-                continue
-            alert = self._pending.popleft()
-            await self._deliver(alert)
+        async with new_client() as client:
+            while True:
+                self._wake.clear()
+                if not self._pending:
+                    self._idle.set()
+                    await self._wake.wait()
+                    continue
+                alert = self._pending.popleft()
+                await self._deliver(client, alert)
 
-    async def _deliver(self, alert: Alert) -> None:
+    async def _deliver(self, client: httpx.AsyncClient, alert: Alert) -> None:
         """Try ``alert`` up to ``max_attempts`` times."""
         settings = self._settings
-        backoff = Backoff(initial=settings.backoff_initial, cap=settings.backoff_cap)
+        backoff = Backoff(
+            BackoffPolicy(initial=settings.backoff_initial, maximum=settings.backoff_cap)
+        )
         for attempt in range(1, settings.max_attempts + 1):
-            outcome, retry_after = await self._attempt(alert, attempt)
+            outcome, retry_after = await self._attempt(client, alert, attempt)
             if outcome is Outcome.DELIVERED:
                 self.delivered += 1
                 return
@@ -170,19 +176,25 @@ class AlertWebhook(HubOutput):
         self.given_up += 1
         log.error("= webhook gave up alert %d (%s, board %d)", alert.id, alert.kind, alert.board)
 
-    async def _attempt(self, alert: Alert, attempt: int) -> tuple[Outcome, float | None]:
+    async def _attempt(
+        self, client: httpx.AsyncClient, alert: Alert, attempt: int
+    ) -> tuple[Outcome, float | None]:
         """One POST; returns how it went and the server's Retry-After, if any."""
         url = self._settings.url
         log.info("> POST %s alert %d (%s) try %d", url, alert.id, alert.kind, attempt)
         headers = {"Content-Type": "application/json", **self._settings.headers}
         try:
             reply = await post(
-                url, alert_body(alert), headers=headers, time_limit=self._settings.time_limit
+                client,
+                url,
+                alert_body(alert),
+                headers=headers,
+                time_limit=self._settings.time_limit,
             )
-        except HttpError as exc:
+        except PostFailed as exc:
             log.warning("< webhook alert %d failed: %s", alert.id, exc)
             return Outcome.RETRY, None
         outcome = classify_status(reply.status)
         log_level = logging.INFO if outcome is Outcome.DELIVERED else logging.WARNING
         log.log(log_level, "< webhook alert %d: %d %s", alert.id, reply.status, reply.reason)
-        return outcome, parse_retry_after(reply.header("retry-after"), self._wall_clock())
+        return outcome, parse_retry_after(reply.retry_after, self._wall_clock())

@@ -36,8 +36,9 @@ from daemon.pairing_link import PairingLink, apply_pairings
 from daemon.pipeline import BoardSession, ClockSetResult, set_clock
 from daemon.round import RoundCore
 from daemon.service import RoundService
+from drivers.backoff import BackoffPolicy
 from drivers.dgt.device import DeviceTimeouts
-from drivers.dgt.supervisor import BackoffPolicy, BoardSupervisor
+from drivers.dgt.supervisor import BoardSupervisor
 
 __all__ = ["Daemon", "DaemonOptions", "claim_boards", "load_round_config"]
 

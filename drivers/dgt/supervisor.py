@@ -39,6 +39,7 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import NoReturn
 
+from drivers.backoff import Backoff, BackoffPolicy
 from drivers.dgt.commands import ClockCommand
 from drivers.dgt.device import BoardIdentity, DeviceTimeouts, DgtDevice
 from drivers.dgt.events import ClockAck, Event
@@ -47,8 +48,6 @@ from drivers.dgt.ports import PortSpec
 
 __all__ = [
     "TRANSITIONS",
-    "Backoff",
-    "BackoffPolicy",
     "BoardSupervisor",
     "LinkCounters",
     "LinkDown",
@@ -155,50 +154,6 @@ class LinkCounters:
             disconnects=self.disconnects + other.disconnects,
             failed_connects=self.failed_connects + other.failed_connects,
         )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class BackoffPolicy:
-    """Capped exponential backoff between connect attempts, in seconds.
-
-    Attributes:
-        initial: the first delay after a loss or a failed attempt.
-        factor: each further failed attempt multiplies the delay by this.
-        maximum: the delay never exceeds this.
-        jitter: each delay is drawn uniformly from ``delay × [1 - jitter, 1]``, so that
-            boards on one USB hub do not reconnect in lock step; 0 disables it.
-    """
-
-    initial: float = 0.2
-    factor: float = 2.0
-    maximum: float = 5.0
-    jitter: float = 0.0
-
-    def __post_init__(self) -> None:
-        if not 0 < self.initial <= self.maximum or self.factor < 1 or not 0 <= self.jitter < 1:
-            raise ValueError("need 0 < initial <= maximum, factor >= 1, 0 <= jitter < 1")
-
-
-class Backoff:
-    """The delays of a :class:`BackoffPolicy`, pure (the caller sleeps)."""
-
-    def __init__(self, policy: BackoffPolicy, rng: random.Random | None = None) -> None:
-        """Start at ``policy.initial``; ``rng`` draws the jitter (seed it in tests)."""
-        self._policy = policy
-        self._rng = rng or random.Random()
-        self._next = policy.initial
-
-    def next_delay(self) -> float:
-        """The delay before the next attempt; each call grows the following one."""
-        delay = self._next
-        self._next = min(self._next * self._policy.factor, self._policy.maximum)
-        if self._policy.jitter:
-            delay *= 1 - self._policy.jitter * self._rng.random()
-        return delay
-
-    def reset(self) -> None:
-        """A connection succeeded: the next loss starts again at ``initial``."""
-        self._next = self._policy.initial
 
 
 class BoardSupervisor:

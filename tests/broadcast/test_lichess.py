@@ -10,7 +10,6 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from broadcast.httpclient import Backoff
 from broadcast.hub import Hub
 from broadcast.lichess import (
     LichessPusher,
@@ -20,6 +19,7 @@ from broadcast.lichess import (
     summarize_reply,
 )
 from broadcast.messages import BoardState
+from drivers.backoff import Backoff, BackoffPolicy
 from tests.broadcast.conftest import Answer, ReceivedRequest, RecordingServer
 
 TOKEN = "lip_secret123"
@@ -96,7 +96,7 @@ def test_more_than_100_games_go_in_slices_and_only_changed_slices_again() -> Non
 
 
 def test_a_failure_waits_with_capped_backoff_and_honours_retry_after() -> None:
-    planner = RoundPushPlanner(backoff=Backoff(initial=2.0, cap=10.0))
+    planner = RoundPushPlanner(backoff=Backoff(BackoffPolicy(initial=2.0, maximum=10.0)))
     planner.receive_board(game(1))
     delays = []
     now = 100.0

@@ -15,8 +15,8 @@ import chess.pgn
 from daemon.app import Daemon, DaemonOptions
 from daemon.game.state import TrackerSettings
 from daemon.journal import Journal
+from drivers.backoff import BackoffPolicy
 from drivers.dgt.device import DeviceTimeouts
-from drivers.dgt.supervisor import BackoffPolicy
 
 __all__ = [
     "FAST_TRACKER",

@@ -13,12 +13,12 @@ from typing import TypeVar
 import chess
 import pytest
 
+from drivers.backoff import BackoffPolicy
 from drivers.dgt.commands import ClockAscii
 from drivers.dgt.device import DeviceTimeouts
 from drivers.dgt.events import BoardDump, FieldUpdated, ProtocolViolation
 from drivers.dgt.link import DgtLink, LinkClosed
 from drivers.dgt.supervisor import (
-    BackoffPolicy,
     BoardSupervisor,
     LinkDown,
     LinkUp,

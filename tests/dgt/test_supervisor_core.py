@@ -6,10 +6,9 @@ import random
 
 import pytest
 
+from drivers.backoff import Backoff, BackoffPolicy
 from drivers.dgt.supervisor import (
     TRANSITIONS,
-    Backoff,
-    BackoffPolicy,
     LinkCounters,
     SupervisorState,
 )
