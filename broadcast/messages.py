@@ -84,6 +84,8 @@ class BoardState:
     result: str = "*"
     result_final: bool = False  # confirmed by an arbiter (or decided on the board)
     updated_at: float = 0.0  # wall-clock time of this snapshot (epoch seconds)
+    serial: str | None = None  # the e-board's serial number, once it has been heard
+    port: str | None = None  # the device path it was last heard on
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

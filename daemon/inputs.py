@@ -157,9 +157,24 @@ def clock_from_payload(payload: Mapping[str, Any], at: float) -> ClockObserved:
     )
 
 
-def link_payload(observation: LinkObserved, reason: str = "") -> dict[str, Any]:
-    """``{"state": "online"|"offline", "reason": …}``."""
-    return {"state": observation.state.value, "reason": reason}
+def link_payload(
+    observation: LinkObserved,
+    reason: str = "",
+    *,
+    serial: str | None = None,
+    port: str | None = None,
+) -> dict[str, Any]:
+    """``{"state": "online"|"offline", "reason": …}``, plus ``"serial"`` and ``"port"``.
+
+    A link coming up names the e-board's serial number (read at the handshake,
+    dgt-protocol.md §4) and the device path it answered on.
+    """
+    payload: dict[str, Any] = {"state": observation.state.value, "reason": reason}
+    if serial is not None:
+        payload["serial"] = serial
+    if port is not None:
+        payload["port"] = port
+    return payload
 
 
 def link_from_payload(payload: Mapping[str, Any], at: float) -> LinkObserved:

@@ -100,7 +100,8 @@ class BoardSession:
             case LinkUp():
                 self.online.set()
                 log.info("= board %d online on %s (serial %s)", number, report.port, report.serial)
-                self._send(LINK, link_payload(LinkObserved(state=LinkState.ONLINE, at=at)), at)
+                online = LinkObserved(state=LinkState.ONLINE, at=at)
+                self._send(LINK, link_payload(online, serial=report.serial, port=report.port), at)
             case LinkDown() if self._stopping:
                 self.online.clear()
             case LinkDown():

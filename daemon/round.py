@@ -81,6 +81,8 @@ class BoardGame:
     out_of_sync: bool = False
     started: bool = False
     rendered: RenderedGame | None = None  # kept by render_pgn
+    serial: str | None = None  # the e-board's serial number, from its last link-up
+    port: str | None = None  # the device path of its last link-up
 
 
 class RenderedGame:
@@ -275,6 +277,9 @@ class RoundCore:
             link = link_from_payload(payload, at)
             tracker.receive_link(link)
             game.online = link.state is LinkState.ONLINE
+            if game.online:
+                game.serial = payload.get("serial", game.serial)
+                game.port = payload.get("port", game.port)
             self.engine.receive_link(board, game.online, at)
             outcome.boards.add(board)
         else:
@@ -370,6 +375,8 @@ class RoundCore:
             result=result,
             result_final=final,
             updated_at=now,
+            serial=game.serial,
+            port=game.port,
         )
 
 

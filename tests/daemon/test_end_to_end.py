@@ -71,6 +71,8 @@ async def test_two_boards_play_real_games_to_the_end(tmp_path: Path, games_dir: 
             assert state_one.result == "0-1"
             assert state_two.result == "1-0"
             assert state_two.result_final
+            assert (state_one.serial, state_two.serial) == ("01025", "01025")  # from the handshake
+            assert state_one.port is not None
     journal_path = tmp_path / "journal.db"
     for board, game, white_side in ((1, mate, "left"), (2, long, "right")):
         line = journal_moves(journal_path, board)
