@@ -21,6 +21,7 @@ __all__ = [
     "AcceptPosition",
     "AckAlert",
     "Alert",
+    "AlertKind",
     "ArbiterCommand",
     "BoardState",
     "BoardStatus",
@@ -35,6 +36,21 @@ __all__ = [
 
 #: Results an arbiter may set: normal results, and forfeits (+- -+ --) per the TRF codes.
 RESULTS = frozenset({"1-0", "0-1", "1/2-1/2", "+-", "-+", "--", "*"})
+
+
+class AlertKind(enum.StrEnum):
+    """The kinds of :class:`Alert` the daemon's alert engine raises (docs/alerts.md)."""
+
+    FLAG_FALL = "flag_fall"
+    LATE_ARRIVAL = "late_arrival"
+    BOARD_OFFLINE = "board_offline"
+    BOARD_ONLINE = "board_online"
+    CLOCK_OFFLINE = "clock_offline"
+    CLOCK_ONLINE = "clock_online"
+    OUT_OF_SYNC = "out_of_sync"
+    CLOCK_MISMATCH = "clock_mismatch"
+    RESULT_SIGNALLED = "result_signalled"
+    GAME_OVER = "game_over"
 
 
 class BoardStatus(enum.Enum):

@@ -11,7 +11,9 @@ times of day. Each kind, when it is raised, its details and the suggested action
   times (a flag fall in a game, an out-of-sync spell starting at ``at``, ...).
 * Results are proposed (provisional) by alerts and set by arbiters; they become final
   only when confirmed. An arbiter's result is never replaced by a proposal, a confirmed
-  one by nothing but another arbiter's.
+  one by nothing but another arbiter's (the ledger: :mod:`daemon.results`).
+* What is followed on each board, and the clock and late-arrival checks, are in
+  :mod:`daemon.board_watch`; the checks return drafts, the engine raises them.
 * Every change is also a :class:`Decision` (``decisions_made()``) for the journal.
   Recovery: :meth:`AlertEngine.restore` the decision records, then feed the replayed
   inputs as in live operation (game events, links, ticks); episodes already journalled
@@ -19,22 +21,23 @@ times of day. Each kind, when it is raised, its details and the suggested action
 
 Exceptions::
 
-    CommandRefused    an arbiter command that cannot be carried out (peer fault)
+    CommandRefused    an arbiter command that cannot be carried out (peer fault; from
+                      daemon.results)
     ValueError        a board that is not configured (caller's misuse)
 """
 
 from __future__ import annotations
 
 import dataclasses
-import enum
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
-from typing import Any, Protocol
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol, assert_never
 
-from broadcast.messages import RESULTS, Alert, to_json_dict
+from broadcast.messages import Alert, AlertKind, to_json_dict
+from daemon.board_watch import AlertDraft, BoardRules, BoardWatch, Episode
 from daemon.config import Config
-from daemon.durations import TimeControl, format_duration
 from daemon.game.events import (
+    ClockSidesLearned,
     ClockUpdated,
     FlagFell,
     GameEnded,
@@ -47,72 +50,18 @@ from daemon.game.events import (
     PositionAccepted,
     ResultSignalled,
 )
+from daemon.results import CommandRefused, ResultLedger, ResultSource, ResultState
 
 __all__ = [
     "DECISION_KINDS",
     "AlertEngine",
-    "AlertKind",
     "AlertSettings",
-    "BoardRules",
-    "CommandRefused",
     "Decision",
-    "ResultSource",
-    "ResultState",
 ]
-
-
-class AlertKind(enum.StrEnum):
-    """The kinds of :class:`~broadcast.messages.Alert` the engine raises."""
-
-    FLAG_FALL = "flag_fall"
-    LATE_ARRIVAL = "late_arrival"
-    BOARD_OFFLINE = "board_offline"
-    BOARD_ONLINE = "board_online"
-    CLOCK_OFFLINE = "clock_offline"
-    CLOCK_ONLINE = "clock_online"
-    OUT_OF_SYNC = "out_of_sync"
-    CLOCK_MISMATCH = "clock_mismatch"
-    RESULT_SIGNALLED = "result_signalled"
-    GAME_OVER = "game_over"
-
-
-class ResultSource(enum.StrEnum):
-    """Who proposed or set a result: an arbiter, or the alert that proposed it."""
-
-    ARBITER = "arbiter"
-    FLAG_FALL = "flag_fall"
-    LATE_ARRIVAL = "late_arrival"
-    RESULT_SIGNALLED = "result_signalled"
-    GAME_OVER = "game_over"
 
 
 #: Journal kinds of the decision records (see :meth:`AlertEngine.restore`).
 DECISION_KINDS = frozenset({"alert", "alert_ack", "result"})
-
-_Episode = tuple[str | int | float | None, ...]
-
-
-class CommandRefused(Exception):
-    """An arbiter command that cannot be carried out; ``str(exc)`` is the reason to show."""
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class BoardRules:
-    """What the engine must know of one board.
-
-    Attributes:
-        round_start: when White's clock is started (FIDE 6.6), epoch seconds.
-        default_time: seconds after ``round_start`` an absent player loses (FIDE 6.7).
-        warning: seconds before the default time that the late-arrival warning comes.
-        time_control: what the clock must be set to.
-        has_eboard: only boards with an e-board get late-arrival and clock alerts.
-    """
-
-    round_start: float
-    default_time: float
-    warning: float
-    time_control: TimeControl
-    has_eboard: bool = True
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -140,18 +89,6 @@ class AlertSettings:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class ResultState:
-    """A board's result: provisional until an arbiter confirms it."""
-
-    board: int
-    result: str
-    source: ResultSource
-    at: float
-    confirmed: bool = False
-    confirmed_at: float | None = None
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
 class Decision:
     """A record for the journal (it fits :class:`daemon.journal.JournalEntry`)."""
 
@@ -168,49 +105,6 @@ class _Recorded(Protocol):
     def payload(self) -> Mapping[str, Any]: ...
 
 
-@dataclass(slots=True)
-class _Watch:
-    """What the engine follows on one board."""
-
-    rules: BoardRules
-    game: float | None = None  # ``at`` of the game's GameStarted: part of episode keys
-    first_move_at: dict[str, float] = field(default_factory=dict)  # presence, FIDE 6.7
-    stages_done: set[str] = field(default_factory=set)
-    online: bool | None = None
-    offline_since: float | None = None
-    clock_connected: bool | None = None
-    out_of_sync: bool = False
-    last_clock: ClockUpdated | None = None
-    presses: dict[str, int] = field(default_factory=dict)
-    moved: bool = False  # a move, a lever press or an accepted position in this game
-    start_checked: bool = False
-    increment_wrong: set[str] = field(default_factory=set)
-
-    def new_game(self, at: float) -> None:
-        self.game = at
-        self.out_of_sync = False
-        self.last_clock = None
-        self.presses.clear()
-        self.moved = False
-        self.start_checked = False
-        self.increment_wrong.clear()
-
-    def has_moved(self, color: str, when: float) -> bool:
-        """``color`` made a move by ``when``: proof of presence (FIDE 6.7)."""
-        first = self.first_move_at.get(color)
-        return first is not None and first <= when
-
-    def stages(self) -> list[tuple[str, float]]:
-        """Late-arrival checks still to make: (stage, when), warning first."""
-        rules = self.rules
-        due = rules.round_start + rules.default_time
-        warn = max(rules.round_start, due - rules.warning)
-        stages = [("default", due)]
-        if rules.warning > 0 and warn < due:
-            stages.insert(0, ("warning", warn))
-        return [(s, t) for s, t in stages if s not in self.stages_done]
-
-
 class AlertEngine:
     """Raises arbiter alerts and keeps every board's result (docs/alerts.md).
 
@@ -221,36 +115,42 @@ class AlertEngine:
 
     def __init__(self, settings: AlertSettings) -> None:
         self._settings = settings
-        self._watch = {number: _Watch(rules) for number, rules in settings.boards.items()}
+        self._watch = {number: BoardWatch(rules) for number, rules in settings.boards.items()}
         self._alerts: dict[int, Alert] = {}
-        self._episodes: set[_Episode] = set()
-        self._results: dict[int, ResultState] = {}
+        self._episodes: set[Episode] = set()
+        self._results = ResultLedger(self._decide)
         self._next_id = 1
         self._deadline: float | None = None
         self._deadline_known = False  # _deadline is up to date (see next_deadline)
         self._raised: list[Alert] = []
         self._decisions: list[Decision] = []
-        self._handlers: dict[type, Callable[[int, _Watch, Any], None]] = {
-            GameStarted: self._game_started,
-            MoveMade: self._move_made,
-            MovesWithdrawn: self._moves_withdrawn,
-            OutOfSync: self._out_of_sync,
-            InSync: self._back_in_sync,
-            PositionAccepted: self._position_accepted,
-            ResultSignalled: self._result_signalled,
-            GameEnded: self._game_ended,
-            FlagFell: self._flag_fell,
-            ClockUpdated: self._clock_updated,
-        }
 
     # -- inputs ----------------------------------------------------------------------------
 
     def receive_game_event(self, board: int, event: GameEvent) -> None:
         """Take one event of the board's game tracker; then drain the outputs."""
         watch = self._board(board)
-        handler = self._handlers.get(type(event))
-        if handler is not None:
-            handler(board, watch, event)
+        match event:
+            case GameStarted() | MoveMade() | InSync() | PositionAccepted():
+                _follow(watch, event)
+            case MovesWithdrawn():
+                self._results.withdraw_game_over(board, event.at)
+            case OutOfSync():
+                self._out_of_sync(board, watch, event)
+            case ResultSignalled():
+                self._result_signalled(board, watch, event)
+            case GameEnded():
+                self._game_ended(board, watch, event)
+            case FlagFell():
+                self._flag_fell(board, watch, event)
+            case ClockUpdated():
+                tolerance = self._settings.clock_tolerance
+                for draft in watch.clock_reading(board, event, tolerance):
+                    self._raise_draft(board, event.at, draft)
+            case ClockSidesLearned():
+                pass
+            case _:
+                assert_never(event)
 
     def receive_link(self, board: int, online: bool, at: float) -> None:
         """The e-board's link went up or down (may repeat); then drain the outputs."""
@@ -316,6 +216,13 @@ class AlertEngine:
                     continue  # the default time has passed too: only the alert matters
                 self._check_presence(board, watch, stage, when)
 
+    def _check_presence(self, board: int, watch: BoardWatch, stage: str, when: float) -> None:
+        if board in self._results:
+            return
+        late = watch.presence(board, stage, when)
+        if late is not None and self._raise_draft(board, when, late[0]) and stage == "default":
+            self._results.propose(board, late[1], ResultSource.LATE_ARRIVAL, when)
+
     def next_deadline(self) -> float | None:
         """When :meth:`receive_tick` must be called next; None when nothing is pending.
 
@@ -359,9 +266,7 @@ class AlertEngine:
             CommandRefused: unknown board or result.
         """
         self._command_board(board)
-        if result not in RESULTS:
-            raise CommandRefused(f"result must be one of {', '.join(sorted(RESULTS))}")
-        return self._change_result(board, result, ResultSource.ARBITER, at)
+        return self._results.set(board, result, at)
 
     def confirm_result(self, board: int, at: float) -> ResultState:
         """An arbiter confirms the board's result: it becomes final.
@@ -370,13 +275,7 @@ class AlertEngine:
             CommandRefused: unknown board, or no result to confirm.
         """
         self._command_board(board)
-        state = self._results.get(board)
-        if state is None:
-            raise CommandRefused(f"board {board} has no result to confirm")
-        if not state.confirmed:
-            state = dataclasses.replace(state, confirmed=True, confirmed_at=at)
-            self._store_result(state, at)
-        return state
+        return self._results.confirm(board, at)
 
     # -- outputs and state -----------------------------------------------------------------
 
@@ -402,7 +301,7 @@ class AlertEngine:
 
     def result_of(self, board: int) -> ResultState | None:
         """The board's result, None while there is none."""
-        return self._results.get(board)
+        return self._results.result_of(board)
 
     def restore(self, records: Iterable[_Recorded]) -> None:
         """Take back the decisions of journal records (others are skipped); call first.
@@ -417,24 +316,11 @@ class AlertEngine:
                 alert = self._alerts[alert_id]
                 self._alerts[alert_id] = dataclasses.replace(alert, acknowledged=True)
             elif record.kind == "result":
-                self._restore_result(record.payload)
+                self._results.restore(record.payload)
 
     # -- game events -----------------------------------------------------------------------
 
-    def _game_started(self, board: int, watch: _Watch, event: GameStarted) -> None:
-        watch.new_game(event.at)
-
-    def _move_made(self, board: int, watch: _Watch, event: MoveMade) -> None:
-        watch.moved = True
-        color = "white" if event.ply % 2 else "black"
-        watch.first_move_at.setdefault(color, event.at)
-
-    def _moves_withdrawn(self, board: int, watch: _Watch, event: MovesWithdrawn) -> None:
-        state = self._results.get(board)
-        if state is not None and state.source is ResultSource.GAME_OVER and not state.confirmed:
-            self._change_result(board, "*", ResultSource.GAME_OVER, event.at)
-
-    def _out_of_sync(self, board: int, watch: _Watch, event: OutOfSync) -> None:
+    def _out_of_sync(self, board: int, watch: BoardWatch, event: OutOfSync) -> None:
         if watch.out_of_sync:
             return
         watch.out_of_sync = True
@@ -449,14 +335,7 @@ class AlertEngine:
             ("out_of_sync", board, watch.game, event.at),
         )
 
-    def _back_in_sync(self, board: int, watch: _Watch, event: InSync) -> None:
-        watch.out_of_sync = False
-
-    def _position_accepted(self, board: int, watch: _Watch, event: PositionAccepted) -> None:
-        watch.out_of_sync = False
-        watch.moved = True  # the game goes on from a position: no start check any more
-
-    def _result_signalled(self, board: int, watch: _Watch, event: ResultSignalled) -> None:
+    def _result_signalled(self, board: int, watch: BoardWatch, event: ResultSignalled) -> None:
         if self._raise(
             board,
             AlertKind.RESULT_SIGNALLED,
@@ -466,9 +345,9 @@ class AlertEngine:
             f" {event.result}. Check the scoresheets and confirm the result.",
             ("result_signalled", board, watch.game, event.result),
         ):
-            self._propose(board, event.result, ResultSource.RESULT_SIGNALLED, event.at)
+            self._results.propose(board, event.result, ResultSource.RESULT_SIGNALLED, event.at)
 
-    def _game_ended(self, board: int, watch: _Watch, event: GameEnded) -> None:
+    def _game_ended(self, board: int, watch: BoardWatch, event: GameEnded) -> None:
         if self._raise(
             board,
             AlertKind.GAME_OVER,
@@ -478,9 +357,9 @@ class AlertEngine:
             " position and confirm the result.",
             ("game_over", board, watch.game, event.at),
         ):
-            self._propose(board, event.result, ResultSource.GAME_OVER, event.at)
+            self._results.propose(board, event.result, ResultSource.GAME_OVER, event.at)
 
-    def _flag_fell(self, board: int, watch: _Watch, event: FlagFell) -> None:
+    def _flag_fell(self, board: int, watch: BoardWatch, event: FlagFell) -> None:
         loser = event.color.capitalize()
         why = (
             f"{loser} loses"
@@ -497,111 +376,7 @@ class AlertEngine:
             " confirm the result.",
             ("flag_fall", board, watch.game, event.color),
         ):
-            self._propose(board, event.result, ResultSource.FLAG_FALL, event.at)
-
-    # -- clock checks ----------------------------------------------------------------------
-
-    def _clock_updated(self, board: int, watch: _Watch, event: ClockUpdated) -> None:
-        last, watch.last_clock = watch.last_clock, event
-        if not watch.start_checked:
-            watch.start_checked = True
-            # Only a game seen from its start position, before any move: White's clock
-            # runs first, so a first reading with Black's running follows a press.
-            if watch.game is not None and not watch.moved and event.running != "black":
-                self._check_start(board, watch, event)
-        if last is not None and _is_press(last, event):
-            self._check_increment(board, watch, last, event)
-
-    def _check_start(self, board: int, watch: _Watch, event: ClockUpdated) -> None:
-        """The first reading of a game: both clocks set to the time control (§7.2)."""
-        control = watch.rules.time_control
-        expected = control.start_readings
-        slack = self._settings.clock_tolerance
-        elapsed = max(0.0, event.at - watch.rules.round_start) + slack
-        times = {"white": event.white, "black": event.black}
-        ok = all(
-            (min(expected) - elapsed <= seconds <= max(expected))
-            if color == event.running
-            else seconds in expected
-            for color, seconds in times.items()
-        )
-        if ok:
-            return
-        self._raise(
-            board,
-            AlertKind.CLOCK_MISMATCH,
-            event.at,
-            {
-                "check": "start",
-                "white": event.white,
-                "black": event.black,
-                "expected": sorted(expected),
-                "time_control": str(control),
-            },
-            f"Board {board}: the clock shows White {format_duration(event.white)}, Black"
-            f" {format_duration(event.black)}, not the time control {_spoken(control)}."
-            " Set the clock (dgtcast clocks set, or by hand).",
-            ("clock_mismatch", board, watch.game, "start"),
-        )
-
-    def _check_increment(
-        self, board: int, watch: _Watch, before: ClockUpdated, after: ClockUpdated
-    ) -> None:
-        """A lever press: the mover's clock must gain the increment (and any new period)."""
-        color = before.running
-        assert color is not None
-        watch.moved = True
-        watch.presses[color] = move = watch.presses.get(color, 0) + 1
-        expected = watch.rules.time_control.added_after(move)
-        added = _seconds_of(after, color) - _seconds_of(before, color)
-        if abs(added - expected) <= self._settings.clock_tolerance:
-            watch.increment_wrong.discard(color)
-            return
-        if color in watch.increment_wrong:
-            return  # the same episode: the clock keeps adding the wrong time
-        watch.increment_wrong.add(color)
-        self._raise(
-            board,
-            AlertKind.CLOCK_MISMATCH,
-            after.at,
-            {"check": "increment", "color": color, "move": move, "added": added},
-            f"Board {board}: after {color.capitalize()}'s move {move} the clock added"
-            f" {added:g} s instead of {expected} s. Check the clock's setting.",
-            ("clock_mismatch", board, watch.game, "increment", color, move),
-        )
-
-    # -- late arrival ----------------------------------------------------------------------
-
-    def _check_presence(self, board: int, watch: _Watch, stage: str, when: float) -> None:
-        """FIDE 6.7: a move proves presence; absence is only provable for the side to move."""
-        if board in self._results:
-            return
-        if not watch.has_moved("white", when):
-            absent, result = "white", "-+"
-        elif not watch.has_moved("black", when):
-            absent, result = "black", "+-"
-        else:
-            return
-        details: dict[str, Any] = {
-            "stage": stage,
-            "color": absent,
-            "default_at": watch.rules.round_start + watch.rules.default_time,
-            "board_online": watch.online is not False,
-        }
-        if stage == "default":
-            details["result"] = result
-        if (
-            self._raise(
-                board,
-                AlertKind.LATE_ARRIVAL,
-                when,
-                details,
-                _late_action(board, absent, stage, result, watch),
-                ("late_arrival", board, stage),
-            )
-            and stage == "default"
-        ):
-            self._propose(board, result, ResultSource.LATE_ARRIVAL, when)
+            self._results.propose(board, event.result, ResultSource.FLAG_FALL, event.at)
 
     # -- alerts, results and decisions ----------------------------------------------------
 
@@ -612,7 +387,7 @@ class AlertEngine:
         at: float,
         details: dict[str, Any],
         action: str,
-        episode: _Episode,
+        episode: Episode,
     ) -> bool:
         """Raise an alert unless its episode was raised already; True when raised."""
         if episode in self._episodes:
@@ -627,27 +402,8 @@ class AlertEngine:
         self._decide(board, "alert", at, {"alert": to_json_dict(alert), "episode": list(episode)})
         return True
 
-    def _propose(self, board: int, result: str, source: ResultSource, at: float) -> None:
-        current = self._results.get(board)
-        if current is not None and (current.confirmed or current.source is ResultSource.ARBITER):
-            return
-        self._change_result(board, result, source, at)
-
-    def _change_result(
-        self, board: int, result: str, source: ResultSource, at: float
-    ) -> ResultState | None:
-        if result == "*":
-            if self._results.pop(board, None) is not None:
-                payload = {"board": board, "result": "*", "source": source.value}
-                self._decide(board, "result", at, payload)
-            return None
-        state = ResultState(board=board, result=result, source=source, at=at)
-        self._store_result(state, at)
-        return state
-
-    def _store_result(self, state: ResultState, at: float) -> None:
-        self._results[state.board] = state
-        self._decide(state.board, "result", at, to_json_dict(state))
+    def _raise_draft(self, board: int, at: float, draft: AlertDraft) -> bool:
+        return self._raise(board, draft.kind, at, draft.details, draft.action, draft.episode)
 
     def _decide(self, board: int, kind: str, at: float, payload: dict[str, Any]) -> None:
         self._decisions.append(Decision(board=board, kind=kind, at=at, payload=payload))
@@ -658,14 +414,7 @@ class AlertEngine:
         self._episodes.add(tuple(payload["episode"]))
         self._next_id = max(self._next_id, alert.id + 1)
 
-    def _restore_result(self, payload: Mapping[str, Any]) -> None:
-        if payload["result"] == "*":
-            self._results.pop(int(payload["board"]), None)
-            return
-        state = ResultState(**{**payload, "source": ResultSource(payload["source"])})
-        self._results[state.board] = state
-
-    def _board(self, board: int) -> _Watch:
+    def _board(self, board: int) -> BoardWatch:
         watch = self._watch.get(board)
         if watch is None:
             raise ValueError(f"board {board} is not configured")
@@ -676,36 +425,18 @@ class AlertEngine:
             raise CommandRefused(f"no board {board}")
 
 
-def _is_press(before: ClockUpdated, after: ClockUpdated) -> bool:
-    """The running side changed straight to the other: the mover pressed the lever."""
-    return before.running is not None and after.running not in (None, before.running)
-
-
-def _seconds_of(reading: ClockUpdated, color: str) -> float:
-    return reading.white if color == "white" else reading.black
-
-
-def _spoken(control: TimeControl) -> str:
-    """``5400+30`` → ``1h30m + 30 s`` (one period shown, the others as in PGN)."""
-    first = f"{format_duration(control.base)} + {control.increment} s"
-    return first if len(control.periods) == 1 else f"{first} ({control})"
-
-
-def _late_action(board: int, absent: str, stage: str, result: str, watch: _Watch) -> str:
-    who = absent.capitalize()
-    default_at = format_duration(watch.rules.default_time)
-    proof = (
-        "No move has been made yet, so only White's absence is provable."
-        if absent == "white"
-        else "White has moved; Black has not replied."
-    )
-    offline = "" if watch.online is not False else " The e-board is offline: look at the board."
-    if stage == "warning":
-        return (
-            f"Board {board}: {who} has not moved yet; the default time ({default_at} after"
-            f" the start, FIDE 6.7) is near. {proof}{offline}"
-        )
-    return (
-        f"Board {board}: the default time ({default_at}) has passed. {proof} Unless you"
-        f" decide otherwise (FIDE 6.7), confirm the forfeit {result}.{offline}"
-    )
+def _follow(watch: BoardWatch, event: GameStarted | MoveMade | InSync | PositionAccepted) -> None:
+    """Events that only change what the engine follows on the board."""
+    match event:
+        case GameStarted():
+            watch.new_game(event.at)
+        case MoveMade():
+            watch.moved = True
+            watch.first_move_at.setdefault("white" if event.ply % 2 else "black", event.at)
+        case InSync():
+            watch.out_of_sync = False
+        case PositionAccepted():
+            watch.out_of_sync = False
+            watch.moved = True  # the game goes on from a position: no start check any more
+        case _:
+            assert_never(event)

@@ -30,7 +30,7 @@ from broadcast.messages import (
     SetClocks,
     SetResult,
 )
-from daemon.arbiter import AlertEngine, AlertSettings, CommandRefused, Decision
+from daemon.arbiter import AlertEngine, AlertSettings, Decision
 from daemon.config import BoardConfig, Config, Section
 from daemon.game.events import (
     ClockUpdated,
@@ -55,6 +55,7 @@ from daemon.inputs import (
     link_from_payload,
     placement_from_payload,
 )
+from daemon.results import CommandRefused
 
 __all__ = [
     "BoardGame",

@@ -25,10 +25,11 @@ from broadcast.messages import (
     SetClocks,
     to_json_dict,
 )
-from daemon.arbiter import CommandRefused, Decision
+from daemon.arbiter import Decision
 from daemon.game.events import GameEvent
 from daemon.inputs import ARBITER, INPUT_KINDS, TICK
 from daemon.journal import EVENT_BOARD, Entry, Journal
+from daemon.results import CommandRefused
 from daemon.round import Outcome, RoundCore, command_payload
 
 __all__ = ["ClockSetter", "RoundService"]

@@ -11,14 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from broadcast.messages import Alert
-from daemon.arbiter import (
-    AlertEngine,
-    AlertSettings,
-    BoardRules,
-    CommandRefused,
-    Decision,
-    ResultSource,
-)
+from daemon.arbiter import AlertEngine, AlertSettings, Decision
+from daemon.board_watch import BoardRules
 from daemon.config import load_config
 from daemon.durations import TimeControl
 from daemon.game.events import (
@@ -36,6 +30,7 @@ from daemon.game.events import (
 )
 from daemon.game.tracker import GameTracker
 from daemon.journal import Journal
+from daemon.results import CommandRefused, ResultSource
 from drivers.dgt.events import ClockTimes
 from drivers.dgt.observe import SensorBoard, clock_observation
 from drivers.dgt.protocol import DgtProtocol
