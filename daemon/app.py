@@ -16,7 +16,7 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable, Coroutine
+from collections.abc import Coroutine
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -272,18 +272,3 @@ def claim_boards(config: Config) -> None:
 
 class _Stop(Exception):
     """Ends the task group on request."""
-
-
-def install_signal_handlers(stop: asyncio.Event) -> Callable[[], None]:
-    """SIGINT/SIGTERM set ``stop``; returns a function that removes the handlers."""
-    import signal
-
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, stop.set)
-
-    def remove() -> None:
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            loop.remove_signal_handler(sig)
-
-    return remove

@@ -29,7 +29,7 @@ _COMMANDS: dict[str, tuple[str, str]] = {
     "results": ("daemon.pairing.results_cmd", "write the round's TRF from the journal"),
     "relay": ("daemon.relay_cmd", "serve every daemon's boards from the MQTT broker"),
     "demo": ("daemon.demo", "run the embedded demo: emulated boards replaying famous games"),
-    "emulate": ("drivers.emulator.cli", "create a virtual DGT board + clock on a pty"),
+    "emulate": ("daemon.emulate_cmd", "create a virtual DGT board + clock on a pty"),
 }
 
 

@@ -13,6 +13,7 @@ import argparse
 import asyncio
 import sys
 
+from daemon import runtime
 from daemon.config import Config, ConfigError, format_config_errors, load_config
 from daemon.pipeline import ClockSetResult, set_clock
 from drivers.dgt.supervisor import BoardSupervisor, LinkUp
@@ -34,7 +35,7 @@ def run(args: argparse.Namespace) -> int:
     except ConfigError as exc:
         print(format_config_errors(exc), file=sys.stderr)
         return 2
-    results = asyncio.run(set_all(config, patience=args.timeout))
+    results = runtime.run(set_all(config, patience=args.timeout))
     for result in results:
         state = "set" if result.ok else f"NOT SET: {result.reason}"
         print(f"board {result.board}: {state}")

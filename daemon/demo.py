@@ -21,10 +21,12 @@ from pathlib import Path
 
 import chess.pgn
 
-from daemon.app import Daemon, DaemonOptions, install_signal_handlers
+from daemon import runtime
+from daemon.app import Daemon, DaemonOptions
 from daemon.config import Config, ConfigError, format_config_errors, load_config
 from drivers.emulator.clock import ClockSettings
 from drivers.emulator.device import EmulatedBoard
+from drivers.emulator.pty import UNSUPPORTED
 
 __all__ = ["PLAN", "DemoGame", "add_arguments", "run"]
 
@@ -72,6 +74,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Run the demo until Ctrl-C; exit code 2 on a bad configuration."""
     logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(name)s %(message)s")
+    if UNSUPPORTED:
+        print(f"dgtcast demo: {UNSUPPORTED}", file=sys.stderr)
+        return 2
     try:
         config = load_config(args.config)
     except ConfigError as exc:
@@ -79,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     if not args.keep_journal:
         _remove_journal(config.storage.path)
-    return asyncio.run(_demo(args, config))
+    return runtime.run(_demo(args, config))
 
 
 def _remove_journal(path: Path) -> None:
@@ -89,7 +94,7 @@ def _remove_journal(path: Path) -> None:
 
 async def _demo(args: argparse.Namespace, config: Config) -> int:
     stop = asyncio.Event()
-    remove = install_signal_handlers(stop)
+    remove = runtime.install_signal_handlers(stop)
     try:
         async with contextlib.AsyncExitStack() as stack:
             boards = {

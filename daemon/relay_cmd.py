@@ -17,7 +17,7 @@ from broadcast.lichess import LichessSettings
 from broadcast.mqtt import MqttSettings
 from broadcast.pgn_folder import PgnFolderSettings
 from broadcast.relay import Relay, RelaySettings, default_relay_id
-from daemon.app import install_signal_handlers
+from daemon import runtime
 from daemon.config import ConfigError, format_config_errors
 from daemon.relay_config import RelayConfig, load_relay_config
 
@@ -75,13 +75,13 @@ def run(args: argparse.Namespace) -> int:
     except ConfigError as exc:
         print(format_config_errors(exc), file=sys.stderr)
         return 2
-    return asyncio.run(_serve(relay_settings(config, port=args.port)))
+    return runtime.run(_serve(relay_settings(config, port=args.port)))
 
 
 async def _serve(settings: RelaySettings) -> int:
     relay = Relay(settings)
     stop = asyncio.Event()
-    remove = install_signal_handlers(stop)
+    remove = runtime.install_signal_handlers(stop)
     try:
         task = asyncio.create_task(relay.run(stop))
         await relay.ready.wait()

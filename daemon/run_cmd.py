@@ -7,7 +7,8 @@ import asyncio
 import logging
 import sys
 
-from daemon.app import Daemon, DaemonOptions, install_signal_handlers
+from daemon import runtime
+from daemon.app import Daemon, DaemonOptions
 from daemon.config import ConfigError, format_config_errors
 from daemon.journal import JournalError
 from daemon.pairing import PairingFileError
@@ -34,7 +35,7 @@ def run(args: argparse.Namespace) -> int:
     )
     options = DaemonOptions(set_clocks_at_start=args.set_clocks, port=args.port)
     try:
-        return asyncio.run(_serve(args.config, options))
+        return runtime.run(_serve(args.config, options))
     except ConfigError as exc:
         print(format_config_errors(exc), file=sys.stderr)
         return 2
@@ -49,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
 async def _serve(config: str, options: DaemonOptions) -> int:
     daemon = Daemon(config, options)
     stop = asyncio.Event()
-    remove = install_signal_handlers(stop)
+    remove = runtime.install_signal_handlers(stop)
     try:
         print(f"dgtcast: round replayed from the journal ({daemon.replayed} inputs)", flush=True)
         task = asyncio.create_task(daemon.run(stop))

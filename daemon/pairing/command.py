@@ -14,6 +14,7 @@ import contextlib
 import os
 import signal
 import subprocess
+import sys
 import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -95,5 +96,8 @@ def _tail(output: IO[bytes]) -> str:
 
 async def _kill(process: asyncio.subprocess.Process) -> None:
     with contextlib.suppress(ProcessLookupError):
-        os.killpg(process.pid, signal.SIGKILL)
+        if sys.platform == "win32":  # no process groups: the command alone is killed
+            process.kill()
+        else:
+            os.killpg(process.pid, signal.SIGKILL)
     await process.wait()

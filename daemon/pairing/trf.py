@@ -31,6 +31,7 @@ import codecs
 import dataclasses
 import os
 import re
+import sys
 import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -228,7 +229,8 @@ def _copy_mode(target: Path, fd: int) -> None:
         mode = target.stat().st_mode & 0o7777
     except FileNotFoundError:
         mode = 0o666 & ~_umask()
-    os.fchmod(fd, mode)
+    if sys.platform != "win32":  # Windows keeps only a read-only flag: nothing to copy
+        os.fchmod(fd, mode)
 
 
 def _umask() -> int:

@@ -33,6 +33,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import sys
 from collections.abc import Iterable
 from typing import Generic, TypeVar
 
@@ -168,25 +169,27 @@ class _SerialTransport(SerialTransport):
         log.debug("%s = write failed: %s", self.serial.port if self.serial else "?", exc)
         self._abort(exc)
 
-    def _read_ready(self) -> None:
-        """Read what the port holds with one ``os.read`` (the descriptor is non-blocking).
+    if sys.platform != "win32":  # Windows pyserial has no descriptor: it polls instead
 
-        pyserial's ``read`` first waits in ``select()``, which refuses descriptors above
-        1023: a daemon with a few hundred boards (five descriptors each) has those.
-        """
-        fd = self._serial.fd
-        assert fd is not None  # the port is open while the transport reads
-        try:
-            data = os.read(fd, self._max_read_size)
-        except (BlockingIOError, InterruptedError):
-            return
-        except OSError as exc:
-            self._close(exc=serial.SerialException(f"read failed: {exc}"))
-            return
-        if not data:  # a disconnected device reads as ready but empty (pyserial's words)
-            self._close(exc=serial.SerialException(_NO_DATA))
-            return
-        self._protocol.data_received(data)
+        def _read_ready(self) -> None:
+            """Read what the port holds with one ``os.read`` (the descriptor is non-blocking).
+
+            pyserial's ``read`` first waits in ``select()``, which refuses descriptors above
+            1023: a daemon with a few hundred boards (five descriptors each) has those.
+            """
+            fd = self._serial.fd
+            assert fd is not None  # the port is open while the transport reads
+            try:
+                data = os.read(fd, self._max_read_size)
+            except (BlockingIOError, InterruptedError):
+                return
+            except OSError as exc:
+                self._close(exc=serial.SerialException(f"read failed: {exc}"))
+                return
+            if not data:  # a disconnected device reads as ready but empty (pyserial's words)
+                self._close(exc=serial.SerialException(_NO_DATA))
+                return
+            self._protocol.data_received(data)
 
 
 _NO_DATA = (

@@ -9,20 +9,47 @@ unplug the kernel may give the board another number, so a udev symlink such as
 A glob names every port a board may sit on. The supervisor tries the candidates in order
 and keeps the one whose board answers the version handshake; the port that answered last
 time is tried first.
+
+Each platform names its ports differently (:data:`DEFAULT_PATTERNS` is this platform's):
+
+=========  ==========================================================================
+Linux      ``/dev/ttyACM*`` (USB), ``/dev/ttyUSB*`` (adapters), ``/dev/rfcomm*`` (Bluetooth)
+macOS      ``/dev/cu.usbmodem*``, ``/dev/cu.usbserial*``, ``/dev/cu.DGT_BT_*`` and
+           ``/dev/cu.PCS-REVII*`` (Bluetooth serial ports are named after the device)
+Windows    ``COM3``, ``COM*``: names and globs are matched against the serial ports
+           Windows lists (``serial.tools.list_ports``), not against files
+=========  ==========================================================================
 """
 
 from __future__ import annotations
 
+import fnmatch
 import glob
 import os
 import re
+import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-__all__ = ["DEFAULT_PATTERNS", "PortSpec", "natural_key"]
+from serial.tools import list_ports
 
-#: Where a DGT board shows up on Linux when no port is configured (dgt-protocol.md §1).
-DEFAULT_PATTERNS = ("/dev/ttyACM*", "/dev/ttyUSB*", "/dev/rfcomm*")
+__all__ = ["DEFAULT_PATTERNS", "PortSpec", "natural_key", "patterns_for"]
+
+_PATTERNS = {
+    "linux": ("/dev/ttyACM*", "/dev/ttyUSB*", "/dev/rfcomm*"),
+    "darwin": ("/dev/cu.usbmodem*", "/dev/cu.usbserial*", "/dev/cu.DGT_BT_*", "/dev/cu.PCS-REVII*"),
+    "win32": ("COM*",),
+}
+
+
+def patterns_for(platform: str) -> tuple[str, ...]:
+    """Where a DGT board shows up on ``platform`` (a ``sys.platform`` value); Linux's
+    names for any other POSIX system (dgt-protocol.md §1)."""
+    return _PATTERNS.get(platform, _PATTERNS["linux"])
+
+
+#: Where a DGT board shows up on this platform when no port is configured.
+DEFAULT_PATTERNS = patterns_for(sys.platform)
 
 _GLOB_CHARS = re.compile(r"[*?\[]")
 _DIGITS = re.compile(r"(\d+)")
@@ -63,14 +90,18 @@ class PortSpec:
     def candidates(self, preferred: str | None = None) -> list[str]:
         """The real device paths that exist now, symlinks resolved, duplicates removed.
 
-        Reads the file system, so call it at each connect: a re-enumerated board behind a
-        udev symlink is found at its new place.
+        Reads the file system (on Windows: the system's list of serial ports), so call it
+        at each connect: a re-enumerated board behind a udev symlink is found at its new
+        place.
 
         Args:
             preferred: a real path to try first if it is still there (the port whose
                 board answered last time).
         """
-        found = _unique(os.path.realpath(path) for path in self._existing_paths())
+        if sys.platform == "win32":
+            found = _unique(_windows_matches(self.patterns, _windows_ports()))
+        else:
+            found = _unique(os.path.realpath(path) for path in self._existing_paths())
         if preferred in found:
             found.remove(preferred)
             found.insert(0, preferred)
@@ -91,3 +122,17 @@ class PortSpec:
 
 def _unique(paths: Iterable[str]) -> list[str]:
     return list(dict.fromkeys(paths))
+
+
+def _windows_ports() -> list[str]:
+    """The serial ports Windows lists now (``COM3``, ``COM10``, …), in natural order."""
+    return sorted((port.device for port in list_ports.comports()), key=natural_key)
+
+
+def _windows_matches(patterns: Iterable[str], ports: list[str]) -> list[str]:
+    """The ``ports`` each pattern names, in pattern order; Windows names ignore case."""
+    matches: list[str] = []
+    for pattern in patterns:
+        wanted = pattern.removeprefix("\\\\.\\").upper()
+        matches.extend(port for port in ports if fnmatch.fnmatchcase(port.upper(), wanted))
+    return matches

@@ -14,11 +14,23 @@ from __future__ import annotations
 
 import contextlib
 import os
-import termios
-import tty
+import sys
 from pathlib import Path
 
-__all__ = ["VirtualSerialPort"]
+if sys.platform != "win32":
+    import termios
+    import tty
+
+__all__ = ["UNSUPPORTED", "VirtualSerialPort"]
+
+#: Why virtual boards cannot run on this platform, or None where they can: they need a
+#: POSIX pseudo-terminal (Linux, macOS). Commands that create them print this and exit 2.
+UNSUPPORTED: str | None = (
+    "virtual DGT boards need a POSIX pseudo-terminal (Linux or macOS);"
+    " on Windows run the demo and the emulator under WSL"
+    if sys.platform == "win32"
+    else None
+)
 
 
 class VirtualSerialPort:
@@ -54,20 +66,15 @@ class VirtualSerialPort:
         """The ``/dev/pts/N`` name ``path`` points at."""
         if self._slave is None:
             raise RuntimeError("the virtual serial port is closed")
-        return os.ttyname(self._slave)
+        return _tty_name(self._slave)
 
     def open(self) -> None:
         """Create the pty pair, make the slave raw and point ``path`` at it."""
         if self._master is not None:
             raise RuntimeError("the virtual serial port is already open")
-        master, slave = os.openpty()
-        tty.setraw(slave, termios.TCSANOW)
-        attributes = termios.tcgetattr(slave)
-        attributes[3] &= ~(termios.ECHO | termios.ECHONL)
-        termios.tcsetattr(slave, termios.TCSANOW, attributes)
-        os.set_blocking(master, False)
+        master, slave = _raw_pty_pair()
         self._master, self._slave = master, slave
-        self._link(os.ttyname(slave))
+        self._link(_tty_name(slave))
 
     def close(self) -> None:
         """Remove ``path`` and close both ends (a reader of the slave sees a hang-up)."""
@@ -85,3 +92,27 @@ class VirtualSerialPort:
             temporary.unlink()
         temporary.symlink_to(target)
         os.replace(temporary, self.path)
+
+
+if sys.platform != "win32":
+
+    def _raw_pty_pair() -> tuple[int, int]:
+        """A pty pair: raw slave without echo, non-blocking master."""
+        master, slave = os.openpty()
+        tty.setraw(slave, termios.TCSANOW)
+        attributes = termios.tcgetattr(slave)
+        attributes[3] &= ~(termios.ECHO | termios.ECHONL)
+        termios.tcsetattr(slave, termios.TCSANOW, attributes)
+        os.set_blocking(master, False)
+        return master, slave
+
+    def _tty_name(fd: int) -> str:
+        return os.ttyname(fd)
+
+else:
+
+    def _raw_pty_pair() -> tuple[int, int]:
+        raise OSError(UNSUPPORTED)
+
+    def _tty_name(fd: int) -> str:
+        raise OSError(UNSUPPORTED)

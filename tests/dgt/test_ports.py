@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
 
-from drivers.dgt.ports import DEFAULT_PATTERNS, PortSpec
+from drivers.dgt import ports
+from drivers.dgt.ports import DEFAULT_PATTERNS, PortSpec, patterns_for
 
 
 @pytest.fixture
@@ -66,3 +68,23 @@ def test_real_pty_symlink_resolves_to_dev_pts(tmp_path: Path) -> None:
     finally:
         os.close(master)
         os.close(slave)
+
+
+def test_each_platform_has_its_own_default_names() -> None:
+    assert patterns_for("linux") == ("/dev/ttyACM*", "/dev/ttyUSB*", "/dev/rfcomm*")
+    assert "/dev/cu.usbmodem*" in patterns_for("darwin")
+    assert patterns_for("win32") == ("COM*",)
+    assert patterns_for("freebsd14") == patterns_for("linux")
+    assert patterns_for(sys.platform) == DEFAULT_PATTERNS
+
+
+def test_windows_names_and_globs_match_the_listed_com_ports(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """On Windows a port is a name the system lists, not a file: COM10 sorts after COM3."""
+    monkeypatch.setattr(ports, "_windows_ports", lambda: ["COM1", "COM3", "COM10"])
+    monkeypatch.setattr(sys, "platform", "win32")
+    assert PortSpec.from_str("com3").candidates() == ["COM3"]
+    assert PortSpec.from_str(r"\\.\COM10").candidates() == ["COM10"]
+    assert PortSpec.from_str("COM*").candidates(preferred="COM10") == ["COM10", "COM1", "COM3"]
+    assert PortSpec.from_str("COM7").candidates() == []

@@ -11,15 +11,16 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import signal
 import sys
 from pathlib import Path
 
 import chess
 import chess.pgn
 
+from daemon import runtime
 from drivers.emulator.clock import ClockModel, ClockSettings
 from drivers.emulator.device import EmulatedBoard
+from drivers.emulator.pty import UNSUPPORTED
 
 __all__ = ["add_arguments", "read_game", "run"]
 
@@ -69,6 +70,9 @@ def read_game(path: Path, number: int) -> chess.pgn.Game:
 
 def run(args: argparse.Namespace) -> int:
     """Run the emulator until the game is over (``--exit``) or Ctrl-C / SIGTERM."""
+    if UNSUPPORTED:
+        print(f"dgtcast emulate: {UNSUPPORTED}", file=sys.stderr)
+        return 2
     try:
         game = read_game(args.pgn, args.game)
         settings = _clock_settings(args)
@@ -79,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
     except (OSError, ValueError) as error:
         print(f"dgtcast emulate: {error}", file=sys.stderr)
         return 2
-    return asyncio.run(_emulate(args, game, settings))
+    return runtime.run(_emulate(args, game, settings))
 
 
 def _clock_settings(args: argparse.Namespace) -> ClockSettings:
@@ -94,9 +98,17 @@ def _clock_settings(args: argparse.Namespace) -> ClockSettings:
 
 async def _emulate(args: argparse.Namespace, game: chess.pgn.Game, clock: ClockSettings) -> int:
     stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for signum in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(signum, stop.set)
+    remove = runtime.install_signal_handlers(stop)
+    try:
+        await _serve(args, game, clock, stop)
+    finally:
+        remove()
+    return 0
+
+
+async def _serve(
+    args: argparse.Namespace, game: chess.pgn.Game, clock: ClockSettings, stop: asyncio.Event
+) -> None:
     board = EmulatedBoard(
         path=args.link,
         rotate=args.rotate,
@@ -117,7 +129,6 @@ async def _emulate(args: argparse.Namespace, game: chess.pgn.Game, clock: ClockS
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await task
-    return 0
 
 
 async def _play(board: EmulatedBoard, game: chess.pgn.Game, args: argparse.Namespace) -> None:
