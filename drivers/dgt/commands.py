@@ -16,6 +16,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final, Literal
 
+from drivers.dgt.fields import check_range
+
 __all__ = [
     "CLOCK_COMMAND_IDS",
     "CLOCK_MESSAGE",
@@ -55,11 +57,6 @@ CLOCK_MESSAGE: Final = 0x2B
 _CLOCK_START: Final = 0x03
 _CLOCK_END: Final = 0x00
 _SET_LEDS: Final = 0x60
-
-
-def _check(name: str, value: int, low: int, high: int) -> None:
-    if not low <= value <= high:
-        raise ValueError(f"{name}={value!r} is outside {low}..{high}")
 
 
 # --- single-byte board commands (§3) ---------------------------------------------------------
@@ -180,9 +177,9 @@ class SetLeds:
     end: int
 
     def __post_init__(self) -> None:
-        _check("pattern", self.pattern, 0, 2)
-        _check("start", self.start, 0, 0x40)
-        _check("end", self.end, 0, 0x40)
+        check_range("pattern", self.pattern, 0, 2)
+        check_range("start", self.start, 0, 0x40)
+        check_range("end", self.end, 0, 0x40)
 
 
 # --- clock commands (§7.5) -------------------------------------------------------------------
@@ -247,8 +244,8 @@ class ClockDisplay:
         if len(self.segments) != 6:
             raise ValueError("the XL display has six digits")
         for segment in self.segments:
-            _check("segment", segment, 0, 0x7F)
-        _check("icons", self.icons, 0, 0x3F)
+            check_range("segment", segment, 0, 0x7F)
+        check_range("icons", self.icons, 0, 0x3F)
 
     @classmethod
     def from_text(cls, text: str, *, icons: int = 0, beep: bool = False) -> ClockDisplay:
@@ -286,11 +283,11 @@ class ClockIcons:
     special: int = 0
 
     def __post_init__(self) -> None:
-        _check("left", self.left, 0, 0x7F)
-        _check("right", self.right, 0, 0x7F)
-        _check("left_period", self.left_period, 0, 0x3F)
-        _check("right_period", self.right_period, 0, 0x3F)
-        _check("special", self.special, 0, 0x7F)
+        check_range("left", self.left, 0, 0x7F)
+        check_range("right", self.right, 0, 0x7F)
+        check_range("left_period", self.left_period, 0, 0x3F)
+        check_range("right_period", self.right_period, 0, 0x3F)
+        check_range("special", self.special, 0, 0x7F)
 
     def clock_data(self) -> bytes:
         """The bytes between the command id and the end byte (3 reserved zeros last)."""
@@ -356,8 +353,8 @@ class ClockSetAndRun:
     right_count_up: bool = False
 
     def __post_init__(self) -> None:
-        _check("left_seconds", self.left_seconds, 0, _MAX_CLOCK_SECONDS)
-        _check("right_seconds", self.right_seconds, 0, _MAX_CLOCK_SECONDS)
+        check_range("left_seconds", self.left_seconds, 0, _MAX_CLOCK_SECONDS)
+        check_range("right_seconds", self.right_seconds, 0, _MAX_CLOCK_SECONDS)
         if self.run not in _RUN_FLAGS:
             raise ValueError(f"run must be 'left', 'right' or 'paused', got {self.run!r}")
 
@@ -380,7 +377,7 @@ class ClockBeep:
     duration_ms: int
 
     def __post_init__(self) -> None:
-        _check("duration_ms", self.duration_ms, 0, 127 * 64)
+        check_range("duration_ms", self.duration_ms, 0, 127 * 64)
         if self.duration_ms % 64:
             raise ValueError(f"duration_ms={self.duration_ms} is not a multiple of 64 ms")
 
@@ -392,7 +389,7 @@ class ClockBeep:
 def _pad_text(command: ClockAscii | ClockRev2Ascii, width: int) -> None:
     if len(command.text) > width or not all(" " <= char <= "~" for char in command.text):
         raise ValueError(f"text must be at most {width} printable ASCII characters")
-    _check("beep", command.beep, 0, 15)
+    check_range("beep", command.beep, 0, 15)
     object.__setattr__(command, "text", command.text.ljust(width))
 
 

@@ -20,6 +20,9 @@ import enum
 from dataclasses import dataclass
 from typing import Literal
 
+from drivers.dgt.eeprom import EERecord, parse_ee_records
+from drivers.dgt.fields import check_7bit, check_range, check_text
+
 __all__ = [
     "BatteryStatus",
     "BoardDump",
@@ -29,13 +32,7 @@ __all__ = [
     "ClockNull",
     "ClockTimes",
     "DraughtsDump",
-    "EEClockTime",
-    "EEFieldChange",
     "EEMoves",
-    "EERecord",
-    "EETag",
-    "EETagCode",
-    "EEUnknown",
     "Event",
     "FieldUpdated",
     "LongSerialNumber",
@@ -45,23 +42,7 @@ __all__ = [
     "UnknownMessage",
     "Version",
     "ViolationReason",
-    "parse_ee_records",
 ]
-
-
-def _check(name: str, value: int, low: int, high: int) -> None:
-    if not low <= value <= high:
-        raise ValueError(f"{name}={value!r} is outside {low}..{high}")
-
-
-def _check_7bit(name: str, data: bytes) -> None:
-    if not data.isascii():
-        raise ValueError(f"{name} must hold 7-bit bytes only (payload bytes have MSB 0)")
-
-
-def _check_text(name: str, text: str) -> None:
-    if not text.isascii():
-        raise ValueError(f"{name} must be ASCII, got {text!r}")
 
 
 # --- board ---------------------------------------------------------------------------------
@@ -99,8 +80,8 @@ class FieldUpdated:
     piece: int
 
     def __post_init__(self) -> None:
-        _check("field", self.field, 0, 63)
-        _check("piece", self.piece, 0, 0x7F)
+        check_range("field", self.field, 0, 63)
+        check_range("piece", self.piece, 0, 0x7F)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -171,7 +152,7 @@ class ClockTimes:
     status: int
 
     def __post_init__(self) -> None:
-        _check("status", self.status, 0, 0x7F)
+        check_range("status", self.status, 0, 0x7F)
 
     @property
     def running(self) -> bool:
@@ -222,7 +203,7 @@ class ClockAck:
 
     def __post_init__(self) -> None:
         for name in ("ack0", "ack1", "ack2", "ack3"):
-            _check(name, getattr(self, name), 0, 0xFF)
+            check_range(name, getattr(self, name), 0, 0xFF)
 
     @property
     def is_error(self) -> bool:
@@ -270,7 +251,7 @@ class SerialNumber:
     text: str
 
     def __post_init__(self) -> None:
-        _check_text("text", self.text)
+        check_text("text", self.text)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -280,7 +261,7 @@ class LongSerialNumber:
     text: str
 
     def __post_init__(self) -> None:
-        _check_text("text", self.text)
+        check_text("text", self.text)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -290,7 +271,7 @@ class Trademark:
     text: str
 
     def __post_init__(self) -> None:
-        _check_text("text", self.text)
+        check_text("text", self.text)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -300,7 +281,7 @@ class BusAddress:
     address: int
 
     def __post_init__(self) -> None:
-        _check("address", self.address, 0, 0x3FFF)
+        check_range("address", self.address, 0, 0x3FFF)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -311,8 +292,8 @@ class Version:
     minor: int
 
     def __post_init__(self) -> None:
-        _check("major", self.major, 0, 0x7F)
-        _check("minor", self.minor, 0, 0x7F)
+        check_range("major", self.major, 0, 0x7F)
+        check_range("minor", self.minor, 0, 0x7F)
 
 
 _BATTERY_FIELDS = (
@@ -348,7 +329,7 @@ class BatteryStatus:
     extra: bytes = b""
 
     def __post_init__(self) -> None:
-        _check("percent", self.percent, 0, 0x7F)
+        check_range("percent", self.percent, 0, 0x7F)
         missing = False
         for name in _BATTERY_FIELDS:
             value = getattr(self, name)
@@ -357,10 +338,10 @@ class BatteryStatus:
             elif missing:
                 raise ValueError(f"{name} given after a missing field: fields come in order")
             else:
-                _check(name, value, 0, 0x7F)
+                check_range(name, value, 0, 0x7F)
         if self.extra and missing:
             raise ValueError("extra bytes follow the nine documented fields")
-        _check_7bit("extra", self.extra)
+        check_7bit("extra", self.extra)
 
     @property
     def values(self) -> tuple[int, ...]:
@@ -382,161 +363,6 @@ class BatteryStatus:
 # --- EEPROM stream (§6) ---------------------------------------------------------------------
 
 
-class EETagCode(enum.IntEnum):
-    """Single-byte records of the EEPROM stream (dgt-protocol.md §6)."""
-
-    NOP2 = 0x00
-    POWERUP = 0x6A
-    EOF = 0x6B
-    FOUR_ROWS = 0x6C
-    EMPTY_BOARD = 0x6D
-    DOWNLOADED = 0x6E
-    BEGIN_POS = 0x6F
-    BEGIN_POS_ROT = 0x7A
-    START_TAG = 0x7B
-    WATCHDOG_ACTION = 0x7C
-    RESERVED_7D = 0x7D
-    RESERVED_7E = 0x7E
-    NOP = 0x7F
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class EEFieldChange:
-    """A 2-byte field record ``010r nnnn, 00ii iiii`` (§6).
-
-    Attributes:
-        field: DGT field 0..63.
-        piece: the new piece code 0..15 (0 = removed).
-        quick: the ``r`` bit, "less than ~250 ms since the previous field tag" (H15).
-    """
-
-    field: int
-    piece: int
-    quick: bool = False
-
-    def __post_init__(self) -> None:
-        _check("field", self.field, 0, 63)
-        _check("piece", self.piece, 0, 15)
-
-    def to_bytes(self) -> bytes:
-        """The record as stored in the EEPROM."""
-        return bytes((0x40 | (self.quick << 4) | self.piece, self.field))
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class EEClockTime:
-    """A 3-byte clock record written at a lever press ``011f hhhh, mm, ss`` (§6).
-
-    Attributes:
-        side: ``"left"`` when the f bit is set (left display seen from the front).
-        hours / minutes / seconds: the time of that side (minutes, seconds BCD on wire).
-    """
-
-    side: Literal["left", "right"]
-    hours: int
-    minutes: int
-    seconds: int
-
-    def __post_init__(self) -> None:
-        if self.side not in ("left", "right"):
-            raise ValueError(f"side must be 'left' or 'right', got {self.side!r}")
-        _check("hours", self.hours, 0, 9)
-        _check("minutes", self.minutes, 0, 59)
-        _check("seconds", self.seconds, 0, 59)
-
-    def to_bytes(self) -> bytes:
-        """The record as stored in the EEPROM."""
-        first = 0x60 | (0x10 if self.side == "left" else 0) | self.hours
-        return bytes((first, _to_bcd(self.minutes), _to_bcd(self.seconds)))
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class EETag:
-    """A single-byte record: power-up, EOF, begin position, … (§6)."""
-
-    tag: EETagCode
-
-    def to_bytes(self) -> bytes:
-        """The record as stored in the EEPROM."""
-        return bytes((int(self.tag),))
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class EEUnknown:
-    """Bytes that form no documented record (or a record cut off at the end)."""
-
-    data: bytes
-
-    def __post_init__(self) -> None:
-        if not self.data:
-            raise ValueError("an unknown record holds at least one byte")
-        _check_7bit("data", self.data)
-
-    def to_bytes(self) -> bytes:
-        """The bytes as stored in the EEPROM."""
-        return self.data
-
-
-EERecord = EEFieldChange | EEClockTime | EETag | EEUnknown
-
-_EE_TAGS = frozenset(int(code) for code in EETagCode)
-
-
-def _to_bcd(value: int) -> int:
-    return (value // 10) << 4 | value % 10
-
-
-def _from_bcd(byte: int) -> int | None:
-    tens, units = byte >> 4, byte & 0x0F
-    if tens > 5 or units > 9:
-        return None
-    return tens * 10 + units
-
-
-def _parse_field_change(raw: bytes, at: int) -> tuple[EERecord, int]:
-    if at + 1 < len(raw) and raw[at + 1] < 64:
-        first = raw[at]
-        record = EEFieldChange(field=raw[at + 1], piece=first & 0x0F, quick=bool(first & 0x10))
-        return record, at + 2
-    return EEUnknown(data=raw[at : at + 1]), at + 1
-
-
-def _parse_clock_time(raw: bytes, at: int) -> tuple[EERecord, int]:
-    if at + 2 < len(raw):
-        first = raw[at]
-        minutes, seconds = _from_bcd(raw[at + 1]), _from_bcd(raw[at + 2])
-        if minutes is not None and seconds is not None:
-            side: Literal["left", "right"] = "left" if first & 0x10 else "right"
-            record = EEClockTime(side=side, hours=first & 0x0F, minutes=minutes, seconds=seconds)
-            return record, at + 3
-    return EEUnknown(data=raw[at : at + 1]), at + 1
-
-
-def _parse_ee_record(raw: bytes, at: int) -> tuple[EERecord, int]:
-    first = raw[at]
-    if 0x40 <= first <= 0x5F:
-        return _parse_field_change(raw, at)
-    if first in _EE_TAGS:
-        return EETag(tag=EETagCode(first)), at + 1
-    if 0x60 <= first <= 0x79:
-        return _parse_clock_time(raw, at)
-    return EEUnknown(data=raw[at : at + 1]), at + 1
-
-
-def parse_ee_records(raw: bytes) -> tuple[EERecord, ...]:
-    """Split an EEPROM stream into records by their first byte (dgt-protocol.md §6).
-
-    Bytes that start no valid record become one-byte :class:`EEUnknown` records, so the
-    records always re-encode to ``raw`` exactly.
-    """
-    records: list[EERecord] = []
-    at = 0
-    while at < len(raw):
-        record, at = _parse_ee_record(raw, at)
-        records.append(record)
-    return tuple(records)
-
-
 @dataclass(frozen=True, slots=True, kw_only=True)
 class EEMoves:
     """EE_MOVES 0x8F: the board's EEPROM log, oldest first, ending with EE_EOF (§6).
@@ -552,7 +378,7 @@ class EEMoves:
     raw: bytes
 
     def __post_init__(self) -> None:
-        _check_7bit("raw", self.raw)
+        check_7bit("raw", self.raw)
         if b"".join(record.to_bytes() for record in self.records) != self.raw:
             raise ValueError("records do not re-encode to raw")
 
@@ -578,8 +404,8 @@ class UnknownMessage:
     payload: bytes
 
     def __post_init__(self) -> None:
-        _check("message_id", self.message_id, 0x80, 0xFF)
-        _check_7bit("payload", self.payload)
+        check_range("message_id", self.message_id, 0x80, 0xFF)
+        check_7bit("payload", self.payload)
 
 
 class ViolationReason(enum.StrEnum):

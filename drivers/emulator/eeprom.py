@@ -16,7 +16,7 @@ Pure: ``now`` is passed in.
 
 from __future__ import annotations
 
-from drivers.dgt.events import (
+from drivers.dgt.eeprom import (
     EEClockTime,
     EEFieldChange,
     EERecord,

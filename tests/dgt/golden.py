@@ -33,6 +33,7 @@ from drivers.dgt.commands import (
     StartUpdateBoard,
     StartUpdateNice,
 )
+from drivers.dgt.eeprom import EEClockTime, EEFieldChange, EETag, EETagCode
 from drivers.dgt.events import (
     BatteryStatus,
     BoardDump,
@@ -42,11 +43,7 @@ from drivers.dgt.events import (
     ClockNull,
     ClockTimes,
     DraughtsDump,
-    EEClockTime,
-    EEFieldChange,
     EEMoves,
-    EETag,
-    EETagCode,
     Event,
     FieldUpdated,
     LongSerialNumber,

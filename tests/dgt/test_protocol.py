@@ -11,12 +11,7 @@ from collections.abc import Iterable
 import pytest
 
 from drivers.dgt.commands import RequestVersion, StartUpdateNice
-from drivers.dgt.events import (
-    Event,
-    FieldUpdated,
-    ProtocolViolation,
-    ViolationReason,
-)
+from drivers.dgt.events import Event, FieldUpdated, ProtocolViolation, ViolationReason
 from drivers.dgt.protocol import DgtProtocol, decode_message
 from tests.dgt.golden import MESSAGES
 

@@ -13,13 +13,12 @@ import chess.pgn
 import pytest
 
 from drivers.dgt import commands as cmd
+from drivers.dgt.eeprom import EETag, EETagCode
 from drivers.dgt.events import (
     BoardDump,
     ClockAck,
     ClockTimes,
     EEMoves,
-    EETag,
-    EETagCode,
     Event,
     FieldUpdated,
     ProtocolViolation,

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import chess
 
-from drivers.dgt.events import EEClockTime, EEFieldChange, EEMoves, EETag, EETagCode
+from drivers.dgt.eeprom import EEClockTime, EEFieldChange, EETag, EETagCode
+from drivers.dgt.events import EEMoves
 from drivers.emulator.clock import FaceReading
 from drivers.emulator.eeprom import EEPROM_SIZE, EepromLog
 from drivers.emulator.physical import PhysicalBoard, SensorChange

@@ -9,6 +9,7 @@ import chess
 import pytest
 
 from drivers.dgt import commands as cmd
+from drivers.dgt.eeprom import EETag, EETagCode
 from drivers.dgt.events import (
     BatteryStatus,
     BoardDump,
@@ -16,8 +17,6 @@ from drivers.dgt.events import (
     ClockAck,
     ClockTimes,
     EEMoves,
-    EETag,
-    EETagCode,
     Event,
     FieldUpdated,
     LongSerialNumber,
