@@ -32,6 +32,7 @@ from broadcast.webhook import AlertWebhook, WebhookSettings
 from daemon.config import Config, ConfigError, load_config
 from daemon.game.state import TrackerSettings
 from daemon.journal import EVENT_BOARD, Journal
+from daemon.journal_identity import open_round_journal
 from daemon.pairing_link import PairingLink, apply_pairings
 from daemon.pipeline import BoardSession, ClockSetResult, set_clock
 from daemon.round import RoundCore
@@ -58,6 +59,8 @@ class DaemonOptions:
         set_clocks_at_start: set every e-board clock (mode 23) when the round starts.
         port: listen on this port instead of the configured one (0: a free port).
         supervisors: ready-made supervisors by board number (tests, the demo).
+        new_journal: when the configured journal belongs to another round, keep it and
+            start this round's journal beside it (daemon/journal_identity.py).
     """
 
     tracker: TrackerSettings | None = None
@@ -66,6 +69,7 @@ class DaemonOptions:
     set_clocks_at_start: bool = False
     port: int | None = None
     supervisors: dict[int, BoardSupervisor] = field(default_factory=dict)
+    new_journal: bool = False
 
 
 def load_round_config(path: str | os.PathLike[str], journal: Journal | None = None) -> Config:
@@ -94,7 +98,7 @@ class Daemon:
         self.options = options
         first = load_config(config_path)
         claim_boards(first)
-        self.journal = Journal(first.storage.path, synchronous=first.storage.synchronous)
+        self.journal = open_round_journal(first, new_journal=options.new_journal)
         self.config, handoff = apply_pairings(load_round_config(config_path, self.journal))
         self.pairing = PairingLink(handoff) if handoff is not None else None
         self._note_start()

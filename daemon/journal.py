@@ -12,39 +12,64 @@ last commits (never tear or reorder them); ``synchronous="full"`` also survives 
 the price of one disk flush per commit (see ``bench/journal.py`` for both rates).
 
 A :class:`Journal` is used by one thread at a time; it may be handed to a worker thread
-(e.g. ``asyncio.to_thread``). Other processes may read the file while it is written.
+(e.g. ``asyncio.to_thread``). Other processes may read the file while it is written; with
+``exclusive=True`` (the daemon) a second writer is refused (:mod:`daemon.journal_lock`).
+
+Identity. A journal knows the event and the round of each section it holds
+(:class:`RoundIdentity`, in the ``meta`` table): :meth:`Journal.identity` reads it,
+:meth:`Journal.stamp_identity` writes it once. A record of kind :data:`ROUND` (board 0,
+payload ``{"section": name, "round": n, …}``) moves that section to round ``n``: the
+journal updates its identity in the same transaction as the record, so the identity always
+says which round the records lead to. :mod:`daemon.journal_identity` compares it with a
+configuration (refuse, resume, or a new journal beside the old one).
+
+Integrity. Each record carries a digest chained to the previous record's, so an edited,
+removed or reordered record is found by :meth:`Journal.verify` ("journal damaged at record
+N"), as is a page SQLite cannot read. A file holding other tables is never written to.
 
 Exceptions::
 
-    JournalError    the file is not a dgtcast journal, or a newer dgtcast wrote it
+    JournalError        the file cannot be used as this round's journal
+     +-- JournalDamaged the records cannot be trusted from record ``seq`` on
+     +-- JournalLocked  another process holds the journal
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import os
 import sqlite3
 from collections.abc import Collection, Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
+
+from daemon.journal_lock import JournalLock
 
 __all__ = [
     "EVENT_BOARD",
+    "ROUND",
     "SCHEMA_VERSION",
     "Entry",
     "Journal",
+    "JournalDamaged",
     "JournalEntry",
     "JournalError",
+    "JournalLocked",
     "Record",
+    "RoundIdentity",
 ]
 
 #: Version of the tables below; a journal written by a newer version is refused.
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 #: The board number of records that concern the whole event (daemon start, clocks set).
 EVENT_BOARD = 0
+#: Record kind: a section moved to another round (``{"section": name, "round": n, …}``).
+ROUND = "round"
 
 _PAGE = 512
+_TABLES = frozenset({"schema_version", "records", "meta", "snapshots"})
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS records (
@@ -52,14 +77,36 @@ CREATE TABLE IF NOT EXISTS records (
     board   INTEGER NOT NULL,
     kind    TEXT    NOT NULL,
     at      REAL    NOT NULL,
-    payload TEXT    NOT NULL
+    payload TEXT    NOT NULL,
+    digest  BLOB
 );
 CREATE INDEX IF NOT EXISTS records_by_board ON records (board, seq);
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS snapshots (
+    seq         INTEGER PRIMARY KEY,
+    at          REAL    NOT NULL,
+    fingerprint TEXT    NOT NULL,
+    digest      BLOB    NOT NULL,
+    state       BLOB    NOT NULL
+);
 """
+_INSERT = "INSERT INTO records (seq, board, kind, at, payload, digest) VALUES (?, ?, ?, ?, ?, ?)"
 
 
 class JournalError(Exception):
-    """The file cannot be used as a journal (not SQLite, not ours, or too new)."""
+    """The file cannot be used as a journal (not SQLite, not ours, too new, unwritable)."""
+
+
+class JournalDamaged(JournalError):
+    """The journal's records cannot be trusted from record ``seq`` on."""
+
+    def __init__(self, path: str, seq: int, why: str) -> None:
+        self.seq = seq
+        super().__init__(f"{path}: journal damaged at record {seq} ({why})")
+
+
+class JournalLocked(JournalError):
+    """Another process (a second daemon) has the journal open for writing."""
 
 
 class JournalEntry(Protocol):
@@ -96,15 +143,50 @@ class Record:
     payload: dict[str, Any]
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RoundIdentity:
+    """What a journal belongs to: an event and the round each of its sections plays.
+
+    Attributes:
+        event: the event's name.
+        rounds: the round of each section, by section name ("" in the one-event form).
+    """
+
+    event: str
+    rounds: Mapping[str, int] = field(default_factory=dict)
+
+    def to_json(self) -> str:
+        """The identity as stored in the journal."""
+        return json.dumps({"event": self.event, "rounds": dict(sorted(self.rounds.items()))})
+
+    @classmethod
+    def from_json(cls, text: str) -> RoundIdentity:
+        """The inverse of :meth:`to_json`."""
+        data = json.loads(text)
+        return cls(event=str(data["event"]), rounds={k: int(v) for k, v in data["rounds"].items()})
+
+    def describe(self) -> str:
+        """``event "X", round 3`` or ``event "X", sections A round 3 and B round 2``."""
+        rounds = set(self.rounds.values())
+        if len(rounds) == 1 and (len(self.rounds) == 1 or "" in self.rounds):
+            return f'event "{self.event}", round {rounds.pop()}'
+        parts = [f"{name or '(main)'} round {n}" for name, n in sorted(self.rounds.items())]
+        return f'event "{self.event}", sections ' + " and ".join(parts)
+
+
 class Journal:
     """An append-only journal in one SQLite file, created if missing.
 
     Args:
         path: the database file (its ``-wal`` and ``-shm`` companions live beside it).
         synchronous: ``"normal"`` survives process crashes, ``"full"`` also power loss.
+        exclusive: hold the journal's lock while open: a second process asking for it is
+            refused (the daemon; readers such as ``dgtcast results`` do not ask).
 
     Raises:
-        JournalError: the file is not a journal this version can use.
+        JournalError: the file is not a journal this version can use, or cannot be
+            written (the check writes one page).
+        JournalLocked: ``exclusive`` and another process holds the lock.
     """
 
     def __init__(
@@ -112,39 +194,100 @@ class Journal:
         path: str | os.PathLike[str],
         *,
         synchronous: Literal["normal", "full"] = "normal",
+        exclusive: bool = False,
     ) -> None:
         self.path = os.fspath(path)
+        self._lock = JournalLock(self.path) if exclusive else None
+        if self._lock is not None:
+            try:
+                acquired = self._lock.acquire()
+            except OSError as exc:
+                raise JournalError(f"{self.path}: cannot lock the journal: {exc}") from None
+            if not acquired:
+                raise JournalLocked(
+                    f"{self.path}: the journal is in use by another dgtcast daemon"
+                    " (one daemon per journal)"
+                )
         try:
             self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
         except sqlite3.Error as exc:
+            self._release()
             raise JournalError(f"{self.path}: cannot open the journal: {exc}") from None
         try:
             self._set_up(synchronous)
         except sqlite3.DatabaseError as exc:
-            self._db.close()
-            raise JournalError(f"{self.path}: not a dgtcast journal: {exc}") from None
-        except JournalError:
-            self._db.close()
+            self.close()
+            raise JournalError(f"{self.path}: {_explain(exc)}") from None
+        except BaseException:
+            self.close()
             raise
+        self._digest = self._last_digest()
 
     def _set_up(self, synchronous: str) -> None:
         self._db.execute("PRAGMA busy_timeout = 5000")
+        tables = {row[0] for row in self._db.execute("SELECT name FROM sqlite_master")}
+        ours = {t for t in tables if not t.startswith("sqlite_") and t != "records_by_board"}
+        if (ours and "schema_version" not in ours) or not ours <= _TABLES:
+            foreign = ", ".join(sorted(ours - _TABLES)) or "no schema_version"
+            raise JournalError(f"{self.path}: not a dgtcast journal (it holds {foreign})")
         self._db.execute("PRAGMA journal_mode = WAL")
         self._db.execute(f"PRAGMA synchronous = {synchronous.upper()}")
-        self._db.executescript(f"BEGIN IMMEDIATE;{_SCHEMA}")
+        self._db.execute("BEGIN IMMEDIATE")
         try:
-            rows = self._db.execute("SELECT version FROM schema_version").fetchall()
-            if not rows:
-                self._db.execute("INSERT INTO schema_version VALUES (?)", (SCHEMA_VERSION,))
-            elif rows[0][0] > SCHEMA_VERSION:
-                raise JournalError(
-                    f"{self.path}: journal schema {rows[0][0]} is newer than this"
-                    f" dgtcast's ({SCHEMA_VERSION})"
-                )
+            self._create_or_upgrade()
             self._db.execute("COMMIT")
         except BaseException:
             self._db.execute("ROLLBACK")
             raise
+
+    def _create_or_upgrade(self) -> None:
+        exists = self._db.execute(
+            "SELECT 1 FROM sqlite_master WHERE name = 'schema_version'"
+        ).fetchone()
+        version = None
+        if exists:
+            row = self._db.execute("SELECT version FROM schema_version").fetchone()
+            version = None if row is None else int(row[0])
+        if version is not None and version > SCHEMA_VERSION:
+            raise JournalError(
+                f"{self.path}: journal schema {version} is newer than this"
+                f" dgtcast's ({SCHEMA_VERSION})"
+            )
+        if version == 1:  # no digests, identity or snapshots yet: add them
+            self._db.execute("ALTER TABLE records ADD COLUMN digest BLOB")
+        for statement in _SCHEMA.split(";"):
+            if statement.strip():
+                self._db.execute(statement)
+        if version is None:
+            self._db.execute("DELETE FROM schema_version")
+            self._db.execute("INSERT INTO schema_version VALUES (?)", (SCHEMA_VERSION,))
+        else:  # a write, so that an unwritable journal is refused now, not mid-round
+            self._db.execute("UPDATE schema_version SET version = ?", (SCHEMA_VERSION,))
+
+    def _last_digest(self) -> bytes:
+        row = self._db.execute("SELECT digest FROM records ORDER BY seq DESC LIMIT 1").fetchone()
+        return b"" if row is None or row[0] is None else bytes(row[0])
+
+    # -- identity -------------------------------------------------------------------------
+
+    def identity(self) -> RoundIdentity | None:
+        """The event and rounds the journal belongs to; None before it was stamped."""
+        row = self._db.execute("SELECT value FROM meta WHERE key = 'identity'").fetchone()
+        return None if row is None else RoundIdentity.from_json(row[0])
+
+    def stamp_identity(self, identity: RoundIdentity) -> None:
+        """Record what the journal belongs to (replacing what it said)."""
+        self._db.execute(
+            "INSERT OR REPLACE INTO meta (key, value) VALUES ('identity', ?)",
+            (identity.to_json(),),
+        )
+
+    def _follow_round(self, payload: Mapping[str, Any]) -> None:
+        current = self.identity()
+        if current is None:
+            return
+        rounds = {**current.rounds, str(payload["section"]): int(payload["round"])}
+        self.stamp_identity(RoundIdentity(event=current.event, rounds=rounds))
 
     # -- writing --------------------------------------------------------------------------
 
@@ -156,13 +299,9 @@ class Journal:
         Raises:
             ValueError: ``at`` or a payload number is not finite.
             TypeError: the payload is not JSON data.
+            sqlite3.OperationalError: the disk is full or failing (nothing written).
         """
-        row = _row(board, kind, payload, at)
-        cursor = self._db.execute(
-            "INSERT INTO records (board, kind, at, payload) VALUES (?, ?, ?, ?)", row
-        )
-        assert cursor.lastrowid is not None
-        return cursor.lastrowid
+        return self.append_many([Entry(board=board, kind=kind, at=at, payload=payload)])[0]
 
     def append_many(self, entries: Iterable[JournalEntry]) -> list[int]:
         """Append several records in one transaction: all of them are committed, or none.
@@ -171,24 +310,61 @@ class Journal:
 
         Raises:
             ValueError, TypeError: as :meth:`append`; then nothing is written.
+            sqlite3.OperationalError: the disk is full or failing; nothing is written
+                and the same entries may be appended again later.
         """
-        rows = [_row(e.board, e.kind, e.payload, e.at) for e in entries]
-        if not rows:
+        texts = [(e.board, e.kind, e.at, _payload_text(e.at, e.payload), e) for e in entries]
+        if not texts:
             return []
-        seqs = []
+        digest = self._digest
         self._db.execute("BEGIN")
         try:
-            for row in rows:
-                cursor = self._db.execute(
-                    "INSERT INTO records (board, kind, at, payload) VALUES (?, ?, ?, ?)", row
-                )
-                assert cursor.lastrowid is not None
-                seqs.append(cursor.lastrowid)
+            seq = self.last_seq
+            seqs = []
+            for board, kind, at, text, entry in texts:
+                seq += 1
+                digest = _chain(digest, seq, board, kind, at, text)
+                self._db.execute(_INSERT, (seq, board, kind, at, text, digest))
+                if kind == ROUND:
+                    self._follow_round(entry.payload)
+                seqs.append(seq)
             self._db.execute("COMMIT")
         except BaseException:
-            self._db.execute("ROLLBACK")
+            if self._db.in_transaction:
+                self._db.execute("ROLLBACK")
             raise
+        self._digest = digest
         return seqs
+
+    # -- snapshots ------------------------------------------------------------------------
+
+    def write_snapshot(self, seq: int, at: float, fingerprint: str, state: bytes) -> None:
+        """Keep ``state``: the round after every record up to ``seq`` (an addition only).
+
+        Raises:
+            sqlite3.OperationalError: the disk is full or failing (nothing written).
+        """
+        row = self._db.execute("SELECT digest FROM records WHERE seq = ?", (seq,)).fetchone()
+        digest = b"" if row is None or row[0] is None else bytes(row[0])
+        self._db.execute(
+            "INSERT OR REPLACE INTO snapshots (seq, at, fingerprint, digest, state)"
+            " VALUES (?, ?, ?, ?, ?)",
+            (seq, at, fingerprint, digest, state),
+        )
+
+    def latest_snapshot(self, fingerprint: str) -> tuple[int, bytes] | None:
+        """The newest snapshot made with ``fingerprint`` whose record chain still holds.
+
+        Returns ``(seq, state)`` or None (then replay everything).
+        """
+        rows = self._db.execute(
+            "SELECT s.seq, s.state FROM snapshots s LEFT JOIN records r ON r.seq = s.seq"
+            " WHERE s.fingerprint = ? AND s.seq <= (SELECT COALESCE(MAX(seq), 0) FROM records)"
+            " AND (r.digest IS s.digest OR (s.seq = 0 AND r.seq IS NULL))"
+            " ORDER BY s.seq DESC LIMIT 1",
+            (fingerprint,),
+        ).fetchone()
+        return None if rows is None else (int(rows[0]), bytes(rows[1]))
 
     # -- reading --------------------------------------------------------------------------
 
@@ -206,6 +382,9 @@ class Journal:
             kinds: only records of these kinds (None: every kind).
 
         Records appended while iterating are included; the file is read page by page.
+
+        Raises:
+            JournalDamaged: a page cannot be read, or a payload is not JSON.
         """
         where: list[str] = ["seq > ?"]
         params: list[int | str] = [after]
@@ -222,14 +401,73 @@ class Journal:
             f" WHERE {' AND '.join(where)} ORDER BY seq LIMIT {_PAGE}"
         )
         while True:
-            rows = self._db.execute(query, params).fetchall()
+            rows = self._read(query, params, after=int(params[0]))
             for seq, row_board, kind, at, payload in rows:
-                yield Record(
-                    seq=seq, board=row_board, kind=kind, at=at, payload=json.loads(payload)
-                )
+                try:
+                    data = json.loads(payload)
+                except (TypeError, ValueError):
+                    raise JournalDamaged(self.path, seq, "a payload is not JSON") from None
+                yield Record(seq=seq, board=row_board, kind=kind, at=at, payload=data)
             if len(rows) < _PAGE:
                 return
             params[0] = rows[-1][0]
+
+    def verify(self, after: int = 0) -> int:
+        """Check the records after ``after`` against their digests; returns how many.
+
+        Records written before digests existed (schema 1) are not checked.
+
+        Raises:
+            JournalDamaged: the first record that was changed, removed or is unreadable.
+        """
+        query = (
+            "SELECT seq, board, kind, at, payload, digest FROM records"
+            f" WHERE seq >= ? ORDER BY seq LIMIT {_PAGE}"
+        )
+        params = [after]
+        expected = after or 1  # the record at ``after`` anchors the chain
+        digest = b""  # the chain starts empty before record 1
+        count = 0
+        while True:
+            rows = self._read(query, params, after=after)
+            for seq, board, kind, at, payload, stored in rows:
+                if seq != expected:
+                    raise JournalDamaged(self.path, expected, "a record is missing")
+                if seq > after and stored is not None:
+                    text = payload if isinstance(payload, str) else repr(payload)
+                    if _chain(digest, seq, board, kind, at, text) != stored:
+                        raise JournalDamaged(self.path, seq, "a record was changed")
+                    count += 1
+                digest = b"" if stored is None else bytes(stored)
+                expected = seq + 1
+            if len(rows) < _PAGE:
+                return count
+            params = [rows[-1][0] + 1]
+            expected = rows[-1][0] + 1
+
+    def _read(self, query: str, params: list[Any], *, after: int) -> list[Any]:
+        try:
+            return self._db.execute(query, params).fetchall()
+        except sqlite3.DatabaseError as exc:
+            if isinstance(exc, sqlite3.OperationalError) and "malformed" not in str(exc):
+                raise
+            raise JournalDamaged(self.path, self._first_unreadable(after), str(exc)) from None
+
+    def _first_unreadable(self, after: int) -> int:
+        """The first record after ``after`` SQLite cannot read (bisecting by seq)."""
+        seq = after + 1
+        while True:
+            try:
+                row = self._db.execute(
+                    "SELECT seq, board, kind, at, payload FROM records WHERE seq >= ?"
+                    " ORDER BY seq LIMIT 1",
+                    (seq,),
+                ).fetchone()
+            except sqlite3.DatabaseError:
+                return seq
+            if row is None:
+                return seq
+            seq = int(row[0]) + 1
 
     @property
     def synchronous(self) -> Literal["normal", "full"]:
@@ -244,8 +482,16 @@ class Journal:
         return int(row[0])
 
     def close(self) -> None:
-        """Close the file (checkpointing the WAL into it)."""
-        self._db.close()
+        """Close the file (checkpointing the WAL into it) and release the lock."""
+        db = getattr(self, "_db", None)
+        if db is not None:
+            db.close()
+        self._release()
+
+    def _release(self) -> None:
+        if self._lock is not None:
+            self._lock.release()
+            self._lock = None
 
     def __enter__(self) -> Journal:
         return self
@@ -254,10 +500,22 @@ class Journal:
         self.close()
 
 
-def _row(
-    board: int, kind: str, payload: Mapping[str, Any], at: float
-) -> tuple[int, str, float, str]:
+def _payload_text(at: float, payload: Mapping[str, Any]) -> str:
     if not math.isfinite(at):
         raise ValueError(f"a record's time must be finite, got {at}")
-    text = json.dumps(dict(payload), separators=(",", ":"), allow_nan=False, ensure_ascii=False)
-    return board, kind, at, text
+    return json.dumps(dict(payload), separators=(",", ":"), allow_nan=False, ensure_ascii=False)
+
+
+def _chain(previous: bytes, seq: int, board: int, kind: str, at: float, text: str) -> bytes:
+    """A record's digest: SHA-256 of the previous digest and the record (16 bytes kept)."""
+    line = f"{seq}\x1f{board}\x1f{kind}\x1f{at!r}\x1f{text}".encode()
+    return hashlib.sha256(previous + line).digest()[:16]
+
+
+def _explain(exc: sqlite3.DatabaseError) -> str:
+    text = str(exc)
+    if "readonly" in text or "read-only" in text:
+        return f"the journal cannot be written ({text})"
+    if "unable to open" in text:
+        return f"the journal cannot be opened for writing ({text})"
+    return f"not a dgtcast journal ({text})"

@@ -17,7 +17,7 @@ __all__ = ["add_arguments", "run"]
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """``--config``, ``--set-clocks``, ``--port``, ``--log-level``."""
+    """``--config``, ``--set-clocks``, ``--port``, ``--new-journal``, ``--log-level``."""
     parser.add_argument("--config", required=True, help="the round's TOML configuration")
     parser.add_argument(
         "--set-clocks",
@@ -25,6 +25,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="set every e-board clock to the time control at start (clocks in mode 23)",
     )
     parser.add_argument("--port", type=int, help="listen on this port instead of [server] port")
+    parser.add_argument(
+        "--new-journal",
+        action="store_true",
+        help="when the journal belongs to another round, keep it and start one beside it",
+    )
     parser.add_argument("--log-level", default="INFO", help="DEBUG shows the wire trace")
 
 
@@ -33,7 +38,9 @@ def run(args: argparse.Namespace) -> int:
     logging.basicConfig(
         level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s %(message)s"
     )
-    options = DaemonOptions(set_clocks_at_start=args.set_clocks, port=args.port)
+    options = DaemonOptions(
+        set_clocks_at_start=args.set_clocks, port=args.port, new_journal=args.new_journal
+    )
     try:
         return runtime.run(_serve(args.config, options))
     except ConfigError as exc:

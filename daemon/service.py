@@ -70,12 +70,28 @@ class RoundService:
     # -- recovery ----------------------------------------------------------------------
 
     def replay(self) -> int:
-        """Rebuild the round from the journal's inputs; publish the result. Returns #inputs."""
+        """Rebuild the round from the journal's inputs; publish the result. Returns #inputs.
+
+        Records of boards the configuration does not have are kept, not replayed.
+
+        Raises:
+            JournalDamaged: a record was changed, removed or cannot be read.
+        """
+        self.journal.verify()
         count = 0
+        unknown: set[int] = set()
         for record in self.journal.records(kinds=INPUT_KINDS):
+            if record.board != EVENT_BOARD and record.board not in self.core.games:
+                unknown.add(record.board)
+                continue
             with contextlib.suppress(CommandRefused):
                 self.core.apply(record.board, record.kind, record.payload, record.at)
             count += 1
+        if unknown:
+            log.warning(
+                "= the journal holds boards %s that the configuration does not: kept, not replayed",
+                ", ".join(map(str, sorted(unknown))),
+            )
         now = self._wall_clock()
         for number in self.core.games:
             self.hub.publish_board(self.core.board_state(number, now))
