@@ -38,7 +38,7 @@ from daemon.pipeline import BoardSession, ClockSetResult, set_clock
 from daemon.round import RoundCore
 from daemon.service import RoundService
 from drivers.backoff import BackoffPolicy
-from drivers.dgt.device import DeviceTimeouts
+from drivers.dgt.device_core import DeviceTimeouts
 from drivers.dgt.supervisor import BoardSupervisor
 
 __all__ = ["Daemon", "DaemonOptions", "claim_boards", "load_round_config"]

@@ -41,7 +41,8 @@ from typing import NoReturn
 
 from drivers.backoff import Backoff, BackoffPolicy
 from drivers.dgt.commands import ClockCommand
-from drivers.dgt.device import BoardIdentity, DeviceTimeouts, DgtDevice
+from drivers.dgt.device import BoardIdentity, DgtDevice
+from drivers.dgt.device_core import DeviceTimeouts
 from drivers.dgt.events import ClockAck, Event
 from drivers.dgt.link import DgtLinkError, HandshakeFailed, Inbox, LinkClosed, PortUnavailable
 from drivers.dgt.ports import PortSpec

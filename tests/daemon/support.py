@@ -16,7 +16,7 @@ from daemon.app import Daemon, DaemonOptions
 from daemon.game.state import TrackerSettings
 from daemon.journal import Journal
 from drivers.backoff import BackoffPolicy
-from drivers.dgt.device import DeviceTimeouts
+from drivers.dgt.device_core import DeviceTimeouts
 
 __all__ = [
     "FAST_TRACKER",

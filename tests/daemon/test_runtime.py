@@ -11,7 +11,8 @@ import sys
 import pytest
 
 from daemon import cli, demo, emulate_cmd, runtime
-from drivers.dgt.device import DeviceTimeouts, DgtDevice
+from drivers.dgt.device import DgtDevice
+from drivers.dgt.device_core import DeviceTimeouts
 from drivers.dgt.events import BoardDump
 from drivers.emulator.device import EmulatedBoard
 

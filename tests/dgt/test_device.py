@@ -22,7 +22,8 @@ from drivers.dgt.commands import (
     Reset,
     StartUpdateNice,
 )
-from drivers.dgt.device import DeviceTimeouts, DgtDevice
+from drivers.dgt.device import DgtDevice
+from drivers.dgt.device_core import DeviceTimeouts
 from drivers.dgt.events import (
     BoardDump,
     ClockAck,

@@ -16,7 +16,7 @@ from drivers.dgt.commands import (
     ClockVersion,
     RequestSerialNumber,
 )
-from drivers.dgt.device import ClockDone, DeviceCore, DeviceTimeouts
+from drivers.dgt.device_core import ClockDone, DeviceCore, DeviceTimeouts
 from drivers.dgt.events import ClockAck, ClockFace, ClockTimes, Event, FieldUpdated
 
 TIMEOUTS = DeviceTimeouts(clock_ack=2.0, clock_resends=3, quiet=3.0, probe=1.5)

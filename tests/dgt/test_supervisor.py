@@ -15,7 +15,7 @@ import pytest
 
 from drivers.backoff import BackoffPolicy
 from drivers.dgt.commands import ClockAscii
-from drivers.dgt.device import DeviceTimeouts
+from drivers.dgt.device_core import DeviceTimeouts
 from drivers.dgt.events import BoardDump, FieldUpdated, ProtocolViolation
 from drivers.dgt.link import DgtLink, LinkClosed
 from drivers.dgt.supervisor import (
