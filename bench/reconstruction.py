@@ -29,7 +29,6 @@ import chess
 import chess.pgn
 
 from daemon.game.events import MoveMade
-from daemon.game.observations import ClockObserved, PlacementObserved
 from daemon.game.tracker import GameTracker
 from drivers.dgt.events import BoardDump, ClockTimes, FieldUpdated
 from drivers.dgt.observe import SensorBoard, clock_observation
@@ -38,6 +37,7 @@ from drivers.emulator.clock import ChessClock, ClockSettings
 from drivers.emulator.firmware import clock_times
 from drivers.emulator.physical import PhysicalBoard, SensorChange
 from drivers.emulator.player import Action, HumanPlayer, Lift, Place, PressLever, StartClock
+from drivers.observations import ClockObserved, PlacementObserved
 
 __all__ = ["main", "played", "recorded", "run"]
 

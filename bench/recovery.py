@@ -51,7 +51,6 @@ from broadcast.messages import to_json_dict
 from daemon.app import Daemon, DaemonOptions
 from daemon.arbiter import Decision
 from daemon.config import load_config
-from daemon.game.observations import LinkObserved, LinkState
 from daemon.inputs import CLOCK, LINK, PLACEMENT, clock_payload, link_payload, placement_payload
 from daemon.journal import Entry, Journal
 from daemon.round import RenderedGame, RoundCore
@@ -61,6 +60,7 @@ from drivers.emulator.clock import ChessClock
 from drivers.emulator.firmware import clock_times
 from drivers.emulator.physical import PhysicalBoard
 from drivers.emulator.player import Action, HumanPlayer, Lift, Place, PressLever, StartClock
+from drivers.observations import LinkObserved, LinkState
 
 __all__ = ["Recovery", "board_inputs", "main", "measure", "round_inputs", "write_journal"]
 

@@ -13,7 +13,7 @@ from typing import Any, Final
 
 import chess
 
-from daemon.game.observations import (
+from drivers.observations import (
     ClockObserved,
     ClockSide,
     LinkObserved,

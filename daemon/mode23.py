@@ -16,8 +16,8 @@ from __future__ import annotations
 import dataclasses
 import enum
 
-from daemon.game.observations import ClockObserved, ClockSide
 from drivers.dgt.commands import ClockSetAndRun
+from drivers.observations import ClockObserved, ClockSide
 
 __all__ = ["IncrementControl", "IncrementState"]
 

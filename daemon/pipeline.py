@@ -19,7 +19,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from daemon.config import BoardConfig, Section
-from daemon.game.observations import ClockObserved, LinkObserved, LinkState
 from daemon.inputs import (
     CLOCK,
     LINK,
@@ -35,6 +34,7 @@ from drivers.dgt.events import BoardDump, ClockTimes, FieldUpdated
 from drivers.dgt.link import ClockRefused, DgtLinkError
 from drivers.dgt.observe import SensorBoard, clock_observation
 from drivers.dgt.supervisor import BoardSupervisor, LinkDown, LinkUp, Report
+from drivers.observations import ClockObserved, LinkObserved, LinkState
 
 __all__ = ["BoardSession", "ClockSetResult", "clock_text", "set_clock"]
 

@@ -41,7 +41,6 @@ from daemon.game.events import (
     OutOfSync,
     PositionAccepted,
 )
-from daemon.game.observations import ClockSide, LinkState
 from daemon.game.record import GameHeaders, GameRecord, RecordedMove
 from daemon.game.state import TrackerSettings
 from daemon.game.tracker import GameTracker
@@ -56,6 +55,7 @@ from daemon.inputs import (
     placement_from_payload,
 )
 from daemon.results import CommandRefused
+from drivers.observations import ClockSide, LinkState
 
 __all__ = [
     "BoardGame",

@@ -28,8 +28,8 @@ from dataclasses import dataclass
 import chess
 
 from daemon.game.events import ClockSidesLearned, ClockUpdated, FlagFell, GameEvent
-from daemon.game.observations import ClockObserved, ClockSide
 from daemon.game.rules import color_name, flag_result
+from drivers.observations import ClockObserved, ClockSide
 
 __all__ = ["ClockContext", "ClockTracker", "LeverPress", "MoveClock", "other_side"]
 

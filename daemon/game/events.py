@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
-from daemon.game.observations import ClockSide
+from drivers.observations import ClockSide
 
 __all__ = [
     "COLORS",

@@ -20,7 +20,7 @@ import enum
 from dataclasses import dataclass
 from typing import Final
 
-from daemon.game.observations import ClockSide
+from drivers.observations import ClockSide
 
 __all__ = [
     "TRANSITIONS",

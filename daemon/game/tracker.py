@@ -47,15 +47,15 @@ from daemon.game.matching import (
     placement_key,
     rotated,
 )
-from daemon.game.observations import (
+from daemon.game.rules import continued_from, game_outcome, result_of_kings
+from daemon.game.state import TrackerSettings, TrackerState, Trigger, next_state
+from drivers.observations import (
     ClockObserved,
     ClockSide,
     LinkObserved,
     LinkState,
     PlacementObserved,
 )
-from daemon.game.rules import continued_from, game_outcome, result_of_kings
-from daemon.game.state import TrackerSettings, TrackerState, Trigger, next_state
 
 __all__ = ["GameTracker"]
 

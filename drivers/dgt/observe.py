@@ -1,4 +1,4 @@
-"""DGT events → vendor-neutral observations for the game layer (daemon/game/observations.py).
+"""DGT events → vendor-neutral observations for the game layer (drivers/observations.py).
 
 The game layer knows chess, not DGT: this module is the only place where DGT field numbers,
 piece codes and clock status bits meet python-chess squares, pieces and clock sides. It is
@@ -11,8 +11,8 @@ from collections.abc import Mapping
 
 import chess
 
-from daemon.game.observations import ClockObserved, ClockSide, PlacementObserved
 from drivers.dgt.events import BoardDump, ClockTimes, Event, FieldUpdated
+from drivers.observations import ClockObserved, ClockSide, PlacementObserved
 
 __all__ = ["PIECES", "SensorBoard", "clock_observation", "square_of_field"]
 

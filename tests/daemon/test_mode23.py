@@ -6,10 +6,10 @@ import itertools
 import time
 from pathlib import Path
 
-from daemon.game.observations import ClockObserved, ClockSide
 from daemon.mode23 import IncrementControl, IncrementState
 from drivers.emulator.clock import ClockReading, ClockSettings
 from drivers.emulator.device import EmulatedBoard
+from drivers.observations import ClockObserved, ClockSide
 from tests.daemon.support import (
     BoardSpec,
     journal_moves,

@@ -10,10 +10,10 @@ import chess
 import chess.pgn
 import pytest
 
-from daemon.game.observations import ClockSide, PlacementObserved
 from drivers.dgt.events import BoardDump, ClockTimes, FieldUpdated, Version
 from drivers.dgt.observe import PIECES, SensorBoard, clock_observation, square_of_field
 from drivers.dgt.protocol import decode_message
+from drivers.observations import ClockSide, PlacementObserved
 from tests.dgt.golden import START
 
 

@@ -23,10 +23,10 @@ from typing import Any
 import chess
 import pytest
 
-from daemon.game.observations import ClockSide
 from drivers.dgt.events import BoardDump, ClockFace, ClockTimes, Event, FieldUpdated
 from drivers.dgt.observe import PIECES, clock_observation, square_of_field
 from drivers.dgt.protocol import DgtProtocol, decode_message
+from drivers.observations import ClockSide
 
 # name → (Fischer increment in seconds, base + increment at the start, side White plays on)
 RECORDINGS = {

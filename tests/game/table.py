@@ -15,7 +15,6 @@ from typing import TypeVar
 import chess
 
 from daemon.game.events import GameEvent, MoveMade, MovesWithdrawn
-from daemon.game.observations import PlacementObserved
 from daemon.game.state import TrackerSettings
 from daemon.game.tracker import GameTracker
 from drivers.dgt.events import BoardDump, FieldUpdated
@@ -24,6 +23,7 @@ from drivers.emulator.clock import ChessClock, ClockSettings, Side, other_side
 from drivers.emulator.firmware import clock_times
 from drivers.emulator.physical import PhysicalBoard, SensorChange
 from drivers.emulator.player import Action, Lift, Place, PressLever, StartClock, TimedAction
+from drivers.observations import PlacementObserved
 
 __all__ = ["BLITZ", "Table", "final_moves"]
 

@@ -7,9 +7,9 @@ import pytest
 
 from daemon.game.clock import ClockContext, ClockTracker, LeverPress, other_side
 from daemon.game.events import ClockSidesLearned, ClockUpdated, FlagFell, MoveMade
-from daemon.game.observations import ClockObserved, ClockSide
 from daemon.game.state import TrackerSettings
 from drivers.emulator.clock import ClockSettings, Side
+from drivers.observations import ClockObserved, ClockSide
 from tests.game.table import Table
 
 LEFT, RIGHT = ClockSide.LEFT, ClockSide.RIGHT

@@ -6,8 +6,8 @@ import chess
 import pytest
 
 from daemon.game.events import MoveMade, MovesWithdrawn, OutOfSync
-from daemon.game.observations import ClockSide
 from daemon.game.state import TrackerSettings
+from drivers.observations import ClockSide
 from tests.game.table import Table
 
 P, N, B, R, Q, K = (chess.Piece(t, chess.WHITE) for t in chess.PIECE_TYPES)

@@ -22,9 +22,9 @@ from daemon.game.events import (
     MovesWithdrawn,
     OutOfSync,
 )
-from daemon.game.observations import ClockSide
 from drivers.emulator.clock import ClockSettings, Side
 from drivers.emulator.player import HumanPlayer
+from drivers.observations import ClockSide
 from tests.game.table import Table
 
 STARTS = [

@@ -31,12 +31,12 @@ from daemon.game.events import (
     OutOfSync,
     ResultSignalled,
 )
-from daemon.game.observations import ClockObserved, ClockSide, PlacementObserved
 from daemon.game.state import TrackerSettings
 from daemon.game.tracker import GameTracker
 from drivers.dgt.events import ClockTimes
 from drivers.dgt.observe import SensorBoard, clock_observation
 from drivers.dgt.protocol import DgtProtocol
+from drivers.observations import ClockObserved, ClockSide, PlacementObserved
 from tests.game.table import final_moves
 
 DT = 0.25

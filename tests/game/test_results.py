@@ -15,10 +15,10 @@ from daemon.game.events import (
     OutOfSync,
     ResultSignalled,
 )
-from daemon.game.observations import ClockSide
 from daemon.game.state import TrackerSettings, TrackerState
 from drivers.emulator.clock import ClockSettings
 from drivers.emulator.player import HumanPlayer
+from drivers.observations import ClockSide
 from tests.game.table import BLITZ, Table
 
 

@@ -15,9 +15,9 @@ from daemon.game.events import (
     OutOfSync,
     PositionAccepted,
 )
-from daemon.game.observations import LinkObserved, LinkState
 from daemon.game.state import TrackerSettings, TrackerState
 from drivers.emulator.clock import ClockSettings
+from drivers.observations import LinkObserved, LinkState
 from tests.game.table import Table
 
 N = chess.Piece(chess.KNIGHT, chess.WHITE)

@@ -1,5 +1,8 @@
 """Vendor-neutral observations: what any e-board driver reports to the game layer.
 
+They live beside the drivers (the lowest layer) so that every driver and the daemon may
+import them without any import pointing upwards.
+
 The game layer knows chess, not DGT. A driver turns its wire messages into these
 observations; another board make (Millennium, Certabo, Chessnut) only has to do the same.
 
