@@ -29,12 +29,13 @@ from broadcast.pgn_folder import PgnFolderSettings, PgnFolderWriter
 from broadcast.remote import CommandListener
 from broadcast.server import BroadcastServer
 from broadcast.webhook import AlertWebhook, WebhookSettings
+from daemon.board_check import warn_unanswered
 from daemon.config import Config, ConfigError, load_config
 from daemon.game.state import TrackerSettings
 from daemon.journal import EVENT_BOARD, Journal
 from daemon.journal_identity import open_round_journal
 from daemon.pairing_link import PairingLink, apply_pairings
-from daemon.pipeline import BoardSession, ClockSetResult, set_clock
+from daemon.pipeline import BoardSession, ClockSetResult, board_supervisor, set_clock
 from daemon.round import RoundCore
 from daemon.service import RoundService
 from drivers.backoff import BackoffPolicy
@@ -61,6 +62,8 @@ class DaemonOptions:
         supervisors: ready-made supervisors by board number (tests, the demo).
         new_journal: when the configured journal belongs to another round, keep it and
             start this round's journal beside it (daemon/journal_identity.py).
+        board_patience: seconds after start before e-boards without a link are reported
+            (at WARNING, with the reason and the fix).
     """
 
     tracker: TrackerSettings | None = None
@@ -70,6 +73,7 @@ class DaemonOptions:
     port: int | None = None
     supervisors: dict[int, BoardSupervisor] = field(default_factory=dict)
     new_journal: bool = False
+    board_patience: float = 5.0
 
 
 def load_round_config(path: str | os.PathLike[str], journal: Journal | None = None) -> Config:
@@ -131,7 +135,7 @@ class Daemon:
                 section=self.config.section_of(board.number),
             )
             for board in self.config.boards
-            if board.port is not None
+            if board.has_eboard
         }
         self.ready = asyncio.Event()
 
@@ -144,10 +148,10 @@ class Daemon:
         given = self.options.supervisors.get(number)
         if given is not None:
             return given
-        port = self.config.board(number).port
-        assert port is not None
-        return BoardSupervisor(
-            port, timeouts=self.options.device_timeouts, backoff=self.options.backoff
+        return board_supervisor(
+            self.config.board(number),
+            timeouts=self.options.device_timeouts,
+            backoff=self.options.backoff,
         )
 
     async def run(self, stop: asyncio.Event) -> None:
@@ -170,6 +174,8 @@ class Daemon:
         jobs: list[Coroutine[Any, Any, None]] = [self.service.run_timers()]
         jobs += [session.run() for session in self.sessions.values()]
         jobs += self._outputs()
+        if self.sessions:
+            jobs.append(self._warn_unanswered())
         if self.options.set_clocks_at_start:
             jobs.append(self._set_clocks_when_online())
         return jobs
@@ -195,6 +201,9 @@ class Daemon:
         if config.webhook is not None:
             jobs.append(AlertWebhook(WebhookSettings(url=config.webhook.url)).serve(self.hub))
         return jobs
+
+    async def _warn_unanswered(self) -> None:
+        await warn_unanswered(self.sessions, patience=self.options.board_patience)
 
     async def set_clocks(self) -> CommandReply:
         """Set every online e-board clock to its time control (arbiter ``set_clocks``)."""

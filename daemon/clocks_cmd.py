@@ -15,8 +15,8 @@ import sys
 
 from daemon import runtime
 from daemon.config import Config, ConfigError, format_config_errors, load_config
-from daemon.pipeline import ClockSetResult, set_clock
-from drivers.dgt.supervisor import BoardSupervisor, LinkUp
+from daemon.pipeline import ClockSetResult, board_supervisor, set_clock
+from drivers.dgt.supervisor import LinkUp
 
 __all__ = ["add_arguments", "run"]
 
@@ -40,21 +40,20 @@ def run(args: argparse.Namespace) -> int:
         state = "set" if result.ok else f"NOT SET: {result.reason}"
         print(f"board {result.board}: {state}")
     if not results:
-        print("no board has an e-board port", file=sys.stderr)
+        print("no board has an e-board port or serial", file=sys.stderr)
     return 0 if all(r.ok for r in results) else 1
 
 
 async def set_all(config: Config, *, patience: float) -> list[ClockSetResult]:
     """Connect to every e-board at once and set its clock."""
-    numbers = [board.number for board in config.boards if board.port is not None]
+    numbers = [board.number for board in config.boards if board.has_eboard]
     jobs = [_set_one(config, number, patience) for number in numbers]
     return list(await asyncio.gather(*jobs))
 
 
 async def _set_one(config: Config, number: int, patience: float) -> ClockSetResult:
     board = config.board(number)
-    assert board.port is not None
-    supervisor = BoardSupervisor(board.port)
+    supervisor = board_supervisor(board)
     async with supervisor:
         try:
             async with asyncio.timeout(patience):

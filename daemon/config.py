@@ -331,6 +331,7 @@ class TableBuilder:
     def _check_boards(self, sections: list[tuple[Section, str]]) -> None:
         numbers: dict[int, str] = {}
         ports: dict[str, int] = {}
+        serials: dict[str, int] = {}
         players: dict[str, int] = {}
         names = {section.name for section, _ in sections}
         if len(names) < len(sections):
@@ -344,13 +345,20 @@ class TableBuilder:
                         f" (also {numbers[board.number]})"
                     )
                 numbers.setdefault(board.number, where)
-                if board.port is not None:
+                if board.port is not None and board.serial is None:  # a glob may be shared
                     if board.port in ports:
                         self.problems.append(
                             f'{where}.port: duplicate port "{board.port}"'
                             f" (also board {ports[board.port]})"
                         )
                     ports.setdefault(board.port, board.number)
+                if board.serial is not None:
+                    if board.serial in serials:
+                        self.problems.append(
+                            f'{where}.serial: duplicate serial "{board.serial}"'
+                            f" (also board {serials[board.serial]})"
+                        )
+                    serials.setdefault(board.serial, board.number)
                 self._check_players(where, board, players)
 
     def _duplicate_section_names(self, sections: list[tuple[Section, str]]) -> None:

@@ -99,6 +99,15 @@ def _path(value: object) -> Path:
     return Path(value)
 
 
+def _serial_number(value: object) -> str:
+    if not isinstance(value, str) or len(value) != 5 or not value.isdigit():
+        raise ValueError(
+            f'must be the board\'s serial number, 5 digits in quotes like "12345",'
+            f" got {shown(value)}"
+        )
+    return value
+
+
 def _url(value: object) -> str:
     parts = urlsplit(value) if isinstance(value, str) else None
     if parts is None or parts.scheme not in ("http", "https") or not parts.netloc:
@@ -126,6 +135,7 @@ _FideId = Annotated[int, Field(ge=1)]
 _Duration = Annotated[int, PlainValidator(_duration)]
 _PathValue = Annotated[Path, PlainValidator(_path)]
 _Url = Annotated[str, PlainValidator(_url)]
+_Serial = Annotated[str, PlainValidator(_serial_number)]
 _Title = Literal["GM", "IM", "FM", "CM", "WGM", "WIM", "WFM", "WCM"]
 
 
@@ -139,13 +149,17 @@ class _Table(BaseModel):
 class BoardConfig(_Table):
     """One ``[[boards]]`` table: a board, its e-board port if any, and its players.
 
-    A board without ``port`` has no e-board: arbiters enter its result by hand.
+    A board without ``port`` or ``serial`` has no e-board: arbiters enter its result by
+    hand. ``serial`` (the number the board reports, dgt-protocol.md §4) picks the board
+    among the ports ``port`` names (a path or glob; default every serial port), so
+    cables plugged back in another order never swap games.
     ``clock_white_side`` overrides the side of the clock that is learned from the
     first moves (dgt-protocol.md §7.2, "Which clock side is White").
     """
 
     number: int = Field(ge=1)
     port: _Text | None = None
+    serial: _Serial | None = None
     white: str = ""
     black: str = ""
     white_elo: _Elo | None = None
@@ -158,8 +172,8 @@ class BoardConfig(_Table):
 
     @property
     def has_eboard(self) -> bool:
-        """True when an e-board is cabled (a ``port`` is given)."""
-        return self.port is not None
+        """True when an e-board is cabled (a ``port`` or a ``serial`` is given)."""
+        return self.port is not None or self.serial is not None
 
 
 class EventKeys(_Table):

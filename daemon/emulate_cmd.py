@@ -20,6 +20,7 @@ import chess.pgn
 from daemon import runtime
 from drivers.emulator.clock import ClockModel, ClockSettings
 from drivers.emulator.device import EmulatedBoard
+from drivers.emulator.firmware import BoardIdentity
 from drivers.emulator.pty import UNSUPPORTED
 
 __all__ = ["add_arguments", "read_game", "run"]
@@ -42,9 +43,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--baud", type=int, default=9600, help="pace output (0 = unpaced)")
     parser.add_argument("--link", type=Path, help="put the device symlink here")
+    parser.add_argument(
+        "--serial", type=_serial, help="the board's serial number, 5 digits (default 01025)"
+    )
     parser.add_argument("--wait", type=float, default=2.0, help="seconds before the start")
     parser.add_argument("--no-result", action="store_true", help="don't signal the result")
     parser.add_argument("--exit", action="store_true", help="exit when the game is over")
+
+
+def _serial(text: str) -> BoardIdentity:
+    try:
+        return BoardIdentity.from_serial(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def read_game(path: Path, number: int) -> chess.pgn.Game:
@@ -116,6 +127,7 @@ async def _serve(
         white_side=args.white_side,
         baud=args.baud or None,
         seed=args.seed,
+        identity=args.serial,
         placement=chess.BaseBoard(game.board().board_fen()),
     )
     async with board:

@@ -29,14 +29,17 @@ from daemon.inputs import (
 )
 from daemon.mode23 import IncrementControl
 from daemon.service import RoundService
+from drivers.backoff import BackoffPolicy
 from drivers.dgt.commands import ClockAscii, ClockSetAndRun
+from drivers.dgt.device_core import DeviceTimeouts
 from drivers.dgt.events import BoardDump, ClockTimes, FieldUpdated
 from drivers.dgt.link import ClockRefused, DgtLinkError
 from drivers.dgt.observe import SensorBoard, clock_observation
+from drivers.dgt.ports import PortSpec
 from drivers.dgt.supervisor import BoardSupervisor, LinkDown, LinkUp, Report
 from drivers.observations import ClockObserved, LinkObserved, LinkState
 
-__all__ = ["BoardSession", "ClockSetResult", "clock_text", "set_clock"]
+__all__ = ["BoardSession", "ClockSetResult", "board_supervisor", "clock_text", "set_clock"]
 
 log = logging.getLogger(__name__)
 
@@ -61,11 +64,11 @@ class BoardSession:
         section: Section | None = None,
         wall_clock: Callable[[], float] = time.time,
     ) -> None:
-        if board.port is None:
-            raise ValueError(f"board {board.number} has no e-board port")
+        if not board.has_eboard:
+            raise ValueError(f"board {board.number} has no e-board port or serial")
         self.board = board
         self.service = service
-        self.supervisor = supervisor or BoardSupervisor(board.port)
+        self.supervisor = supervisor or board_supervisor(board)
         self._sensors = SensorBoard()
         self._last_clock: dict[str, object] | None = None
         self._wall_clock = wall_clock
@@ -149,6 +152,20 @@ class BoardSession:
 
     def _send(self, kind: str, payload: dict[str, object], at: float) -> None:
         self.service.receive(self.board.number, kind, payload, at)
+
+
+def board_supervisor(
+    board: BoardConfig,
+    *,
+    timeouts: DeviceTimeouts | None = None,
+    backoff: BackoffPolicy | None = None,
+) -> BoardSupervisor:
+    """The supervisor of a board's e-board: on ``port`` (a path or glob; every serial port
+    when only ``serial`` is given), accepting only the board with ``serial`` if given."""
+    if not board.has_eboard:
+        raise ValueError(f"board {board.number} has no e-board port or serial")
+    spec = PortSpec.auto() if board.port is None else PortSpec.from_str(board.port)
+    return BoardSupervisor(spec, timeouts=timeouts, backoff=backoff, serial=board.serial)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

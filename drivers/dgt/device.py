@@ -29,6 +29,7 @@ from drivers.dgt.commands import (
     ClockCommand,
     ClockVersion,
     Command,
+    RequestBattery,
     RequestBoard,
     RequestClock,
     RequestLongSerialNumber,
@@ -40,6 +41,7 @@ from drivers.dgt.commands import (
 )
 from drivers.dgt.device_core import ClockDone, DeviceCore, DeviceTimeouts
 from drivers.dgt.events import (
+    BatteryStatus,
     BoardDump,
     ClockAck,
     ClockTimes,
@@ -185,6 +187,16 @@ class DgtDevice:
     async def request_clock(self) -> ClockTimes:
         """Ask the clock times (0x41 → 0x8D); the mode does not change (§3)."""
         return await self._request(RequestClock(), ClockTimes)
+
+    async def request_battery(self, wait: float) -> BatteryStatus | None:
+        """Ask the battery status (0x4C → 0xA0); None when no answer came within ``wait``.
+
+        Only Bluetooth boards answer (dgt-protocol.md §4.1), so silence is no fault.
+        """
+        try:
+            return await self._request(RequestBattery(), BatteryStatus, wait)
+        except ReplyTimeout:
+            return None
 
     async def send_clock(self, command: ClockCommand) -> ClockAck:
         """Send a clock command through the queue and wait for its ack (§7.4, §7.5).

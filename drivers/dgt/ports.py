@@ -19,6 +19,9 @@ macOS      ``/dev/cu.usbmodem*``, ``/dev/cu.usbserial*``, ``/dev/cu.DGT_BT_*`` a
 Windows    ``COM3``, ``COM*``: names and globs are matched against the serial ports
            Windows lists (``serial.tools.list_ports``), not against files
 =========  ==========================================================================
+
+:func:`serial_ports` is the one place that lists the serial ports of this machine that
+may hold a DGT board (``dgtcast boards``, boards configured by serial number only).
 """
 
 from __future__ import annotations
@@ -28,12 +31,12 @@ import glob
 import os
 import re
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from serial.tools import list_ports
 
-__all__ = ["DEFAULT_PATTERNS", "PortSpec", "natural_key", "patterns_for"]
+__all__ = ["DEFAULT_PATTERNS", "PortSpec", "natural_key", "patterns_for", "serial_ports"]
 
 _PATTERNS = {
     "linux": ("/dev/ttyACM*", "/dev/ttyUSB*", "/dev/rfcomm*"),
@@ -66,9 +69,12 @@ class PortSpec:
 
     Attributes:
         patterns: paths or glob patterns, tried in this order.
+        system: also every serial port the operating system lists (:func:`serial_ports`);
+            ``auto`` means this, with the default patterns.
     """
 
     patterns: tuple[str, ...]
+    system: bool = False
 
     def __post_init__(self) -> None:
         if not self.patterns or not all(self.patterns):
@@ -79,13 +85,20 @@ class PortSpec:
         """Parse ``"/dev/ttyACM*,/dev/ttyUSB*"``; an empty text or ``auto`` means the defaults."""
         parts = tuple(part.strip() for part in text.split(",") if part.strip())
         if not parts or parts == ("auto",):
-            return cls(patterns=DEFAULT_PATTERNS)
+            return cls.auto()
         return cls(patterns=parts)
+
+    @classmethod
+    def auto(cls) -> PortSpec:
+        """Every serial port of this machine (a board configured by its serial number)."""
+        return cls(patterns=DEFAULT_PATTERNS, system=True)
 
     @property
     def is_glob(self) -> bool:
         """True when the spec may match several ports (discovery is needed)."""
-        return len(self.patterns) > 1 or bool(_GLOB_CHARS.search(self.patterns[0]))
+        if self.system or len(self.patterns) > 1:
+            return True
+        return bool(_GLOB_CHARS.search(self.patterns[0]))
 
     def candidates(self, preferred: str | None = None) -> list[str]:
         """The real device paths that exist now, symlinks resolved, duplicates removed.
@@ -98,7 +111,9 @@ class PortSpec:
             preferred: a real path to try first if it is still there (the port whose
                 board answered last time).
         """
-        if sys.platform == "win32":
+        if self.system:
+            found = _unique(os.path.realpath(path) for path in serial_ports(self.patterns))
+        elif sys.platform == "win32":
             found = _unique(_windows_matches(self.patterns, _windows_ports()))
         else:
             found = _unique(os.path.realpath(path) for path in self._existing_paths())
@@ -117,7 +132,7 @@ class PortSpec:
         return paths
 
     def __str__(self) -> str:
-        return ",".join(self.patterns)
+        return "auto" if self.system else ",".join(self.patterns)
 
 
 def _unique(paths: Iterable[str]) -> list[str]:
@@ -136,3 +151,26 @@ def _windows_matches(patterns: Iterable[str], ports: list[str]) -> list[str]:
         wanted = pattern.removeprefix("\\\\.\\").upper()
         matches.extend(port for port in ports if fnmatch.fnmatchcase(port.upper(), wanted))
     return matches
+
+
+def serial_ports(patterns: Sequence[str] = ()) -> list[str]:
+    """Every serial port of this machine that may hold a DGT board, in natural order.
+
+    The ports the operating system lists (pyserial's ``list_ports``: COM ports on
+    Windows, ``/dev/cu.*`` on macOS, USB serial devices on Linux) plus those matching
+    :data:`DEFAULT_PATTERNS` (Bluetooth ``rfcomm`` ports are not listed by Linux) and
+    the given extra ``patterns`` (paths or globs, e.g. a folder of udev symlinks).
+    A port reached by several names is listed once, by the name a pattern gave (a udev
+    symlink such as ``/dev/dgt-board-3`` rather than ``/dev/ttyACM0``); ``/dev/ttyS*``
+    (the motherboard's legacy UARTs, never a DGT board) is left out unless a pattern
+    names it.
+    """
+    system = [port.device for port in list_ports.comports()]
+    if sys.platform == "win32":
+        return sorted(_unique(system), key=natural_key)
+    system = [path for path in system if not os.path.basename(path).startswith("ttyS")]
+    every = tuple(dict.fromkeys((*patterns, *DEFAULT_PATTERNS)))
+    named: dict[str, str] = {}  # real path -> the name shown (a pattern's symlink first)
+    for path in [*PortSpec(patterns=every)._existing_paths(), *system]:
+        named.setdefault(os.path.realpath(path), path)
+    return sorted(named.values(), key=natural_key)

@@ -46,6 +46,7 @@ from drivers.dgt.device_core import DeviceTimeouts
 from drivers.dgt.events import ClockAck, Event
 from drivers.dgt.link import DgtLinkError, HandshakeFailed, Inbox, LinkClosed, PortUnavailable
 from drivers.dgt.ports import PortSpec
+from drivers.dgt.probe import FIX_OTHER_SERIAL, FIX_SILENT, PortProblem, explain_open_error
 
 __all__ = [
     "TRANSITIONS",
@@ -209,6 +210,8 @@ class BoardSupervisor:
         self._stopped = asyncio.Event()
         self._running = False
         self._task: asyncio.Task[None] | None = None
+        #: Why each port of the last connect attempt gave no board (reason and fix).
+        self.last_problems: tuple[PortProblem, ...] = ()
 
     @property
     def state(self) -> SupervisorState:
@@ -309,27 +312,42 @@ class BoardSupervisor:
     async def _connect(self) -> DgtDevice | None:
         """Try each candidate port in turn; the first board that answers wins."""
         self._enter(SupervisorState.CONNECTING)
+        problems: list[PortProblem] = []
         for path in self.port.candidates(preferred=self._last_path):
-            device = await self._try_port(path)
+            device = await self._try_port(path, problems)
             if device is not None:
+                self.last_problems = ()
                 return device
             self._enter(SupervisorState.CONNECTING)
+        self.last_problems = tuple(problems)
         self._totals += LinkCounters(failed_connects=1)
         return None
 
-    async def _try_port(self, path: str) -> DgtDevice | None:
+    async def _try_port(self, path: str, problems: list[PortProblem]) -> DgtDevice | None:
         try:
             device = await DgtDevice.open(
                 path, timeouts=self.timeouts, open_timeout=self._open_timeout
             )
         except PortUnavailable as exc:
             log.debug("%s = %s", self.port, exc)
+            problems.append(explain_open_error(path, exc))
             return None
         self._enter(SupervisorState.HANDSHAKING)
         try:
             identity = await device.handshake()
             if self._serial is not None and identity.serial.text != self._serial:
+                problems.append(
+                    PortProblem(
+                        port=path,
+                        reason=f"{path} holds the board with serial {identity.serial.text}",
+                        fix=FIX_OTHER_SERIAL,
+                    )
+                )
                 raise HandshakeFailed(f"{path}: serial {identity.serial.text}, not {self._serial}")
+        except HandshakeFailed as exc:
+            log.info("%s = %s", self.port, exc)
+            if not problems or problems[-1].port != path:
+                problems.append(PortProblem(port=path, reason=str(exc), fix=FIX_SILENT))
         except DgtLinkError as exc:
             log.info("%s = %s", self.port, exc)
         except BaseException:

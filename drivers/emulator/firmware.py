@@ -109,6 +109,13 @@ class BoardIdentity:
         )
     )
 
+    @classmethod
+    def from_serial(cls, serial: str) -> BoardIdentity:
+        """The default identity with another serial number (and a long one to match)."""
+        if len(serial) != 5 or not serial.isdigit():
+            raise ValueError(f"a DGT serial number is 5 digits, not {serial!r}")
+        return cls(serial=serial, long_serial=serial.rjust(10, "0"))
+
     @property
     def bus_address(self) -> int:
         """The 14-bit bus address: the serial number's decimal value (§4 BUSADRES)."""

@@ -89,7 +89,11 @@ def write_config(
 
 @contextlib.asynccontextmanager
 async def running_daemon(
-    config: Path, *, tracker: TrackerSettings = FAST_TRACKER, set_clocks: bool = False
+    config: Path,
+    *,
+    tracker: TrackerSettings = FAST_TRACKER,
+    set_clocks: bool = False,
+    board_patience: float = 5.0,
 ) -> AsyncIterator[Daemon]:
     """A daemon serving ``config`` on a free port, stopped cleanly on exit."""
     options = DaemonOptions(
@@ -98,6 +102,7 @@ async def running_daemon(
         device_timeouts=DeviceTimeouts(quiet=3.0, probe=3.0),
         backoff=BackoffPolicy(initial=0.05, maximum=0.5),
         set_clocks_at_start=set_clocks,
+        board_patience=board_patience,
     )
     daemon = Daemon(config, options)
     stop = asyncio.Event()
