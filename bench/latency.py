@@ -88,11 +88,11 @@ async def _daemon(args: argparse.Namespace) -> None:
     raise_fd_limit()
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s %(message)s")
     started = time.monotonic()
-    daemon = Daemon(args.config, DaemonOptions(port=0))
+    daemon = await Daemon.open(args.config, DaemonOptions(port=0))
     built = time.monotonic() - started
+    await daemon.start()
     stop = asyncio.Event()
     task = asyncio.create_task(daemon.run(stop))
-    await daemon.ready.wait()
     send_line({"port": daemon.server.port, "replayed": daemon.replayed, "construct_s": built})
     profiler = cProfile.Profile()
     async for message in stdin_lines():

@@ -15,7 +15,7 @@ each input is appended with the game events and decisions it caused: the records
 of one each. ``--minutes`` cuts every game after that much play (whole games by default,
 about six minutes each).
 
-Timed: ``Daemon(config, options)``, which opens the journal, replays every input through
+Timed: ``Daemon.open(config, options)``, which opens the journal, replays every input through
 a fresh core and publishes every board to the hub: the time from a restart to serving
 again (the boards then reconnect on their own). The replayed games are checked against
 the generating core's, ply for ply.
@@ -224,7 +224,7 @@ class Recovery:
         boards: boards in the round.
         written: the journal that was replayed.
         journal_mib: its size on disk.
-        wall_s / cpu_s: the time ``Daemon(...)`` took, wall clock and CPU.
+        wall_s / cpu_s: the time ``Daemon.open(...)`` took, wall clock and CPU.
         replayed: inputs the daemon replayed.
         rss_before_kib / rss_after_kib: the restarted process's RSS before and after.
     """
@@ -250,17 +250,17 @@ class Recovery:
         return (
             f"journal: {self.boards} boards, {self.plies} plies, {w.inputs:,} inputs, "
             f"{w.records:,} records, {self.journal_mib:.0f} MiB (written in {w.seconds:.1f} s)\n"
-            f"restart: Daemon(...) replayed {self.replayed:,} inputs in {self.wall_s:.2f} s "
+            f"restart: Daemon.open(...) replayed {self.replayed:,} inputs in {self.wall_s:.2f} s "
             f"({self.cpu_s:.2f} s CPU, {self.replayed / self.wall_s:,.0f} inputs/s); "
             f"RSS {self.rss_before_kib / 1024:.0f} MiB before, +{grown:.0f} MiB after"
         )
 
 
 async def _restart(args: argparse.Namespace) -> None:
-    """In a fresh process: time ``Daemon(...)`` on the journal; report the games' plies."""
+    """In a fresh process: time ``Daemon.open(...)`` on the journal; report the games' plies."""
     rss = process_rss_kib(os.getpid())
     wall, cpu = time.perf_counter(), time.process_time()
-    daemon = Daemon(args.config, DaemonOptions(port=0))
+    daemon = await Daemon.open(args.config, DaemonOptions(port=0))
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
     plies = {n: len(g.record.moves) for n, g in daemon.core.games.items()}
     after = process_rss_kib(os.getpid())

@@ -74,10 +74,10 @@ async def _serve(make: Any) -> None:
     """Run ``make()`` (a daemon or a relay) until stdin closes; say its port first."""
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s %(message)s")
     raise_fd_limit()
-    server = make()
+    server = await make()
+    await server.start()
     stop = asyncio.Event()
     task = asyncio.create_task(server.run(stop))
-    await server.ready.wait()
     send_line({"port": server.server.port})
     async for _ in stdin_lines():
         pass
@@ -86,12 +86,16 @@ async def _serve(make: Any) -> None:
 
 
 async def _daemon(args: argparse.Namespace) -> None:
-    await _serve(lambda: Daemon(args.config, DaemonOptions(port=0)))
+    await _serve(lambda: Daemon.open(args.config, DaemonOptions(port=0)))
 
 
 async def _relay(args: argparse.Namespace) -> None:
     mqtt = MqttSettings(host="127.0.0.1", port=args.broker, prefix=PREFIX, daemon_id=args.relay_id)
-    await _serve(lambda: Relay(RelaySettings(mqtt=mqtt, port=0)))
+
+    async def make() -> Relay:
+        return Relay(RelaySettings(mqtt=mqtt, port=0))
+
+    await _serve(make)
 
 
 # --- Measuring ---------------------------------------------------------------------------------

@@ -434,15 +434,21 @@ class Relay:
             delay=settings.delay,
             command_timeout=settings.command_timeout + 2.0,
         )
-        self.ready = asyncio.Event()
+
+    async def start(self) -> None:
+        """Listen on the configured address (idempotent).
+
+        Raises:
+            ListenError: the address cannot be listened on (one line: address and why).
+        """
+        await self.server.start()
 
     async def run(self, stop: asyncio.Event) -> None:
-        """Serve until ``stop`` is set."""
+        """Serve until ``stop`` is set (listening first if :meth:`start` was not awaited)."""
         try:
             async with self.server, asyncio.TaskGroup() as tasks:
                 for job in self._jobs():
                     tasks.create_task(job)
-                self.ready.set()
                 log.info("= relay serving on http://%s:%d/", self.settings.host, self.server.port)
                 await stop.wait()
                 raise _Stop

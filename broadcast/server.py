@@ -51,6 +51,7 @@ from broadcast.http import (
     HttpRoutes,
 )
 from broadcast.hub import Hub, Subscription, Update
+from broadcast.listen import listen_error
 from broadcast.messages import BoardState, CommandHandler
 
 __all__ = ["SPECTATOR_MESSAGE_LIMIT", "BroadcastServer", "parse_since", "snapshot_text"]
@@ -215,21 +216,28 @@ class BroadcastServer:
         return [ws.transport.get_write_buffer_size() for ws in self._spectators]
 
     async def start(self) -> None:
-        """Start listening (and the delay line, if any)."""
+        """Start listening (and the delay line, if any).
+
+        Raises:
+            ListenError: a busy port, an unknown host, a privileged port (one line).
+        """
         if self._server is not None:
             return
+        try:
+            self._server = await serve(
+                self._handle,
+                self.host,
+                self._requested_port,
+                process_request=self._process_request,
+                compression=None,
+                max_size=4 * ARBITER_MESSAGE_LIMIT,
+                write_limit=self._write_limit,
+                backlog=self._backlog,
+            )
+        except OSError as exc:
+            raise listen_error(self.host, self._requested_port, exc) from None
         if self.public_delay is not None:
             self.public_delay.start()
-        self._server = await serve(
-            self._handle,
-            self.host,
-            self._requested_port,
-            process_request=self._process_request,
-            compression=None,
-            max_size=4 * ARBITER_MESSAGE_LIMIT,
-            write_limit=self._write_limit,
-            backlog=self._backlog,
-        )
         logger.info("= broadcast server listening on %s:%d", self.host, self.port)
 
     async def close(self) -> None:

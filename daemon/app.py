@@ -14,11 +14,10 @@ import contextlib
 import datetime as dt
 import logging
 import os
-import threading
 import time
-from collections.abc import Coroutine
+from collections.abc import Awaitable, Coroutine
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, TypeVar
 
 from broadcast.hub import Hub
 from broadcast.lichess import LichessPusher, LichessSettings
@@ -34,6 +33,7 @@ from daemon.config import Config, ConfigError, load_config
 from daemon.game.state import TrackerSettings
 from daemon.journal import EVENT_BOARD, Journal
 from daemon.journal_identity import open_round_journal
+from daemon.pairing import ResultHandoff
 from daemon.pairing_link import PairingLink, apply_pairings
 from daemon.pipeline import BoardSession, ClockSetResult, board_supervisor, set_clock
 from daemon.round import RoundCore
@@ -42,9 +42,17 @@ from drivers.backoff import BackoffPolicy
 from drivers.dgt.device_core import DeviceTimeouts
 from drivers.dgt.supervisor import BoardSupervisor
 
-__all__ = ["Daemon", "DaemonOptions", "claim_boards", "load_round_config"]
+__all__ = [
+    "Daemon",
+    "DaemonOptions",
+    "claim_boards",
+    "load_round_config",
+    "unless_stopped",
+]
 
 log = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 #: Journal record kind noting when the daemon first started this round.
 STARTED = "daemon_start"
@@ -96,28 +104,29 @@ def load_round_config(path: str | os.PathLike[str], journal: Journal | None = No
 
 
 class Daemon:
-    """One round: journal, core, service, broadcast server and board sessions."""
+    """One round: journal, core, service, broadcast server and board sessions.
 
-    def __init__(self, config_path: str | os.PathLike[str], options: DaemonOptions) -> None:
+    Open it with ``await Daemon.open(path, options)``, bind its port with
+    :meth:`start` (a busy port or an unknown host raises :class:`ListenError` at once),
+    then :meth:`run` it until a stop event is set.
+    """
+
+    def __init__(
+        self,
+        config: Config,
+        journal: Journal,
+        options: DaemonOptions,
+        handoff: ResultHandoff | None = None,
+    ) -> None:
         self.options = options
-        first = load_config(config_path)
-        claim_boards(first)
-        self.journal = open_round_journal(first, new_journal=options.new_journal)
-        self.config, handoff = apply_pairings(load_round_config(config_path, self.journal))
+        self.journal = journal
+        self.config = config
         self.pairing = PairingLink(handoff) if handoff is not None else None
-        self._note_start()
         self.hub = Hub()
         self.core = RoundCore(self.config, options.tracker)
         self.service = RoundService(self.core, self.journal, self.hub)
         self.service.clock_setter = self.set_clocks
-        self.replayed = self.service.replay()
-        if self.pairing is not None:
-            pairing = self.pairing
-            self.service.result_listeners.append(lambda s, r: pairing.receive_result(s.board, r))
-            for number in self.core.games:  # results confirmed just before a crash
-                state = self.core.engine.result_of(number)
-                if state is not None:
-                    pairing.receive_result(number, to_json_dict(state))
+        self.replayed = 0
         server = self.config.server
         self.server = BroadcastServer(
             self.hub,
@@ -137,7 +146,37 @@ class Daemon:
             for board in self.config.boards
             if board.has_eboard
         }
-        self.ready = asyncio.Event()
+
+    @classmethod
+    async def open(cls, config_path: str | os.PathLike[str], options: DaemonOptions) -> Daemon:
+        """Read the configuration, claim the boards, open and replay the journal.
+
+        Raises:
+            ConfigError: a bad configuration, or boards another live daemon owns.
+            JournalError: a journal that cannot be used.
+            PairingFileError: a TRF or pairings file that cannot be used.
+        """
+        first = load_config(config_path)
+        await claim_boards(first)
+        journal = open_round_journal(first, new_journal=options.new_journal)
+        try:
+            config, handoff = apply_pairings(load_round_config(config_path, journal))
+            daemon = cls(config, journal, options, handoff)
+            daemon._replay()
+        except BaseException:
+            journal.close()
+            raise
+        return daemon
+
+    def _replay(self) -> None:
+        self.replayed = self.service.replay()
+        if self.pairing is not None:
+            pairing = self.pairing
+            self.service.result_listeners.append(lambda s, r: pairing.receive_result(s.board, r))
+            for number in self.core.games:  # results confirmed just before a crash
+                state = self.core.engine.result_of(number)
+                if state is not None:
+                    pairing.receive_result(number, to_json_dict(state))
 
     def _note_start(self) -> None:
         if next(self.journal.records(board=EVENT_BOARD, kinds={STARTED}), None) is None:
@@ -154,13 +193,28 @@ class Daemon:
             backoff=self.options.backoff,
         )
 
+    async def start(self) -> None:
+        """Listen on the configured address (idempotent); note the round's first start.
+
+        A start that fails leaves the journal as it was: the round's default start time
+        (FIDE 6.7) is the first start that served.
+
+        Raises:
+            ListenError: the address cannot be listened on (one line: address and why).
+        """
+        await self.server.start()
+        self._note_start()
+
     async def run(self, stop: asyncio.Event) -> None:
-        """Serve until ``stop`` is set; then shut everything down cleanly."""
+        """Serve until ``stop`` is set; then shut everything down cleanly.
+
+        Starts listening first if :meth:`start` was not awaited (raising what it raises).
+        """
         try:
+            await self.start()
             async with self.server, asyncio.TaskGroup() as tasks:
                 for coro in self._jobs():
                     tasks.create_task(coro)
-                self.ready.set()
                 log.info("= serving on http://%s:%d/", self.config.server.host, self.server.port)
                 await stop.wait()
                 await asyncio.gather(*(s.stop() for s in self.sessions.values()))
@@ -258,12 +312,11 @@ def _ownership(config: Config, settings: MqttSettings) -> Ownership:
     return Ownership(daemon_id=settings.daemon_id, boards=boards, sections=sections, at=time.time())
 
 
-def claim_boards(config: Config) -> None:
+async def claim_boards(config: Config) -> None:
     """Refuse to start on boards or sections another live daemon owns on the broker.
 
-    Runs before the daemon serves anything, on a worker thread's event loop (the
-    constructor is synchronous), for a bounded time. An unreachable broker is no clash:
-    it is logged.
+    Runs before the daemon opens or serves anything, for a bounded time. An unreachable
+    broker is no clash: it is logged.
 
     Raises:
         ConfigError: one line per clash (docs/deployment.md).
@@ -271,16 +324,30 @@ def claim_boards(config: Config) -> None:
     if config.mqtt is None or not config.mqtt.enabled:
         return
     settings = _mqtt_settings(config)
-    check = check_ownership(settings, _ownership(config, settings))
-    found: list[list[str] | None] = []
-    worker = threading.Thread(
-        target=lambda: found.append(asyncio.run(check)), name="claim", daemon=True
-    )
-    worker.start()
-    worker.join(2 * settings.time_limit + 1.5 * settings.keepalive + 5.0)
-    problems = found[0] if found else None
+    problems = await check_ownership(settings, _ownership(config, settings))
     if problems:
         raise ConfigError([f"{config.source}: {line}" for line in problems])
+
+
+async def unless_stopped(work: Awaitable[T], stop: asyncio.Event) -> T | None:
+    """``await work``, unless ``stop`` is set first (then None, ``work`` cancelled).
+
+    Start-up steps that wait on the network (the broker's ownership check, binding the
+    port) thus never outlive a Ctrl-C or SIGTERM.
+    """
+    job = asyncio.ensure_future(work)
+    stopped = asyncio.ensure_future(stop.wait())
+    try:
+        await asyncio.wait({job, stopped}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        stopped.cancel()
+        if not job.done():
+            job.cancel()
+    if job.cancelled() or not job.done():
+        with contextlib.suppress(asyncio.CancelledError):
+            await job
+        return None
+    return job.result()
 
 
 class _Stop(Exception):

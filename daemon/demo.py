@@ -21,6 +21,7 @@ from pathlib import Path
 
 import chess.pgn
 
+from broadcast.listen import ListenError
 from daemon import runtime
 from daemon.app import Daemon, DaemonOptions
 from daemon.config import Config, ConfigError, format_config_errors, load_config
@@ -72,7 +73,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run the demo until Ctrl-C; exit code 2 on a bad configuration."""
+    """Run the demo until Ctrl-C; exit code 2 on a bad configuration or a busy port."""
     logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(name)s %(message)s")
     if UNSUPPORTED:
         print(f"dgtcast demo: {UNSUPPORTED}", file=sys.stderr)
@@ -84,7 +85,11 @@ def run(args: argparse.Namespace) -> int:
         return 2
     if not args.keep_journal:
         _remove_journal(config.storage.path)
-    return runtime.run(_demo(args, config))
+    try:
+        return runtime.run(_demo(args, config))
+    except ListenError as exc:
+        print(f"dgtcast demo: {exc} (--port chooses another)", file=sys.stderr)
+        return 2
 
 
 def _remove_journal(path: Path) -> None:
@@ -102,9 +107,10 @@ async def _demo(args: argparse.Namespace, config: Config) -> int:
                 for number, board in _emulators(config, args.seed).items()
             }
             config.storage.path.parent.mkdir(parents=True, exist_ok=True)
-            daemon = Daemon(args.config, DaemonOptions(port=args.port))
+            daemon = await Daemon.open(args.config, DaemonOptions(port=args.port))
+            stack.callback(daemon.journal.close)
+            await daemon.start()
             serving = asyncio.create_task(daemon.run(stop))
-            await daemon.ready.wait()
             _print_welcome(daemon, args.speed)
             plays = asyncio.create_task(_play_all(daemon, boards, args.speed))
             await serving

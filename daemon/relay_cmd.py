@@ -14,6 +14,7 @@ import sys
 from dataclasses import replace
 
 from broadcast.lichess import LichessSettings
+from broadcast.listen import ListenError
 from broadcast.mqtt import MqttSettings
 from broadcast.pgn_folder import PgnFolderSettings
 from broadcast.relay import Relay, RelaySettings, default_relay_id
@@ -75,7 +76,11 @@ def run(args: argparse.Namespace) -> int:
     except ConfigError as exc:
         print(format_config_errors(exc), file=sys.stderr)
         return 2
-    return runtime.run(_serve(relay_settings(config, port=args.port)))
+    try:
+        return runtime.run(_serve(relay_settings(config, port=args.port)))
+    except ListenError as exc:
+        print(f"dgtcast relay: {exc}", file=sys.stderr)
+        return 2
 
 
 async def _serve(settings: RelaySettings) -> int:
@@ -83,8 +88,8 @@ async def _serve(settings: RelaySettings) -> int:
     stop = asyncio.Event()
     remove = runtime.install_signal_handlers(stop)
     try:
+        await relay.start()
         task = asyncio.create_task(relay.run(stop))
-        await relay.ready.wait()
         base = f"http://{settings.host}:{relay.server.port}"
         print(f"relay of mqtt://{settings.mqtt.host}:{settings.mqtt.port}", flush=True)
         print(f"viewer:  {base}/", flush=True)

@@ -7,8 +7,9 @@ import asyncio
 import logging
 import sys
 
+from broadcast.listen import ListenError
 from daemon import runtime
-from daemon.app import Daemon, DaemonOptions
+from daemon.app import Daemon, DaemonOptions, unless_stopped
 from daemon.config import ConfigError, format_config_errors
 from daemon.journal import JournalError
 from daemon.pairing import PairingFileError
@@ -34,7 +35,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run the daemon; exit code 2 on a bad configuration."""
+    """Run the daemon; exit code 2 on a bad configuration or an address it cannot use."""
     logging.basicConfig(
         level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s %(message)s"
     )
@@ -52,18 +53,26 @@ def run(args: argparse.Namespace) -> int:
     except PairingFileError as exc:
         print(str(exc), file=sys.stderr)
         return 2
+    except ListenError as exc:
+        print(f"dgtcast: {exc}", file=sys.stderr)
+        return 2
 
 
 async def _serve(config: str, options: DaemonOptions) -> int:
-    daemon = Daemon(config, options)
     stop = asyncio.Event()
     remove = runtime.install_signal_handlers(stop)
     try:
+        daemon = await unless_stopped(Daemon.open(config, options), stop)
+        if daemon is None:
+            return 0
         print(f"dgtcast: round replayed from the journal ({daemon.replayed} inputs)", flush=True)
-        task = asyncio.create_task(daemon.run(stop))
-        await daemon.ready.wait()
+        try:
+            await daemon.start()
+        except BaseException:
+            daemon.journal.close()
+            raise
         _print_urls(daemon)
-        await task
+        await daemon.run(stop)
     finally:
         remove()
     return 0

@@ -104,10 +104,10 @@ async def running_daemon(
         set_clocks_at_start=set_clocks,
         board_patience=board_patience,
     )
-    daemon = Daemon(config, options)
+    daemon = await Daemon.open(config, options)
+    await daemon.start()
     stop = asyncio.Event()
     task = asyncio.create_task(daemon.run(stop))
-    await asyncio.wait_for(daemon.ready.wait(), 10)
     try:
         yield daemon
     finally:

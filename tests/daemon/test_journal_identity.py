@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 import sys
 from pathlib import Path
@@ -37,7 +38,7 @@ def _run(config: Path, *flags: str) -> subprocess.CompletedProcess[str]:
 
 def _start_and_stop(config: Path, *, new_journal: bool = False) -> Path:
     """Build the daemon (which opens and replays its journal); returns the journal's path."""
-    daemon = Daemon(config, DaemonOptions(port=0, new_journal=new_journal))
+    daemon = asyncio.run(Daemon.open(config, DaemonOptions(port=0, new_journal=new_journal)))
     path = Path(daemon.journal.path)
     daemon.journal.close()
     return path

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import sqlite3
 import subprocess
@@ -128,7 +129,7 @@ def test_a_schema_1_journal_is_upgraded_and_chained_from_then_on(tmp_path: Path)
 def test_records_of_boards_the_configuration_lacks_are_kept_not_replayed(tmp_path: Path) -> None:
     config = write_config(tmp_path, [BoardSpec(2, None)])
     _fill(tmp_path / "journal.db", 10)  # boards 1, 2 and 3
-    daemon = Daemon(config, DaemonOptions(port=0))
+    daemon = asyncio.run(Daemon.open(config, DaemonOptions(port=0)))
     daemon.journal.close()
     with Journal(tmp_path / "journal.db") as journal:
         assert journal.last_seq >= 10

@@ -89,8 +89,8 @@ async def running_relay(settings: RelaySettings) -> AsyncIterator[Relay]:
     """A relay serving until the block ends."""
     relay = Relay(settings)
     stop = asyncio.Event()
+    await relay.start()
     task = asyncio.create_task(relay.run(stop))
-    await asyncio.wait_for(relay.ready.wait(), 10)
     try:
         yield relay
     finally:

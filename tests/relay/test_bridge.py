@@ -151,7 +151,7 @@ async def test_a_daemon_claiming_a_live_daemons_board_or_section_is_refused(
         await wait_for(lambda: relay.view.owner_of(2) == "hall-a", 10, "hall-a announced")
         await wait_for(lambda: relay.view.is_online("hall-a"), 10, "hall-a online")
         with pytest.raises(ConfigError) as caught:
-            Daemon(clash, DaemonOptions(port=0))
+            await Daemon.open(clash, DaemonOptions(port=0))
     assert caught.value.problems == (
         f'{clash}: mqtt: board 2 already belongs to daemon "hall-a", online on the broker:'
         " give each daemon its own boards",

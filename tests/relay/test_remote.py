@@ -130,7 +130,7 @@ def test_clashes_name_the_boards_and_sections_of_live_daemons_only() -> None:
 @contextlib.asynccontextmanager
 async def daemon_of(folder: Path, boards: list[BoardSpec]) -> AsyncIterator[Daemon]:
     """A daemon that is built but not run: its round service executes commands."""
-    daemon = Daemon(_config(folder, boards), DaemonOptions())
+    daemon = await Daemon.open(_config(folder, boards), DaemonOptions())
     try:
         yield daemon
     finally:
