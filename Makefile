@@ -5,7 +5,7 @@ STAMP   := $(VENV)/.installed
 NODE_STAMP := node_modules/.installed
 SPEED   ?= 4
 
-.PHONY: demo test setup system lint typecheck pytest bench clean
+.PHONY: demo test setup system lint typecheck pytest bench wheel clean
 
 setup: $(STAMP) $(NODE_STAMP)
 
@@ -42,10 +42,15 @@ pytest: setup system
 test: setup system lint typecheck pytest
 
 demo: setup
-	$(VENV)/bin/dgtcast demo --config config/demo.toml --speed $(SPEED)
+	$(VENV)/bin/dgtcast demo --speed $(SPEED)
+
+# A wheel that works alone: setup.py copies the chessboard and the demo's files into it.
+wheel: setup
+	rm -rf dist build
+	$(PY) -m pip wheel -q --no-deps -w dist .
 
 bench: setup
 	bench/run
 
 clean:
-	rm -rf $(VENV) node_modules .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) node_modules .pytest_cache .mypy_cache .ruff_cache build dist

@@ -9,7 +9,7 @@
 ``GET /status.json``               every board (no PGN), ``seq``, server time
 ``GET /``                          ``broadcast/static/index.html``
 ``GET /arbiter``                   ``broadcast/static/arbiter.html``
-``GET /vendor/chessground/...``    ``node_modules/chessground/`` of the project
+``GET /vendor/chessground/...``    the npm chessboard (:data:`CHESSGROUND_ROOT`)
 ``GET /<file>``                    ``broadcast/static/<file>``
 =================================  =========================================
 
@@ -47,7 +47,19 @@ __all__ = [
 FEED_PATH = "/ws"
 ARBITER_PATH = "/ws/arbiter"
 STATIC_ROOT = Path(__file__).resolve().parent / "static"
-CHESSGROUND_ROOT = Path(__file__).resolve().parent.parent / "node_modules" / "chessground"
+#: The viewer's chessboard (npm ``chessground``): inside the package in a wheel (setup.py
+#: copies it there), from ``node_modules`` in a checkout.
+CHESSGROUND_ROOT = next(
+    (
+        root
+        for root in (
+            STATIC_ROOT / "vendor" / "chessground",
+            STATIC_ROOT.parent.parent / "node_modules" / "chessground",
+        )
+        if (root / "package.json").is_file()
+    ),
+    STATIC_ROOT.parent.parent / "node_modules" / "chessground",
+)
 _VENDOR_PREFIX = "/vendor/chessground/"
 _PAGES = {"/": "/index.html", "/arbiter": "/arbiter.html"}
 

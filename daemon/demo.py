@@ -16,6 +16,7 @@ import asyncio
 import contextlib
 import logging
 import sys
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,11 +30,31 @@ from drivers.emulator.clock import ClockSettings
 from drivers.emulator.device import EmulatedBoard
 from drivers.emulator.pty import UNSUPPORTED
 
-__all__ = ["PLAN", "DemoGame", "add_arguments", "run"]
+__all__ = [
+    "DEMO_CONFIG",
+    "GAMES",
+    "PLAN",
+    "DemoGame",
+    "add_arguments",
+    "run",
+    "write_demo_config",
+]
 
 log = logging.getLogger(__name__)
 
-GAMES = Path(__file__).resolve().parent.parent / "config" / "games"
+_PACKAGED = Path(__file__).resolve().parent / "demo_data"  # in a wheel (setup.py)
+_CHECKOUT = Path(__file__).resolve().parent.parent / "config"
+#: The demo's files: inside the package when installed from a wheel, ``config/`` in a
+#: checkout.
+DEMO_FILES = _PACKAGED if (_PACKAGED / "demo.toml").is_file() else _CHECKOUT
+#: The shipped demo configuration (``config/demo.toml``).
+DEMO_CONFIG = DEMO_FILES / "demo.toml"
+#: The famous games the emulated players replay.
+GAMES = DEMO_FILES / "games"
+#: Where :data:`DEMO_CONFIG` puts the virtual boards and its files; a demo run started
+#: without ``--config`` moves both into its work folder.
+_SHIPPED_PORTS = "/tmp/dgtcast-demo"
+_SHIPPED_FILES = '"../var/'
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,8 +82,16 @@ PLAN: dict[int, DemoGame] = {
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """``--config``, ``--speed``, ``--seed``, ``--keep-journal``."""
-    parser.add_argument("--config", default="config/demo.toml", help="the demo configuration")
+    """``--config``, ``--workdir``, ``--speed``, ``--seed``, ``--keep-journal``, ``--port``."""
+    parser.add_argument(
+        "--config", help="a demo configuration (default: the shipped one, in --workdir)"
+    )
+    parser.add_argument(
+        "--workdir",
+        type=Path,
+        default=Path(tempfile.gettempdir()) / "dgtcast-demo",
+        help="where the shipped configuration's virtual boards, journal and PGN go",
+    )
     parser.add_argument("--speed", type=float, default=4.0, help="players think this much faster")
     parser.add_argument("--seed", type=int, default=1, help="seeds the players' habits")
     parser.add_argument(
@@ -78,6 +107,8 @@ def run(args: argparse.Namespace) -> int:
     if UNSUPPORTED:
         print(f"dgtcast demo: {UNSUPPORTED}", file=sys.stderr)
         return 2
+    if args.config is None:
+        args.config = str(write_demo_config(args.workdir))
     try:
         config = load_config(args.config)
     except ConfigError as exc:
@@ -90,6 +121,24 @@ def run(args: argparse.Namespace) -> int:
     except ListenError as exc:
         print(f"dgtcast demo: {exc} (--port chooses another)", file=sys.stderr)
         return 2
+
+
+def write_demo_config(folder: Path) -> Path:
+    """Write the shipped demo configuration into ``folder``, its ports and files moved there.
+
+    The virtual boards' ports go to ``folder/ports``, the journal and the PGN folder to
+    ``folder/var``: two demos with their own folders never share a pty or a journal.
+
+    Returns:
+        the configuration's path, ``folder/demo.toml``.
+    """
+    text = DEMO_CONFIG.read_text(encoding="utf-8")
+    text = text.replace(_SHIPPED_PORTS, (folder / "ports").as_posix())
+    text = text.replace(_SHIPPED_FILES, '"' + (folder / "var").as_posix() + "/")
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "demo.toml"
+    path.write_text(text, encoding="utf-8")
+    return path
 
 
 def _remove_journal(path: Path) -> None:

@@ -13,14 +13,15 @@ from pathlib import Path
 import chess.pgn
 
 from daemon.config import load_config
-from daemon.demo import GAMES, PLAN
+from daemon.demo import DEMO_CONFIG, GAMES, PLAN, write_demo_config
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 DGTCAST = Path(sys.executable).parent / "dgtcast"
 
 
 def test_demo_plan_games_are_shipped_and_legal() -> None:
-    config = load_config(ROOT / "config" / "demo.toml")
+    assert DEMO_CONFIG == ROOT / "config" / "demo.toml"  # a checkout reads config/
+    config = load_config(DEMO_CONFIG)
     eboards = {b.number for b in config.boards if b.port is not None}
     assert set(PLAN) <= eboards
     assert any(b.port is None for b in config.boards), "one board without e-board"
@@ -37,23 +38,21 @@ def _get(url: str) -> bytes:
         return body
 
 
-def _private_copy(folder: Path) -> Path:
-    """The shipped demo configuration with its ports and files moved into ``folder``."""
-    text = (ROOT / "config" / "demo.toml").read_text()
-    text = text.replace("/tmp/dgtcast-demo", str(folder / "ports"))
-    text = text.replace('"../var/', f'"{folder}/var/')
-    assert str(folder) in text
-    path = folder / "demo.toml"
-    path.write_text(text)
-    return path
+def test_the_demo_configuration_is_written_into_its_work_folder(tmp_path: Path) -> None:
+    """Ports, journal and PGN folder all move into the folder: demos never share them."""
+    config = load_config(write_demo_config(tmp_path))
+    ports = [Path(board.port) for board in config.boards if board.port is not None]
+    assert ports
+    assert all(port.parent == tmp_path / "ports" for port in ports)
+    assert config.storage.path.parent == tmp_path / "var"
 
 
 async def test_demo_broadcasts_moves_and_stops_on_ctrl_c(tmp_path: Path) -> None:
     demo = await asyncio.create_subprocess_exec(
         str(DGTCAST),
         "demo",
-        "--config",
-        str(_private_copy(tmp_path)),
+        "--workdir",
+        str(tmp_path),
         "--speed",
         "20",
         "--port",
