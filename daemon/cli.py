@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.metadata
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Protocol, cast
 
-__all__ = ["main"]
+__all__ = ["TOP_LEVEL", "clashing_distributions", "main"]
 
 
 class _Command(Protocol):
@@ -50,8 +51,37 @@ def build_parser(load: Callable[[str], _Command] = _load) -> argparse.ArgumentPa
     return parser
 
 
+#: dgtcast's top-level packages (pyproject.toml); another distribution installing one of
+#: these names into the same environment overwrites dgtcast's files, and pip says nothing.
+TOP_LEVEL = ("daemon", "drivers", "broadcast")
+
+
+def clashing_distributions(owners: Mapping[str, Sequence[str]]) -> dict[str, list[str]]:
+    """Top-level name → the other distributions that install it too (e.g. python-daemon).
+
+    Args:
+        owners: what :func:`importlib.metadata.packages_distributions` returns.
+    """
+    clashes = {
+        name: sorted({d for d in owners.get(name, ()) if d.lower() != "dgtcast"})
+        for name in TOP_LEVEL
+    }
+    return {name: others for name, others in clashes.items() if others}
+
+
+def _warn_about_clashes() -> None:
+    for name, others in clashing_distributions(importlib.metadata.packages_distributions()).items():
+        print(
+            f"dgtcast: warning: {', '.join(others)} also installs a package named {name!r}"
+            " in this Python environment; the two overwrite each other. Install dgtcast"
+            " on its own with pipx (docs/deployment.md, 'Installing').",
+            file=sys.stderr,
+        )
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``dgtcast`` console script."""
+    _warn_about_clashes()
     args = build_parser().parse_args(argv)
     run = cast(Callable[[argparse.Namespace], int], args._run)
     try:
