@@ -21,6 +21,7 @@ from typing import Any, TypeVar
 
 from broadcast.hub import Hub
 from broadcast.lichess import LichessPusher, LichessSettings
+from broadcast.livechess.server import LiveChessServer
 from broadcast.messages import BoardState, CommandReply, to_json_dict
 from broadcast.mqtt import MqttPublisher, MqttSettings, Ownership
 from broadcast.ownership import check_ownership
@@ -33,6 +34,7 @@ from daemon.config import Config, ConfigError, load_config
 from daemon.game.state import TrackerSettings
 from daemon.journal import EVENT_BOARD, Journal
 from daemon.journal_identity import open_round_journal
+from daemon.livechess_link import livechess_settings
 from daemon.pairing import ResultHandoff
 from daemon.pairing_link import PairingLink, apply_pairings
 from daemon.pipeline import BoardSession, ClockSetResult, board_supervisor, set_clock
@@ -67,6 +69,7 @@ class DaemonOptions:
         device_timeouts / backoff: the boards' links.
         set_clocks_at_start: set every e-board clock (mode 23) when the round starts.
         port: listen on this port instead of the configured one (0: a free port).
+        livechess_port: the same for the LiveChess API (``[livechess]``).
         supervisors: ready-made supervisors by board number (tests, the demo).
         new_journal: when the configured journal belongs to another round, keep it and
             start this round's journal beside it (daemon/journal_identity.py).
@@ -79,6 +82,7 @@ class DaemonOptions:
     backoff: BackoffPolicy | None = None
     set_clocks_at_start: bool = False
     port: int | None = None
+    livechess_port: int | None = None
     supervisors: dict[int, BoardSupervisor] = field(default_factory=dict)
     new_journal: bool = False
     board_patience: float = 5.0
@@ -136,6 +140,7 @@ class Daemon:
             arbiter_token=server.arbiter_token,
             delay=float(server.public_delay),
         )
+        self.livechess = self._livechess()
         self.sessions = {
             board.number: BoardSession(
                 board,
@@ -177,6 +182,14 @@ class Daemon:
                 state = self.core.engine.result_of(number)
                 if state is not None:
                     pairing.receive_result(number, to_json_dict(state))
+
+    def _livechess(self) -> LiveChessServer | None:
+        settings = livechess_settings(self.config)
+        if settings is None:
+            return None
+        if self.options.livechess_port is not None:
+            settings = replace(settings, port=self.options.livechess_port)
+        return LiveChessServer(self.server.public_hub, settings)
 
     def _note_start(self) -> None:
         if next(self.journal.records(board=EVENT_BOARD, kinds={STARTED}), None) is None:
@@ -252,6 +265,8 @@ class Daemon:
         if config.pgn_folder is not None:
             folder = PgnFolderWriter(PgnFolderSettings(path=config.pgn_folder.path))
             jobs.append(folder.serve(public))
+        if self.livechess is not None:
+            jobs.append(self.livechess.serve())
         if config.webhook is not None:
             jobs.append(AlertWebhook(WebhookSettings(url=config.webhook.url)).serve(self.hub))
         return jobs

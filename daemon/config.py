@@ -43,6 +43,7 @@ from daemon.config_tables import (
     EventTable,
     FileTables,
     LichessConfig,
+    LiveChessConfig,
     MqttConfig,
     PairingConfig,
     PgnFolderConfig,
@@ -63,6 +64,7 @@ __all__ = [
     "ConfigError",
     "EventConfig",
     "LichessConfig",
+    "LiveChessConfig",
     "MqttConfig",
     "PairingConfig",
     "PgnFolderConfig",
@@ -148,6 +150,7 @@ class Config:
     pgn_folder: PgnFolderConfig | None = None
     webhook: WebhookConfig | None = None
     pairing: PairingConfig | None = None
+    livechess: LiveChessConfig | None = None
 
     @property
     def boards(self) -> tuple[BoardConfig, ...]:
@@ -267,6 +270,7 @@ class TableBuilder:
             pgn_folder=self.pgn_folder(),
             webhook=self.tables.webhook,
             pairing=self._pairing(),
+            livechess=self.livechess(),
         )
         return None if self.problems else config
 
@@ -437,6 +441,12 @@ class TableBuilder:
         if folder is None:
             return None
         return folder.model_copy(update={"path": self._path(folder.path)})
+
+    def livechess(self) -> LiveChessConfig | None:
+        table = self.tables.livechess
+        if table is None or table.folder is None:
+            return table
+        return table.model_copy(update={"folder": self._path(table.folder)})
 
     def _pairing(self) -> PairingConfig | None:
         pairing = self.tables.pairing

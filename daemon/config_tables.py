@@ -25,6 +25,7 @@ __all__ = [
     "EventTable",
     "FileTables",
     "LichessConfig",
+    "LiveChessConfig",
     "MqttConfig",
     "PairingConfig",
     "PgnFolderConfig",
@@ -254,6 +255,19 @@ class PgnFolderConfig(_Table):
     path: _PathValue
 
 
+class LiveChessConfig(_Table):
+    """``[livechess]``: the DGT LiveChess 2 local API and PGN folder (docs/integrations.md).
+
+    ``enabled`` serves the API on ``host``:``port`` (LiveChess's port 1982 by default);
+    ``folder`` keeps a LiveChess 2 PGN folder there (with or without the API).
+    """
+
+    enabled: bool = False
+    host: _Text = "127.0.0.1"
+    port: _Port = 1982
+    folder: _PathValue | None = None
+
+
 class WebhookConfig(_Table):
     """``[webhook]``: alerts and results are POSTed as JSON to this address."""
 
@@ -281,6 +295,7 @@ class FileTables(_Table):
     pgn_folder: PgnFolderConfig | None = None
     webhook: WebhookConfig | None = None
     pairing: PairingConfig | None = None
+    livechess: LiveChessConfig | None = None
 
 
 class RelayTable(_Table):
