@@ -37,7 +37,7 @@ from daemon.journal_identity import open_round_journal
 from daemon.livechess_link import livechess_settings
 from daemon.pairing import ResultHandoff
 from daemon.pairing_link import PairingLink, apply_pairings
-from daemon.pipeline import BoardSession, ClockSetResult, board_supervisor, set_clock
+from daemon.pipeline import BoardSession, ClockSetResult, board_supervisor
 from daemon.round import RoundCore
 from daemon.service import RoundService
 from drivers.backoff import BackoffPolicy
@@ -277,10 +277,7 @@ class Daemon:
     async def set_clocks(self) -> CommandReply:
         """Set every online e-board clock to its time control (arbiter ``set_clocks``)."""
         results = await asyncio.gather(
-            *(
-                set_clock(s.supervisor, s.board, self.config.section_of(n))
-                for n, s in self.sessions.items()
-            )
+            *(s.set_clock(self.config.section_of(n)) for n, s in self.sessions.items())
         )
         return _clock_reply(results)
 

@@ -84,6 +84,7 @@ class AlertSettings:
                     warning=event.default_time_warning,
                     time_control=event.time_control,
                     has_eboard=board.has_eboard,
+                    clock_rules=event.clock_rules,
                 )
         return cls(boards=boards)
 
@@ -366,14 +367,23 @@ class AlertEngine:
             if event.result != "1/2-1/2"
             else "drawn, as the opponent cannot checkmate"
         )
+        details: dict[str, Any] = {
+            "color": event.color,
+            "result": event.result,
+            "provisional": event.provisional,
+        }
+        odds = watch.rules.clocks.draw_odds
+        if odds is not None:
+            details["draw_odds"] = odds
+            details["winner"] = _winner(event.result, odds)
         if self._raise(
             board,
             AlertKind.FLAG_FALL,
             event.at,
-            {"color": event.color, "result": event.result, "provisional": event.provisional},
+            details,
             f"Board {board}: {loser}'s flag fell. Unless the game had already ended,"
-            f" {why}: {event.result} (FIDE 6.9). Check the clock and the position, then"
-            " confirm the result.",
+            f" {why}: {event.result} (FIDE 6.9).{_draw_odds_rule(event.result, odds)}"
+            " Check the clock and the position, then confirm the result.",
             ("flag_fall", board, watch.game, event.color),
         ):
             self._results.propose(board, event.result, ResultSource.FLAG_FALL, event.at)
@@ -440,3 +450,20 @@ def _follow(watch: BoardWatch, event: GameStarted | MoveMade | InSync | Position
             watch.moved = True  # the game goes on from a position: no start check any more
         case _:
             assert_never(event)
+
+
+def _winner(result: str, draw_odds: str) -> str:
+    """Who wins the game under draw odds: a draw counts for the colour holding them."""
+    if result == "1/2-1/2":
+        return draw_odds
+    return "white" if result == "1-0" else "black"
+
+
+def _draw_odds_rule(result: str, draw_odds: str | None) -> str:
+    """The sentence an arbiter needs under draw odds (Armageddon), else nothing."""
+    if draw_odds is None:
+        return ""
+    holder = draw_odds.capitalize()
+    if result == "1/2-1/2":
+        return f" With draw odds for {holder}, this draw counts as {holder}'s win."
+    return f" Draw odds for {holder} do not change a decisive result."

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from broadcast.messages import AlertKind
-from daemon.durations import TimeControl, format_duration
+from daemon.durations import ClockRules, TimeControl, format_duration
 from daemon.game.events import ClockUpdated
 
 __all__ = ["AlertDraft", "BoardRules", "BoardWatch", "Episode"]
@@ -32,6 +32,8 @@ class BoardRules:
         warning: seconds before the default time that the late-arrival warning comes.
         time_control: what the clock must be set to.
         has_eboard: only boards with an e-board get late-arrival and clock alerts.
+        clock_rules: each colour's control and the draw odds; None = ``time_control``
+            for both, no draw odds.
     """
 
     round_start: float
@@ -39,6 +41,12 @@ class BoardRules:
     warning: float
     time_control: TimeControl
     has_eboard: bool = True
+    clock_rules: ClockRules | None = None
+
+    @property
+    def clocks(self) -> ClockRules:
+        """Each colour's control and the draw odds."""
+        return self.clock_rules or ClockRules.uniform(self.time_control)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -135,15 +143,16 @@ class BoardWatch:
 
     def _check_start(self, board: int, event: ClockUpdated, slack: float) -> list[AlertDraft]:
         """The first reading of a game: both clocks set to the time control (§7.2)."""
-        control = self.rules.time_control
-        expected = control.start_readings
+        rules = self.rules.clocks
+        control = rules.white
         elapsed = max(0.0, event.at - self.rules.round_start) + slack
         times = {"white": event.white, "black": event.black}
         ok = all(
-            (min(expected) - elapsed <= seconds <= max(expected))
+            (min(allowed) - elapsed <= seconds <= max(allowed))
             if color == event.running
-            else seconds in expected
+            else seconds in allowed
             for color, seconds in times.items()
+            for allowed in [rules.of(color).start_readings]
         )
         if ok:
             return []
@@ -151,12 +160,17 @@ class BoardWatch:
             "check": "start",
             "white": event.white,
             "black": event.black,
-            "expected": sorted(expected),
+            "expected": sorted(control.start_readings),
             "time_control": str(control),
         }
+        spoken = _spoken(control)
+        if rules.has_time_odds:
+            details["black_expected"] = sorted(rules.black.start_readings)
+            details["black_time_control"] = str(rules.black)
+            spoken = f"White {spoken}, Black {_spoken(rules.black)}"
         action = (
             f"Board {board}: the clock shows White {format_duration(event.white)}, Black"
-            f" {format_duration(event.black)}, not the time control {_spoken(control)}."
+            f" {format_duration(event.black)}, not the time control {spoken}."
             " Set the clock (dgtcast clocks set, or by hand)."
         )
         episode = ("clock_mismatch", board, self.game, "start")
@@ -174,7 +188,7 @@ class BoardWatch:
         assert color is not None
         self.moved = True
         self.presses[color] = move = self.presses.get(color, 0) + 1
-        expected = self.rules.time_control.added_after(move)
+        expected = self.rules.clocks.of(color).added_after(move)
         added = _seconds_of(after, color) - _seconds_of(before, color)
         if abs(added - expected) <= tolerance:
             self.increment_wrong.discard(color)
@@ -210,9 +224,8 @@ def _seconds_of(reading: ClockUpdated, color: str) -> float:
 
 
 def _spoken(control: TimeControl) -> str:
-    """``5400+30`` → ``1h30m + 30 s`` (one period shown, the others as in PGN)."""
-    first = f"{format_duration(control.base)} + {control.increment} s"
-    return first if len(control.periods) == 1 else f"{first} ({control})"
+    """``40/5400+30:1800+30`` → ``40 moves in 1h30m + 30s, then 30m + 30s``."""
+    return control.spoken()
 
 
 def _late_action(board: int, absent: str, stage: str, result: str, watch: BoardWatch) -> str:

@@ -52,7 +52,7 @@ from daemon.config_tables import (
     StorageConfig,
     WebhookConfig,
 )
-from daemon.durations import TimeControl
+from daemon.durations import ClockRules, TimeControl
 
 __all__ = [
     "ARBITER_TOKEN_ENV",
@@ -100,7 +100,9 @@ class EventConfig:
         date: the round's date; default the date of ``round_start``.
         round: the round number, 1 or more.
         round_start: when White's clocks are started (FIDE 6.6), time-zone aware.
-        time_control: what every clock of the section is set to.
+        time_control: what every clock of the section is set to (White's under time odds).
+        black_time_control: Black's control under time odds (Armageddon), else None.
+        draw_odds: ``"black"`` (or ``"white"``) when a draw counts as that colour's win.
         dgt_mode: 23 when the clocks are computer-controlled (dgt-protocol.md §8).
         default_time: seconds after ``round_start`` a player absent from the board
             loses (FIDE 6.7); 0 when the regulations state none.
@@ -117,6 +119,14 @@ class EventConfig:
     dgt_mode: int | None
     default_time: int
     default_time_warning: int
+    black_time_control: TimeControl | None = None
+    draw_odds: str | None = None
+
+    @property
+    def clock_rules(self) -> ClockRules:
+        """Each colour's time control and the draw odds."""
+        black = self.black_time_control or self.time_control
+        return ClockRules(white=self.time_control, black=black, draw_odds=self.draw_odds)
 
     @property
     def default_at(self) -> dt.datetime:
@@ -325,6 +335,8 @@ class TableBuilder:
             round_start=round_start,
             # A stand-in when it is missing: that is reported, and no Config is returned.
             time_control=values["time_control"] or TimeControl.from_pgn("60"),
+            black_time_control=values["black_time_control"],
+            draw_odds=values["draw_odds"],
             dgt_mode=values["dgt_mode"],
             default_time=default_time,
             default_time_warning=_DEFAULT_WARNING if warning is None else warning,

@@ -58,7 +58,7 @@ def _time_control(value: object) -> TimeControl:
         value = str(value)
     if not isinstance(value, str):
         raise ValueError(f'must be a time control in quotes like "5400+30", got {shown(value)}')
-    return TimeControl.from_pgn(value)
+    return TimeControl.from_text(value)
 
 
 def _date(value: object) -> dt.date:
@@ -185,6 +185,8 @@ class EventKeys(_Table):
     round: Annotated[int, Field(ge=1)] | None = None
     round_start: Annotated[dt.datetime, PlainValidator(_datetime)] | None = None
     time_control: Annotated[TimeControl, PlainValidator(_time_control)] | None = None
+    black_time_control: Annotated[TimeControl, PlainValidator(_time_control)] | None = None
+    draw_odds: Literal["white", "black"] | None = None
     dgt_mode: Annotated[int, PlainValidator(_dgt_mode)] | None = None
     default_time: _Duration | None = None
     default_time_warning: _Duration | None = None

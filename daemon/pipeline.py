@@ -37,7 +37,7 @@ from drivers.dgt.link import ClockRefused, DgtLinkError
 from drivers.dgt.observe import SensorBoard, clock_observation
 from drivers.dgt.ports import PortSpec
 from drivers.dgt.supervisor import BoardSupervisor, LinkDown, LinkUp, Report
-from drivers.observations import ClockObserved, LinkObserved, LinkState
+from drivers.observations import ClockObserved, ClockSide, LinkObserved, LinkState
 
 __all__ = ["BoardSession", "ClockSetResult", "board_supervisor", "clock_text", "set_clock"]
 
@@ -52,7 +52,7 @@ class BoardSession:
         service: the round service.
         supervisor: the board's supervisor (made from ``board.port`` when None).
         section: the board's section; with ``dgt_mode = 23`` dgtcast adds the increments
-            (daemon/mode23.py).
+            and the periods' time (daemon/mode23.py).
     """
 
     def __init__(
@@ -76,8 +76,16 @@ class BoardSession:
         self._stopping = False
         self.increments: IncrementControl | None = None
         if section is not None and section.event.dgt_mode == 23:
-            self.increments = IncrementControl(section.event.time_control.increment)
+            side = ClockSide(board.clock_white_side) if board.clock_white_side else None
+            self.increments = IncrementControl(section.event.clock_rules, white_side=side)
         self._commands: set[asyncio.Task[None]] = set()
+
+    async def set_clock(self, section: Section) -> ClockSetResult:
+        """Set this board's clock (:func:`set_clock`); its move counters start afresh."""
+        result = await set_clock(self.supervisor, self.board, section)
+        if result.ok and self.increments is not None:
+            self.increments.reset()
+        return result
 
     async def stop(self) -> None:
         """Stop the board's supervisor; the link closing then is no ``board_offline``."""
@@ -194,17 +202,35 @@ def _surname(name: str) -> str:
     return plain.decode("ascii").replace(" ", "")
 
 
+def start_times(board: BoardConfig, section: Section) -> tuple[int, int] | str:
+    """(left, right) seconds a clock is set to before the game, or why it cannot be set.
+
+    Each side gets its colour's first period plus its first increment (Fischer clocks
+    start so, dgt-protocol.md §7.2 "Observed"). Under time odds the sides differ, so
+    White's side must be known (``clock_white_side``).
+    """
+    rules = section.event.clock_rules
+    white, black = rules.white.start_seconds, rules.black.start_seconds
+    if white == black:
+        return white, black
+    if board.clock_white_side is None:
+        return "time odds: set clock_white_side so White's time goes on White's side"
+    return (white, black) if board.clock_white_side == "left" else (black, white)
+
+
 async def set_clock(
     supervisor: BoardSupervisor, board: BoardConfig, section: Section
 ) -> ClockSetResult:
     """Set one clock to the time control, paused, and show the board (mode 23, §7.5, §8).
 
-    Fischer clocks start at base plus one increment (dgt-protocol.md §7.2, "Observed").
+    SETNRUN sets both times and what runs; the clock itself adds nothing in mode 23, so
+    the daemon adds increments and periods while it runs (daemon/mode23.py).
     """
-    control = section.event.time_control
-    start = control.base + control.increment
+    times = start_times(board, section)
+    if isinstance(times, str):
+        return ClockSetResult(board=board.number, ok=False, reason=times)
     command = ClockSetAndRun(
-        left_seconds=start, right_seconds=start, run="paused", toggle_on_lever=True
+        left_seconds=times[0], right_seconds=times[1], run="paused", toggle_on_lever=True
     )
     try:
         await supervisor.send_clock(command)

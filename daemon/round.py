@@ -385,8 +385,12 @@ def _tracker(board: BoardConfig, section: Section, base: TrackerSettings) -> Gam
     if not board.has_eboard:
         return None
     side = ClockSide(board.clock_white_side) if board.clock_white_side else None
+    event = section.event
     settings = dataclasses.replace(
-        base, white_side=side, increment=float(section.event.time_control.increment)
+        base,
+        white_side=side,
+        increment=float(event.time_control.increment),
+        clock_rules=event.clock_rules,
     )
     return GameTracker(settings)
 
@@ -433,6 +437,7 @@ def game_headers(board: BoardConfig, section: Section) -> GameHeaders:
         white_elo=board.white_elo,
         black_elo=board.black_elo,
         time_control=str(event.time_control),
+        clock_tags=tuple(event.clock_rules.tags().items()),
         white_fide_id=None if board.white_fide_id is None else str(board.white_fide_id),
         black_fide_id=None if board.black_fide_id is None else str(board.black_fide_id),
         white_title=board.white_title,

@@ -11,9 +11,12 @@ What the clock tells the game:
   (§7.4: "a lever press yields one message with the new status and the increment
   added"), so it gives the mover's ``[%clk]``; the reading before it gives the time just
   before the press.
-* **Elapsed time** ``[%emt]`` = the mover's time when the turn began + increment − the
-  time after the press. Fischer clocks start at base + one increment (§7.2), so the
-  first move is measured from that time too. Without a configured increment the one the
+* **Elapsed time** ``[%emt]`` = the mover's time when the turn began + the time the
+  press adds − the time after the press. What a press adds comes from the time control:
+  the increment, plus the next period's time after the move that completes a period's
+  quota (move 40 of "40/5400+30:1800+30" adds 1830 s), so ``[%emt]`` stays exact across
+  the period change. Fischer clocks start at base + one increment (§7.2), so the first
+  move is measured from that time too. Without a configured time control the time the
   clock added is used (equivalently: turn start − time before the press).
 * **Flag fall** (FIDE Laws 6.9): the flag bit, or 0:00:00 on the side that was running.
   The result is a loss, or a draw when the opponent cannot checkmate
@@ -27,6 +30,7 @@ from dataclasses import dataclass
 
 import chess
 
+from daemon.durations import ClockRules
 from daemon.game.events import ClockSidesLearned, ClockUpdated, FlagFell, GameEvent
 from daemon.game.rules import color_name, flag_result
 from drivers.observations import ClockObserved, ClockSide
@@ -97,11 +101,20 @@ class ClockTracker:
     Args:
         white_side: the clock side White sits at, when the arbiter set it; None = learn.
         increment: the time control's increment in seconds; None = as the clock adds it.
+        rules: each colour's time control; when given, it says what each press adds
+            (increments and periods) and ``increment`` is not used.
     """
 
-    def __init__(self, *, white_side: ClockSide | None = None, increment: float | None = None):
+    def __init__(
+        self,
+        *,
+        white_side: ClockSide | None = None,
+        increment: float | None = None,
+        rules: ClockRules | None = None,
+    ):
         self._configured = white_side
         self._increment = increment
+        self._rules = rules
         self._white_side = white_side
         self._last: ClockObserved | None = None
         self._started: dict[ClockSide, int] = {}
@@ -175,22 +188,33 @@ class ClockTracker:
         self._report_flag(reading, previous, context)
         return press
 
+    def added_by_press(self, color: chess.Color, move_number: int) -> int | None:
+        """Seconds the time control adds to ``color`` after its move ``move_number``.
+
+        None without a configured time control (the clock's own additions are trusted).
+        """
+        if self._rules is not None:
+            return self._rules.of(color_name(color)).added_after(move_number)
+        return None if self._increment is None else round(self._increment)
+
     def move_clock(
-        self, color: chess.Color, press: LeverPress | None, shown: int | None
+        self, color: chess.Color, press: LeverPress | None, shown: int | None, move_number: int = 1
     ) -> MoveClock:
         """The clock annotations of a move by ``color``.
 
         Args:
             press: the lever press that completed the move, if one did.
             shown: without a press, the mover's time shown when the move was seen.
+            move_number: the move's number (its full-move number): it says what the
+                press adds under a time control with periods.
         """
         if press is not None:
             emt = None
             if press.started is not None:
-                increment = press.after - press.before
-                if self._increment is not None:
-                    increment = round(self._increment)
-                emt = max(0, press.started + increment - press.after)
+                added = self.added_by_press(color, move_number)
+                if added is None:
+                    added = press.after - press.before
+                emt = max(0, press.started + added - press.after)
             return MoveClock(clock=press.after, clock_before=press.before, emt=emt)
         if shown is None:
             return MoveClock()

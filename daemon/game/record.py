@@ -50,6 +50,9 @@ class GameHeaders:
         date: ``YYYY.MM.DD`` (``?`` for unknown parts).
         round: ``"3"`` or ``"3.1"`` (round.board, the form lichess reads).
         time_control: PGN form, e.g. ``"5400+30"`` (seconds + increment).
+        clock_tags: the time tags when given (``TimeControl`` and, under time odds or
+            draw odds, ``WhiteTimeControl``, ``BlackTimeControl``, ``DrawOdds``); they
+            replace ``time_control``.
         white_fide_id / black_fide_id: FIDE ids, digits only.
         white_title / black_title: GM, IM, WGM, FM, ... (tournament-rules.md §4).
     """
@@ -67,6 +70,7 @@ class GameHeaders:
     black_fide_id: str | None = None
     white_title: str | None = None
     black_title: str | None = None
+    clock_tags: tuple[tuple[str, str], ...] = ()
 
     def __post_init__(self) -> None:
         for fide_id in (self.white_fide_id, self.black_fide_id):
@@ -93,6 +97,7 @@ class GameHeaders:
         }
         tags |= {name: str(value) for name, value in optional.items() if value is not None}
         tags["TimeControl"] = self.time_control
+        tags |= dict(self.clock_tags)
         return tags
 
 

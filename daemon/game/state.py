@@ -20,6 +20,7 @@ import enum
 from dataclasses import dataclass
 from typing import Final
 
+from daemon.durations import ClockRules
 from drivers.observations import ClockSide
 
 __all__ = [
@@ -102,6 +103,8 @@ class TrackerSettings:
             game; before that it is a takeback.
         white_side: the clock side White sits at; None = learn it from play.
         increment: the time control's increment for ``[%emt]``; None = as the clock adds it.
+        clock_rules: each colour's time control, for ``[%emt]`` across period changes
+            and under time odds; when given, ``increment`` is not used.
     """
 
     settle_time: float = 1.0
@@ -112,6 +115,7 @@ class TrackerSettings:
     new_game_after_plies: int = 6
     white_side: ClockSide | None = None
     increment: float | None = None
+    clock_rules: ClockRules | None = None
 
     def __post_init__(self) -> None:
         for name in (

@@ -82,7 +82,9 @@ class GameTracker:
     def __init__(self, settings: TrackerSettings | None = None) -> None:
         self.settings = settings or TrackerSettings()
         self._clock = ClockTracker(
-            white_side=self.settings.white_side, increment=self.settings.increment
+            white_side=self.settings.white_side,
+            increment=self.settings.increment,
+            rules=self.settings.clock_rules,
         )
         self._state = TrackerState.WAITING
         self._rotated = False
@@ -427,7 +429,8 @@ class GameTracker:
     ) -> None:
         color = self._board.turn
         san = self._board.san(move)
-        times = self._clock.move_clock(color, press, shown[color])
+        number = self._board.fullmove_number
+        times = self._clock.move_clock(color, press, shown[color], number)
         self._board.push(move)
         self._history.append(placement_key(self._board))
         self._turn_began.append(at if press is None else press.at)

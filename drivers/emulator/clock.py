@@ -5,6 +5,9 @@ reads a clock or sleeps. What it implements (dgt-protocol.md):
 
 * Fischer "from move 1": both sides start at base + one increment, and the mover gains
   the increment on each lever press (§7.2 "Observed").
+* Multi-period controls, as the DGT clocks' own period options run them (§8, e.g. XL
+  option 13): each side's lever presses are counted, and after the press that ends a
+  period's quota the next period's time is added.
 * The side whose lever is up runs; a lever press while one's own time runs hands the
   move over. The display changes on whole seconds; at 0:00:00 the flag falls and the
   clock blocks (flag bit 0x10, D0 cleared, §7.2).
@@ -89,6 +92,9 @@ class ClockSettings:
         start_left / start_right: a start time that differs from base + increment, to
             emulate a clock set up wrongly.
         lever_up: the side whose lever is up before the start (whose time runs first).
+        periods: (move number, seconds) pairs: after a side's press for that move, the
+            side also gains those seconds (a new period), e.g. ``((40, 1800),)`` for
+            "40 moves in 90 min, then 30 min".
     """
 
     base_seconds: int = 90 * 60
@@ -98,10 +104,13 @@ class ClockSettings:
     start_left: int | None = None
     start_right: int | None = None
     lever_up: Side = "left"
+    periods: tuple[tuple[int, int], ...] = ()
 
     def __post_init__(self) -> None:
         if self.base_seconds < 0 or self.increment_seconds < 0:
             raise ValueError("clock times cannot be negative")
+        if any(move < 1 or seconds < 0 for move, seconds in self.periods):
+            raise ValueError("periods are (move number >= 1, seconds >= 0) pairs")
         if self.start_seconds > 9 * 3600 + 59 * 60 + 59:
             raise ValueError("a DGT clock shows at most 9:59:59")
 
@@ -196,6 +205,8 @@ class ChessClock:
             time_per_move=self.settings.increment_seconds > 0,
         )
         self._increment = self.settings.increment_seconds
+        self._periods = dict(self.settings.periods)
+        self._moves: dict[Side, int] = {"left": 0, "right": 0}
         self._running: Side | None = None
         self._since = 0.0
         self._lever_up: Side = self.settings.lever_up
@@ -274,7 +285,8 @@ class ChessClock:
         self._lever_up = other_side(side)
         if self._running != side:
             return
-        self._faces.remaining[side] += self._increment
+        self._moves[side] += 1
+        self._faces.remaining[side] += self._increment + self._periods.get(self._moves[side], 0)
         if self._toggle_on_lever:
             self._running = other_side(side)
 
@@ -299,6 +311,7 @@ class ChessClock:
             beeps=self._faces.beeps,
         )
         self._increment = 0
+        self._periods = {}
         self._toggle_on_lever = toggle_on_lever
         self._running = None if run == "paused" else run
         if run != "paused":

@@ -302,7 +302,7 @@ def test_clock_set_to_the_wrong_time_at_the_start() -> None:
         "expected": [5400, 5430],
         "time_control": "5400+30",
     }
-    assert "not the time control 1h30m + 30 s" in alert.action
+    assert "not the time control 1h30m + 30s" in alert.action
     assert feed(engine, 1, clock(3600, 3600, "white", T0 + 2)) == []
 
 

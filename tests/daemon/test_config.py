@@ -223,7 +223,8 @@ BAD: list[tuple[str, str, list[str]]] = [
         GOOD.replace('"5400+30"', '"90 min + 30 s"'),
         [
             'config.toml: event.time_control: invalid time control "90 min + 30 s":'
-            ' write seconds+increment like "5400+30", or periods like "40/5400+30:1800+30"'
+            ' write it like "5400+30", "40/5400+30:1800+30" or "40 moves in 90m + 30s,'
+            ' then 30m + 30s"'
         ],
     ),
     (

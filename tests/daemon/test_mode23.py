@@ -6,6 +6,7 @@ import itertools
 import time
 from pathlib import Path
 
+from daemon.durations import ClockRules, TimeControl
 from daemon.mode23 import IncrementControl, IncrementState
 from drivers.emulator.clock import ClockReading, ClockSettings
 from drivers.emulator.device import EmulatedBoard
@@ -37,7 +38,7 @@ def _reading(left: int, right: int, running: ClockSide | None) -> ClockObserved:
 
 
 def test_a_press_on_a_mode_23_clock_gets_the_increment() -> None:
-    control = IncrementControl(30)
+    control = IncrementControl(TimeControl.from_pgn("5400+30"))
     assert control.receive_reading(_reading(5430, 5430, LEFT)) == (
         _reading(5430, 5430, LEFT),
         None,
@@ -56,7 +57,7 @@ def test_a_press_on_a_mode_23_clock_gets_the_increment() -> None:
 
 
 def test_a_clock_that_adds_increments_itself_is_left_alone() -> None:
-    control = IncrementControl(30)
+    control = IncrementControl(TimeControl.from_pgn("5400+30"))
     control.receive_reading(_reading(5430, 5430, LEFT))
     reading = _reading(5459, 5430, RIGHT)  # the clock added 30 s itself
     assert control.receive_reading(reading) == (reading, None)
@@ -66,7 +67,7 @@ def test_a_clock_that_adds_increments_itself_is_left_alone() -> None:
 
 
 def test_no_increment_no_command() -> None:
-    control = IncrementControl(0)
+    control = IncrementControl(TimeControl.from_pgn("600"))
     control.receive_reading(_reading(600, 600, LEFT))
     assert control.receive_reading(_reading(590, 600, RIGHT))[1] is None
 
@@ -102,3 +103,48 @@ async def test_daemon_adds_increments_on_a_mode_23_clock(tmp_path: Path, games_d
     assert len(line) == 10
     whites = [m["clock"] for m in line[0::2]]
     assert all(after >= before + 3 for before, after in itertools.pairwise(whites))
+
+
+def test_mode_23_adds_the_next_periods_time_after_move_40() -> None:
+    control = IncrementControl(TimeControl.from_text("40/5400+30:1800+30"))
+    left, right = 5430, 5430
+    control.receive_reading(_reading(left, right, LEFT))
+    added: list[int] = []
+    for _ in range(41):
+        for mover, after in ((LEFT, RIGHT), (RIGHT, LEFT)):
+            left, right = (left - 5, right) if mover is LEFT else (left, right - 5)
+            control.receive_reading(_reading(left, right, mover))
+            corrected, command = control.receive_reading(_reading(left, right, after))
+            assert corrected is not None
+            assert command is not None
+            control.receive_done()
+            gained = (
+                (corrected.left_seconds - left)
+                if mover is LEFT
+                else (corrected.right_seconds - right)
+            )
+            added.append(gained)
+            left, right = corrected.left_seconds, corrected.right_seconds
+    assert added[78:80] == [1830, 1830], "move 40 of both sides"
+    assert set(added[:78]) == {30}
+    assert added[80:] == [30, 30]
+    assert control.presses == {LEFT: 41, RIGHT: 41}
+    control.reset()
+    assert control.presses == {}
+
+
+def test_mode_23_under_time_odds_uses_each_sides_control() -> None:
+    rules = ClockRules(
+        white=TimeControl.from_text("60/300:0+2"), black=TimeControl.from_text("60/240:0+3")
+    )
+    control = IncrementControl(rules, white_side=RIGHT)
+    control.receive_reading(_reading(240, 300, RIGHT))
+    for _ in range(60):
+        control.receive_reading(_reading(240, 299, LEFT))
+        control.receive_reading(_reading(240, 299, RIGHT))
+    corrected, command = control.receive_reading(_reading(240, 299, LEFT))  # White's 61st
+    assert command is not None
+    assert corrected == _reading(240, 301, LEFT)
+    control.receive_done()
+    corrected, _ = control.receive_reading(_reading(239, 301, RIGHT))  # Black's 61st
+    assert corrected == _reading(242, 301, RIGHT)

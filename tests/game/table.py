@@ -10,6 +10,7 @@ the tracker's timers at their deadlines.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import TypeVar
 
 import chess
@@ -71,11 +72,7 @@ class Table:
         self.sensor = SensorBoard()
         self.clock: ChessClock | None = None
         if clock is not None:
-            settings_with_lever = ClockSettings(
-                base_seconds=clock.base_seconds,
-                increment_seconds=clock.increment_seconds,
-                lever_up=white_side,
-            )
+            settings_with_lever = dataclasses.replace(clock, lever_up=white_side)
             self.clock = ChessClock(settings_with_lever)
         self.tracker = GameTracker(settings)
         self.events: list[GameEvent] = []
