@@ -13,12 +13,13 @@ Conversation::
 
 A wrong token gets ``{"type": "error", "reason": "bad token"}`` and close code 1008
 (policy violation); so does any other first message, and silence past the deadline.
-Commands are parsed strictly into the types of :mod:`broadcast.messages` before the
-:class:`CommandHandler` sees them: malformed JSON, an unknown type, a missing, extra or
-wrongly typed field, or a message over 16 KiB gets an error reply and changes nothing.
+Commands are decoded strictly by the one command codec of :mod:`broadcast.messages`
+(:func:`~broadcast.messages.command_from_json`) before the :class:`CommandHandler` sees
+them: malformed JSON, an unknown type, a missing, extra or wrongly typed field, or a
+message over 16 KiB gets an error reply and changes nothing.
 
-Exceptions: :class:`CommandRejected` (a ``ValueError``) is the only one raised here; it
-carries the reason sent to the client and the client's ``ref``.
+Exceptions: :class:`~broadcast.messages.CommandRejected` (a ``ValueError``) is the only
+one raised here; it carries the reason sent to the client and the client's ``ref``.
 """
 
 from __future__ import annotations
@@ -39,23 +40,19 @@ from websockets.frames import CloseCode
 from broadcast.feed import encode_json, state_to_json
 from broadcast.hub import Hub, Subscription, Update
 from broadcast.messages import (
-    AcceptPosition,
-    AckAlert,
     Alert,
     ArbiterCommand,
     CommandHandler,
+    CommandRejected,
     CommandReply,
-    ConfirmResult,
-    SetClocks,
-    SetResult,
+    Ref,
+    command_from_json,
     to_json_dict,
 )
 
 __all__ = [
     "ARBITER_MESSAGE_LIMIT",
     "ArbiterChannel",
-    "CommandRejected",
-    "Ref",
     "alert_to_json",
     "parse_command",
     "until_either_ends",
@@ -65,16 +62,6 @@ logger = logging.getLogger(__name__)
 
 #: Larger arbiter messages get an error reply (websocket frames are cut off at 4 times this).
 ARBITER_MESSAGE_LIMIT = 16 * 1024
-
-Ref = str | int | None
-
-_IntCommand = AckAlert | ConfirmResult | AcceptPosition | SetClocks
-_INT_FIELDS: dict[str, tuple[type[_IntCommand], tuple[str, ...]]] = {
-    "ack_alert": (AckAlert, ("id",)),
-    "confirm_result": (ConfirmResult, ("board",)),
-    "accept_position": (AcceptPosition, ("board",)),
-    "set_clocks": (SetClocks, ()),
-}
 
 
 async def until_either_ends(
@@ -94,15 +81,6 @@ async def until_either_ends(
     for result in results:
         if isinstance(result, Exception) and not isinstance(result, ConnectionClosed):
             raise result
-
-
-class CommandRejected(ValueError):
-    """A client message that is not a valid command; ``reason`` is sent back."""
-
-    def __init__(self, reason: str, ref: Ref = None) -> None:
-        super().__init__(reason)
-        self.reason = reason
-        self.ref = ref
 
 
 def _ref_of(data: dict[str, Any]) -> Ref:
@@ -128,23 +106,6 @@ def _decode(text: str | bytes) -> dict[str, Any]:
     return data
 
 
-def _check_fields(data: dict[str, Any], kind: str, names: tuple[str, ...], ref: Ref) -> None:
-    allowed = {"type", "ref", *names}
-    extra = sorted(set(data) - allowed)
-    if extra:
-        raise CommandRejected(f"unexpected field(s) for {kind}: {', '.join(extra)}", ref)
-    for name in names:
-        if name not in data:
-            raise CommandRejected(f"missing field for {kind}: {name}", ref)
-
-
-def _int_field(data: dict[str, Any], name: str, ref: Ref) -> int:
-    value = data[name]
-    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-        raise CommandRejected(f"'{name}' must be a positive integer", ref)
-    return value
-
-
 def parse_command(text: str | bytes) -> tuple[ArbiterCommand, Ref]:
     """A client message as an arbiter command and the client's ``ref``.
 
@@ -153,23 +114,8 @@ def parse_command(text: str | bytes) -> tuple[ArbiterCommand, Ref]:
     """
     data = _decode(text)
     ref = _ref_of(data)
-    kind = data.get("type")
-    if kind == "set_result":
-        _check_fields(data, kind, ("board", "result"), ref)
-        board = _int_field(data, "board", ref)
-        result = data["result"]
-        if not isinstance(result, str):
-            raise CommandRejected("'result' must be a string", ref)
-        try:
-            return SetResult(board=board, result=result), ref
-        except ValueError as exc:
-            raise CommandRejected(str(exc), ref) from None
-    if not isinstance(kind, str) or kind not in _INT_FIELDS:
-        raise CommandRejected(f"unknown message type: {kind!r}", ref)
-    cls, names = _INT_FIELDS[kind]
-    _check_fields(data, kind, names, ref)
-    values = {name: _int_field(data, name, ref) for name in names}
-    return cls(**values), ref
+    fields = {name: value for name, value in data.items() if name != "ref"}
+    return command_from_json(fields, ref), ref
 
 
 def alert_to_json(alert: Alert) -> dict[str, Any]:
@@ -182,12 +128,6 @@ def _reply(kind: str, ref: Ref, **fields: Any) -> str:
     if ref is not None:
         data["ref"] = ref
     return encode_json({**data, **fields})
-
-
-def _command_name(command: ArbiterCommand) -> str:
-    if isinstance(command, SetResult):
-        return "set_result"
-    return next(name for name, (cls, _) in _INT_FIELDS.items() if isinstance(command, cls))
 
 
 class ArbiterChannel:
@@ -292,7 +232,7 @@ class ArbiterChannel:
         logger.info("< arbiter command %s", command)
         reply = await self._execute(command)
         if reply.ok:
-            return _reply("ok", ref, command=_command_name(command), details=reply.details)
+            return _reply("ok", ref, command=command.TYPE, details=reply.details)
         details = {"details": reply.details} if reply.details else {}
         return _reply("error", ref, reason=reply.reason, **details)
 

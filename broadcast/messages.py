@@ -6,7 +6,10 @@ layer fans them out (websocket feed, PGN endpoints, MQTT, lichess, PGN folder). 
 commands arrive as :data:`ArbiterCommand` values and are executed by a
 :class:`CommandHandler` that the daemon (or a relay) provides.
 
-Every value here is JSON-friendly through :func:`to_json_dict`.
+Every value here is JSON-friendly through :func:`to_json_dict`. Arbiter commands have one
+codec, :func:`command_to_json` and :func:`command_from_json` (untrusted data, validated
+by pydantic, with one-line reasons); the arbiter channel, the relays' command topics and
+the journal all use it.
 """
 
 from __future__ import annotations
@@ -14,9 +17,13 @@ from __future__ import annotations
 import dataclasses
 import enum
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Annotated, Any, ClassVar, Protocol, get_args
+
+from pydantic import ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic_core import ErrorDetails
 
 __all__ = [
+    "COMMAND_TYPES",
     "RESULTS",
     "AcceptPosition",
     "AckAlert",
@@ -26,11 +33,17 @@ __all__ = [
     "BoardState",
     "BoardStatus",
     "CommandHandler",
+    "CommandRejected",
     "CommandReply",
     "ConfirmResult",
     "MoveInfo",
+    "Positive",
+    "Ref",
     "SetClocks",
     "SetResult",
+    "Text",
+    "command_from_json",
+    "command_to_json",
     "to_json_dict",
 ]
 
@@ -117,19 +130,38 @@ class Alert:
     acknowledged: bool = False
 
 
+# --- Arbiter commands ----------------------------------------------------------------
+#
+# Adding a command is adding one class here (a ``TYPE``, its fields, ``DEFERRABLE``) and
+# its name to ``ArbiterCommand``; the wire codec below, the arbiter channel, the relays
+# and the journal all take it from there. The daemon then carries it out in
+# ``daemon/round.py`` (mypy checks that every command has a case there).
+
+#: Field types of commands, validated strictly (no "7" for 7, no true for 1).
+Positive = Annotated[int, Field(strict=True, gt=0)]
+Text = Annotated[str, Field(strict=True)]
+_COMMAND_CONFIG = ConfigDict(extra="forbid")
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class AckAlert:
     """``{"type": "ack_alert", "id": 7}``."""
 
-    id: int
+    __pydantic_config__ = _COMMAND_CONFIG
+    TYPE: ClassVar[str] = "ack_alert"
+    DEFERRABLE: ClassVar[bool] = True
+    id: Positive
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SetResult:
     """``{"type": "set_result", "board": 3, "result": "1-0"}``."""
 
-    board: int
-    result: str
+    __pydantic_config__ = _COMMAND_CONFIG
+    TYPE: ClassVar[str] = "set_result"
+    DEFERRABLE: ClassVar[bool] = True
+    board: Positive
+    result: Text
 
     def __post_init__(self) -> None:
         if self.result not in RESULTS:
@@ -140,22 +172,96 @@ class SetResult:
 class ConfirmResult:
     """``{"type": "confirm_result", "board": 3}``: a provisional result becomes final."""
 
-    board: int
+    __pydantic_config__ = _COMMAND_CONFIG
+    TYPE: ClassVar[str] = "confirm_result"
+    DEFERRABLE: ClassVar[bool] = True
+    board: Positive
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class AcceptPosition:
     """``{"type": "accept_position", "board": 3}``: the game goes on from the board."""
 
-    board: int
+    __pydantic_config__ = _COMMAND_CONFIG
+    TYPE: ClassVar[str] = "accept_position"
+    DEFERRABLE: ClassVar[bool] = False
+    board: Positive
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SetClocks:
     """``{"type": "set_clocks"}``: set every e-board clock to the time control."""
 
+    __pydantic_config__ = _COMMAND_CONFIG
+    TYPE: ClassVar[str] = "set_clocks"
+    DEFERRABLE: ClassVar[bool] = False
 
+
+#: Every arbiter command. ``TYPE`` is its name on the wire; ``DEFERRABLE`` says whether
+#: it still holds when carried out later (a relay queues it for an offline daemon) or is
+#: about the board as it is now (refused when it would arrive late).
 ArbiterCommand = AckAlert | SetResult | ConfirmResult | AcceptPosition | SetClocks
+
+#: The command classes by their wire name.
+COMMAND_TYPES: dict[str, type[ArbiterCommand]] = {c.TYPE: c for c in get_args(ArbiterCommand)}
+_ADAPTERS: dict[str, TypeAdapter[Any]] = {name: TypeAdapter(c) for name, c in COMMAND_TYPES.items()}
+
+#: A client's reference for a command, echoed in the answer.
+Ref = str | int | None
+
+
+class CommandRejected(ValueError):
+    """A message that is not exactly a command; ``reason`` is the one line sent back."""
+
+    def __init__(self, reason: str, ref: Ref = None) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.ref = ref
+
+
+def command_to_json(command: ArbiterCommand) -> dict[str, Any]:
+    """A command as JSON data: ``{"type": "set_result", "board": 3, "result": "1-0"}``."""
+    values = {f.name: getattr(command, f.name) for f in dataclasses.fields(command)}
+    return {"type": command.TYPE, **values}
+
+
+def command_from_json(data: object, ref: Ref = None) -> ArbiterCommand:
+    """The inverse of :func:`command_to_json`, for untrusted data (validated by pydantic).
+
+    Raises:
+        CommandRejected: not exactly one command; the reason names the field and why
+            (``ref`` is carried along for the answer).
+    """
+    if not isinstance(data, dict):
+        raise CommandRejected("a message must be a JSON object", ref)
+    kind = data.get("type")
+    if not isinstance(kind, str) or kind not in _ADAPTERS:
+        raise CommandRejected(f"unknown message type: {kind!r}", ref)
+    fields = {name: value for name, value in data.items() if name != "type"}
+    try:
+        command: ArbiterCommand = _ADAPTERS[kind].validate_python(fields)
+    except ValidationError as exc:
+        raise CommandRejected(_reason(kind, exc.errors()), ref) from None
+    return command
+
+
+def _reason(kind: str, errors: list[ErrorDetails]) -> str:
+    """The first problem as one line: unexpected fields, then missing ones, then values."""
+    extra = sorted(str(e["loc"][0]) for e in errors if e["type"] == "unexpected_keyword_argument")
+    if extra:
+        return f"unexpected field(s) for {kind}: {', '.join(extra)}"
+    missing = [str(e["loc"][0]) for e in errors if e["type"] == "missing"]
+    if missing:
+        return f"missing field for {kind}: {missing[0]}"
+    error = errors[0]
+    name = str(error["loc"][0]) if error["loc"] else ""
+    if error["type"] in ("int_type", "greater_than"):
+        return f"'{name}' must be a positive integer"
+    if error["type"] == "string_type":
+        return f"'{name}' must be a string"
+    if error["type"] == "value_error":
+        return str(error.get("ctx", {}).get("error", error["msg"]))
+    return f"'{name}': {error['msg']}" if name else error["msg"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -25,7 +25,7 @@ Exceptions::
 
     RelayOffline (ConnectionError)    the relay has no broker connection: nothing was sent
     CommandRejected (ValueError)      a request that is not exactly a command (from
-                                      broadcast.arbiter_channel); answered, never raised on
+                                      broadcast.messages); logged, never raised on
 """
 
 from __future__ import annotations
@@ -40,11 +40,10 @@ from collections.abc import Awaitable, Callable
 
 import aiomqtt
 
-from broadcast.arbiter_channel import CommandRejected
 from broadcast.messages import (
-    AcceptPosition,
     ArbiterCommand,
     CommandHandler,
+    CommandRejected,
     CommandReply,
     SetClocks,
 )
@@ -63,7 +62,7 @@ from broadcast.remote_routing import (
     plan_command,
     with_relay_ids,
 )
-from broadcast.remote_wire import CommandRequest, answer_payload, command_name, read_answer
+from broadcast.remote_wire import CommandRequest, answer_payload, read_answer
 from drivers.backoff import Backoff, BackoffPolicy
 
 __all__ = [
@@ -290,9 +289,8 @@ class CommandListener:
     async def _execute(self, request: CommandRequest) -> CommandReply:
         command = request.command
         age = self._wall_clock() - request.sent_at
-        if isinstance(command, AcceptPosition | SetClocks) and age > self.max_age:
-            name = command_name(command)
-            reason = f"{name} came {age:.0f} s late (the daemon was away); send it again"
+        if not command.DEFERRABLE and age > self.max_age:
+            reason = f"{command.TYPE} came {age:.0f} s late (the daemon was away); send it again"
             log.warning("< %s refused: %s", request.request, reason)
             return CommandReply(ok=False, reason=reason)
         log.info("< remote command %s: %s", request.request, command)

@@ -17,11 +17,8 @@ from broadcast.messages import (
     AckAlert,
     ArbiterCommand,
     CommandReply,
-    ConfirmResult,
     SetClocks,
-    SetResult,
 )
-from broadcast.remote_wire import command_name
 
 __all__ = [
     "BOARD_SPAN",
@@ -45,10 +42,6 @@ def relay_alert_id(board: int, local_id: int) -> int:
         return local_id * BOARD_SPAN + board
     total = board + local_id
     return _WIDE + total * (total + 1) // 2 + local_id
-
-
-#: Commands kept for an offline daemon: what an arbiter decided stays true later.
-_QUEUEABLE = (AckAlert, SetResult, ConfirmResult)
 
 
 class Router(Protocol):
@@ -115,9 +108,9 @@ def plan_command(command: ArbiterCommand, router: Router) -> CommandPlan:
             return _error(f"board {command.board} is not announced by any daemon")
         daemon_id, target, subject = owner, command, f"board {command.board}"
     online = router.is_online(daemon_id)
-    if not online and not isinstance(target, _QUEUEABLE):
+    if not online and not target.DEFERRABLE:
         return _error(
-            f"{subject}'s daemon {daemon_id!r} is offline; {command_name(target)} is not"
+            f"{subject}'s daemon {daemon_id!r} is offline; {target.TYPE} is not"
             " queued (the position may change meanwhile): try again when it is back",
             daemon=daemon_id,
         )

@@ -8,43 +8,35 @@ Pure: bytes in, values out.
 
 from __future__ import annotations
 
-import dataclasses
-import json
 from dataclasses import dataclass
 from typing import Any
 
-from broadcast.arbiter_channel import CommandRejected, parse_command
+from pydantic import BaseModel, ValidationError
+
 from broadcast.feed import encode_json
 from broadcast.messages import (
-    AcceptPosition,
-    AckAlert,
     ArbiterCommand,
+    CommandRejected,
     CommandReply,
-    ConfirmResult,
-    SetClocks,
-    SetResult,
+    command_from_json,
+    command_to_json,
 )
 
-__all__ = ["CommandRequest", "answer_payload", "command_name", "command_to_json", "read_answer"]
-
-_NAMES: dict[type[ArbiterCommand], str] = {
-    AckAlert: "ack_alert",
-    SetResult: "set_result",
-    ConfirmResult: "confirm_result",
-    AcceptPosition: "accept_position",
-    SetClocks: "set_clocks",
-}
+__all__ = ["CommandRequest", "answer_payload", "read_answer"]
 
 
-def command_name(command: ArbiterCommand) -> str:
-    """The command's name on the wire: ``"set_result"``, ..."""
-    return _NAMES[type(command)]
+class _RequestData(BaseModel):
+    request: str
+    reply_to: str
+    sent_at: float
+    command: dict[str, Any]
 
 
-def command_to_json(command: ArbiterCommand) -> dict[str, Any]:
-    """A command as the arbiter channel spells it: ``{"type": "set_result", ...}``."""
-    values = {f.name: getattr(command, f.name) for f in dataclasses.fields(command)}
-    return {"type": _NAMES[type(command)], **values}
+class _AnswerData(BaseModel):
+    request: str
+    ok: bool
+    reason: str
+    details: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -68,22 +60,23 @@ class CommandRequest:
 
     @classmethod
     def from_payload(cls, payload: bytes) -> CommandRequest:
-        """Read a request.
+        """Read a request (untrusted: validated by pydantic and the command codec).
 
         Raises:
             CommandRejected: not a request, or its command is not exactly a command.
         """
         try:
-            data = json.loads(payload)
-            request, reply_to = str(data["request"]), str(data["reply_to"])
-            sent_at, text = float(data["sent_at"]), encode_json(data["command"])
-        except (ValueError, TypeError, KeyError):
+            data = _RequestData.model_validate_json(payload)
+        except ValidationError:
             raise CommandRejected("not a command request") from None
-        command, _ = parse_command(text)
-        return cls(request=request, reply_to=reply_to, sent_at=sent_at, command=command)
+        command = command_from_json(data.command)
+        return cls(
+            request=data.request, reply_to=data.reply_to, sent_at=data.sent_at, command=command
+        )
 
 
 def answer_payload(request: str, daemon_id: str, reply: CommandReply) -> bytes:
+    """A daemon's answer to ``request``."""
     data = {
         "request": request,
         "daemon": daemon_id,
@@ -95,10 +88,10 @@ def answer_payload(request: str, daemon_id: str, reply: CommandReply) -> bytes:
 
 
 def read_answer(payload: bytes) -> tuple[str, CommandReply] | None:
+    """The request an answer is for, and the answer; None when it is no answer."""
     try:
-        data = json.loads(payload)
-        details = data.get("details") or {}
-        reply = CommandReply(ok=bool(data["ok"]), reason=str(data["reason"]), details=details)
-        return str(data["request"]), reply
-    except (ValueError, TypeError, KeyError, AttributeError):
+        data = _AnswerData.model_validate_json(payload)
+    except ValidationError:
         return None
+    reply = CommandReply(ok=data.ok, reason=data.reason, details=data.details or {})
+    return data.request, reply

@@ -13,7 +13,7 @@ import copy
 import dataclasses
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, assert_never
 
 import chess
 import chess.pgn
@@ -29,6 +29,8 @@ from broadcast.messages import (
     MoveInfo,
     SetClocks,
     SetResult,
+    command_from_json,
+    command_to_json,
 )
 from daemon.arbiter import AlertEngine, AlertSettings, Decision
 from daemon.config import BoardConfig, Config, Section
@@ -179,27 +181,16 @@ class Outcome:
 
 
 def command_payload(command: ArbiterCommand) -> dict[str, Any]:
-    """An arbiter command as a journal payload."""
-    data = dataclasses.asdict(command)
-    data["command"] = _COMMAND_NAMES[type(command)]
+    """An arbiter command as a journal payload: its fields, and its name as ``command``."""
+    data = command_to_json(command)
+    data["command"] = data.pop("type")
     return data
 
 
 def command_from_payload(payload: Mapping[str, Any]) -> ArbiterCommand:
     """The inverse of :func:`command_payload`."""
-    kind = _COMMAND_TYPES[str(payload["command"])]
-    fields = {f.name: payload[f.name] for f in dataclasses.fields(kind)}
-    return kind(**fields)
-
-
-_COMMAND_NAMES: dict[type, str] = {
-    AckAlert: "ack_alert",
-    SetResult: "set_result",
-    ConfirmResult: "confirm_result",
-    AcceptPosition: "accept_position",
-    SetClocks: "set_clocks",
-}
-_COMMAND_TYPES: dict[str, type[ArbiterCommand]] = {v: k for k, v in _COMMAND_NAMES.items()}
+    data = {name: value for name, value in payload.items() if name != "command"}
+    return command_from_json({"type": payload["command"], **data})
 
 
 class RoundCore:
@@ -316,6 +307,8 @@ class RoundCore:
                 self._drain_tracker(board, outcome)
             case SetClocks():
                 pass  # carried out by the service on the links; journalled for the record
+            case _:
+                assert_never(command)
 
     def _game(self, board: int) -> BoardGame:
         game = self.games.get(board)

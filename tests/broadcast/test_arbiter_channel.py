@@ -17,22 +17,26 @@ from websockets.exceptions import ConnectionClosed
 
 from broadcast.arbiter_channel import (
     ARBITER_MESSAGE_LIMIT,
-    CommandRejected,
     parse_command,
     until_either_ends,
 )
 from broadcast.hub import Hub
 from broadcast.messages import (
+    COMMAND_TYPES,
     AcceptPosition,
     AckAlert,
     Alert,
     ArbiterCommand,
+    CommandRejected,
     CommandReply,
     ConfirmResult,
     SetClocks,
     SetResult,
+    command_from_json,
+    command_to_json,
 )
 from broadcast.server import BroadcastServer
+from daemon.round import command_from_payload, command_payload
 from tests.broadcast.feed_client import RecordingHandler, recv_json, state_after
 
 TOKEN = "s3cret-token"
@@ -86,6 +90,14 @@ def test_bad_commands_are_rejected_with_a_reason(message: str, reason: str, ref:
         parse_command(message)
     assert rejected.value.reason.startswith(reason)
     assert rejected.value.ref == ref
+
+
+def test_every_command_has_an_example_and_one_codec() -> None:
+    assert {type(command) for _, command in COMMANDS} == set(COMMAND_TYPES.values())
+    for message, command in COMMANDS:
+        assert command_to_json(command) == message
+        assert command_from_json(message) == command
+        assert command_from_payload(command_payload(command)) == command
 
 
 def test_binary_and_oversized_are_rejected() -> None:

@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from broadcast.arbiter_channel import CommandRejected
 from broadcast.hub import Hub
 from broadcast.messages import (
     AcceptPosition,
     AckAlert,
     ArbiterCommand,
+    CommandRejected,
     SetClocks,
     SetResult,
 )
