@@ -94,6 +94,7 @@ async def running_daemon(
     tracker: TrackerSettings = FAST_TRACKER,
     set_clocks: bool = False,
     board_patience: float = 5.0,
+    livechess_port: int | None = None,
 ) -> AsyncIterator[Daemon]:
     """A daemon serving ``config`` on a free port, stopped cleanly on exit."""
     options = DaemonOptions(
@@ -103,6 +104,7 @@ async def running_daemon(
         backoff=BackoffPolicy(initial=0.05, maximum=0.5),
         set_clocks_at_start=set_clocks,
         board_patience=board_patience,
+        livechess_port=livechess_port,
     )
     daemon = await Daemon.open(config, options)
     await daemon.start()
