@@ -172,10 +172,6 @@ class PublicDelay:
                 await self._task
             self._task = None
 
-    def wake(self) -> None:
-        """Re-check the release time now (after moving a hand-driven clock)."""
-        self._wakeup.set()
-
     def release_due(self) -> int:
         """Publish the states that are due; returns how many."""
         states = self.line.release(self._now())

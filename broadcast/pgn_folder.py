@@ -26,14 +26,10 @@ import re
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING
 
 from broadcast.messages import BoardState
 from broadcast.output import BoardOutput
 from drivers.backoff import Backoff, BackoffPolicy
-
-if TYPE_CHECKING:
-    pass
 
 __all__ = [
     "PgnFolderLayout",

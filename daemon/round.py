@@ -32,6 +32,7 @@ from broadcast.messages import (
     command_from_json,
     command_to_json,
 )
+from broadcast.pgn import format_clock
 from daemon.arbiter import AlertEngine, AlertSettings, Decision
 from daemon.config import BoardConfig, Config, Section
 from daemon.game.events import (
@@ -451,10 +452,5 @@ def render_pgn(game: BoardGame, result: str) -> tuple[str, str]:
     tags, movetext, fen = rendered.text()
     if game.clock is None:
         return tags + movetext, fen
-    white, black = _hms(game.clock.white), _hms(game.clock.black)
+    white, black = format_clock(game.clock.white), format_clock(game.clock.black)
     return f'{tags}[WhiteClock "{white}"]\n[BlackClock "{black}"]\n{movetext}', fen
-
-
-def _hms(seconds: float) -> str:
-    total = max(0, round(seconds))
-    return f"{total // 3600}:{total // 60 % 60:02d}:{total % 60:02d}"
