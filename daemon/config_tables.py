@@ -16,6 +16,7 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, PlainValidator
 
+from broadcast.pgn_tags import tag_value_problem
 from daemon.config_errors import shown
 from daemon.durations import TimeControl, parse_duration
 
@@ -129,7 +130,26 @@ def _mqtt_name(value: object) -> str:
     return value
 
 
+def _name(value: object) -> str:
+    """A name that becomes a PGN tag value: one line, no control characters, not too long."""
+    if not isinstance(value, str):
+        raise ValueError(f"must be a string in quotes, got {shown(value)}")
+    problem = tag_value_problem(value)
+    if problem is not None:
+        raise ValueError(problem)
+    return value
+
+
+def _nonempty_name(value: object) -> str:
+    if value == "":
+        raise ValueError("must not be empty")
+    return _name(value)
+
+
 _Text = Annotated[str, Field(min_length=1)]
+#: A player, event, site or section name (it is written into PGN tags).
+_Name = Annotated[str, PlainValidator(_name)]
+_NonEmptyName = Annotated[str, PlainValidator(_nonempty_name)]
 _Port = Annotated[int, Field(ge=1, le=65535)]
 _Elo = Annotated[int, Field(ge=0, le=4000)]
 _FideId = Annotated[int, Field(ge=1)]
@@ -161,8 +181,8 @@ class BoardConfig(_Table):
     number: int = Field(ge=1)
     port: _Text | None = None
     serial: _Serial | None = None
-    white: str = ""
-    black: str = ""
+    white: _Name = ""
+    black: _Name = ""
     white_elo: _Elo | None = None
     black_elo: _Elo | None = None
     white_fide_id: _FideId | None = None
@@ -180,7 +200,7 @@ class BoardConfig(_Table):
 class EventKeys(_Table):
     """The keys of ``[event]`` that a section may set too."""
 
-    site: str | None = None
+    site: _Name | None = None
     date: Annotated[dt.date, PlainValidator(_date)] | None = None
     round: Annotated[int, Field(ge=1)] | None = None
     round_start: Annotated[dt.datetime, PlainValidator(_datetime)] | None = None
@@ -195,13 +215,13 @@ class EventKeys(_Table):
 class EventTable(EventKeys):
     """``[event]`` as written."""
 
-    name: _Text | None = None
+    name: _NonEmptyName | None = None
 
 
 class SectionTable(EventKeys):
     """One ``[[sections]]`` table as written."""
 
-    name: _Text
+    name: _NonEmptyName
     boards: list[BoardConfig] = Field(default_factory=list)
 
 

@@ -44,7 +44,7 @@ from daemon.game.events import (
     OutOfSync,
     PositionAccepted,
 )
-from daemon.game.record import GameHeaders, GameRecord, RecordedMove
+from daemon.game.record import GameHeaders, GameRecord, PgnExporter, RecordedMove
 from daemon.game.state import TrackerSettings
 from daemon.game.tracker import GameTracker
 from daemon.inputs import (
@@ -157,7 +157,7 @@ class RenderedGame:
             self._exporter.visit_comment(node.comment)
 
 
-class _OpenExporter(chess.pgn.StringExporter):
+class _OpenExporter(PgnExporter):
     """An exporter that stops after the last move, so that more can be visited later."""
 
     def visit_result(self, result: str) -> None:

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 import chess
 import chess.pgn
 
+from broadcast.pgn_tags import escape_tag_value
 from daemon.game.events import (
     FlagFell,
     GameEnded,
@@ -37,7 +38,13 @@ from daemon.game.events import (
     ResultSignalled,
 )
 
-__all__ = ["GameHeaders", "GameRecord", "RecordedMove", "pgn_text"]
+__all__ = [
+    "GameHeaders",
+    "GameRecord",
+    "PgnExporter",
+    "RecordedMove",
+    "pgn_text",
+]
 
 _RESULTS = frozenset({"1-0", "0-1", "1/2-1/2", "*"})
 
@@ -222,7 +229,18 @@ class GameRecord:
         return board.variation_san([chess.Move.from_uci(move.uci) for move in self._moves])
 
 
+class PgnExporter(chess.pgn.StringExporter):
+    """python-chess's string exporter, with tag values escaped as PGN §8.1.1 says.
+
+    python-chess writes tag values as they are: a quote or a backslash in a player's
+    name would end the string token early.
+    """
+
+    def visit_header(self, tagname: str, tagvalue: str) -> None:
+        super().visit_header(tagname, escape_tag_value(tagvalue))
+
+
 def pgn_text(game: chess.pgn.Game) -> str:
     """PGN text of ``game``: tags, the main line with its comments, no variations."""
-    exporter = chess.pgn.StringExporter(headers=True, variations=False, comments=True)
+    exporter = PgnExporter(headers=True, variations=False, comments=True)
     return game.accept(exporter) + "\n"

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 
+from broadcast.pgn_tags import tag_value_problem
 from daemon.pairing.scoring import (
     BYE_CODES,
     GAME_CODES,
@@ -222,9 +223,14 @@ class TrfReader:
         except ValueError:
             self.problem(number, 81, f'points "{line[80:84]}" are not a number like 11.5')
             return None
+        name = line[14:47].strip()
+        problem = tag_value_problem(name)
+        if problem is not None:
+            self.problem(number, 15, f"player name {problem} (PGN tags are one line)")
+            return None
         return Player(
             rank=rank,
-            name=line[14:47].strip(),
+            name=name,
             sex=line[9:10].strip().lower(),
             title=_TITLES.get(line[10:13].strip().upper()),
             rating=rating or None,

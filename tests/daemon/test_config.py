@@ -412,6 +412,19 @@ BAD: list[tuple[str, str, list[str]]] = [
         GOOD.replace('"/dev/ttyACM1"', '""'),
         ["config.toml: boards[2].port: must not be empty"],
     ),
+    (
+        "names-are-pgn-tag-values",
+        GOOD.replace('"Smith, John"', '"Smith,\\tJohn"')
+        .replace('"Doe, Jane"', '"' + "D" * 201 + '"')
+        .replace('"Victorian Open 2026"', '"Victorian\\u2028Open"'),
+        [
+            "config.toml: event.name: must be one line of text;"
+            " it holds a line break (U+2028) at position 10",
+            "config.toml: boards[1].white: must be one line of text;"
+            " it holds a control character (U+0009) at position 7",
+            "config.toml: boards[1].black: must be at most 200 characters, got 201",
+        ],
+    ),
 ]
 
 
