@@ -26,6 +26,7 @@ from broadcast.listen import ListenError
 from daemon import runtime
 from daemon.app import Daemon, DaemonOptions
 from daemon.config import Config, ConfigError, format_config_errors, load_config
+from daemon.logs import configure_logging
 from drivers.emulator.clock import ClockSettings
 from drivers.emulator.device import EmulatedBoard
 from drivers.emulator.pty import UNSUPPORTED
@@ -103,7 +104,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run the demo until Ctrl-C; exit code 2 on a bad configuration or a busy port."""
-    logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(name)s %(message)s")
+    configure_logging(args.log_level)
     if UNSUPPORTED:
         print(f"dgtcast demo: {UNSUPPORTED}", file=sys.stderr)
         return 2

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import logging
 import sys
 from dataclasses import replace
 
@@ -20,6 +19,7 @@ from broadcast.pgn_folder import PgnFolderSettings
 from broadcast.relay import Relay, RelaySettings, default_relay_id
 from daemon import runtime
 from daemon.config import ConfigError, format_config_errors
+from daemon.logs import configure_logging
 from daemon.relay_config import RelayConfig, load_relay_config
 
 __all__ = ["add_arguments", "relay_settings", "run"]
@@ -68,9 +68,7 @@ def relay_settings(config: RelayConfig, *, port: int | None = None) -> RelaySett
 
 def run(args: argparse.Namespace) -> int:
     """Run the relay until Ctrl-C or SIGTERM; exit code 2 on a bad configuration."""
-    logging.basicConfig(
-        level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s %(message)s"
-    )
+    configure_logging(args.log_level)
     try:
         config = load_relay_config(args.config)
     except ConfigError as exc:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import logging
 import sys
 
 from broadcast.listen import ListenError
@@ -12,6 +11,7 @@ from daemon import runtime
 from daemon.app import Daemon, DaemonOptions, unless_stopped
 from daemon.config import ConfigError, format_config_errors
 from daemon.journal import JournalError
+from daemon.logs import configure_logging
 from daemon.pairing import PairingFileError
 
 __all__ = ["add_arguments", "run"]
@@ -36,9 +36,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run the daemon; exit code 2 on a bad configuration or an address it cannot use."""
-    logging.basicConfig(
-        level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s %(message)s"
-    )
+    configure_logging(args.log_level)
     options = DaemonOptions(
         set_clocks_at_start=args.set_clocks, port=args.port, new_journal=args.new_journal
     )
