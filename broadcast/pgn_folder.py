@@ -26,12 +26,14 @@ import re
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
+from typing import Protocol
 
 from broadcast.messages import BoardState
 from broadcast.output import BoardOutput
 from drivers.backoff import Backoff, BackoffPolicy
 
 __all__ = [
+    "FolderLayout",
     "PgnFolderLayout",
     "PgnFolderSettings",
     "PgnFolderWriter",
@@ -148,16 +150,34 @@ def _fsync_folder(folder: Path) -> None:
         os.close(fd)
 
 
+class FolderLayout(Protocol):
+    """The pure core of a folder of files kept up to date from board states.
+
+    :class:`PgnFolderLayout` is one; the LiveChess 2 folder
+    (:mod:`broadcast.livechess.folder`) is another, written by the same writer.
+    """
+
+    def receive_board(self, state: BoardState) -> None:
+        """Take a board snapshot; then :meth:`changed_files` says what to write."""
+
+    def changed_files(self) -> dict[PurePosixPath, str]:
+        """The files whose text differs from what was last written."""
+
+    def receive_written(self, path: PurePosixPath, text: str) -> None:
+        """``text`` is now on disk at ``path``."""
+
+
 class PgnFolderWriter(BoardOutput):
     """Writes the PGN folder on every change; run :meth:`run` as a task.
 
     :meth:`publish_board` never blocks; :meth:`write_pending` writes synchronously (for a
-    final flush at shutdown, or a command-line export).
+    final flush at shutdown, or a command-line export). ``layout`` says which files hold
+    what (default: :class:`PgnFolderLayout`).
     """
 
-    def __init__(self, settings: PgnFolderSettings) -> None:
+    def __init__(self, settings: PgnFolderSettings, layout: FolderLayout | None = None) -> None:
         self._root = settings.path
-        self._layout = PgnFolderLayout()
+        self._layout = layout or PgnFolderLayout()
         self._wake = asyncio.Event()
         self._idle = asyncio.Event()
         self._idle.set()

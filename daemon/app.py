@@ -34,7 +34,7 @@ from daemon.config import Config, ConfigError, load_config
 from daemon.game.state import TrackerSettings
 from daemon.journal import EVENT_BOARD, Journal
 from daemon.journal_identity import open_round_journal
-from daemon.livechess_link import livechess_settings
+from daemon.livechess_link import livechess_folder, livechess_settings
 from daemon.pairing import ResultHandoff
 from daemon.pairing_link import PairingLink, apply_pairings
 from daemon.pipeline import BoardSession, ClockSetResult, board_supervisor
@@ -267,6 +267,8 @@ class Daemon:
             jobs.append(folder.serve(public))
         if self.livechess is not None:
             jobs.append(self.livechess.serve())
+        if (livechess_pgn := livechess_folder(config)) is not None:
+            jobs.append(livechess_pgn.serve(public))
         if config.webhook is not None:
             jobs.append(AlertWebhook(WebhookSettings(url=config.webhook.url)).serve(self.hub))
         return jobs

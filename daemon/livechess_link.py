@@ -6,11 +6,13 @@ event to a LiveChess tournament (:class:`~broadcast.livechess.resources.Tourname
 
 from __future__ import annotations
 
+from broadcast.livechess.folder import livechess_folder_writer
 from broadcast.livechess.resources import Pairing, Player, Tournament
 from broadcast.livechess.server import LiveChessSettings
+from broadcast.pgn_folder import PgnFolderWriter
 from daemon.config import BoardConfig, Config, Section
 
-__all__ = ["livechess_settings", "tournaments"]
+__all__ = ["livechess_folder", "livechess_settings", "tournaments"]
 
 
 def _pairing(board: BoardConfig) -> Pairing:
@@ -44,3 +46,11 @@ def livechess_settings(config: Config) -> LiveChessSettings | None:
     if table is None or not table.enabled:
         return None
     return LiveChessSettings(host=table.host, port=table.port, tournaments=tournaments(config))
+
+
+def livechess_folder(config: Config) -> PgnFolderWriter | None:
+    """The LiveChess 2 PGN folder's writer; None unless ``[livechess]`` names a ``folder``."""
+    table = config.livechess
+    if table is None or table.folder is None:
+        return None
+    return livechess_folder_writer(table.folder, tournaments(config))
