@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from broadcast.messages import BoardState, BoardStatus, MoveInfo, to_json_dict
+from broadcast.messages import BoardState, BoardStatus, Color, MoveInfo, to_json_dict
 
 __all__ = [
     "BoardAnnounced",
@@ -99,7 +99,7 @@ class ClockChanged:
     board: int
     white_clock: float | None
     black_clock: float | None
-    running: str | None
+    running: Color | None
     clock_at: float | None
 
 

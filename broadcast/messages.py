@@ -17,7 +17,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 from dataclasses import dataclass, field
-from typing import Annotated, Any, ClassVar, Protocol, get_args
+from typing import Annotated, Any, ClassVar, Literal, Protocol, get_args
 
 from pydantic import ConfigDict, Field, TypeAdapter, ValidationError
 from pydantic_core import ErrorDetails
@@ -32,6 +32,7 @@ __all__ = [
     "ArbiterCommand",
     "BoardState",
     "BoardStatus",
+    "Color",
     "CommandHandler",
     "CommandRejected",
     "CommandReply",
@@ -42,10 +43,15 @@ __all__ = [
     "SetClocks",
     "SetResult",
     "Text",
+    "alerts_from_json",
+    "board_state_from_json",
     "command_from_json",
     "command_to_json",
     "to_json_dict",
 ]
+
+#: A player's colour, as every message and event spells it.
+Color = Literal["white", "black"]
 
 #: Results an arbiter may set: normal results, and forfeits (+- -+ --) per the TRF codes.
 RESULTS = frozenset({"1-0", "0-1", "1/2-1/2", "+-", "-+", "--", "*"})
@@ -107,7 +113,7 @@ class BoardState:
     last_move: str | None = None  # uci
     white_clock: float | None = None  # seconds remaining at ``clock_at``
     black_clock: float | None = None
-    running: str | None = None  # "white", "black" or None (stopped)
+    running: Color | None = None  # None: stopped
     clock_at: float | None = None  # wall-clock time (epoch seconds) of the clock reading
     status: BoardStatus = BoardStatus.WAITING
     result: str = "*"
@@ -122,7 +128,7 @@ class Alert:
     """An arbiter alert (kinds listed in docs/alerts.md)."""
 
     id: int
-    kind: str  # flag_fall, late_arrival, board_offline, board_online, clock_offline, ...
+    kind: AlertKind
     board: int
     at: float  # wall-clock time, epoch seconds
     details: dict[str, Any] = field(default_factory=dict)
@@ -277,6 +283,34 @@ class CommandHandler(Protocol):
     """Executes arbiter commands; implemented by the daemon (and by relays)."""
 
     async def execute(self, command: ArbiterCommand) -> CommandReply: ...
+
+
+_BOARD_STATE = TypeAdapter(BoardState)
+_ALERTS = TypeAdapter(list[Alert])
+
+
+def board_state_from_json(text: str | bytes) -> BoardState:
+    """A board state from its JSON (:func:`to_json_dict`), as a daemon published it.
+
+    Untrusted (a relay reads it from the broker): validated strictly by pydantic; fields
+    it does not know (from a newer daemon) are ignored.
+
+    Raises:
+        ValueError: not a board state (a pydantic ``ValidationError``, or a bad board).
+    """
+    state = _BOARD_STATE.validate_json(text, strict=True)
+    if state.board < 1:
+        raise ValueError(f"bad board number {state.board!r}")
+    return state
+
+
+def alerts_from_json(text: str | bytes) -> list[Alert]:
+    """A JSON list of alerts (:func:`to_json_dict`), validated strictly as above.
+
+    Raises:
+        ValueError: not a list of alerts.
+    """
+    return _ALERTS.validate_json(text, strict=True)
 
 
 def to_json_dict(value: Any) -> Any:

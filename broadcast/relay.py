@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import json
 import logging
 import os
 import socket
@@ -37,7 +36,13 @@ import aiomqtt
 
 from broadcast.hub import Hub
 from broadcast.lichess import LichessPusher, LichessSettings
-from broadcast.messages import Alert, BoardState, BoardStatus, MoveInfo
+from broadcast.messages import (
+    Alert,
+    BoardState,
+    BoardStatus,
+    alerts_from_json,
+    board_state_from_json,
+)
 from broadcast.mqtt import (
     MqttSettings,
     Ownership,
@@ -58,8 +63,6 @@ __all__ = [
     "RelayLink",
     "RelaySettings",
     "RelayView",
-    "alert_from_json",
-    "board_state_from_json",
     "default_relay_id",
 ]
 
@@ -71,68 +74,6 @@ def default_relay_id() -> str:
     """``<host>-<pid>``: relays keep no session, so any unique name will do."""
     host = "".join(c if c.isalnum() or c in "-_." else "-" for c in socket.gethostname())
     return f"{host or 'relay'}-{os.getpid()}"
-
-
-# -- decoding what daemons published ----------------------------------------------------
-
-_OPTIONAL_FLOATS = ("white_clock", "black_clock", "clock_at")
-
-
-def _number(value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise TypeError(f"not a number: {value!r}")
-    return float(value)
-
-
-def _move(data: dict[str, Any]) -> MoveInfo:
-    clock, emt = data.get("clock"), data.get("emt")
-    return MoveInfo(
-        san=str(data["san"]),
-        uci=str(data["uci"]),
-        clock=None if clock is None else _number(clock),
-        emt=None if emt is None else _number(emt),
-    )
-
-
-def board_state_from_json(data: Any) -> BoardState:
-    """A ``BoardState`` from its JSON (``to_json_dict``), as the daemon published it.
-
-    Raises:
-        ValueError, TypeError, KeyError: not a board state.
-    """
-    if not isinstance(data, dict):
-        raise TypeError("a board state is a JSON object")
-    known = {f.name for f in dataclasses.fields(BoardState)}
-    values = {name: data[name] for name in known & set(data)}
-    values["moves"] = tuple(_move(m) for m in data.get("moves", ()))
-    values["status"] = BoardStatus(data.get("status", "waiting"))
-    for name in _OPTIONAL_FLOATS:
-        if values.get(name) is not None:
-            values[name] = _number(values[name])
-    values["updated_at"] = _number(data.get("updated_at", 0.0))
-    state = BoardState(**values)
-    if not isinstance(state.board, int) or isinstance(state.board, bool) or state.board < 1:
-        raise ValueError(f"bad board number {state.board!r}")
-    return state
-
-
-def alert_from_json(data: Any) -> Alert:
-    """An ``Alert`` from its JSON.
-
-    Raises:
-        ValueError, TypeError, KeyError: not an alert.
-    """
-    if not isinstance(data, dict) or not isinstance(data.get("details", {}), dict):
-        raise TypeError("an alert is a JSON object with details")
-    return Alert(
-        id=int(data["id"]),
-        kind=str(data["kind"]),
-        board=int(data["board"]),
-        at=_number(data["at"]),
-        details=data.get("details", {}),
-        action=str(data.get("action", "")),
-        acknowledged=bool(data.get("acknowledged", False)),
-    )
 
 
 # -- the pure core --------------------------------------------------------------------------
@@ -195,7 +136,7 @@ class RelayView:
         kind, name, leaf = parts
         try:
             if kind == "board" and leaf == "state" and payload:
-                self._receive_state(board_state_from_json(json.loads(payload)))
+                self._receive_state(board_state_from_json(payload))
             elif kind == "daemon":
                 self._receive_daemon(name, leaf, payload)
         except (ValueError, TypeError, KeyError) as exc:
@@ -257,10 +198,7 @@ class RelayView:
                 self._claims[daemon_id] = dataclasses.replace(claim, daemon_id=daemon_id)
             self._reassign()
         elif leaf == "alerts":
-            listed = json.loads(payload) if payload else []
-            if not isinstance(listed, list):
-                raise TypeError("open alerts are a JSON list")
-            alerts = [alert_from_json(item) for item in listed]
+            alerts = alerts_from_json(payload) if payload else []
             self._alerts[daemon_id] = {a.id: a for a in alerts}
             self._show_alerts()
 

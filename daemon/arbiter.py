@@ -404,7 +404,7 @@ class AlertEngine:
             return False
         self._episodes.add(episode)
         alert = Alert(
-            id=self._next_id, kind=kind.value, board=board, at=at, details=details, action=action
+            id=self._next_id, kind=kind, board=board, at=at, details=details, action=action
         )
         self._next_id += 1
         self._alerts[alert.id] = alert
@@ -419,7 +419,7 @@ class AlertEngine:
         self._decisions.append(Decision(board=board, kind=kind, at=at, payload=payload))
 
     def _restore_alert(self, payload: Mapping[str, Any]) -> None:
-        alert = Alert(**payload["alert"])
+        alert = Alert(**{**payload["alert"], "kind": AlertKind(payload["alert"]["kind"])})
         self._alerts[alert.id] = alert
         self._episodes.add(tuple(payload["episode"]))
         self._next_id = max(self._next_id, alert.id + 1)

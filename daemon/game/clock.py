@@ -30,6 +30,7 @@ from dataclasses import dataclass
 
 import chess
 
+from broadcast.messages import Color
 from daemon.durations import ClockRules
 from daemon.game.events import ClockSidesLearned, ClockUpdated, FlagFell, GameEvent
 from daemon.game.rules import color_name, flag_result
@@ -273,7 +274,7 @@ class ClockTracker:
         if state == self._last_update:
             return
         self._last_update = state
-        running = None
+        running: Color | None = None
         if reading.running is not None:
             running = "white" if reading.running is white_side else "black"
         self._events.append(

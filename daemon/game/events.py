@@ -13,8 +13,9 @@ move; a game continued from an accepted position keeps counting
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Final
+from typing import Final, get_args
 
+from broadcast.messages import Color
 from drivers.observations import ClockSide
 
 __all__ = [
@@ -35,8 +36,8 @@ __all__ = [
     "ResultSignalled",
 ]
 
-#: Colour names used in events.
-COLORS: Final = frozenset({"white", "black"})
+#: Colour names used in events (:data:`~broadcast.messages.Color`).
+COLORS: Final = frozenset(get_args(Color))
 #: Decisive and drawn PGN results the board can produce.
 GAME_RESULTS: Final = frozenset({"1-0", "0-1", "1/2-1/2"})
 #: Why moves were withdrawn: a tentative move replaced, or the board back at an earlier ply.
@@ -188,7 +189,7 @@ class FlagFell:
     and ``has_insufficient_material`` misses some dead positions (tournament-rules.md §2).
     """
 
-    color: str
+    color: Color
     result: str
     provisional: bool
     at: float
@@ -205,7 +206,7 @@ class ClockUpdated:
 
     white: float
     black: float
-    running: str | None
+    running: Color | None
     at: float
 
     def __post_init__(self) -> None:

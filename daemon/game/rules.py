@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import chess
 
+from broadcast.messages import Color
 from daemon.game.matching import CENTRE
 
 __all__ = [
@@ -24,7 +25,7 @@ __all__ = [
 LIGHT_CENTRE = chess.BB_D5 | chess.BB_E4
 
 
-def color_name(color: chess.Color) -> str:
+def color_name(color: chess.Color) -> Color:
     """``"white"`` or ``"black"``."""
     return "white" if color == chess.WHITE else "black"
 

@@ -26,6 +26,7 @@ from broadcast.messages import (
     AcceptPosition,
     AckAlert,
     Alert,
+    AlertKind,
     ArbiterCommand,
     CommandRejected,
     CommandReply,
@@ -152,8 +153,8 @@ class Channel:
 async def channel() -> AsyncIterator[Channel]:
     hub = Hub()
     hub.publish_board(state_after(1, 2))
-    hub.publish_alert(Alert(id=1, kind="flag_fall", board=1, at=1000.0, action="check"))
-    hub.publish_alert(Alert(id=2, kind="board_offline", board=2, at=1001.0))
+    hub.publish_alert(Alert(id=1, kind=AlertKind.FLAG_FALL, board=1, at=1000.0, action="check"))
+    hub.publish_alert(Alert(id=2, kind=AlertKind.BOARD_OFFLINE, board=2, at=1001.0))
     hub.alert_acknowledged(2)
     handler = RecordingHandler()
     async with BroadcastServer(
@@ -312,7 +313,7 @@ async def test_huge_message_closes_with_1009(channel: Channel) -> None:
 async def test_alerts_and_board_events_arrive_live(channel: Channel) -> None:
     hub = channel.hub
     async for ws in _authenticated(channel):
-        hub.publish_alert(Alert(id=3, kind="late_arrival", board=1, at=1002.0))
+        hub.publish_alert(Alert(id=3, kind=AlertKind.LATE_ARRIVAL, board=1, at=1002.0))
         alert = await recv_json(ws)
         assert (alert["type"], alert["id"], alert["kind"]) == ("alert", 3, "late_arrival")
         hub.alert_acknowledged(1)

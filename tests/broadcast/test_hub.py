@@ -24,7 +24,7 @@ from broadcast.feed import (
     state_to_json,
 )
 from broadcast.hub import Hub
-from broadcast.messages import Alert, BoardState, BoardStatus, MoveInfo, to_json_dict
+from broadcast.messages import Alert, AlertKind, BoardState, BoardStatus, MoveInfo, to_json_dict
 from tests.broadcast.feed_client import LINE, FeedModel, state_after
 
 
@@ -273,7 +273,7 @@ async def test_async_iteration_and_listener() -> None:
 
 
 def _alert(alert_id: int) -> Alert:
-    return Alert(id=alert_id, kind="flag_fall", board=3, at=1000.0 + alert_id)
+    return Alert(id=alert_id, kind=AlertKind.FLAG_FALL, board=3, at=1000.0 + alert_id)
 
 
 async def test_alerts_reach_only_subscribers_that_want_them() -> None:

@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from broadcast.hub import Hub
-from broadcast.messages import Alert, BoardState, BoardStatus, MoveInfo
+from broadcast.messages import Alert, AlertKind, BoardState, BoardStatus, MoveInfo
 from broadcast.mqtt import (
     MqttLinkState,
     MqttMessage,
@@ -71,7 +71,7 @@ def final(state: BoardState, result: str = "1-0") -> BoardState:
 
 
 def alert(alert_id: int, board: int = 1) -> Alert:
-    return Alert(id=alert_id, kind="flag_fall", board=board, at=1_782_259_300.0 + alert_id)
+    return Alert(id=alert_id, kind=AlertKind.FLAG_FALL, board=board, at=1_782_259_300.0 + alert_id)
 
 
 def drain(outbox: MqttOutbox) -> list[MqttMessage]:

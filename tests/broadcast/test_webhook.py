@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from broadcast.hub import Hub
-from broadcast.messages import Alert
+from broadcast.messages import Alert, AlertKind
 from broadcast.webhook import AlertWebhook, WebhookSettings, alert_body
 from tests.broadcast.conftest import Answer, RecordingServer
 from tests.mosquitto import free_port
@@ -22,7 +22,7 @@ from tests.mosquitto import free_port
 def alert(alert_id: int, **changes: Any) -> Alert:
     base = Alert(
         id=alert_id,
-        kind="flag_fall",
+        kind=AlertKind.FLAG_FALL,
         board=3,
         at=1_782_259_300.0,
         details={"side": "white", "result": "0-1"},

@@ -12,7 +12,7 @@ import pytest_asyncio
 from playwright.async_api import Page, expect
 
 from broadcast.hub import Hub
-from broadcast.messages import Alert, BoardStatus
+from broadcast.messages import Alert, AlertKind, BoardStatus
 from broadcast.server import BroadcastServer
 from tests.browser.conftest import LOOP, Pages
 from tests.browser.servers import NoArbiter, board_state, free_port
@@ -37,7 +37,14 @@ def alert(alert_id: int, kind: str, board: int) -> Alert:
     """An open alert raised now."""
     now = time.time()
     action = f"Board {board}: look at the board."
-    return Alert(id=alert_id, kind=kind, board=board, at=now, details={"since": now}, action=action)
+    return Alert(
+        id=alert_id,
+        kind=AlertKind(kind),
+        board=board,
+        at=now,
+        details={"since": now},
+        action=action,
+    )
 
 
 async def sign_in(page: Page, token: str) -> None:

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from broadcast.messages import Alert
+from broadcast.messages import Alert, Color
 from daemon.arbiter import AlertEngine, AlertSettings, Decision
 from daemon.board_watch import BoardRules
 from daemon.config import load_config
@@ -287,7 +287,7 @@ def test_out_of_sync_raised_once_per_episode_with_the_positions() -> None:
 # -- clock checks ----------------------------------------------------------------------------
 
 
-def clock(white: float, black: float, running: str | None, at: float) -> ClockUpdated:
+def clock(white: float, black: float, running: Color | None, at: float) -> ClockUpdated:
     return ClockUpdated(white=white, black=black, running=running, at=at)
 
 

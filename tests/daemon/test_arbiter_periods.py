@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from broadcast.messages import Alert
+from broadcast.messages import Alert, Color
 from daemon.arbiter import AlertEngine, AlertSettings
 from daemon.board_watch import BoardRules
 from daemon.durations import ClockRules, TimeControl
@@ -37,7 +37,8 @@ def _game(white_bonus: int, black_bonus: int, moves: int = 41) -> list[GameEvent
     at = T0
     events.append(ClockUpdated(white=5430, black=5430, running="white", at=at))
     for move in range(1, moves + 1):
-        for color, other in (("white", "black"), ("black", "white")):
+        turns: tuple[tuple[Color, Color], ...] = (("white", "black"), ("black", "white"))
+        for color, other in turns:
             at += 10
             times[color] -= 10
             events.append(ClockUpdated(**times, running=color, at=at))
