@@ -464,8 +464,17 @@ class TableBuilder:
         pairing = self.tables.pairing
         if pairing is None:
             return None
+        trf = self._path(pairing.trf)
         pairings = None if pairing.pairings is None else self._path(pairing.pairings)
-        return pairing.model_copy(update={"trf": self._path(pairing.trf), "pairings": pairings})
+        if pairings is None:
+            self.problems.append(
+                "pairing.pairings: required with [pairing] (the pairing program's output for"
+                " this round): without it no confirmed result would reach the TRF"
+            )
+        for key, path in (("trf", trf), ("pairings", pairings)):
+            if path is not None and not path.is_file():
+                self.problems.append(f"pairing.{key}: no such file: {path}")
+        return pairing.model_copy(update={"trf": trf, "pairings": pairings})
 
     def _path(self, path: Path) -> Path:
         return path if path.is_absolute() else self.base_dir / path

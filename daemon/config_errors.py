@@ -150,6 +150,10 @@ def parse_toml(text: str, source: str) -> dict[str, Any]:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError([_describe_toml_error(source, text, exc)]) from None
+    except RecursionError:
+        raise ConfigError(
+            [f"{source}: TOML arrays or inline tables nested too deeply to read"]
+        ) from None
 
 
 def _describe_toml_error(source: str, text: str, exc: tomllib.TOMLDecodeError) -> str:

@@ -41,14 +41,23 @@ __all__ = [
 # -- values ---------------------------------------------------------------------------------
 
 
+#: Longest duration a key may give (default times, time-outs): a day.
+_LONGEST_DURATION = 24 * 3600
+
+
 def _duration(value: object) -> int:
     if not isinstance(value, str):
         raise ValueError(f'must be a duration in quotes like "30m", got {shown(value)}')
-    return parse_duration(value)
+    seconds = parse_duration(value)
+    if seconds > _LONGEST_DURATION:
+        raise ValueError(f"must be at most 24h, got {shown(value)}")
+    return seconds
 
 
 def _public_delay(value: object) -> int:
-    seconds = _duration(value)
+    if not isinstance(value, str):
+        raise ValueError(f'must be a duration in quotes like "30m", got {shown(value)}')
+    seconds = parse_duration(value)
     if seconds > 3600:
         raise ValueError(f"must be at most 1h (lichess allows 0-3600 s), got {shown(value)}")
     return seconds
@@ -152,7 +161,7 @@ _Name = Annotated[str, PlainValidator(_name)]
 _NonEmptyName = Annotated[str, PlainValidator(_nonempty_name)]
 _Port = Annotated[int, Field(ge=1, le=65535)]
 _Elo = Annotated[int, Field(ge=0, le=4000)]
-_FideId = Annotated[int, Field(ge=1)]
+_FideId = Annotated[int, Field(ge=1, le=99_999_999_999)]  # TRF: 11 digits
 _Duration = Annotated[int, PlainValidator(_duration)]
 _PathValue = Annotated[Path, PlainValidator(_path)]
 _Url = Annotated[str, PlainValidator(_url)]
@@ -178,7 +187,7 @@ class BoardConfig(_Table):
     first moves (dgt-protocol.md §7.2, "Which clock side is White").
     """
 
-    number: int = Field(ge=1)
+    number: int = Field(ge=1, le=9999)  # TRF: 4 digits
     port: _Text | None = None
     serial: _Serial | None = None
     white: _Name = ""
@@ -202,7 +211,7 @@ class EventKeys(_Table):
 
     site: _Name | None = None
     date: Annotated[dt.date, PlainValidator(_date)] | None = None
-    round: Annotated[int, Field(ge=1)] | None = None
+    round: Annotated[int, Field(ge=1, le=999)] | None = None  # TRF: 3 digits
     round_start: Annotated[dt.datetime, PlainValidator(_datetime)] | None = None
     time_control: Annotated[TimeControl, PlainValidator(_time_control)] | None = None
     black_time_control: Annotated[TimeControl, PlainValidator(_time_control)] | None = None

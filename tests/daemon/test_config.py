@@ -158,10 +158,14 @@ def test_naive_round_start_is_local_time(tmp_path: Path) -> None:
 
 
 def test_optional_tables_validate_and_resolve(tmp_path: Path) -> None:
+    (data := tmp_path / "data").mkdir()
+    (data / "open.trf").touch()
+    (tmp_path / "pairs.txt").touch()
+    trf = data / "open.trf"
     text = GOOD + (
         '[mqtt]\nhost = "broker"\nprefix = "/venue/"\nusername = "u"\n'
         '[lichess]\nenabled = true\npush_url = "https://lichess.org/api/broadcast/round/abcd1234/push"\n'
-        '[pairing]\ntrf = "/data/open.trf"\npairings = "pairs.txt"\n'
+        f'[pairing]\ntrf = "{trf}"\npairings = "pairs.txt"\n'
         '[webhook]\nurl = "http://localhost:9000/hook"\n'
         '[storage]\nsynchronous = "full"\n'
     )
@@ -174,7 +178,7 @@ def test_optional_tables_validate_and_resolve(tmp_path: Path) -> None:
     assert config.lichess is not None
     assert config.lichess.token == "lip_x"
     assert config.pairing is not None
-    assert config.pairing.trf == Path("/data/open.trf")
+    assert config.pairing.trf == trf
     assert config.pairing.pairings == tmp_path / "pairs.txt"
     assert config.storage.synchronous == "full"
 
