@@ -29,6 +29,7 @@ from broadcast.mqtt import (
 )
 from tests.conftest import ROOT
 from tests.mosquitto import Mosquitto
+from tests.waiting import wait_until
 
 PREFIX = "venue"
 TOPICS = Topics(PREFIX, "hall")
@@ -495,8 +496,10 @@ async def test_a_broker_restart_loses_no_alert_or_result(mosquitto: Mosquitto) -
         producer = asyncio.create_task(produce(stop))
         await seen.wait_for(lambda: len(seen.ids(f"{PREFIX}/alerts")) >= 5)
         await asyncio.to_thread(mosquitto.stop)
-        await asyncio.sleep(0.3)  # the daemon goes on raising alerts meanwhile
-        assert publisher.link_state is not MqttLinkState.CONNECTED
+        await wait_until(lambda: publisher.link_state is not MqttLinkState.CONNECTED)
+        raised = len(produced)  # the daemon goes on raising alerts meanwhile
+        enough = max(raised + 10, 31)
+        await wait_until(lambda: len(produced) >= enough, what="alerts while away")
         await asyncio.to_thread(mosquitto.start)
         await seen.wait_for(lambda: len(seen.ids(f"{PREFIX}/alerts")) > len(produced) - 3)
         stop.set()
@@ -529,8 +532,7 @@ async def test_no_broker_at_start_is_retried_until_one_appears(mosquitto: Mosqui
     publisher.publish_alert(alert(1))
     publisher.publish_board(board_state(4))
     async with running(publisher):
-        await asyncio.sleep(0.2)
-        assert publisher.link_state is MqttLinkState.WAITING
+        await wait_until(lambda: publisher.link_state is MqttLinkState.WAITING)
         assert publisher.outbox.pending_events == 1
         await asyncio.to_thread(mosquitto.start)
         async with subscriber(mosquitto) as seen:

@@ -82,7 +82,9 @@ async def test_every_alert_once_with_its_details(tmp_path: Path, games_dir: Path
             )
             await wait_for(lambda: bool(_alerts(daemon, 1, "flag_fall")), 15, "flag fall")
             await wait_for(lambda: bool(_alerts(daemon, 2, "late_arrival")), 15, "late arrival")
-            await asyncio.sleep(1.0)  # a duplicate would show up by now
+            # A duplicate would come with later inputs: wait for some to be journalled.
+            journalled = daemon.journal.last_seq
+            await wait_for(lambda: daemon.journal.last_seq >= journalled + 10, 30, "more inputs")
             alerts = daemon.core.engine.alerts
     episodes = Counter((a.board, a.kind, repr(sorted(a.details.items()))) for a in alerts)
     assert all(count == 1 for count in episodes.values()), episodes

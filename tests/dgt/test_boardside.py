@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+from typing import get_args
 
 import pytest
 from hypothesis import given, settings
@@ -25,6 +26,7 @@ from drivers.dgt.events import (
     FieldUpdated,
     ProtocolViolation,
 )
+from drivers.dgt.protocol import decode_message
 from tests.dgt.golden import COMMANDS, MESSAGES
 from tests.dgt.strategies import commands
 
@@ -57,6 +59,15 @@ def bytewise(data: bytes) -> list[bytes]:
 )
 def test_encode_event_golden(data: bytes, event: Event) -> None:
     assert encode_event(event) == data
+
+
+def test_every_event_type_has_a_golden_message_and_an_encoder() -> None:
+    # A ProtocolViolation is a fault, not a message: it replays the bytes it reported.
+    messages = set(get_args(Event)) - {ProtocolViolation}
+    assert {type(event) for _, _, event in MESSAGES} == messages
+    for _, data, event in MESSAGES:
+        assert encode_event(event) == data
+        assert decode_message(data) == event
 
 
 def test_ack_encoding_hides_the_msb_in_bits_4_and_5() -> None:
