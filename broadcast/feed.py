@@ -177,7 +177,7 @@ class FeedMessage:
 
 # --- Diffing -------------------------------------------------------------------------
 
-_IDENTITY = ("section", "round", "white", "black", "white_elo", "black_elo")
+_IDENTITY = ("section", "round", "white", "black", "white_elo", "black_elo", "variant")
 _CLOCK = ("white_clock", "black_clock", "running", "clock_at")
 
 

@@ -121,6 +121,7 @@ class BoardState:
     updated_at: float = 0.0  # wall-clock time of this snapshot (epoch seconds)
     serial: str | None = None  # the e-board's serial number, once it has been heard
     port: str | None = None  # the device path it was last heard on
+    variant: str = "standard"  # or "chess960" (the PGN then has Variant, SetUp and FEN)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -228,6 +228,7 @@ def status_payload(state: BoardState) -> bytes:
             "status": state.status.value,
             "result": state.result,
             "result_final": state.result_final,
+            "variant": state.variant,
             "plies": len(state.moves),
             "last_move": state.last_move,
             "updated_at": state.updated_at,

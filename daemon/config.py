@@ -103,6 +103,7 @@ class EventConfig:
         time_control: what every clock of the section is set to (White's under time odds).
         black_time_control: Black's control under time odds (Armageddon), else None.
         draw_odds: ``"black"`` (or ``"white"``) when a draw counts as that colour's win.
+        variant: ``"standard"`` or ``"chess960"``.
         dgt_mode: 23 when the clocks are computer-controlled (dgt-protocol.md §8).
         default_time: seconds after ``round_start`` a player absent from the board
             loses (FIDE 6.7); 0 when the regulations state none.
@@ -121,6 +122,7 @@ class EventConfig:
     default_time_warning: int
     black_time_control: TimeControl | None = None
     draw_odds: str | None = None
+    variant: str = "standard"
 
     @property
     def clock_rules(self) -> ClockRules:
@@ -337,6 +339,7 @@ class TableBuilder:
             time_control=values["time_control"] or TimeControl.from_pgn("60"),
             black_time_control=values["black_time_control"],
             draw_odds=values["draw_odds"],
+            variant=values["variant"] or "standard",
             dgt_mode=values["dgt_mode"],
             default_time=default_time,
             default_time_warning=_DEFAULT_WARNING if warning is None else warning,

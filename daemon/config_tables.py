@@ -216,6 +216,7 @@ class EventKeys(_Table):
     time_control: Annotated[TimeControl, PlainValidator(_time_control)] | None = None
     black_time_control: Annotated[TimeControl, PlainValidator(_time_control)] | None = None
     draw_odds: Literal["white", "black"] | None = None
+    variant: Literal["standard", "chess960"] | None = None
     dgt_mode: Annotated[int, PlainValidator(_dgt_mode)] | None = None
     default_time: _Duration | None = None
     default_time_warning: _Duration | None = None

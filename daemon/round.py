@@ -372,6 +372,7 @@ class RoundCore:
             updated_at=now,
             serial=game.serial,
             port=game.port,
+            variant=game.section.event.variant,
         )
 
 
@@ -385,6 +386,7 @@ def _tracker(board: BoardConfig, section: Section, base: TrackerSettings) -> Gam
         white_side=side,
         increment=float(event.time_control.increment),
         clock_rules=event.clock_rules,
+        chess960=event.variant == "chess960",
     )
     return GameTracker(settings)
 

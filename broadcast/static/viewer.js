@@ -24,7 +24,8 @@ const PONG_MS = 10000; // no pong by then: the connection is dead, reconnect
 function sectionTitle(boards) {
   const first = boards[0];
   const round = String(first.round || "").split(".")[0];
-  return [first.section, round ? `Round ${round}` : ""].filter(Boolean).join(" · ");
+  const variant = first.variant === "chess960" ? "Chess960" : "";
+  return [first.section, round ? `Round ${round}` : "", variant].filter(Boolean).join(" · ");
 }
 
 /** "15 min", "90 s": the public delay (tournament-rules.md §5). */

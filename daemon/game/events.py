@@ -61,10 +61,18 @@ class GameStarted:
     Attributes:
         rotated: the board stands turned by 180° (the sensors report ``square ^ 63``,
             dgt-protocol.md §5.2); every later event is in real board coordinates.
+        chess960: the Chess960 start position (0-959) of a Chess960 game; None in
+            standard chess. Chess960 castling moves are then written king-to-rook in
+            UCI (``e1h1``), as python-chess and lichess write them.
     """
 
     rotated: bool
+    chess960: int | None = None
     at: float
+
+    def __post_init__(self) -> None:
+        if self.chess960 is not None and not 0 <= self.chess960 <= 959:
+            raise ValueError(f"a Chess960 start position is 0-959, got {self.chess960}")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

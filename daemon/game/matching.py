@@ -16,14 +16,17 @@ except while the board is already going back (a takeback under way): then a furt
 step back is preferred to a two-ply continuation that happens to give the same placement
 (after 2. Nf3 Nc6, both knights going home is a takeback, not 3. Ng1 Nb8).
 Candidate moves are generated only from and to the squares whose contents differ, which
-keeps a lifted piece (which matches nothing) cheap. Equality is python-chess ``BaseBoard``
+keeps a lifted piece (which matches nothing) cheap. Castling moves are always candidates:
+in Chess960 the king or the rook may not move at all (king on g1 castling short with the
+rook on h1), and python-chess writes the move king-to-rook (``g1h1``), a square whose
+contents may not change either. Equality is python-chess ``BaseBoard``
 equality, computed on the eight bitboards (:func:`placement_key`).
 """
 
 from __future__ import annotations
 
 import enum
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import chess
@@ -149,11 +152,23 @@ def _takeback(history: Sequence[PlacementKey], target: PlacementKey) -> Match | 
     return Match(kind=MatchKind.TAKEBACK, back=len(history) - 1 - ply)
 
 
+def _candidates(
+    board: chess.Board, from_mask: chess.Bitboard, to_mask: chess.Bitboard
+) -> Iterator[chess.Move]:
+    """Legal moves from and to the masks, then every other legal castling move."""
+    yield from board.generate_legal_moves(from_mask=from_mask, to_mask=to_mask)
+    for move in board.generate_castling_moves():
+        inside = chess.BB_SQUARES[move.from_square] & from_mask
+        if not (inside and chess.BB_SQUARES[move.to_square] & to_mask):
+            yield move
+
+
 def _one_ply(
     board: chess.Board, target: PlacementKey, changed: chess.Bitboard
 ) -> tuple[chess.Move] | None:
-    """A legal move from ``board`` to ``target``: it starts and ends on changed squares."""
-    for move in board.generate_legal_moves(from_mask=changed, to_mask=changed):
+    """A legal move from ``board`` to ``target``: it starts and ends on changed squares
+    (castling: any legal castling)."""
+    for move in _candidates(board, changed, changed):
         board.push(move)
         found = placement_key(board) == target
         board.pop()
@@ -176,7 +191,7 @@ def _two_plies(
     if target[1 - mover] == board.occupied_co[not board.turn]:
         return None
     landing = changed | target[1 - mover]
-    for first in board.generate_legal_moves(from_mask=changed, to_mask=landing):
+    for first in _candidates(board, changed, landing):
         board.push(first)
         reply = _one_ply(board, target, changed_squares(placement_key(board), target))
         board.pop()

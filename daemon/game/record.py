@@ -8,6 +8,10 @@
   ``[%emt h:mm:ss]`` when the clock gave them, the last move included.
 * A withdrawn move is cut from the main line; its replacement takes its place. Nothing
   is ever kept as a variation (lichess would analyse it, tournament-rules.md §5).
+* Chess960: ``[Variant "Chess960"]``, ``[SetUp "1"]`` and ``[FEN ...]`` (the start
+  position, castling rights included) from the start on, and a comment before the first
+  move naming the start position's number, ``{Chess960 start position 518}``. Castling
+  is written ``O-O``/``O-O-O`` (python-chess).
 * A position accepted by the arbiter (an illegal move that stands, FIDE Laws 7.5) cannot
   be written as a move. The record then goes on from that position: ``[SetUp "1"]`` and
   ``[FEN ...]`` name it, and a comment before the first move keeps the moves played
@@ -129,6 +133,7 @@ class GameRecord:
     def __init__(self, headers: GameHeaders | None = None) -> None:
         self.headers = headers or GameHeaders()
         self._start = chess.Board()
+        self._chess960: int | None = None  # the Chess960 start position number
         self._moves: list[RecordedMove] = []
         self._earlier: list[str] = []
         self._result = "*"
@@ -153,7 +158,10 @@ class GameRecord:
     def receive_event(self, event: GameEvent) -> None:
         """Apply one tracker event; events that do not touch the record are ignored."""
         if isinstance(event, GameStarted):
-            self._restart(chess.Board(), earlier=[])
+            start = chess.Board()
+            if event.chess960 is not None:
+                start = chess.Board.from_chess960_pos(event.chess960)
+            self._restart(start, earlier=[])
             self._result, self._termination, self._flag_result = "*", None, None
         elif isinstance(event, MoveMade):
             self._moves = [move for move in self._moves if move.ply < event.ply]
@@ -180,13 +188,21 @@ class GameRecord:
         game = chess.pgn.Game()
         for name, value in self.headers.tags().items():
             game.headers[name] = value
-        if self._start.fen() != chess.STARTING_FEN:
+        if self._start.chess960:
             game.setup(self._start)
+            game.headers["SetUp"] = "1"  # also for number 518, the standard position
+            game.headers["FEN"] = self._start.fen()
+        elif self._start.fen() != chess.STARTING_FEN:
+            game.setup(self._start)
+        comments = []
+        if self._chess960 is not None:
+            comments.append(f"Chess960 start position {self._chess960}")
         if self._earlier:
-            game.comment = (
+            comments.append(
                 f"Position accepted by the arbiter after {'; then '.join(self._earlier)}; "
                 "play went on from the board as it stood."
             )
+        game.comment = " ".join(comments)
         node: chess.pgn.GameNode = game
         for move in self._moves:
             node = node.add_variation(chess.Move.from_uci(move.uci))
@@ -217,9 +233,11 @@ class GameRecord:
         earlier = list(self._earlier)
         if self._moves:
             earlier.append(self._movetext())
-        self._restart(chess.Board(fen), earlier=earlier)
+        self._restart(chess.Board(fen, chess960=self._start.chess960), earlier=earlier)
 
     def _restart(self, start: chess.Board, *, earlier: list[str]) -> None:
+        if not earlier:
+            self._chess960 = start.chess960_pos() if start.chess960 else None
         self._start = start
         self._moves = []
         self._earlier = earlier

@@ -99,7 +99,7 @@ def continued_from(
     rook still stand at home; en passant survives only for an unchanged side to move;
     the move number goes on. None when no game can go on from the board.
     """
-    board = chess.Board(None)
+    board = chess.Board(None, chess960=game.chess960)
     board.set_piece_map(placement.piece_map())
     board.turn = turn
     board.castling_rights = game.castling_rights

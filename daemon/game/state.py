@@ -105,6 +105,8 @@ class TrackerSettings:
         increment: the time control's increment for ``[%emt]``; None = as the clock adds it.
         clock_rules: each colour's time control, for ``[%emt]`` across period changes
             and under time odds; when given, ``increment`` is not used.
+        chess960: the section plays Chess960: any of the 960 start positions starts a
+            game, and castling is the Chess960 kind.
     """
 
     settle_time: float = 1.0
@@ -116,6 +118,7 @@ class TrackerSettings:
     white_side: ClockSide | None = None
     increment: float | None = None
     clock_rules: ClockRules | None = None
+    chess960: bool = False
 
     def __post_init__(self) -> None:
         for name in (

@@ -38,16 +38,15 @@ from daemon.game.events import (
 )
 from daemon.game.matching import (
     CENTRE,
-    ROTATED_START,
     START,
     Match,
     MatchKind,
-    PlacementKey,
     find_match,
     placement_key,
     rotated,
 )
 from daemon.game.rules import continued_from, game_outcome, result_of_kings
+from daemon.game.starts import STANDARD_NUMBER, StartPosition, find_start
 from daemon.game.state import TrackerSettings, TrackerState, Trigger, next_state
 from drivers.observations import (
     ClockObserved,
@@ -91,6 +90,7 @@ class GameTracker:
         self._board = chess.Board()
         self._base_ply = 0
         self._history = [START]
+        self._start_key = START  # the game's start position (Chess960: one of 960)
         self._turn_began = [0.0]
         self._presses: list[LeverPress] = []
         self._pending: _Pending | None = None
@@ -148,9 +148,9 @@ class GameTracker:
         """
         self._fire_timers(observation.at)
         self._sensed = observation.board.copy()
-        orientation = self._new_game_orientation(placement_key(observation.board))
-        if orientation is not None:
-            self._start_game(orientation, observation.at)
+        start = self._new_game_start(observation.board)
+        if start is not None:
+            self._start_game(start, observation.at)
         if self._state in (TrackerState.WAITING, TrackerState.ENDED):
             return
         self._see(observation.board, observation.at)
@@ -243,29 +243,31 @@ class GameTracker:
 
     # -- new games ------------------------------------------------------------------
 
-    def _new_game_orientation(self, raw: PlacementKey) -> bool | None:
-        """True/False (rotated or not) when this placement starts a new game, else None."""
-        if raw == START:
-            orientation = False
-        elif raw == ROTATED_START:
-            orientation = True
-        else:
+    def _new_game_start(self, raw: chess.BaseBoard) -> StartPosition | None:
+        """The start position this placement shows when it starts a new game, else None.
+
+        Any Chess960 start position counts in a Chess960 section (:mod:`daemon.game.starts`);
+        the game's own start, seen again within a few plies, is a takeback instead.
+        """
+        start = find_start(raw, placement_key(raw), chess960=self.settings.chess960)
+        if start is None:
             return None
         if self._state in (TrackerState.WAITING, TrackerState.ENDED):
-            return orientation
-        if orientation != self._rotated or START not in self._history:
-            return orientation
+            return start
+        if start.rotated != self._rotated or start.key not in self._history:
+            return start
         if self.ply >= self.settings.new_game_after_plies:
-            return orientation
+            return start
         return None
 
-    def _start_game(self, orientation: bool, at: float) -> None:
+    def _start_game(self, start: StartPosition, at: float) -> None:
         self._state = next_state(self._state, Trigger.START)
-        self._rotated = orientation
-        self._reset_game(chess.Board(), at)
+        self._rotated = start.rotated
+        self._start_key = start.key
+        self._reset_game(start.board(), at)
         self._clock.reset()
         self._result = "*"
-        self._events.append(GameStarted(rotated=orientation, at=at))
+        self._events.append(GameStarted(rotated=start.rotated, chess960=start.number, at=at))
 
     def _reset_game(self, board: chess.Board, at: float) -> None:
         self._board = board
@@ -517,7 +519,7 @@ class GameTracker:
     def _start_stands(self) -> bool:
         return (
             self._state is TrackerState.PLAYING
-            and self._history == [START]
+            and self._history == [self._start_key]
             and self._pending is None
             and self._unmatched_since is None
         )
@@ -533,10 +535,12 @@ class GameTracker:
     def _accept_new_game(self, now: float) -> bool:
         assert self._sensed is not None
         turn = self._clock.running_color
-        board = continued_from(self._sensed, chess.Board(), chess.WHITE if turn is None else turn)
+        game = chess.Board(chess960=self.settings.chess960)
+        board = continued_from(self._sensed, game, chess.WHITE if turn is None else turn)
         if board is None:
             return False
-        self._start_game(False, now)
+        standard = STANDARD_NUMBER if self.settings.chess960 else None
+        self._start_game(StartPosition(rotated=False, number=standard), now)
         if placement_key(board) != START:
             self._restart_from(board, now)
         return True

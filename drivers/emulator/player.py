@@ -6,9 +6,11 @@ sensors are made to cope with (dgt-protocol.md §12.1, the real recordings):
 * captures in either order: the captured piece lifted first, or the mover lifted first,
   or the mover put on the square and the captured piece pushed away (its field is then
   never reported empty);
-* castling king first or rook first; en passant with the captured pawn taken before or
-  after; promotion straight to the new piece, or the pawn first put on the last rank
-  and then swapped for the queen (or the under-promotion piece);
+* castling king first, rook first, both lifted, or the king put on its rook's square
+  first, in standard chess and in Chess960 (:mod:`drivers.emulator.castling`);
+* en passant with the captured pawn taken before or after; promotion straight to the new
+  piece, or the pawn first put on the last rank and then swapped for the queen (or the
+  under-promotion piece);
 * noise, with a chosen probability per move: a piece adjusted (j'adoube: lifted and put
   back), a piece knocked over onto a neighbouring square and put back, a rook, bishop or
   queen slid so the squares in between show up;
@@ -29,6 +31,7 @@ from dataclasses import dataclass
 import chess
 import chess.pgn
 
+from drivers.emulator.castling import CASTLING_ORDERS, CastlingOrder, castling_hops
 from drivers.emulator.clock import Side, other_side
 
 __all__ = [
@@ -136,6 +139,7 @@ class HumanPlayer:
         noise: probability per move of each kind of noise (adjust, knock over, slide).
         white_side: the clock side White sits at (whose lever White presses).
         think: (low, high) bounds in human seconds of the thinking time per move.
+        castling: the order hands castle in; None = a random one each time.
     """
 
     def __init__(
@@ -146,6 +150,7 @@ class HumanPlayer:
         noise: float = 0.0,
         white_side: Side = "left",
         think: tuple[float, float] = (1.0, 12.0),
+        castling: CastlingOrder | None = None,
     ) -> None:
         if speed <= 0:
             raise ValueError("speed must be positive")
@@ -156,6 +161,7 @@ class HumanPlayer:
         self.noise = noise
         self.white_side = white_side
         self.think = think
+        self.castling = castling
 
     def side_of(self, color: chess.Color) -> Side:
         """The clock side of the player with ``color``."""
@@ -286,15 +292,17 @@ class HumanPlayer:
         script.place(move.to_square, piece)  # order 2: pushes the captured piece away
 
     def _castle(self, script: _Script, board: chess.Board, move: chess.Move) -> None:
-        king_to, rook_from, rook_to = _castling_squares(board, move)
-        hops = [(move.from_square, king_to), (rook_from, rook_to)]
-        if script.chance(0.5):
-            hops.reverse()
-        for origin, target in hops:
-            piece = script.lift(origin)
-            script.wait(0.2, 0.8)
-            script.place(target, piece)
-            script.wait(0.1, 0.5)
+        order: CastlingOrder = (
+            script.rng.choice(CASTLING_ORDERS) if self.castling is None else self.castling
+        )
+        hops = castling_hops(board, move, order, king_first=script.chance(0.5))
+        for hop in hops:
+            if hop.lift:
+                script.lift(hop.square)
+                script.wait(0.2, 0.8)
+            else:
+                script.place(hop.square, hop.piece)
+                script.wait(0.1, 0.5)
 
     def _en_passant(self, script: _Script, board: chess.Board, move: chess.Move) -> None:
         captured = chess.square(
@@ -380,16 +388,6 @@ def _path(origin: chess.Square, target: chess.Square) -> list[chess.Square]:
     """Squares strictly between two squares on a line, in travel order."""
     squares = list(chess.SquareSet.between(origin, target))
     return sorted(squares, key=lambda square: chess.square_distance(origin, square))
-
-
-def _castling_squares(
-    board: chess.Board, move: chess.Move
-) -> tuple[chess.Square, chess.Square, chess.Square]:
-    """(king target, rook origin, rook target) of a standard-chess castling move."""
-    rank = chess.square_rank(move.from_square)
-    if board.is_kingside_castling(move):
-        return chess.square(6, rank), chess.square(7, rank), chess.square(5, rank)
-    return chess.square(2, rank), chess.square(0, rank), chess.square(3, rank)
 
 
 def _neighbours(square: chess.Square) -> list[chess.Square]:

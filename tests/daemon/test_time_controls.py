@@ -137,3 +137,12 @@ def test_one_control_for_both_by_default(tmp_path: Path) -> None:
 def test_bad_draw_odds(tmp_path: Path) -> None:
     (problem,) = _problems(tmp_path, 'time_control = "300"\ndraw_odds = "blue"')
     assert "round.toml: event.draw_odds: " in problem
+
+
+def test_variant_key(tmp_path: Path) -> None:
+    path = tmp_path / "round.toml"
+    path.write_text(BASE.format(keys='time_control = "300"\nvariant = "chess960"'))
+    (section,) = load_config(path, env={}, now=NOW).sections
+    assert section.event.variant == "chess960"
+    (problem,) = _problems(tmp_path, 'time_control = "300"\nvariant = "crazyhouse"')
+    assert "round.toml: event.variant: " in problem
