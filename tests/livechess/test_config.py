@@ -1,0 +1,56 @@
+"""The ``[livechess]`` table: off by default, LiveChess's port, paths from the file's folder."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from daemon.config import ConfigError, load_config
+from daemon.livechess_link import livechess_folder, livechess_settings, tournaments
+from tests.daemon.support import BoardSpec, write_config
+
+
+def test_without_the_table_nothing_is_served(tmp_path: Path) -> None:
+    config = load_config(write_config(tmp_path, [BoardSpec(1, None)]))
+    assert config.livechess is None
+    assert livechess_settings(config) is None
+    assert livechess_folder(config) is None
+
+
+def test_enabled_serves_on_1982_and_the_folder_is_relative_to_the_file(tmp_path: Path) -> None:
+    extra = '\n[livechess]\nenabled = true\nfolder = "lc"\n'
+    config = load_config(write_config(tmp_path, [BoardSpec(1, None, "Doe, Jane")], extra=extra))
+    settings = livechess_settings(config)
+    assert settings is not None
+    assert (settings.host, settings.port) == ("127.0.0.1", 1982)
+    assert config.livechess is not None
+    assert config.livechess.folder == tmp_path / "lc"
+    assert livechess_folder(config) is not None
+    (tournament,) = tournaments(config)
+    assert (tournament.name, tournament.round, tournament.site) == ("Test Open", 2, "Test Club")
+    assert tournament.pairings[0].white.name == "Doe, Jane"
+
+
+def test_the_folder_alone_does_not_open_the_port(tmp_path: Path) -> None:
+    config = load_config(
+        write_config(tmp_path, [BoardSpec(1, None)], extra='\n[livechess]\nfolder = "lc"\n')
+    )
+    assert livechess_settings(config) is None
+    assert livechess_folder(config) is not None
+
+
+@pytest.mark.parametrize(
+    ("table", "words"),
+    [
+        ("port = 0", "livechess.port"),
+        ('port = "1982"', "livechess.port"),
+        ("enable = true", "livechess.enable"),
+    ],
+)
+def test_a_bad_key_is_named_in_one_line(tmp_path: Path, table: str, words: str) -> None:
+    path = write_config(tmp_path, [BoardSpec(1, None)], extra=f"\n[livechess]\n{table}\n")
+    with pytest.raises(ConfigError) as raised:
+        load_config(path)
+    assert len(raised.value.problems) == 1
+    assert words in raised.value.problems[0]
