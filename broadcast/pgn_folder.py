@@ -21,15 +21,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import re
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Protocol
 
 from broadcast.messages import BoardState
 from broadcast.output import BoardOutput
+from drivers.atomic_file import write_atomically
 from drivers.backoff import Backoff, BackoffPolicy
 
 __all__ = [
@@ -38,7 +37,6 @@ __all__ = [
     "PgnFolderSettings",
     "PgnFolderWriter",
     "round_folder",
-    "write_atomically",
 ]
 
 log = logging.getLogger(__name__)
@@ -116,38 +114,6 @@ class PgnFolderLayout:
     def receive_written(self, path: PurePosixPath, text: str) -> None:
         """``text`` is now on disk at ``path``."""
         self._written[path] = text
-
-
-def write_atomically(path: Path, data: bytes) -> None:
-    """Replace ``path`` with ``data`` so readers see the old file or the new one, never a part.
-
-    Writes a hidden temporary file in the same folder, ``fsync``s it, renames it over
-    ``path`` (atomic on POSIX and Windows), then ``fsync``s the folder so the rename
-    survives a power cut.
-    """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, temp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as file:
-            file.write(data)
-            file.flush()
-            os.fsync(file.fileno())
-        os.chmod(temp_name, 0o644)  # mkstemp makes 0600; an uploader may run as another user
-        os.replace(temp_name, path)
-    except BaseException:
-        Path(temp_name).unlink(missing_ok=True)
-        raise
-    _fsync_folder(path.parent)
-
-
-def _fsync_folder(folder: Path) -> None:
-    if os.name != "posix":
-        return
-    fd = os.open(folder, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 class FolderLayout(Protocol):
@@ -230,5 +196,6 @@ class PgnFolderWriter(BoardOutput):
 
     def _write(self, changes: dict[PurePosixPath, str]) -> None:
         for relative, text in changes.items():
-            write_atomically(self._root / relative, text.encode())
+            # 0644: an uploader may run as another user
+            write_atomically(self._root / relative, text.encode(), new_mode=0o644)
             log.debug("> wrote %s", relative)

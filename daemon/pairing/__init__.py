@@ -26,7 +26,7 @@ from daemon.pairing.handoff import (
 )
 from daemon.pairing.pairings import BoardPlayers, Pairing, boards_from_pairings, read_pairings
 from daemon.pairing.scoring import RoundEntry, Scoring
-from daemon.pairing.trf import PairingFileError, Player, Tournament, write_trf_atomically
+from daemon.pairing.trf import PairingFileError, Player, Tournament
 
 __all__ = [
     "BoardPlayers",
@@ -45,5 +45,4 @@ __all__ = [
     "read_pairings",
     "result_codes",
     "run_command",
-    "write_trf_atomically",
 ]

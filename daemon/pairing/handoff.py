@@ -40,7 +40,8 @@ from typing import Any
 from daemon.pairing.command import CommandReport, run_command
 from daemon.pairing.pairings import Pairing
 from daemon.pairing.scoring import RoundEntry
-from daemon.pairing.trf import PairingFileError, Tournament, write_trf_atomically
+from daemon.pairing.trf import PairingFileError, Tournament
+from drivers.atomic_file import write_atomically
 
 __all__ = [
     "TRF_CODES",
@@ -407,7 +408,7 @@ class ResultHandoff:
         data = self.results.tournament.to_bytes()
         if data == self._on_disk:
             return False
-        write_trf_atomically(self.trf_path, data)
+        write_atomically(self.trf_path, data)
         self._on_disk = data
         return True
 

@@ -29,7 +29,8 @@ from daemon.config import Config, ConfigError, format_config_errors, load_config
 from daemon.journal import Journal, JournalError, Record
 from daemon.pairing.handoff import RoundResults
 from daemon.pairing.pairings import Pairing, read_pairings
-from daemon.pairing.trf import PairingFileError, Tournament, write_trf_atomically
+from daemon.pairing.trf import PairingFileError, Tournament
+from drivers.atomic_file import write_atomically
 
 __all__ = ["JournalResult", "add_arguments", "confirmed_results", "export_round", "run"]
 
@@ -163,7 +164,7 @@ def _write(core: RoundResults, out: str | None, config: Config) -> int:
             sys.stdout.flush()
             report = sys.stderr
         else:
-            write_trf_atomically(Path(out) if out else config.pairing.trf, data)
+            write_atomically(Path(out) if out else config.pairing.trf, data)
     except OSError as exc:
         print(f"cannot write the TRF: {exc}", file=sys.stderr)
         return EXIT_FAILED

@@ -31,8 +31,6 @@ import codecs
 import dataclasses
 import os
 import re
-import sys
-import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,7 +39,7 @@ from types import MappingProxyType
 from daemon.pairing.scoring import RoundEntry, Scoring, format_points
 from daemon.pairing.trf_reader import PairingFileError, Player, block_start, read_lines
 
-__all__ = ["PairingFileError", "Player", "Tournament", "read_text", "write_trf_atomically"]
+__all__ = ["PairingFileError", "Player", "Tournament", "read_text"]
 
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)")
 
@@ -195,56 +193,6 @@ def read_text(path: str | os.PathLike[str]) -> bytes:
         return Path(path).read_bytes()
     except OSError as exc:
         raise PairingFileError([f"{path}: cannot read the file: {exc.strerror or exc}"]) from None
-
-
-def write_trf_atomically(path: str | os.PathLike[str], data: str | bytes) -> None:
-    """Replace a file so that a crash at any moment leaves the old or the new one whole.
-
-    The new content goes to a temporary file in the same folder, which is flushed to
-    disk (``fsync``) and renamed over ``path``; then the folder is flushed, so the
-    rename itself survives a power cut. The file keeps its permissions. A crash may
-    leave the temporary file (``.<name>.<random>.tmp``) behind, never a torn ``path``.
-
-    Raises:
-        OSError: the folder is not writable, the disk is full, ...
-    """
-    target = Path(path)
-    content = data.encode("utf-8") if isinstance(data, str) else data
-    fd, temp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as file:
-            file.write(content)
-            file.flush()
-            _copy_mode(target, file.fileno())
-            os.fsync(file.fileno())
-        os.replace(temp, target)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
-    _fsync_folder(target.parent)
-
-
-def _copy_mode(target: Path, fd: int) -> None:
-    try:
-        mode = target.stat().st_mode & 0o7777
-    except FileNotFoundError:
-        mode = 0o666 & ~_umask()
-    if sys.platform != "win32":  # Windows keeps only a read-only flag: nothing to copy
-        os.fchmod(fd, mode)
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
-def _fsync_folder(folder: Path) -> None:
-    fd = os.open(folder, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 # -- lines ----------------------------------------------------------------------------------

@@ -22,8 +22,8 @@ from broadcast.pgn_folder import (
     PgnFolderSettings,
     PgnFolderWriter,
     round_folder,
-    write_atomically,
 )
+from drivers.atomic_file import write_atomically
 
 
 def game(board: int, moves: str = "1. e4 *", *, section: str = "", round_: str = "3") -> BoardState:

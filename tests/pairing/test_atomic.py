@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from daemon.pairing.scoring import RoundEntry
-from daemon.pairing.trf import Tournament, write_trf_atomically
+from daemon.pairing.trf import Tournament
+from drivers.atomic_file import write_atomically
 from tests.conftest import ROOT
 from tests.pairing.support import player_line, trf_text
 
@@ -71,7 +72,7 @@ def test_the_file_keeps_its_permissions(tmp_path: Path) -> None:
     path = tmp_path / "tournament.trf"
     path.write_bytes(b"old")
     path.chmod(0o640)
-    write_trf_atomically(path, "new\r\n")
+    write_atomically(path, b"new\r\n")
     assert path.read_bytes() == b"new\r\n"
     assert stat.S_IMODE(path.stat().st_mode) == 0o640
     assert [p.name for p in tmp_path.iterdir()] == ["tournament.trf"]
@@ -81,7 +82,7 @@ def test_a_failed_write_leaves_no_temporary_file(tmp_path: Path) -> None:
     folder = tmp_path / "tournament.trf"
     folder.mkdir()  # a folder in the way: the rename fails
     with pytest.raises(IsADirectoryError):
-        write_trf_atomically(folder, b"new")
+        write_atomically(folder, b"new")
     assert [p.name for p in tmp_path.iterdir()] == ["tournament.trf"]
     assert folder.is_dir()
 
@@ -89,7 +90,7 @@ def test_a_failed_write_leaves_no_temporary_file(tmp_path: Path) -> None:
 def test_a_new_file_gets_the_usual_permissions(tmp_path: Path) -> None:
     mask = os.umask(0o022)
     try:
-        write_trf_atomically(tmp_path / "new.trf", b"x")
+        write_atomically(tmp_path / "new.trf", b"x")
     finally:
         os.umask(mask)
     assert stat.S_IMODE((tmp_path / "new.trf").stat().st_mode) == 0o644

@@ -1,7 +1,7 @@
 """A TRF writer for the crash test: replaces a file over and over until killed.
 
 Run as ``python trf_writer.py PATH FIRST SECOND``. It writes the contents of FIRST and
-SECOND in turn to PATH with :func:`~daemon.pairing.trf.write_trf_atomically` and prints
+SECOND in turn to PATH with :func:`~drivers.atomic_file.write_atomically` and prints
 the number of writes done after each, so the test can kill it when it chooses.
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from daemon.pairing.trf import write_trf_atomically
+from drivers.atomic_file import write_atomically
 
 __all__ = ["main"]
 
@@ -21,7 +21,7 @@ def main(argv: list[str]) -> int:
     contents = [Path(name).read_bytes() for name in argv[2:4]]
     count = 0
     while True:
-        write_trf_atomically(path, contents[count % 2])
+        write_atomically(path, contents[count % 2])
         count += 1
         print(count, flush=True)
 
