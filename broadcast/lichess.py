@@ -1,104 +1,157 @@
-"""Push the round's PGN to a lichess broadcast round on every change.
+"""The lichess push, pure: which lichess round each game goes to, what to send, and when.
 
 lichess will not poll a venue's laptop, so the daemon pushes: ``POST
 /api/broadcast/round/{roundId}/push`` with an OAuth token (``study:write``) and the PGN as
-the body, at most 100 games per request; the reply lists each game's tags with its move
-count or an error (tournament-rules.md §5). lichess matches games by their tags, not by
-their place in the body, so a round of more than 100 boards is pushed as consecutive
-slices of 100 games (board order), each slice sent only when one of its games changed.
+the body; the reply lists each game's tags with its move count or an error
+(tournament-rules.md §5). A lichess round holds at most 100 games, and lichess matches
+games by their tags, so a big event is split over several lichess rounds: one
+:class:`LichessTarget` per section or board range (``[[lichess]]`` in the configuration),
+each naming the lichess round of every event round.
 
-:class:`RoundPushPlanner` is the pure core: it holds the latest PGN per board, decides
-what to send next (at most one request in flight, the newest PGN wins) and when to retry
-(capped backoff, at least the server's ``Retry-After``). :class:`LichessPusher` is the
-asyncio shell that sends the requests and logs each reply's summary.
+Good conduct, the way lichess's own uploader behaves (docs/integrations.md):
+
+* at most one push in flight, and at most one push a second per lichess round; changes
+  meanwhile are coalesced and the next push carries the newest PGN;
+* a change of the clock tags only (``WhiteClock``/``BlackClock``, every second while a
+  clock runs) waits up to ``clock_interval`` for a move or goes then;
+* 429 is honoured (``Retry-After``, else a minute); connection trouble and 5xx back off;
+* 401, 403 and 404 stop the pushes to that lichess round until :meth:`LichessRouter.resume`
+  (the arbiter fixed the token or the round); nothing is sent to it meanwhile.
+
+:class:`RoundPushPlanner` plans one lichess round; :class:`LichessRouter` routes boards to
+the planners. The asyncio shell is :mod:`broadcast.lichess_push`.
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
-import time
-from collections.abc import Callable
-from dataclasses import dataclass
-
-import httpx
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 
 from broadcast.messages import BoardState
-from broadcast.outgoing import (
-    Outcome,
-    PostFailed,
-    Reply,
-    check_url,
-    classify_status,
-    new_client,
-    parse_retry_after,
-    post,
-)
-from broadcast.output import BoardOutput
+from broadcast.outgoing import check_url
 from drivers.backoff import Backoff, BackoffPolicy
 
 __all__ = [
-    "MAX_GAMES_PER_PUSH",
-    "LichessPusher",
-    "LichessSettings",
+    "LICHESS",
+    "MAX_GAMES",
+    "STOPPING",
+    "LichessRouter",
+    "LichessTarget",
+    "Refusal",
     "RoundPush",
     "RoundPushPlanner",
+    "event_round",
     "push_url_for_round",
+    "refusal_message",
     "summarize_reply",
 ]
 
 log = logging.getLogger(__name__)
 
-#: lichess accepts at most this many games in one push (tournament-rules.md §5).
-MAX_GAMES_PER_PUSH = 100
+#: lichess keeps at most this many games in one broadcast round (tournament-rules.md §5).
+MAX_GAMES = 100
+#: Where lichess is.
+LICHESS = "https://lichess.org"
+#: Statuses that stop the pushes to a round until the arbiter acts.
+STOPPING = frozenset({401, 403, 404})
+
+_CLOCK_TAG = re.compile(r'^\[(?:White|Black)Clock "[^"]*"\]\n', re.MULTILINE)
 
 
-def push_url_for_round(round_id: str, *, base: str = "https://lichess.org") -> str:
+def push_url_for_round(round_id: str, *, base: str = LICHESS) -> str:
     """The push endpoint of the lichess broadcast round ``round_id``."""
     return f"{base.rstrip('/')}/api/broadcast/round/{round_id}/push"
 
 
+def event_round(state: BoardState) -> str:
+    """The event round of a board state (``"3"`` of ``"3.7"``)."""
+    return state.round.split(".", 1)[0]
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
-class LichessSettings:
-    """Where and how to push.
+class LichessTarget:
+    """Where some boards go: one ``[[lichess]]`` table.
 
     Attributes:
-        push_url: ``https://lichess.org/api/broadcast/round/{id}/push``.
         token: a lichess OAuth token with the ``study:write`` scope (never logged).
-        section: push only the boards of this section; None pushes every board.
-        max_games: games per request, 1..100.
+        rounds: the lichess round id of each event round (``{"1": "Ab12Cd34"}``).
+        push_url: instead of ``rounds``, one push URL for whatever round is played.
+        section: only the boards of this section (None: every section).
+        boards: only the boards ``first..last`` (None: every board).
+        base_url: lichess itself (tests point it to a loopback server).
         time_limit: seconds for one whole request.
-        backoff_initial / backoff_cap: retry delays after an error, 5xx or 429.
+        min_interval: seconds between two pushes to one lichess round.
+        clock_interval: seconds a change of the clock tags alone may wait.
+        backoff_initial / backoff_cap: retry delays after a failure or 5xx.
     """
 
-    push_url: str
     token: str
+    rounds: Mapping[str, str] = field(default_factory=dict)
+    push_url: str | None = None
     section: str | None = None
-    max_games: int = MAX_GAMES_PER_PUSH
+    boards: tuple[int, int] | None = None
+    base_url: str = LICHESS
     time_limit: float = 20.0
+    min_interval: float = 1.0
+    clock_interval: float = 10.0
     backoff_initial: float = 2.0
     backoff_cap: float = 120.0
 
     def __post_init__(self) -> None:
-        check_url(self.push_url)
         if not self.token:
             raise ValueError("a lichess token is needed to push")
-        if not 1 <= self.max_games <= MAX_GAMES_PER_PUSH:
-            raise ValueError(f"max_games must be within 1..{MAX_GAMES_PER_PUSH}")
+        if (self.push_url is None) == (not self.rounds):
+            raise ValueError("give either push_url or rounds")
+        check_url(self.push_url or self.base_url)
+
+    def takes(self, state: BoardState) -> bool:
+        """Whether ``state``'s board is one of this target's boards."""
+        if self.section is not None and state.section != self.section:
+            return False
+        return self.boards is None or self.boards[0] <= state.board <= self.boards[1]
+
+    def url_for(self, state: BoardState) -> str | None:
+        """The push URL of ``state``'s round; None when no lichess round is named for it."""
+        if self.push_url is not None:
+            return self.push_url
+        round_id = self.rounds.get(event_round(state))
+        return None if round_id is None else push_url_for_round(round_id, base=self.base_url)
+
+    def backoff(self) -> Backoff:
+        """A fresh backoff for one lichess round."""
+        return Backoff(BackoffPolicy(initial=self.backoff_initial, maximum=self.backoff_cap))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RoundPush:
-    """One request: slice ``part`` (0-based) of the round, ``games`` games in ``body``."""
+    """One request: ``games`` games in ``body`` to ``url`` with ``token``, planned at ``at``."""
 
-    part: int
+    url: str
+    token: str
     body: str
     games: int
+    at: float = 0.0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Refusal:
+    """lichess refused a round for good (401, 403, 404): pushes to it are stopped."""
+
+    url: str
+    status: int
+    message: str
+
+    @property
+    def round_id(self) -> str:
+        """The lichess round id in the URL."""
+        return self.url.rstrip("/").split("/")[-2]
 
 
 class RoundPushPlanner:
-    """Pure core of the lichess push: what to send next, and when.
+    """Pure core of the push to one lichess round: what to send next, and when.
 
     Call :meth:`receive_board` for every snapshot, then :meth:`next_push`; send the push it
     returns and report how it went with :meth:`receive_delivered`, :meth:`receive_refused`
@@ -106,20 +159,18 @@ class RoundPushPlanner:
     changes meanwhile are coalesced into the next push.
     """
 
-    def __init__(
-        self,
-        *,
-        section: str | None = None,
-        max_games: int = MAX_GAMES_PER_PUSH,
-        backoff: Backoff | None = None,
-    ) -> None:
-        self._section = section
-        self._max_games = max_games
-        self._backoff = backoff or Backoff(BackoffPolicy(initial=2.0, maximum=120.0))
+    def __init__(self, url: str, target: LichessTarget) -> None:
+        self.url = url
+        self.target = target
+        self._backoff = target.backoff()
         self._games: dict[tuple[str, int], str] = {}
-        self._sent: dict[int, str] = {}  # part -> last body lichess answered
+        self._sent: str | None = None  # the last body lichess answered
         self._in_flight: RoundPush | None = None
+        self._last_start = float("-inf")
         self._not_before = float("-inf")
+        self.refusal: Refusal | None = None
+        self.overflow = 0  # games beyond MAX_GAMES left out of the last body
+        self.pushes = 0
 
     @property
     def in_flight(self) -> RoundPush | None:
@@ -127,9 +178,7 @@ class RoundPushPlanner:
         return self._in_flight
 
     def receive_board(self, state: BoardState) -> None:
-        """Take a board snapshot; then call :meth:`next_push`."""
-        if self._section is not None and state.section != self._section:
-            return
+        """Take a board snapshot of this round; then call :meth:`next_push`."""
         key = (state.section, state.board)
         pgn = state.pgn.strip()
         if pgn:
@@ -137,44 +186,55 @@ class RoundPushPlanner:
         else:
             self._games.pop(key, None)
 
-    def parts(self) -> list[list[str]]:
-        """The round's games as they should be on lichess now, in slices of ``max_games``."""
+    def body(self) -> tuple[str, int]:
+        """The round as lichess should have it now (at most 100 games), and its game count."""
         games = [self._games[key] for key in sorted(self._games)]
-        size = self._max_games
-        return [games[i : i + size] for i in range(0, len(games), size)]
+        self.overflow = max(0, len(games) - MAX_GAMES)
+        kept = games[:MAX_GAMES]
+        return "\n\n".join(kept) + "\n", len(kept)
+
+    def due_at(self) -> float | None:
+        """When the next push may go (loop time); None when nothing is to send."""
+        if self._in_flight is not None or self.refusal is not None or not self._games:
+            return None
+        body, _ = self.body()
+        if body == self._sent:
+            return None
+        due = max(self._not_before, self._last_start + self.target.min_interval)
+        if self._sent is not None and _without_clocks(body) == _without_clocks(self._sent):
+            due = max(due, self._last_start + self.target.clock_interval)
+        return due
 
     def next_push(self, now: float) -> RoundPush | None:
-        """The next request to send (now marked in flight), or None.
-
-        None while a push is in flight, while a retry delay runs (see
-        :meth:`next_attempt_at`), or when lichess already has every slice.
-        """
-        if self._in_flight is not None or now < self._not_before:
+        """The push to send now (then marked in flight), or None (see :meth:`due_at`)."""
+        due = self.due_at()
+        if due is None or now < due:
             return None
-        for part, games in enumerate(self.parts()):
-            body = "\n\n".join(games) + "\n"
-            if self._sent.get(part) != body:
-                self._in_flight = RoundPush(part=part, body=body, games=len(games))
-                return self._in_flight
-        return None
-
-    def next_attempt_at(self) -> float | None:
-        """When a held-back retry becomes due, or None if nothing waits on a delay."""
-        if self._in_flight is None and self._not_before > float("-inf"):
-            return self._not_before
-        return None
+        body, games = self.body()
+        self._in_flight = RoundPush(
+            url=self.url, token=self.target.token, body=body, games=games, at=now
+        )
+        self._last_start = now
+        self.pushes += 1
+        return self._in_flight
 
     def receive_delivered(self, push: RoundPush) -> None:
-        """lichess took ``push`` (2xx); then call :meth:`next_push`."""
+        """lichess took ``push`` (2xx)."""
         self._finish(push, remember=True)
         self._backoff.reset()
 
-    def receive_refused(self, push: RoundPush) -> None:
-        """lichess refused ``push`` for good (4xx other than 429); it is not repeated.
+    def receive_refused(self, push: RoundPush, status: int, message: str) -> Refusal | None:
+        """lichess refused ``push`` (4xx other than 408, 425, 429).
 
-        The slice goes again once one of its games changes.
+        401, 403 and 404 stop this round until :meth:`resume` and return the
+        :class:`Refusal`; another refusal (400, a PGN lichess cannot read) is not repeated:
+        the round goes again once one of its games changes.
         """
         self._finish(push, remember=True)
+        if status not in STOPPING:
+            return None
+        self.refusal = Refusal(url=self.url, status=status, message=message)
+        return self.refusal
 
     def receive_failed(self, push: RoundPush, now: float, retry_after: float | None) -> float:
         """``push`` failed (connection, timeout, 5xx, 429); returns the retry delay.
@@ -186,13 +246,113 @@ class RoundPushPlanner:
         self._not_before = now + delay
         return delay
 
+    def resume(self) -> bool:
+        """Push again after a refusal (the arbiter fixed it); True if the round was stopped."""
+        stopped, self.refusal = self.refusal is not None, None
+        self._sent = None
+        return stopped
+
+    def continue_from(self, previous: RoundPushPlanner) -> None:
+        """Carry on where ``previous`` (same lichess round, same token) stood.
+
+        What lichess has, the retry delay and a refusal stay; the games and settings are
+        this planner's. A push still in flight is reported to ``previous``: at worst its
+        body goes once more.
+        """
+        self._backoff = previous._backoff
+        self._sent = previous._sent
+        self._last_start, self._not_before = previous._last_start, previous._not_before
+        self.refusal, self.pushes = previous.refusal, previous.pushes
+
     def _finish(self, push: RoundPush, *, remember: bool) -> None:
         if push is not self._in_flight:
             raise RuntimeError("reported a push that is not in flight")
         self._in_flight = None
         self._not_before = float("-inf")
         if remember:
-            self._sent[push.part] = push.body
+            self._sent = push.body
+
+
+def _without_clocks(body: str) -> str:
+    return _CLOCK_TAG.sub("", body)
+
+
+class LichessRouter:
+    """Routes board snapshots to the lichess round of their target and event round.
+
+    A board whose round changes goes on in the next lichess round; the previous lichess
+    round keeps its last games. :meth:`next_push` picks the round whose push is due first.
+    """
+
+    def __init__(self, targets: Iterable[LichessTarget]) -> None:
+        self.targets = tuple(targets)
+        self.planners: dict[str, RoundPushPlanner] = {}
+        self.unmapped: set[tuple[str, str]] = set()  # (section, event round) without a round
+
+    def receive_board(self, state: BoardState) -> None:
+        """Take a board snapshot."""
+        for target in self.targets:
+            if not target.takes(state) or not state.pgn.strip():
+                continue
+            url = target.url_for(state)
+            if url is None:
+                self._note_unmapped(state)
+                continue
+            planner = self.planners.get(url)
+            if planner is None or planner.target.token != target.token:
+                planner = self.planners[url] = RoundPushPlanner(url, target)
+            planner.receive_board(state)
+
+    def next_due(self) -> float | None:
+        """When the next push is due (loop time), None when nothing waits."""
+        times = [p.due_at() for p in self.planners.values()]
+        return min((t for t in times if t is not None), default=None)
+
+    def next_push(self, now: float) -> tuple[RoundPushPlanner, RoundPush] | None:
+        """The push due first, if one is due at ``now``, with its planner (to report to)."""
+        due = sorted(
+            (at, url) for url, p in self.planners.items() if (at := p.due_at()) is not None
+        )
+        for at, url in due:
+            planner = self.planners[url]
+            push = planner.next_push(now) if at <= now else None
+            if push is not None:
+                return planner, push
+        return None
+
+    def continue_from(self, previous: LichessRouter) -> None:
+        """Carry on from ``previous`` (the targets changed): see
+        :meth:`RoundPushPlanner.continue_from`; a new token or round starts afresh."""
+        for url, planner in self.planners.items():
+            before = previous.planners.get(url)
+            if before is not None and before.target.token == planner.target.token:
+                planner.continue_from(before)
+
+    def refusals(self) -> list[Refusal]:
+        """The lichess rounds stopped by a refusal."""
+        return [p.refusal for p in self.planners.values() if p.refusal is not None]
+
+    def resume(self, round_id: str | None = None) -> list[str]:
+        """Resume the stopped rounds (all, or the one with ``round_id``); their URLs."""
+        return [
+            url
+            for url, planner in self.planners.items()
+            if planner.refusal is not None
+            and (round_id is None or planner.refusal.round_id == round_id)
+            and planner.resume()
+        ]
+
+    def _note_unmapped(self, state: BoardState) -> None:
+        key = (state.section, event_round(state))
+        if key not in self.unmapped:
+            self.unmapped.add(key)
+            where = f'section "{key[0]}" ' if key[0] else ""
+            log.warning(
+                "= lichess: no lichess round for %sround %s: add it to rounds in [[lichess]];"
+                " its games are not pushed",
+                where,
+                key[1],
+            )
 
 
 def summarize_reply(body: bytes) -> tuple[str, list[str]]:
@@ -219,99 +379,12 @@ def _game_error(game: dict[str, object]) -> str:
     return f"{who}: {game['error']}"
 
 
-class LichessPusher(BoardOutput):
-    """Pushes the round PGN to lichess on every change; run :meth:`run` as a task.
-
-    :meth:`publish_board` never blocks: it records the snapshot and wakes the task.
-    """
-
-    def __init__(
-        self,
-        settings: LichessSettings,
-        *,
-        wall_clock: Callable[[], float] = time.time,
-    ) -> None:
-        self._settings = settings
-        backoff = Backoff(
-            BackoffPolicy(initial=settings.backoff_initial, maximum=settings.backoff_cap)
-        )
-        self._planner = RoundPushPlanner(
-            section=settings.section, max_games=settings.max_games, backoff=backoff
-        )
-        self._wall_clock = wall_clock
-        self._wake = asyncio.Event()
-
-    @property
-    def planner(self) -> RoundPushPlanner:
-        """The pure core (read-only use: what lichess has, what is pending)."""
-        return self._planner
-
-    def publish_board(self, state: BoardState) -> None:
-        """A board changed: push the round again soon."""
-        self._planner.receive_board(state)
-        self._wake.set()
-
-    async def run(self) -> None:
-        """Push until cancelled; errors are logged and retried, never raised."""
-        loop = asyncio.get_running_loop()
-        async with new_client() as client:
-            while True:
-                self._wake.clear()
-                push = self._planner.next_push(loop.time())
-                if push is None:
-                    await self._wait(self._planner.next_attempt_at())
-                else:
-                    await self._send(client, push)
-
-    async def _wait(self, until: float | None) -> None:
-        """Sleep until woken by a change, or until ``until`` (loop time)."""
-        delay = None if until is None else until - asyncio.get_running_loop().time()
-        try:
-            async with asyncio.timeout(delay):
-                await self._wake.wait()
-        except TimeoutError:
-            pass
-
-    async def _send(self, client: httpx.AsyncClient, push: RoundPush) -> None:
-        url = self._settings.push_url
-        body = push.body.encode()
-        log.info("> POST %s part %d: %d games, %d bytes", url, push.part, push.games, len(body))
-        headers = {
-            "Authorization": f"Bearer {self._settings.token}",
-            "Content-Type": "text/plain; charset=utf-8",
-            "Accept": "application/json",
-        }
-        try:
-            reply = await post(
-                client, url, body, headers=headers, time_limit=self._settings.time_limit
-            )
-        except PostFailed as exc:
-            self._retry_later(push, f"failed: {exc}", None)
-            return
-        self._receive_reply(push, reply)
-
-    def _receive_reply(self, push: RoundPush, reply: Reply) -> None:
-        outcome = classify_status(reply.status)
-        if outcome is Outcome.RETRY:
-            retry_after = parse_retry_after(reply.retry_after, self._wall_clock())
-            self._retry_later(push, f"{reply.status} {reply.reason}", retry_after)
-            return
-        summary, errors = summarize_reply(reply.body)
-        if outcome is Outcome.DELIVERED:
-            self._planner.receive_delivered(push)
-            log.info("< lichess %d: %s", reply.status, summary)
-            for error in errors:
-                log.warning("< lichess game error: %s", error)
-        else:
-            self._planner.receive_refused(push)
-            log.error(
-                "< lichess refused the push (%d %s): %s; sent again after the next change",
-                reply.status,
-                reply.reason,
-                reply.body[:300].decode("utf-8", "replace"),
-            )
-
-    def _retry_later(self, push: RoundPush, why: str, retry_after: float | None) -> None:
-        now = asyncio.get_running_loop().time()
-        delay = self._planner.receive_failed(push, now, retry_after)
-        log.warning("< lichess push %s; retry in %.1fs", why, delay)
+def refusal_message(body: bytes) -> str:
+    """lichess's reason for a refusal: ``{"error": "..."}``, else the body's start."""
+    try:
+        data = json.loads(body)
+        if isinstance(data, dict) and isinstance(data.get("error"), str):
+            return str(data["error"])
+    except ValueError:
+        pass
+    return body[:300].decode("utf-8", "replace").strip()

@@ -70,6 +70,7 @@ class AlertKind(enum.StrEnum):
     CLOCK_MISMATCH = "clock_mismatch"
     RESULT_SIGNALLED = "result_signalled"
     GAME_OVER = "game_over"
+    LICHESS_REFUSED = "lichess_refused"  # raised by the lichess push, not by a board
 
 
 class BoardStatus(enum.Enum):

@@ -35,7 +35,8 @@ from typing import Any
 import aiomqtt
 
 from broadcast.hub import Hub
-from broadcast.lichess import LichessPusher, LichessSettings
+from broadcast.lichess import LichessTarget
+from broadcast.lichess_push import LichessPusher
 from broadcast.messages import (
     Alert,
     BoardState,
@@ -335,7 +336,8 @@ class RelaySettings:
         arbiter_token: the arbiters' secret; None disables ``/ws/arbiter``.
         delay: the public delay in seconds, as a daemon's ``server.public_delay``.
         command_timeout: seconds an arbiter command waits for the owning daemon.
-        lichess / pgn_folder: optional outputs, fed with the public (delayed) boards.
+        lichess / pgn_folder: optional outputs, fed with the public (delayed) boards (a
+            lichess refusal is logged: fix the configuration and restart the relay).
     """
 
     mqtt: MqttSettings
@@ -344,7 +346,7 @@ class RelaySettings:
     arbiter_token: str | None = None
     delay: float = 0.0
     command_timeout: float = 8.0
-    lichess: LichessSettings | None = None
+    lichess: tuple[LichessTarget, ...] = ()
     pgn_folder: PgnFolderSettings | None = None
 
 
@@ -396,7 +398,7 @@ class Relay:
     def _jobs(self) -> list[Coroutine[Any, Any, None]]:
         public, settings = self.server.public_hub, self.settings
         jobs: list[Coroutine[Any, Any, None]] = [self.link.run()]
-        if settings.lichess is not None:
+        if settings.lichess:
             jobs.append(LichessPusher(settings.lichess).serve(public))
         if settings.pgn_folder is not None:
             jobs.append(PgnFolderWriter(settings.pgn_folder).serve(public))

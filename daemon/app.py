@@ -20,7 +20,6 @@ from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
 from broadcast.hub import Hub
-from broadcast.lichess import LichessPusher, LichessSettings
 from broadcast.livechess.server import LiveChessServer
 from broadcast.messages import BoardState, CommandReply, to_json_dict
 from broadcast.mqtt import MqttPublisher, MqttSettings, Ownership
@@ -34,6 +33,7 @@ from daemon.config import Config, ConfigError, load_config
 from daemon.game.state import TrackerSettings
 from daemon.journal import EVENT_BOARD, Journal
 from daemon.journal_identity import open_round_journal
+from daemon.lichess_link import LichessLink
 from daemon.livechess_link import livechess_folder, livechess_settings
 from daemon.pairing import ResultHandoff
 from daemon.pairing_link import PairingLink, apply_pairings
@@ -151,6 +151,8 @@ class Daemon:
             for board in self.config.boards
             if board.has_eboard
         }
+        #: The lichess push, once the outputs run (None without [[lichess]]).
+        self.lichess: LichessLink | None = None
 
     @classmethod
     async def open(cls, config_path: str | os.PathLike[str], options: DaemonOptions) -> Daemon:
@@ -256,12 +258,9 @@ class Daemon:
             jobs.append(CommandListener(mqtt_settings, self.service).run())
             self.service.result_listeners.append(lambda state, _: _publish_final(mqtt, state))
             jobs.append(mqtt.serve(self.hub))
-        if config.lichess is not None and config.lichess.enabled:
-            lichess = config.lichess
-            assert lichess.push_url is not None
-            assert lichess.token is not None
-            settings = LichessSettings(push_url=lichess.push_url, token=lichess.token)
-            jobs.append(LichessPusher(settings).serve(public))
+        if config.lichess:
+            self.lichess = LichessLink(config, self.service.output_alerts)
+            jobs.append(self.lichess.serve(public))
         if config.pgn_folder is not None:
             folder = PgnFolderWriter(PgnFolderSettings(path=config.pgn_folder.path))
             jobs.append(folder.serve(public))

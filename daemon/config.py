@@ -53,6 +53,7 @@ from daemon.config_tables import (
     WebhookConfig,
 )
 from daemon.durations import ClockRules, TimeControl
+from daemon.lichess_config import check_lichess
 
 __all__ = [
     "ARBITER_TOKEN_ENV",
@@ -158,7 +159,7 @@ class Config:
     server: ServerConfig
     storage: StorageConfig
     mqtt: MqttConfig | None = None
-    lichess: LichessConfig | None = None
+    lichess: tuple[LichessConfig, ...] = ()
     pgn_folder: PgnFolderConfig | None = None
     webhook: WebhookConfig | None = None
     pairing: PairingConfig | None = None
@@ -278,7 +279,7 @@ class TableBuilder:
                 update={"path": self._path(self.tables.storage.path)}
             ),
             mqtt=self.mqtt(),
-            lichess=self.lichess(),
+            lichess=self.lichess(_board_sections(sections)),
             pgn_folder=self.pgn_folder(),
             webhook=self.tables.webhook,
             pairing=self._pairing(),
@@ -438,18 +439,16 @@ class TableBuilder:
         ca_file = None if mqtt.ca_file is None else self._path(mqtt.ca_file)
         return mqtt.model_copy(update={"password": password, "ca_file": ca_file})
 
-    def lichess(self) -> LichessConfig | None:
-        lichess = self.tables.lichess
-        if lichess is None:
-            return None
-        token = self.env.get(LICHESS_TOKEN_ENV) or lichess.token
-        if lichess.enabled and lichess.push_url is None:
-            self.problems.append("lichess.push_url: required when lichess.enabled = true")
-        if lichess.enabled and token is None:
-            self.problems.append(
-                f"lichess.token: required when lichess.enabled = true (or set {LICHESS_TOKEN_ENV})"
-            )
-        return lichess.model_copy(update={"token": token})
+    def lichess(self, boards: Mapping[int, str] | None = None) -> tuple[LichessConfig, ...]:
+        """The enabled ``[[lichess]]`` tables; ``boards`` (number → section) checks them."""
+        tables, problems = check_lichess(
+            self.tables.lichess or [],
+            token=self.env.get(LICHESS_TOKEN_ENV),
+            boards=boards,
+            env_name=LICHESS_TOKEN_ENV,
+        )
+        self.problems += problems
+        return tables
 
     def pgn_folder(self) -> PgnFolderConfig | None:
         folder = self.tables.pgn_folder
@@ -490,3 +489,7 @@ def _is_loopback(host: str) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
+
+
+def _board_sections(sections: list[tuple[Section, str]]) -> dict[int, str]:
+    return {board.number: section.name for section, _ in sections for board in section.boards}

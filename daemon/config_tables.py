@@ -11,10 +11,10 @@ import contextlib
 import datetime as dt
 import re
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, PlainValidator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PlainValidator
 
 from broadcast.pgn_tags import tag_value_problem
 from daemon.config_errors import shown
@@ -26,6 +26,7 @@ __all__ = [
     "EventTable",
     "FileTables",
     "LichessConfig",
+    "LichessTables",
     "LiveChessConfig",
     "MqttConfig",
     "PairingConfig",
@@ -273,12 +274,64 @@ class MqttConfig(_Table):
     ca_file: _PathValue | None = None
 
 
-class LichessConfig(_Table):
-    """``[lichess]``: push the round's PGN to a lichess broadcast round."""
+_ROUND_ID = re.compile(r"^[A-Za-z0-9]{8}$")
+_RANGE = re.compile(r"^\s*(\d+)\s*(?:-\s*(\d+)\s*)?$")
 
-    enabled: bool = False
+
+def _board_range(value: object) -> tuple[int, int]:
+    match = _RANGE.match(value) if isinstance(value, str) else None
+    if match is None:
+        raise ValueError(f'must be a board range in quotes like "1-100", got {shown(value)}')
+    first = int(match.group(1))
+    last = int(match.group(2) or first)
+    if not 1 <= first <= last:
+        raise ValueError(f"must run from a first board >= 1 to a last one, got {shown(value)}")
+    return first, last
+
+
+def _rounds(value: object) -> dict[str, str]:
+    if not isinstance(value, dict):
+        raise ValueError(f'must be a table like {{ 1 = "Ab12Cd34" }}, got {shown(value)}')
+    rounds: dict[str, str] = {}
+    for key, round_id in value.items():
+        if not str(key).isdigit() or int(key) < 1:
+            raise ValueError(f"keys must be round numbers, got {shown(key)}")
+        if not isinstance(round_id, str) or not _ROUND_ID.match(round_id):
+            raise ValueError(
+                f"round {key}: must be a lichess round id (the 8 letters and digits at the"
+                f" end of the round's URL), got {shown(round_id)}"
+            )
+        rounds[str(int(key))] = round_id
+    return rounds
+
+
+class LichessConfig(_Table):
+    """One ``[lichess]`` or ``[[lichess]]`` table (docs/integrations.md).
+
+    ``enabled`` defaults to true when ``rounds`` is given, false otherwise (the old
+    single-table form).
+    """
+
+    enabled: bool | None = None
     push_url: _Url | None = None
-    token: _Text | None = None
+    token: Annotated[str, Field(min_length=1)] | None = None
+    rounds: Annotated[dict[str, str], PlainValidator(_rounds)] | None = None
+    section: Annotated[str, Field(min_length=1)] | None = None
+    boards: Annotated[tuple[int, int], PlainValidator(_board_range)] | None = None
+    server: _Url = "https://lichess.org"
+
+    @property
+    def is_enabled(self) -> bool:
+        """Whether this table pushes."""
+        return self.enabled if self.enabled is not None else self.rounds is not None
+
+
+def _one_or_many(value: Any) -> Any:
+    return [value] if isinstance(value, dict) else value
+
+
+#: The ``lichess`` key: one table or an array of tables, always a list once read.
+LichessTables = Annotated[list[LichessConfig], BeforeValidator(_one_or_many)]
 
 
 class PgnFolderConfig(_Table):
@@ -323,7 +376,7 @@ class FileTables(_Table):
     boards: list[BoardConfig] | None = None
     sections: list[SectionTable] | None = None
     mqtt: MqttConfig | None = None
-    lichess: LichessConfig | None = None
+    lichess: LichessTables | None = None
     pgn_folder: PgnFolderConfig | None = None
     webhook: WebhookConfig | None = None
     pairing: PairingConfig | None = None
@@ -347,6 +400,6 @@ class RelayFileTables(_Table):
 
     server: ServerConfig = Field(default_factory=ServerConfig)
     mqtt: MqttConfig | None = None
-    lichess: LichessConfig | None = None
+    lichess: LichessTables | None = None
     pgn_folder: PgnFolderConfig | None = None
     relay: RelayTable = Field(default_factory=RelayTable)

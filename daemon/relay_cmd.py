@@ -12,13 +12,13 @@ import asyncio
 import sys
 from dataclasses import replace
 
-from broadcast.lichess import LichessSettings
 from broadcast.listen import ListenError
 from broadcast.mqtt import MqttSettings
 from broadcast.pgn_folder import PgnFolderSettings
 from broadcast.relay import Relay, RelaySettings, default_relay_id
 from daemon import runtime
 from daemon.config import ConfigError, format_config_errors
+from daemon.lichess_config import lichess_targets
 from daemon.logs import configure_logging
 from daemon.relay_config import RelayConfig, load_relay_config
 
@@ -45,12 +45,6 @@ def relay_settings(config: RelayConfig, *, port: int | None = None) -> RelaySett
         tls=mqtt.tls,
         ca_file=None if mqtt.ca_file is None else str(mqtt.ca_file),
     )
-    lichess = config.lichess
-    push = None
-    if lichess is not None and lichess.enabled:
-        assert lichess.push_url is not None
-        assert lichess.token is not None
-        push = LichessSettings(push_url=lichess.push_url, token=lichess.token)
     folder = config.pgn_folder
     server = config.server
     settings = RelaySettings(
@@ -60,7 +54,7 @@ def relay_settings(config: RelayConfig, *, port: int | None = None) -> RelaySett
         arbiter_token=server.arbiter_token,
         delay=float(server.public_delay),
         command_timeout=float(config.relay.command_timeout),
-        lichess=push,
+        lichess=tuple(lichess_targets(config.lichess)),
         pgn_folder=None if folder is None else PgnFolderSettings(path=folder.path),
     )
     return settings if port is None else replace(settings, port=port)

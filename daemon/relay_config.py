@@ -45,7 +45,7 @@ class RelayConfig:
     server: ServerConfig
     mqtt: MqttConfig
     relay: RelayTable
-    lichess: LichessConfig | None = None
+    lichess: tuple[LichessConfig, ...] = ()
     pgn_folder: PgnFolderConfig | None = None
 
 

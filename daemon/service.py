@@ -19,6 +19,7 @@ from typing import Any
 
 from broadcast.hub import Hub
 from broadcast.messages import (
+    AckAlert,
     ArbiterCommand,
     BoardState,
     CommandReply,
@@ -29,6 +30,7 @@ from daemon.arbiter import Decision
 from daemon.game.events import GameEvent
 from daemon.inputs import ARBITER, INPUT_KINDS, TICK
 from daemon.journal import EVENT_BOARD, Entry, Journal
+from daemon.output_alerts import OutputAlerts
 from daemon.results import CommandRefused
 from daemon.round import Outcome, RoundCore, command_payload
 
@@ -64,6 +66,8 @@ class RoundService:
         self.clock_setter: ClockSetter | None = None
         #: Called with the board state and the decision for every result decision.
         self.result_listeners: list[Callable[[BoardState, Mapping[str, Any]], None]] = []
+        #: Alerts the outputs raise (not journalled); ``ack_alert`` reaches them too.
+        self.output_alerts = OutputAlerts(hub, wall_clock)
         self._wall_clock = wall_clock
         self._deadlines_changed = asyncio.Event()
 
@@ -127,6 +131,8 @@ class RoundService:
     async def execute(self, command: ArbiterCommand) -> CommandReply:
         """Carry out an arbiter command (the broadcast layer's CommandHandler)."""
         at = self._wall_clock()
+        if isinstance(command, AckAlert) and self.output_alerts.owns(command.id):
+            return self.output_alerts.acknowledge(command.id)
         if isinstance(command, SetClocks):
             self.journal.append(EVENT_BOARD, ARBITER, command_payload(command), at)
             if self.clock_setter is None:

@@ -105,7 +105,7 @@ export class AlertList {
     const head = el("div", "alert-head");
     const time = el("time", "time", clockTime(alert.at));
     time.dateTime = new Date(alert.at * 1000).toISOString();
-    head.append(el("span", "kind", kindText(alert.kind)), el("span", "board", `Board ${alert.board}`), time);
+    head.append(el("span", "kind", kindText(alert.kind)), el("span", "board", alert.board ? `Board ${alert.board}` : "Event"), time);
     if (alert.acknowledged) {
       head.append(el("span", "acked", "acknowledged"));
     } else {

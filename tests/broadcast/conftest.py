@@ -6,7 +6,7 @@ import asyncio
 import collections
 import contextlib
 import ssl
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -37,6 +37,7 @@ class ReceivedRequest:
     version: str
     headers: dict[str, str]
     body: bytes
+    at: float = 0.0  # loop time the request was complete
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -78,6 +79,8 @@ class RecordingServer:
         self.requests: list[ReceivedRequest] = []
         self.script: collections.deque[Answer] = collections.deque()
         self.default = Answer()
+        #: When set, answers every request instead of ``script`` and ``default``.
+        self.answer_for: Callable[[ReceivedRequest], Answer] | None = None
         self.gate = asyncio.Event()
         self.gate.set()
         self.in_flight = 0
@@ -127,7 +130,10 @@ class RecordingServer:
                 self.requests.append(request)
                 self._arrived.notify_all()
             await self.gate.wait()
-            answer = self.script.popleft() if self.script else self.default
+            if self.answer_for is not None:
+                answer = self.answer_for(request)
+            else:
+                answer = self.script.popleft() if self.script else self.default
             writer.write(answer.encode())
             await writer.drain()
         except (asyncio.IncompleteReadError, ConnectionError, ssl.SSLError):
@@ -148,7 +154,10 @@ async def _read_request(reader: asyncio.StreamReader) -> ReceivedRequest:
         name, _, value = line.partition(":")
         headers[name.strip().lower()] = value.strip()
     body = await reader.readexactly(int(headers.get("content-length", "0")))
-    return ReceivedRequest(method=method, path=path, version=version, headers=headers, body=body)
+    at = asyncio.get_running_loop().time()
+    return ReceivedRequest(
+        method=method, path=path, version=version, headers=headers, body=body, at=at
+    )
 
 
 @pytest.fixture

@@ -131,7 +131,8 @@ def test_defaults_fill_the_optional_keys(tmp_path: Path) -> None:
     assert config.server.arbiter_token is None
     assert config.storage.path == tmp_path / "dgtcast.db"
     assert config.storage.synchronous == "normal"
-    assert (config.mqtt, config.lichess, config.webhook, config.pairing) == (None,) * 4
+    assert (config.mqtt, config.webhook, config.pairing) == (None,) * 3
+    assert config.lichess == ()
 
 
 def test_one_event_and_sections_normalise_to_the_same_model(tmp_path: Path) -> None:
@@ -175,8 +176,7 @@ def test_optional_tables_validate_and_resolve(tmp_path: Path) -> None:
     assert config.mqtt is not None
     assert config.mqtt.prefix == "venue"
     assert (config.mqtt.port, config.mqtt.password, config.mqtt.enabled) == (1883, "p", True)
-    assert config.lichess is not None
-    assert config.lichess.token == "lip_x"
+    assert [table.token for table in config.lichess] == ["lip_x"]
     assert config.pairing is not None
     assert config.pairing.trf == trf
     assert config.pairing.pairings == tmp_path / "pairs.txt"

@@ -60,7 +60,7 @@ def test_a_relay_file_becomes_relay_settings(tmp_path: Path) -> None:
     assert (settings.arbiter_token, settings.command_timeout) == ("a-long-random-secret", 6.0)
     assert settings.pgn_folder is not None
     assert settings.pgn_folder.path == tmp_path / "pgn"
-    assert settings.lichess is None
+    assert settings.lichess == ()
 
 
 def test_a_relay_without_an_id_gets_one_of_its_own(tmp_path: Path) -> None:
