@@ -24,7 +24,7 @@ from broadcast.livechess.server import LiveChessServer
 from broadcast.messages import BoardState, CommandReply, to_json_dict
 from broadcast.mqtt import MqttPublisher, MqttSettings, Ownership
 from broadcast.ownership import check_ownership
-from broadcast.pgn_folder import PgnFolderSettings, PgnFolderWriter
+from broadcast.pgn_folder import PgnFolderWriter
 from broadcast.remote import CommandListener
 from broadcast.server import BroadcastServer
 from broadcast.webhook import AlertWebhook, WebhookSettings
@@ -40,6 +40,7 @@ from daemon.pairing_link import PairingLink, apply_pairings
 from daemon.pipeline import BoardSession, ClockSetResult, board_supervisor
 from daemon.round import RoundCore
 from daemon.service import RoundService
+from daemon.settings import mqtt_settings, pgn_folder_settings
 from drivers.backoff import BackoffPolicy
 from drivers.dgt.device_core import DeviceTimeouts
 from drivers.dgt.supervisor import BoardSupervisor
@@ -261,9 +262,8 @@ class Daemon:
         if config.lichess:
             self.lichess = LichessLink(config, self.service.output_alerts)
             jobs.append(self.lichess.serve(public))
-        if config.pgn_folder is not None:
-            folder = PgnFolderWriter(PgnFolderSettings(path=config.pgn_folder.path))
-            jobs.append(folder.serve(public))
+        if (folder := pgn_folder_settings(config.pgn_folder)) is not None:
+            jobs.append(PgnFolderWriter(folder).serve(public))
         if self.livechess is not None:
             jobs.append(self.livechess.serve())
         if (livechess_pgn := livechess_folder(config)) is not None:
@@ -305,18 +305,8 @@ def _clock_reply(results: list[ClockSetResult]) -> CommandReply:
 
 
 def _mqtt_settings(config: Config) -> MqttSettings:
-    mqtt = config.mqtt
-    assert mqtt is not None
-    settings = MqttSettings(
-        host=mqtt.host,
-        port=mqtt.port,
-        prefix=mqtt.prefix,
-        username=mqtt.username,
-        password=mqtt.password,
-        tls=mqtt.tls,
-        ca_file=None if mqtt.ca_file is None else str(mqtt.ca_file),
-    )
-    return settings if mqtt.daemon_id is None else replace(settings, daemon_id=mqtt.daemon_id)
+    assert config.mqtt is not None
+    return mqtt_settings(config.mqtt)
 
 
 def _ownership(config: Config, settings: MqttSettings) -> Ownership:

@@ -13,14 +13,13 @@ import sys
 from dataclasses import replace
 
 from broadcast.listen import ListenError
-from broadcast.mqtt import MqttSettings
-from broadcast.pgn_folder import PgnFolderSettings
 from broadcast.relay import Relay, RelaySettings, default_relay_id
 from daemon import runtime
 from daemon.config import ConfigError, format_config_errors
 from daemon.lichess_config import lichess_targets
 from daemon.logs import configure_logging
 from daemon.relay_config import RelayConfig, load_relay_config
+from daemon.settings import mqtt_settings, pgn_folder_settings
 
 __all__ = ["add_arguments", "relay_settings", "run"]
 
@@ -34,18 +33,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def relay_settings(config: RelayConfig, *, port: int | None = None) -> RelaySettings:
     """The relay's settings from its configuration (``port`` overrides ``[server] port``)."""
-    mqtt = config.mqtt
-    broker = MqttSettings(
-        host=mqtt.host,
-        port=mqtt.port,
-        prefix=mqtt.prefix,
-        username=mqtt.username,
-        password=mqtt.password,
-        daemon_id=config.relay.id or default_relay_id(),
-        tls=mqtt.tls,
-        ca_file=None if mqtt.ca_file is None else str(mqtt.ca_file),
-    )
-    folder = config.pgn_folder
+    broker = mqtt_settings(config.mqtt, client_id=config.relay.id or default_relay_id())
     server = config.server
     settings = RelaySettings(
         mqtt=broker,
@@ -55,7 +43,7 @@ def relay_settings(config: RelayConfig, *, port: int | None = None) -> RelaySett
         delay=float(server.public_delay),
         command_timeout=float(config.relay.command_timeout),
         lichess=tuple(lichess_targets(config.lichess)),
-        pgn_folder=None if folder is None else PgnFolderSettings(path=folder.path),
+        pgn_folder=pgn_folder_settings(config.pgn_folder),
     )
     return settings if port is None else replace(settings, port=port)
 
