@@ -215,6 +215,7 @@ class RoundCore:
                     section=section,
                     tracker=_tracker(board, section, base),
                     record=GameRecord(game_headers(board, section)),
+                    serial=board.serial,  # known before the board is heard, if configured
                 )
 
     # -- inputs ------------------------------------------------------------------------

@@ -47,8 +47,14 @@ _FEN_TAG = re.compile(r'^\[FEN "([^"]+)"\]$', re.MULTILINE)
 
 
 def eboard_state(state: BoardState) -> str:
-    """``state`` of an e-board: ``NOTRESPONDING`` when its link is down, else ``ACTIVE``."""
-    return "NOTRESPONDING" if state.status is BoardStatus.OFFLINE else "ACTIVE"
+    """``state`` of an e-board: ``ACTIVE`` while it answers, else ``NOTRESPONDING``.
+
+    A board configured by serial number that has not answered yet (no port) is listed
+    ``NOTRESPONDING`` too.
+    """
+    if state.status is BoardStatus.OFFLINE or state.port is None:
+        return "NOTRESPONDING"
+    return "ACTIVE"
 
 
 def clock_json(state: BoardState) -> dict[str, Any] | None:
@@ -81,7 +87,7 @@ def start_fen(state: BoardState) -> str:
 
 def eboard_json(state: BoardState, *, flipped: bool) -> dict[str, Any]:
     """One entry of ``eboards`` (§3)."""
-    online = state.status is not BoardStatus.OFFLINE
+    online = eboard_state(state) == "ACTIVE"
     return {
         "serialnr": state.serial,
         "source": state.port if online else None,
@@ -96,7 +102,7 @@ def eboard_json(state: BoardState, *, flipped: bool) -> dict[str, Any]:
 
 def source_json(state: BoardState) -> dict[str, Any]:
     """One entry of ``sources`` (§3, LU): the port an e-board is on."""
-    online = state.status is not BoardStatus.OFFLINE
+    online = eboard_state(state) == "ACTIVE"
     port = state.port or ""
     return {
         "type": "serial",

@@ -6,7 +6,7 @@ page from any origin (lichess's DGT page, an overlay) can read them. The pure pa
 :mod:`broadcast.livechess.protocol` (the envelope), :mod:`broadcast.livechess.eboards`
 (the boards and their feed) and :mod:`broadcast.livechess.resources` (tournaments).
 
-One hub subscription feeds every connection. Each connection has a receiver (calls in,
+One hub listener feeds every connection. Each connection has a receiver (calls in,
 answers out) and a sender (feed events out). The sender never queues: a change marks
 the connection's feeds dirty, and when the socket can take more (``write_limit`` bytes
 buffered at most, as for spectators, broadcast/server.py) it sends the latest event of
@@ -17,7 +17,6 @@ that never reads costs its write buffer and nothing else, and delays no one.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import http
 import logging
 import re
@@ -105,6 +104,10 @@ class _Client:
         self.wake.set()
 
 
+def _nothing() -> None:
+    """A listener remover with nothing left to remove."""
+
+
 def _now_ms() -> int:
     return round(time.time() * 1000)
 
@@ -131,7 +134,7 @@ class LiveChessServer:
         self.resources = Resources(settings.tournaments, hub.state, self.eboards.serials_of)
         self._clock = clock
         self._server: Server | None = None
-        self._follower: asyncio.Task[None] | None = None
+        self._stop_listening: Callable[[], None] = _nothing
         self._members: dict[FeedGroup, set[_Feed]] = {}
         self._clients: set[_Client] = set()
         #: Set once the server listens (:attr:`port` is then known).
@@ -170,17 +173,14 @@ class LiveChessServer:
             write_limit=self.settings.write_limit,
             backlog=self.settings.backlog,
         )
-        self._follower = asyncio.get_running_loop().create_task(self._follow())
+        self._stop_listening = self.hub.add_listener(self.receive_board)
         self.listening.set()
         log.info("= LiveChess API on ws://%s:%d%s", self.settings.host, self.port, API_PATH)
 
     async def close(self) -> None:
         """Close every connection and stop listening."""
-        if self._follower is not None:
-            self._follower.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._follower
-            self._follower = None
+        self._stop_listening()
+        self._stop_listening = _nothing
         if self._server is not None:
             self._server.close()
             await self._server.wait_closed()
@@ -206,14 +206,12 @@ class LiveChessServer:
 
     # -- the boards ----------------------------------------------------------------------
 
-    async def _follow(self) -> None:
-        with self.hub.subscribe(alerts=False) as subscription:
-            async for update in subscription:
-                for state in update.boards:
-                    self.receive_board(state)
-
     def receive_board(self, state: BoardState) -> None:
-        """A board changed: wake the subscribers of every feed group with a new event."""
+        """A board changed: wake the subscribers of every feed group with a new event.
+
+        Called by the hub inside ``publish_board`` (a listener): it only marks feeds
+        and wakes their senders; events are encoded when a sender asks for them.
+        """
         self._wake(self.eboards.receive_board(state))
 
     def _wake(self, groups: list[FeedGroup]) -> None:

@@ -8,6 +8,7 @@ import pytest
 
 from daemon.config import ConfigError, load_config
 from daemon.livechess_link import livechess_folder, livechess_settings, tournaments
+from daemon.round import RoundCore
 from tests.daemon.support import BoardSpec, write_config
 
 
@@ -54,3 +55,10 @@ def test_a_bad_key_is_named_in_one_line(tmp_path: Path, table: str, words: str) 
         load_config(path)
     assert len(raised.value.problems) == 1
     assert words in raised.value.problems[0]
+
+
+def test_a_board_named_by_serial_carries_it_before_it_is_heard(tmp_path: Path) -> None:
+    extra = '\n[[boards]]\nnumber = 2\nport = "/dev/null/none"\nserial = "23946"\n'
+    config = load_config(write_config(tmp_path, [BoardSpec(1, None)], extra=extra))
+    state = RoundCore(config).board_state(2, 0.0)
+    assert (state.serial, state.port) == ("23946", None)

@@ -401,3 +401,15 @@ def test_the_state_a_test_builds_is_consistent() -> None:
         replayed.push_uci(move.uci)
     assert replayed.fen() == state.fen
     assert dataclasses.replace(state, serial=None).serial is None
+
+
+async def test_a_board_configured_by_serial_is_listed_before_it_answers(
+    server: LiveChessServer,
+) -> None:
+    waiting = board_state(3, [], serial="30003", port=None, status=BoardStatus.WAITING)
+    server.hub.publish_board(waiting)
+    client = await _client(server)
+    listed = (await client.call("eboards"))["param"]
+    third = next(board for board in listed if board["serialnr"] == "30003")
+    assert (third["state"], third["source"], third["clock"]) == ("NOTRESPONDING", None, None)
+    await client.ws.close()
