@@ -16,8 +16,10 @@ What the clock tells the game:
   the increment, plus the next period's time after the move that completes a period's
   quota (move 40 of "40/5400+30:1800+30" adds 1830 s), so ``[%emt]`` stays exact across
   the period change. Fischer clocks start at base + one increment (§7.2), so the first
-  move is measured from that time too. Without a configured time control the time the
-  clock added is used (equivalently: turn start − time before the press).
+  move is measured from that time too. When the clock added something else (a clock
+  set wrongly, missing the bonus: the arbiter gets a ``clock_mismatch`` alert), or
+  without a configured time control, the time it did add is used (equivalently: turn
+  start − time before the press), so ``[%emt]`` stays the time spent.
 * **Flag fall** (FIDE Laws 6.9): the flag bit, or 0:00:00 on the side that was running.
   The result is a loss, or a draw when the opponent cannot checkmate
   (``has_insufficient_material``); always provisional. Reported once per game, not after
@@ -212,9 +214,10 @@ class ClockTracker:
         if press is not None:
             emt = None
             if press.started is not None:
-                added = self.added_by_press(color, move_number)
-                if added is None:
-                    added = press.after - press.before
+                added = press.after - press.before
+                expected = self.added_by_press(color, move_number)
+                if expected is not None and abs(added - expected) <= 1:
+                    added = expected  # the reading before the press may be a second old
                 emt = max(0, press.started + added - press.after)
             return MoveClock(clock=press.after, clock_before=press.before, emt=emt)
         if shown is None:

@@ -22,6 +22,7 @@ __all__ = [
     "FAST_TRACKER",
     "BoardSpec",
     "journal_moves",
+    "press_readings",
     "read_game",
     "running_daemon",
     "wait_for",
@@ -148,3 +149,21 @@ def journal_moves(journal_path: Path, board: int) -> list[dict[str, Any]]:
             elif record.kind == "game.MovesWithdrawn":
                 del line[record.payload["from_ply"] - 1 :]
     return line
+
+
+def press_readings(journal_path: Path, board: int, white_side: str) -> dict[str, list[int]]:
+    """Each side's time right after each of its lever presses, from the raw clock inputs.
+
+    A press shows as the running side changing from the presser to the other side; the
+    reading that first shows it carries the presser's time with the increment added.
+    """
+    sides = {white_side: "white", ("right" if white_side == "left" else "left"): "black"}
+    presses: dict[str, list[int]] = {"white": [], "black": []}
+    running = None
+    with Journal(journal_path) as journal:
+        for record in journal.records(board=board, kinds={"clock"}):
+            now = record.payload["running"]
+            if running is not None and now is not None and now != running:
+                presses[sides[running]].append(int(record.payload[running]))
+            running = now if now is not None else running
+    return presses

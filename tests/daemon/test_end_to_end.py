@@ -14,6 +14,7 @@ from drivers.emulator.device import EmulatedBoard
 from tests.daemon.support import (
     BoardSpec,
     journal_moves,
+    press_readings,
     read_game,
     running_daemon,
     wait_for,
@@ -25,24 +26,6 @@ SPEED = 25.0
 
 def _mainline_uci(game: chess.pgn.Game) -> list[str]:
     return [move.uci() for move in game.mainline_moves()]
-
-
-def _press_readings(journal_path: Path, board: int, white_side: str) -> dict[str, list[int]]:
-    """Each side's time right after each of its lever presses, from the raw clock inputs.
-
-    A press shows as the running side changing from the presser to the other side; the
-    reading that first shows it carries the presser's time with the increment added.
-    """
-    sides = {white_side: "white", ("right" if white_side == "left" else "left"): "black"}
-    presses: dict[str, list[int]] = {"white": [], "black": []}
-    running = None
-    with Journal(journal_path) as journal:
-        for record in journal.records(board=board, kinds={"clock"}):
-            now = record.payload["running"]
-            if running is not None and now is not None and now != running:
-                presses[sides[running]].append(int(record.payload[running]))
-            running = now if now is not None else running
-    return presses
 
 
 async def test_two_boards_play_real_games_to_the_end(tmp_path: Path, games_dir: Path) -> None:
@@ -77,7 +60,7 @@ async def test_two_boards_play_real_games_to_the_end(tmp_path: Path, games_dir: 
     for board, game, white_side in ((1, mate, "left"), (2, long, "right")):
         line = journal_moves(journal_path, board)
         assert [m["uci"] for m in line] == _mainline_uci(game)
-        presses = _press_readings(journal_path, board, white_side)
+        presses = press_readings(journal_path, board, white_side)
         clocks = {color: [m["clock"] for m in line[i::2]] for i, color in enumerate(presses)}
         assert len(presses["black"]) >= 4, "the clock inputs show the presses"
         for color, readings in presses.items():

@@ -89,8 +89,10 @@ def test_clock_and_elapsed_time_of_each_move() -> None:
     assert (black.clock_before, black.clock, black.emt) == (172, 174, 10)
 
 
-def test_a_wrong_increment_setting_shows_in_emt_and_clock_before() -> None:
-    # The arbiter can compare clock - clock_before with the time control's increment.
+def test_a_wrong_increment_shows_in_clock_before_and_emt_stays_the_time_spent() -> None:
+    # The arbiter can compare clock - clock_before with the time control's increment
+    # (the clock_mismatch alert does); [%emt] is the time the player spent, not the
+    # time spent as if the clock had added what it should have.
     table = Table(
         settings=TrackerSettings(increment=30),
         clock=ClockSettings(base_seconds=180, increment_seconds=2),
@@ -101,7 +103,7 @@ def test_a_wrong_increment_setting_shows_in_emt_and_clock_before() -> None:
     assert white.clock is not None
     assert white.clock_before is not None
     assert white.clock - white.clock_before == 2
-    assert white.emt == 182 + 30 - 179
+    assert white.emt == 5
 
 
 def test_without_a_connected_clock_moves_have_no_times() -> None:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import chess
 import chess.pgn
+import pytest
 
 from daemon.durations import ClockRules, TimeControl
 from daemon.game.events import MoveMade
@@ -33,11 +34,13 @@ def _thinking(ply: int) -> float:
     return 3.0 + (ply * 7) % 11  # 3-13 s, different for each move
 
 
-def test_clk_and_emt_exact_across_the_move_40_period_change() -> None:
+@pytest.mark.parametrize("bonus", [3600, 0])
+def test_clk_and_emt_exact_across_the_move_40_period_change(bonus: int) -> None:
+    """With the bonus, and with a clock missing it: [%emt] is the time spent either way."""
     game = _worlds_game()
     control = TimeControl.from_text(game.headers["TimeControl"])  # 40/7200:20/3600:900+30
     assert str(control) == "40/7200:20/3600:900+30"
-    clock = ClockSettings(base_seconds=7200, increment_seconds=0, periods=((40, 3600),))
+    clock = ClockSettings(base_seconds=7200, increment_seconds=0, periods=((40, bonus),))
     settings = TrackerSettings(clock_rules=ClockRules.uniform(control))
     table = Table(settings=settings, clock=clock)
     table.start_clock()
@@ -51,7 +54,7 @@ def test_clk_and_emt_exact_across_the_move_40_period_change() -> None:
         table.play(move.uci(), think=_thinking(ply))
         used = table.now - before
         spent.append(used)
-        times[color] += -used + control.added_after(board.fullmove_number)
+        times[color] += -used + (bonus if board.fullmove_number == 40 else 0)
     made = table.of_type(MoveMade)
     assert [m.uci for m in made] == [m.uci() for m in moves]
     for index, event in enumerate(made):
@@ -62,7 +65,7 @@ def test_clk_and_emt_exact_across_the_move_40_period_change() -> None:
     assert white_40.ply == 79
     assert white_40.clock is not None
     assert white_40.clock_before is not None
-    assert white_40.clock - white_40.clock_before == 3600, "the bonus is in [%clk]"
+    assert white_40.clock - white_40.clock_before == bonus, "the bonus is in [%clk]"
     assert white_40.emt is not None
     assert white_40.emt < 20, "the bonus is not taken for time gained"
     reading = table.clock.reading(table.now) if table.clock else None

@@ -1,0 +1,199 @@
+"""Time controls on emulated boards over ptys, served by a real daemon.
+
+* Move-count periods: three boards play the same game through the move-40 period change
+  of "40 moves in 15m + 1s, then 5m + 1s": a clock that runs the period itself, a clock
+  that misses the bonus (one alert per colour at move 40), and a mode-23 clock the
+  daemon drives (it adds the 5 minutes itself). Every [%clk] is the clock's reading
+  right after the press.
+* Armageddon: White 20 s, Black 10 s, 2 s from move 61, draw odds for Black; one game is
+  lost on time, the other drawn on time (White cannot mate), which counts for Black.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from pathlib import Path
+
+import chess
+
+from broadcast.messages import AcceptPosition, Alert
+from daemon.app import Daemon
+from drivers.emulator.clock import ClockSettings
+from drivers.emulator.device import EmulatedBoard
+from drivers.emulator.player import Lift, Place
+from tests.daemon.support import journal_moves, press_readings, read_game, running_daemon, wait_for
+
+SPEED = 40.0
+PLIES = 82  # through Black's move 41
+CLASSICAL = "40 moves in 15m + 1s, then 5m + 1s"
+
+
+def _config(folder: Path, sections: list[tuple[str, str, list[tuple[int, str, str]]]]) -> Path:
+    """A round with ``(name, keys, [(board, port, extra board keys)])`` sections."""
+    lines = [
+        "[event]",
+        'name = "Test Open"',
+        "round = 2",
+        'default_time = "30m"',
+        "",
+        "[server]",
+        'host = "127.0.0.1"',
+        "port = 8080",
+        'arbiter_token = "arbiter-secret"',
+        "",
+        "[storage]",
+        'path = "journal.db"',
+    ]
+    for name, keys, boards in sections:
+        lines += ["", "[[sections]]", f'name = "{name}"', keys]
+        for number, port, extra in boards:
+            lines += ["[[sections.boards]]", f"number = {number}", f'port = "{port}"']
+            lines += [f'white = "White, {number}"', f'black = "Black, {number}"', extra]
+    path = folder / "round.toml"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def _alerts(daemon: Daemon, board: int, kind: str) -> list[Alert]:
+    return [a for a in daemon.core.engine.alerts if a.board == board and a.kind == kind]
+
+
+def _played(daemon: Daemon, board: int, plies: int) -> Callable[[], bool]:
+    def done() -> bool:
+        state = daemon.hub.state(board)
+        return state is not None and len(state.moves) == plies
+
+    return done
+
+
+def _flagged(daemon: Daemon, board: int) -> Callable[[], bool]:
+    return lambda: bool(_alerts(daemon, board, "flag_fall"))
+
+
+def _shown(board: EmulatedBoard) -> tuple[int, int]:
+    reading = board.clock.reading(board.now())
+    return reading.left.seconds, reading.right.seconds
+
+
+async def test_a_game_through_the_move_40_period_change(tmp_path: Path, games_dir: Path) -> None:
+    game = read_game(games_dir / "nepomniachtchi-liren-game1.pgn")
+    periods = ClockSettings(base_seconds=900, increment_seconds=1, periods=((40, 300),))
+    no_bonus = ClockSettings(base_seconds=900, increment_seconds=1)
+    mode_23 = ClockSettings(base_seconds=60, increment_seconds=0, mode=23)
+    async with (
+        EmulatedBoard(clock=periods, seed=1) as one,
+        EmulatedBoard(clock=no_bonus, seed=2) as two,
+        EmulatedBoard(clock=mode_23, seed=3) as three,
+    ):
+        sections = [
+            ("Classical", f'time_control = "{CLASSICAL}"', [(1, one.path, ""), (2, two.path, "")]),
+            (
+                "Classical, mode 23",
+                f'time_control = "{CLASSICAL}"\ndgt_mode = 23',
+                [(3, three.path, "")],
+            ),
+        ]
+        config = _config(
+            tmp_path, [(n, k, [(b, str(p), e) for b, p, e in bs]) for n, k, bs in sections]
+        )
+        async with running_daemon(config, set_clocks=True) as daemon:
+            for number in (1, 2, 3):
+                await wait_for(daemon.sessions[number].online.is_set, 10, f"board {number} up")
+            await wait_for(lambda: _shown(three) == (901, 901), 15, "mode-23 clock set")
+            await asyncio.gather(
+                *(board.play(game, speed=SPEED, plies=PLIES) for board in (one, two, three))
+            )
+            for number in (1, 2, 3):
+                await wait_for(_played(daemon, number, PLIES), 20, f"board {number}")
+            mismatches = {n: _alerts(daemon, n, "clock_mismatch") for n in (1, 2, 3)}
+            final_three = three.clock.reading(three.now())
+    assert mismatches[1] == [], "a clock that adds the period raises nothing"
+    assert mismatches[3] == [], "the daemon adds the period on a mode-23 clock"
+    missing = sorted(mismatches[2], key=lambda a: a.details["color"])
+    assert [(a.details["color"], a.details["move"]) for a in missing] == [
+        ("black", 40),
+        ("white", 40),
+    ]
+    assert all(a.details["added"] <= 2 for a in missing)
+    assert "instead of 301 s" in missing[0].action
+    journal = tmp_path / "journal.db"
+    expected = [m.uci() for m in game.mainline_moves()][:PLIES]
+    for number in (1, 2, 3):
+        line = journal_moves(journal, number)
+        assert [m["uci"] for m in line] == expected, f"board {number}"
+        presses = press_readings(journal, number, "left")
+        for index, color in enumerate(("white", "black")):
+            clocks = [m["clock"] for m in line[index::2]]
+            assert clocks == presses[color][: len(clocks)], f"board {number} {color}"
+        for ply in (79, 80):  # move 40 of each side
+            move = line[ply - 1]
+            bonus = move["clock"] - move["clock_before"]
+            assert bonus == (1 if number == 2 else 301), (number, ply, bonus)
+            assert move["emt"] <= 3, "the bonus is not time spent"
+    assert final_three.left.seconds > 900, "White's clock got its 5 minutes"
+
+
+ARMAGEDDON = (
+    'time_control = "20s, +2s from move 61"\n'
+    'black_time_control = "10s, +2s from move 61"\n'
+    'draw_odds = "black"'
+)
+#: White: a bare king, which cannot mate (FIDE 6.9); Black: king, rook and pawns.
+DRAWN_ON_TIME = chess.BaseBoard("r5k1/5ppp/8/8/8/8/8/6K1")
+
+
+async def test_armageddon_ends_on_time_under_draw_odds(tmp_path: Path, games_dir: Path) -> None:
+    game = read_game(games_dir / "molinari-bordais-1979.pgn")
+    odds = ClockSettings(base_seconds=20, increment_seconds=0, start_right=10)
+    mode_23 = ClockSettings(base_seconds=60, increment_seconds=0, mode=23)
+    async with (
+        EmulatedBoard(clock=odds, seed=1) as lost,
+        EmulatedBoard(clock=odds, seed=2, placement=DRAWN_ON_TIME) as drawn,
+        EmulatedBoard(clock=mode_23, seed=3, white_side="right") as settable,
+        EmulatedBoard(clock=mode_23, seed=4) as unsure,
+    ):
+        side = 'clock_white_side = "left"'
+        boards = [(1, str(lost.path), side), (2, str(drawn.path), side)]
+        boards += [(3, str(settable.path), 'clock_white_side = "right"'), (4, str(unsure.path), "")]
+        config = _config(tmp_path, [("Armageddon", ARMAGEDDON, boards)])
+        async with running_daemon(config) as daemon:
+            for number in (1, 2, 3, 4):
+                await wait_for(daemon.sessions[number].online.is_set, 10, f"board {number} up")
+            reply = await daemon.set_clocks()
+            reading = settable.clock.reading(settable.now())
+            assert (reading.left.seconds, reading.right.seconds) == (10, 20)
+            assert reply.details["set"] == [3]
+            assert "clock_white_side" in reply.details["failed"]["4"]
+            assert "refused" in reply.details["failed"]["1"]
+            assert (await daemon.service.execute(AcceptPosition(board=2))).ok
+            await lost.play(game, speed=SPEED, plies=3)  # then Black's 10 s run out
+            drawn.start_clock()
+            drawn.act(Lift(square=chess.G1))
+            drawn.act(Place(square=chess.F1, piece=chess.Piece(chess.KING, chess.WHITE)))
+            drawn.press_lever("left")  # then Black's 10 s run out
+            for number in (1, 2):
+                await wait_for(_flagged(daemon, number), 30, f"flag on board {number}")
+            state = daemon.hub.state(1)
+            assert state is not None
+            pgn = state.pgn
+    (loss,) = _alerts(daemon, 1, "flag_fall")
+    assert loss.details == {
+        "color": "black",
+        "result": "1-0",
+        "provisional": True,
+        "draw_odds": "black",
+        "winner": "white",
+    }
+    assert "Draw odds for Black do not change a decisive result." in loss.action
+    (draw,) = _alerts(daemon, 2, "flag_fall")
+    assert (draw.details["result"], draw.details["winner"]) == ("1/2-1/2", "black")
+    assert "With draw odds for Black, this draw counts as Black's win." in draw.action
+    assert _alerts(daemon, 1, "clock_mismatch") == []
+    for tag in (
+        '[TimeControl "60/20:0+2"]',
+        '[WhiteTimeControl "60/20:0+2"]',
+        '[BlackTimeControl "60/10:0+2"]',
+        '[DrawOdds "Black"]',
+    ):
+        assert tag in pgn
