@@ -69,7 +69,8 @@ async def until_either_ends(
 ) -> None:
     """Run a connection's sender and receiver; when one ends, cancel the other.
 
-    A closed connection ends either quietly; any other exception is raised.
+    A closed or reset connection (a client gone without a closing handshake) ends either
+    quietly; any other exception is raised.
     """
     tasks = {asyncio.create_task(first), asyncio.create_task(second)}
     try:
@@ -79,7 +80,9 @@ async def until_either_ends(
             task.cancel()
         results = await asyncio.gather(*tasks, return_exceptions=True)
     for result in results:
-        if isinstance(result, Exception) and not isinstance(result, ConnectionClosed):
+        if isinstance(result, Exception) and not isinstance(
+            result, ConnectionClosed | ConnectionError
+        ):
             raise result
 
 

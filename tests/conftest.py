@@ -1,8 +1,11 @@
-"""Fixtures shared by every test: where ../shared lives, and the recordings in it."""
+"""Fixtures shared by every test: where ../shared lives, the recordings in it, and the
+rule that an ERROR log nobody expected fails the test."""
 
 from __future__ import annotations
 
+import logging
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -37,3 +40,31 @@ def recordings_dir(shared_dir: Path) -> Path:
 def games_dir(shared_dir: Path) -> Path:
     """Real games in PGN."""
     return shared_dir / "data" / "games"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "error_log: the test provokes ERROR logs on purpose (others fail on one)"
+    )
+
+
+@pytest.fixture(autouse=True)
+def no_unexpected_error_log(
+    request: pytest.FixtureRequest, caplog: pytest.LogCaptureFixture
+) -> Iterator[None]:
+    """Fail a test that logged at ERROR or above, unless it is marked ``error_log``.
+
+    An ERROR log means something went wrong that the test did not look for (a handler
+    that raised, a task that died); a test that provokes one on purpose says so.
+    """
+    yield
+    if request.node.get_closest_marker("error_log") is not None:
+        return
+    errors = [
+        f"{record.name}: {record.getMessage()}"
+        for when in ("setup", "call")
+        for record in caplog.get_records(when)
+        if record.levelno >= logging.ERROR
+    ]
+    if errors:
+        pytest.fail("unexpected ERROR log:\n" + "\n".join(errors), pytrace=False)

@@ -261,6 +261,7 @@ async def test_handler_refusal_is_an_error_reply(channel: Channel) -> None:
         }
 
 
+@pytest.mark.error_log  # the failing handler is logged with its traceback
 async def test_handler_that_hangs_or_fails(
     channel: Channel, caplog: pytest.LogCaptureFixture
 ) -> None:
