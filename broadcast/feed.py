@@ -48,10 +48,9 @@ class BoardAnnounced:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class MovesAppended:
-    """``move``: new plies were played after ply ``ply`` (the plies known before)."""
+class _MovesFrom:
+    """Plies from ply ``ply`` on, and the position after them (``move``, ``correction``)."""
 
-    TYPE: ClassVar[str] = "move"
     seq: int
     board: int
     ply: int
@@ -61,16 +60,17 @@ class MovesAppended:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class MovesCorrected:
+class MovesAppended(_MovesFrom):
+    """``move``: new plies were played after ply ``ply`` (the plies known before)."""
+
+    TYPE: ClassVar[str] = "move"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MovesCorrected(_MovesFrom):
     """``correction``: the main line changed from ply ``ply``; ``moves`` replace the rest."""
 
     TYPE: ClassVar[str] = "correction"
-    seq: int
-    board: int
-    ply: int
-    moves: tuple[MoveInfo, ...]
-    fen: str
-    last_move: str | None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

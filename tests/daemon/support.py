@@ -17,6 +17,7 @@ from daemon.game.state import TrackerSettings
 from daemon.journal import Journal
 from drivers.backoff import BackoffPolicy
 from drivers.dgt.device_core import DeviceTimeouts
+from tests.waiting import wait_until
 
 __all__ = [
     "FAST_TRACKER",
@@ -25,6 +26,7 @@ __all__ = [
     "press_readings",
     "read_game",
     "running_daemon",
+    "second_half",
     "wait_for",
     "write_config",
 ]
@@ -120,10 +122,22 @@ async def running_daemon(
 
 async def wait_for(predicate: Callable[[], bool], within: float, what: str) -> None:
     """Poll ``predicate`` until true; fail the test with ``what`` after ``within`` seconds."""
-    async with asyncio.timeout(within):
-        while not predicate():  # noqa: ASYNC110 - polls the daemon's state from outside
-            await asyncio.sleep(0.05)
-    assert predicate(), what
+    await wait_until(predicate, within, what)
+
+
+def second_half(game: chess.pgn.Game, plies: int) -> chess.pgn.Game:
+    """The rest of ``game`` after ``plies``, as a game from that position."""
+    moves = list(game.mainline_moves())
+    board = game.board()
+    for move in moves[:plies]:
+        board.push(move)
+    rest = chess.pgn.Game()
+    rest.setup(board)
+    node: chess.pgn.GameNode = rest
+    for move in moves[plies:]:
+        node = node.add_variation(move)
+    rest.headers["Result"] = game.headers["Result"]
+    return rest
 
 
 def read_game(path: Path, index: int = 0) -> chess.pgn.Game:

@@ -15,7 +15,14 @@ from daemon.journal import Journal
 from drivers.emulator.clock import ClockSettings
 from drivers.emulator.device import EmulatedBoard
 from drivers.emulator.player import Lift, Place
-from tests.daemon.support import BoardSpec, journal_moves, read_game, wait_for, write_config
+from tests.daemon.support import (
+    BoardSpec,
+    journal_moves,
+    read_game,
+    second_half,
+    wait_for,
+    write_config,
+)
 
 DGTCAST = Path(sys.executable).parent / "dgtcast"
 SPEED = 10.0
@@ -45,21 +52,6 @@ def _count(journal_path: Path, kind: str) -> int:
         return sum(1 for _ in journal.records(kinds={kind}))
 
 
-def _second_half(game: chess.pgn.Game, plies: int) -> chess.pgn.Game:
-    """The rest of ``game`` after ``plies``, as a game starting from that position."""
-    moves = list(game.mainline_moves())
-    board = game.board()
-    for move in moves[:plies]:
-        board.push(move)
-    rest = chess.pgn.Game()
-    rest.setup(board)
-    tail: chess.pgn.GameNode = rest
-    for move in moves[plies:]:
-        tail = tail.add_variation(move)
-    rest.headers["Result"] = game.headers["Result"]
-    return rest
-
-
 async def test_kill_9_mid_move_loses_and_duplicates_nothing(
     tmp_path: Path, games_dir: Path
 ) -> None:
@@ -80,7 +72,7 @@ async def test_kill_9_mid_move_loses_and_duplicates_nothing(
             daemon = await _start(config)
             await wait_for(lambda: _count(journal_path, "link") >= 2, 15, "board back")
             board.act(Place(square=chess.F1, piece=chess.Piece(chess.BISHOP, chess.WHITE)))
-            rest = _second_half(game, 10)
+            rest = second_half(game, 10)
             await board.play(rest, speed=SPEED, start_clock=False, signal_result=True)
             await wait_for(lambda: _count(journal_path, "result") > 0, 30, "result proposed")
         finally:

@@ -14,14 +14,13 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-import chess
-import chess.pgn
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake
 
 from broadcast.mqtt import MqttSettings
 from broadcast.relay import Relay, RelaySettings
 from daemon.journal import Journal
+from tests.daemon.support import second_half
 from tests.mosquitto import Mosquitto
 
 __all__ = [
@@ -130,21 +129,6 @@ async def stop_process(process: asyncio.subprocess.Process, *, kill: bool = Fals
         with contextlib.suppress(ProcessLookupError):
             os.kill(process.pid, signal.SIGKILL if kill else signal.SIGTERM)
     return await asyncio.wait_for(process.wait(), 15)
-
-
-def second_half(game: chess.pgn.Game, plies: int) -> chess.pgn.Game:
-    """The rest of ``game`` after ``plies``, as a game from that position."""
-    moves = list(game.mainline_moves())
-    board = game.board()
-    for move in moves[:plies]:
-        board.push(move)
-    rest = chess.pgn.Game()
-    rest.setup(board)
-    node: chess.pgn.GameNode = rest
-    for move in moves[plies:]:
-        node = node.add_variation(move)
-    rest.headers["Result"] = game.headers["Result"]
-    return rest
 
 
 def journal_open_alerts(path: Path) -> dict[int, dict[str, Any]]:
