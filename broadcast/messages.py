@@ -38,6 +38,7 @@ __all__ = [
     "CommandReply",
     "ConfirmResult",
     "MoveInfo",
+    "NextRound",
     "Positive",
     "Ref",
     "SetClocks",
@@ -205,10 +206,25 @@ class SetClocks:
     DEFERRABLE: ClassVar[bool] = False
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NextRound:
+    """``{"type": "next_round", "section": "U12", "force": false}``: on to the next round.
+
+    ``section`` "" moves every section. Refused while results are not confirmed, unless
+    ``force`` (docs/tournament.md).
+    """
+
+    __pydantic_config__ = _COMMAND_CONFIG
+    TYPE: ClassVar[str] = "next_round"
+    DEFERRABLE: ClassVar[bool] = False
+    section: Text = ""
+    force: Annotated[bool, Field(strict=True)] = False
+
+
 #: Every arbiter command. ``TYPE`` is its name on the wire; ``DEFERRABLE`` says whether
 #: it still holds when carried out later (a relay queues it for an offline daemon) or is
 #: about the board as it is now (refused when it would arrive late).
-ArbiterCommand = AckAlert | SetResult | ConfirmResult | AcceptPosition | SetClocks
+ArbiterCommand = AckAlert | SetResult | ConfirmResult | AcceptPosition | SetClocks | NextRound
 
 #: The command classes by their wire name.
 COMMAND_TYPES: dict[str, type[ArbiterCommand]] = {c.TYPE: c for c in get_args(ArbiterCommand)}

@@ -17,6 +17,7 @@ from broadcast.messages import (
     AckAlert,
     ArbiterCommand,
     CommandReply,
+    NextRound,
     SetClocks,
 )
 
@@ -95,6 +96,11 @@ def plan_command(command: ArbiterCommand, router: Router) -> CommandPlan:
     """Where ``command`` goes; an answer at once when it cannot go anywhere."""
     if isinstance(command, SetClocks):
         return _plan_set_clocks(router)
+    if isinstance(command, NextRound):
+        return _error(
+            "next_round goes to the daemon that runs the section: use its arbiter page or"
+            " `dgtcast round next` there"
+        )
     target: ArbiterCommand
     if isinstance(command, AckAlert):
         origin = router.alert_origin(command.id)

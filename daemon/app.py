@@ -15,7 +15,7 @@ import datetime as dt
 import logging
 import os
 import time
-from collections.abc import Awaitable, Coroutine
+from collections.abc import Awaitable, Coroutine, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
@@ -31,7 +31,7 @@ from broadcast.webhook import AlertWebhook, WebhookSettings
 from daemon.board_check import warn_unanswered
 from daemon.config import Config, ConfigError, load_config
 from daemon.game.state import TrackerSettings
-from daemon.journal import EVENT_BOARD, Journal
+from daemon.journal import EVENT_BOARD, ROUND, Journal
 from daemon.journal_identity import open_round_journal
 from daemon.lichess_link import LichessLink
 from daemon.livechess_link import livechess_folder, livechess_settings
@@ -39,6 +39,7 @@ from daemon.pairing import ResultHandoff
 from daemon.pairing_link import PairingLink, apply_pairings
 from daemon.pipeline import BoardSession, ClockSetResult, board_supervisor
 from daemon.round import RoundCore
+from daemon.rounds import RoundKeeper
 from daemon.service import RoundService
 from daemon.settings import mqtt_settings, pgn_folder_settings
 from drivers.backoff import BackoffPolicy
@@ -121,16 +122,20 @@ class Daemon:
         config: Config,
         journal: Journal,
         options: DaemonOptions,
-        handoff: ResultHandoff | None = None,
+        handoffs: Mapping[str, ResultHandoff] | None = None,
     ) -> None:
         self.options = options
         self.journal = journal
         self.config = config
-        self.pairing = PairingLink(handoff) if handoff is not None else None
+        #: Each section's TRF hand-off, by section name (``[pairing]``).
+        self.pairings = {name: PairingLink(h) for name, h in (handoffs or {}).items()}
         self.hub = Hub()
         self.core = RoundCore(self.config, options.tracker)
         self.service = RoundService(self.core, self.journal, self.hub)
         self.service.clock_setter = self.set_clocks
+        self.rounds = RoundKeeper(self.core, self.service, self.pairings)
+        self.rounds.listeners.append(self._round_changed)
+        self.service.round_changer = lambda c: self.rounds.next_round(c.section, force=c.force)
         self.replayed = 0
         server = self.config.server
         self.server = BroadcastServer(
@@ -168,8 +173,10 @@ class Daemon:
         await claim_boards(first)
         journal = open_round_journal(first, new_journal=options.new_journal)
         try:
-            config, handoff = apply_pairings(load_round_config(config_path, journal))
-            daemon = cls(config, journal, options, handoff)
+            config = load_round_config(config_path, journal)
+            moved = {str(r.payload["section"]) for r in journal.records(kinds={ROUND})}
+            config, handoffs = apply_pairings(config, skip=moved)
+            daemon = cls(config, journal, options, handoffs)
             daemon._replay()
         except BaseException:
             journal.close()
@@ -178,13 +185,33 @@ class Daemon:
 
     def _replay(self) -> None:
         self.replayed = self.service.replay()
-        if self.pairing is not None:
-            pairing = self.pairing
-            self.service.result_listeners.append(lambda s, r: pairing.receive_result(s.board, r))
-            for number in self.core.games:  # results confirmed just before a crash
-                state = self.core.engine.result_of(number)
-                if state is not None:
-                    pairing.receive_result(number, to_json_dict(state))
+        self.rounds.restore_links(self.journal)
+        self.rounds.record_start(self.journal)
+        for number, game in self.core.games.items():
+            if number in self.sessions:
+                self.sessions[number].board = game.config
+        self.service.result_listeners.append(self._result_to_trf)
+        for number, game in self.core.games.items():  # results confirmed just before a crash
+            state = self.core.engine.result_of(number)
+            link = self.pairings.get(game.section.name)
+            if state is not None and link is not None:
+                link.receive_result(number, to_json_dict(state))
+
+    @property
+    def pairing(self) -> PairingLink | None:
+        """The TRF hand-off of the first section that has one (one-section events)."""
+        return next(iter(self.pairings.values()), None)
+
+    def _result_to_trf(self, state: BoardState, result: Mapping[str, Any]) -> None:
+        link = self.pairings.get(state.section)
+        if link is not None:
+            link.receive_result(state.board, result)
+
+    def _round_changed(self, section: str, round_number: int) -> None:
+        for number, session in self.sessions.items():
+            game = self.core.games[number]
+            if game.section.name == section:
+                session.board = game.config
 
     def _livechess(self) -> LiveChessServer | None:
         settings = livechess_settings(self.config)
@@ -278,7 +305,7 @@ class Daemon:
     async def set_clocks(self) -> CommandReply:
         """Set every online e-board clock to its time control (arbiter ``set_clocks``)."""
         results = await asyncio.gather(
-            *(s.set_clock(self.config.section_of(n)) for n, s in self.sessions.items())
+            *(s.set_clock(self.core.games[n].section) for n, s in self.sessions.items())
         )
         return _clock_reply(results)
 

@@ -241,6 +241,27 @@ class AlertEngine:
             self._deadline_known = True
         return self._deadline
 
+    def new_round(self, board: int, rules: BoardRules, at: float) -> list[Alert]:
+        """The board starts another round under ``rules`` (``dgtcast round next``).
+
+        Its watch starts afresh (the e-board's and clock's link states carry over), its
+        result stays with the old round, its late-arrival checks may be raised again,
+        and its open alerts are closed (acknowledged, with decision records). Returns
+        the alerts closed. A board the engine did not know is added.
+        """
+        old = self._watch.get(board)
+        watch = BoardWatch(rules)
+        if old is not None:
+            watch.online, watch.offline_since = old.online, old.offline_since
+            watch.clock_connected = old.clock_connected
+        self._watch[board] = watch
+        self._results.forget(board)
+        self._episodes = {e for e in self._episodes if e[:2] != ("late_arrival", board)}
+        self._deadline_known = False
+        return [
+            self.acknowledge(alert.id, at) for alert in self.open_alerts if alert.board == board
+        ]
+
     # -- arbiter commands ------------------------------------------------------------------
 
     def acknowledge(self, alert_id: int, at: float) -> Alert:

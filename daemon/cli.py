@@ -28,6 +28,7 @@ _COMMANDS: dict[str, tuple[str, str]] = {
     "run": ("daemon.run_cmd", "run a round: every e-board, alerts, journal, broadcast"),
     "boards": ("daemon.boards_cmd", "list the serial ports that answer as DGT boards"),
     "clocks": ("daemon.clocks_cmd", "set every e-board clock to the time control (mode 23)"),
+    "round": ("daemon.round_cmd", "move the running daemon on to the next round"),
     "results": ("daemon.pairing.results_cmd", "write the round's TRF from the journal"),
     "relay": ("daemon.relay_cmd", "serve every daemon's boards from the MQTT broker"),
     "demo": ("daemon.demo", "run the embedded demo: emulated boards replaying famous games"),

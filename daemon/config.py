@@ -30,7 +30,7 @@ import datetime as dt
 import ipaddress
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -144,6 +144,8 @@ class Section:
     name: str
     event: EventConfig
     boards: tuple[BoardConfig, ...]
+    #: Where the section's players and results go (``[pairing]``, ``[sections.pairing]``).
+    pairing: PairingConfig | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -282,9 +284,10 @@ class TableBuilder:
             lichess=self.lichess(_board_sections(sections)),
             pgn_folder=self.pgn_folder(),
             webhook=self.tables.webhook,
-            pairing=self._pairing(),
+            pairing=self._pairing(self.tables.pairing),
             livechess=self.livechess(),
         )
+        config = replace(config, sections=self._section_pairings(config.sections))
         return None if self.problems else config
 
     # -- sections and events ------------------------------------------------------------
@@ -462,8 +465,26 @@ class TableBuilder:
             return table
         return table.model_copy(update={"folder": self._path(table.folder)})
 
-    def _pairing(self) -> PairingConfig | None:
-        pairing = self.tables.pairing
+    def _section_pairings(self, sections: tuple[Section, ...]) -> tuple[Section, ...]:
+        """Each section with its pairing: its own, or ``[pairing]`` for a single section."""
+        shared = self._pairing(self.tables.pairing)
+        own = (
+            [None] * len(sections)
+            if self.tables.sections is None
+            else [table.pairing for table in self.tables.sections]
+        )
+        if shared is not None and len(sections) > 1:
+            self.problems.append(
+                "pairing: one TRF is one tournament: with several [[sections]] give each its"
+                " own [sections.pairing]"
+            )
+            shared = None
+        return tuple(
+            replace(section, pairing=self._pairing(table) if table is not None else shared)
+            for section, table in zip(sections, own, strict=True)
+        )
+
+    def _pairing(self, pairing: PairingConfig | None) -> PairingConfig | None:
         if pairing is None:
             return None
         trf = self._path(pairing.trf)

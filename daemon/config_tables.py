@@ -229,11 +229,34 @@ class EventTable(EventKeys):
     name: _NonEmptyName | None = None
 
 
+class PairingConfig(_Table):
+    """``[pairing]`` (or ``[sections.pairing]``): the TRF file and the pairing program's output.
+
+    ``pairings`` may name the round with ``{round}`` (``"round{round}.txt"``): ``dgtcast
+    round next`` then reads the next round's file; without it the same file is read again
+    (the pairing program overwrote it), and without ``pairings`` the next round's games
+    come from the TRF. ``first_board`` numbers the games (default: the section's lowest
+    ``[[boards]]`` number, else 1).
+    """
+
+    trf: _PathValue
+    pairings: _PathValue | None = None
+    command: list[_Text] | None = None  # run on the saved TRF after each confirmed result
+    first_board: Annotated[int, Field(ge=1)] | None = None
+
+    def pairings_for(self, round_number: int) -> Path | None:
+        """The pairings file of ``round_number`` (``{round}`` filled in)."""
+        if self.pairings is None:
+            return None
+        return Path(str(self.pairings).replace("{round}", str(round_number)))
+
+
 class SectionTable(EventKeys):
     """One ``[[sections]]`` table as written."""
 
     name: _NonEmptyName
     boards: list[BoardConfig] = Field(default_factory=list)
+    pairing: PairingConfig | None = None
 
 
 class ServerConfig(_Table):
@@ -357,14 +380,6 @@ class WebhookConfig(_Table):
     """``[webhook]``: alerts and results are POSTed as JSON to this address."""
 
     url: _Url
-
-
-class PairingConfig(_Table):
-    """``[pairing]``: the tournament's TRF file, and the pairing program's output."""
-
-    trf: _PathValue
-    pairings: _PathValue | None = None
-    command: list[_Text] | None = None  # run on the saved TRF after each confirmed result
 
 
 class FileTables(_Table):

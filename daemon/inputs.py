@@ -13,6 +13,7 @@ from typing import Any, Final
 
 import chess
 
+from daemon.journal import ROUND
 from drivers.observations import (
     ClockObserved,
     ClockSide,
@@ -44,7 +45,9 @@ LINK: Final = "link"
 TICK: Final = "tick"
 ARBITER: Final = "arbiter"
 #: Record kinds that are inputs (replayed); every other kind is a decision (audit only).
-INPUT_KINDS: Final = frozenset({PLACEMENT, CLOCK, LINK, TICK, ARBITER})
+#: ``round`` (:data:`daemon.journal.ROUND`) is a section moving on to another round
+#: (daemon/round_change.py).
+INPUT_KINDS: Final = frozenset({PLACEMENT, CLOCK, LINK, TICK, ARBITER, ROUND})
 
 
 def placement_payload(observation: PlacementObserved) -> dict[str, Any]:

@@ -1,12 +1,14 @@
 """The daemon's side of the pairing hand-off (issue 6, docs/pairing.md).
 
-With a ``[pairing]`` table the round's boards take their players from the tournament's TRF
-and the pairing program's output, so ``[[boards]]`` only says which boards have e-boards
-and on which port; boards of the pairings that the file does not list get their results by
-hand. Each result an arbiter confirms is written into the round's TRF columns at once
-(atomically), published on MQTT ``<prefix>/results`` (with the board state), and the
-configured command, if any, is run on the saved file. A result that is cleared or no longer
-confirmed is taken out of the TRF again.
+With a ``[pairing]`` table (one per section: ``[sections.pairing]``) the round's boards
+take their players from the tournament's TRF and the pairing program's output, so
+``[[boards]]`` only says which boards have e-boards and on which port; boards of the
+pairings that the file does not list get their results by hand. Each result an arbiter
+confirms is written into the round's TRF columns at once (atomically), published on MQTT
+``<prefix>/results`` (with the board state), and the configured command, if any, is run
+on the saved file. A result that is cleared or no longer confirmed is taken out of the
+TRF again. ``dgtcast round next`` gives a section's link the next round's hand-off
+(:meth:`PairingLink.next_round`).
 """
 
 from __future__ import annotations
@@ -14,51 +16,64 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any
 
-from daemon.config import BoardConfig, Config
-from daemon.pairing import ResultHandoff, Tournament, boards_from_pairings, read_pairings
+from daemon.config import Config, Section
+from daemon.pairing import ResultHandoff, Tournament
+from daemon.round_change import RoundChange, section_after
+from daemon.round_source import plan_round
 
 __all__ = ["PairingLink", "apply_pairings"]
 
 log = logging.getLogger(__name__)
 
 
-def apply_pairings(config: Config) -> tuple[Config, ResultHandoff | None]:
-    """The configuration with the pairings' players, and the hand-off (None without pairing).
+def apply_pairings(
+    config: Config, *, skip: Collection[str] = ()
+) -> tuple[Config, dict[str, ResultHandoff]]:
+    """The configuration with the pairings' players, and each section's hand-off.
+
+    A section with ``[pairing]`` takes its round's players from the ``pairings`` file (or,
+    without one, from the round's games in the TRF when it holds them): see
+    :mod:`daemon.round_source`. The hand-off of each such section is returned by section
+    name, its byes saved. Sections in ``skip`` (their journal has moved on to a later
+    round: the journal says who plays) are left as configured.
 
     Raises:
         PairingFileError: a TRF or pairings file that cannot be used (one line per problem).
-        ValueError: a configuration the hand-off cannot serve (several rounds at once).
     """
-    pairing = config.pairing
-    if pairing is None or pairing.pairings is None:
-        return config, None
-    rounds = {section.event.round for section in config.sections}
-    if len(config.sections) != 1 or len(rounds) != 1:
-        raise ValueError("[pairing] serves one section: the TRF is one tournament's")
+    sections: list[Section] = []
+    handoffs: dict[str, ResultHandoff] = {}
+    for section in config.sections:
+        pairing = section.pairing
+        if section.name in skip or pairing is None or not _has_round(section):
+            sections.append(section)
+            continue
+        plan = plan_round(section, section.event.round)
+        listed = {b.number for b in plan.boards}
+        for board in section.boards:
+            if board.number not in listed:
+                log.warning(
+                    "board %d is in [[boards]] but not in the pairings: no players", board.number
+                )
+        change = RoundChange.from_section(section, pairs=plan.pairs, source=plan.source)
+        change = dataclasses.replace(change, boards=plan.boards)
+        sections.append(section_after(section, change))
+        plan.handoff.save()  # the round's byes
+        handoffs[section.name] = plan.handoff
+    return dataclasses.replace(config, sections=tuple(sections)), handoffs
+
+
+def _has_round(section: Section) -> bool:
+    """The section's round can be read: a pairings file, or the round's games in the TRF."""
+    pairing = section.pairing
+    assert pairing is not None
+    if pairing.pairings is not None:
+        return True
     tournament = Tournament.from_trf(pairing.trf)
-    pairings = read_pairings(pairing.pairings, tournament=tournament)
-    section = config.sections[0]
-    listed = {board.number: board for board in section.boards}
-    boards: list[BoardConfig] = []
-    for players in boards_from_pairings(tournament, pairings):
-        base = listed.pop(players.board, None) or BoardConfig(number=players.board)
-        boards.append(base.model_copy(update=players.board_fields()))
-    for number in sorted(listed):
-        log.warning("board %d is in [[boards]] but not in the pairings: no players", number)
-        boards.append(listed[number])
-    section = dataclasses.replace(section, boards=tuple(boards))
-    handoff = ResultHandoff(
-        tournament,
-        section.event.round,
-        pairings,
-        pairing.trf,
-        command=pairing.command,
-    )
-    handoff.save()  # the round's byes
-    return dataclasses.replace(config, sections=(section,)), handoff
+    round_number = section.event.round
+    return any(p.entry(round_number) is not None for p in tournament.players.values())
 
 
 class PairingLink:
@@ -68,6 +83,12 @@ class PairingLink:
         self.handoff = handoff
         self._written: dict[int, str] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
+
+    def next_round(self, handoff: ResultHandoff) -> None:
+        """Write the results of ``handoff``'s round from now on (its byes saved)."""
+        handoff.save()
+        self.handoff = handoff
+        self._written = {}
 
     def receive_result(self, board: int, result: Mapping[str, Any]) -> None:
         """A ``result`` decision of the alert engine (a ResultState as JSON)."""

@@ -94,6 +94,8 @@ class BoardSession:
 
     async def run(self) -> None:
         """Supervise the board and feed its reports until cancelled or stopped."""
+        if self._stopping:
+            return  # stopped before it ran (a daemon stopped right after its start)
         async with asyncio.TaskGroup() as tasks:
             tasks.create_task(self.supervisor.run())
             async for at, report in self.supervisor.reports():

@@ -109,6 +109,10 @@ class ResultLedger:
         if state is not None and state.source is ResultSource.GAME_OVER and not state.confirmed:
             self._change(board, "*", ResultSource.GAME_OVER, at)
 
+    def forget(self, board: int) -> None:
+        """The board starts a new round: its result belongs to the old one (no record)."""
+        self._results.pop(board, None)
+
     def restore(self, payload: Mapping[str, Any]) -> None:
         """Take back a ``result`` decision record (nothing is recorded again)."""
         if payload["result"] == "*":

@@ -27,6 +27,7 @@ from broadcast.messages import (
     BoardStatus,
     ConfirmResult,
     MoveInfo,
+    NextRound,
     SetClocks,
     SetResult,
     command_from_json,
@@ -34,6 +35,7 @@ from broadcast.messages import (
 )
 from broadcast.pgn import format_clock
 from daemon.arbiter import AlertEngine, AlertSettings, Decision
+from daemon.board_watch import BoardRules
 from daemon.config import BoardConfig, Config, Section
 from daemon.game.events import (
     ClockUpdated,
@@ -57,8 +59,16 @@ from daemon.inputs import (
     link_from_payload,
     placement_from_payload,
 )
+from daemon.journal import ROUND
 from daemon.results import CommandRefused
-from drivers.observations import ClockSide, LinkState
+from daemon.round_change import RoundChange, section_after
+from drivers.observations import (
+    ClockObserved,
+    ClockSide,
+    LinkObserved,
+    LinkState,
+    PlacementObserved,
+)
 
 __all__ = [
     "BoardGame",
@@ -87,6 +97,8 @@ class BoardGame:
     rendered: RenderedGame | None = None  # kept by render_pgn
     serial: str | None = None  # the e-board's serial number, from its last link-up
     port: str | None = None  # the device path of its last link-up
+    placement: PlacementObserved | None = None  # the last sensed placement (next round)
+    reading: ClockObserved | None = None  # the last clock reading (next round)
 
 
 class RenderedGame:
@@ -207,7 +219,7 @@ class RoundCore:
         self.engine = AlertEngine(AlertSettings.from_config(config))
         self.games: dict[int, BoardGame] = {}
         self._deadlines: dict[int, float] = {}  # by board, trackers with a timer running
-        base = tracker_settings or TrackerSettings()
+        base = self._tracker_base = tracker_settings or TrackerSettings()
         for section in config.sections:
             for board in section.boards:
                 self.games[board.number] = BoardGame(
@@ -232,6 +244,8 @@ class RoundCore:
                 self._tick(at, outcome)
             elif kind == ARBITER:
                 self._command(command_from_payload(payload), at, outcome)
+            elif kind == ROUND:
+                self._change_round(RoundChange.from_payload(payload), at, outcome)
             else:
                 self._observe(board, kind, payload, at, outcome)
         finally:
@@ -262,9 +276,10 @@ class RoundCore:
         if tracker is None:
             raise CommandRefused(f"board {board} has no e-board")
         if kind == PLACEMENT:
-            tracker.receive_placement(placement_from_payload(payload, at))
+            game.placement = placement_from_payload(payload, at)
+            tracker.receive_placement(game.placement)
         elif kind == CLOCK:
-            reading = clock_from_payload(payload, at)
+            reading = game.reading = clock_from_payload(payload, at)
             tracker.receive_clock(reading)
             self.engine.receive_clock_link(board, reading.connected, at)
         elif kind == LINK:
@@ -279,6 +294,70 @@ class RoundCore:
         else:
             raise ValueError(f"not an input kind: {kind}")
         self._drain_tracker(board, outcome)
+
+    def _change_round(self, change: RoundChange, at: float, outcome: Outcome) -> None:
+        """A section moves on to another round (daemon/round_change.py).
+
+        Each of its boards starts a new game record with the new players, a tracker
+        waiting for the start position (fed the board's last placement and clock
+        reading, so a board already set up needs no touch), no result, and its open
+        alerts closed. Boards the new round adds join the section.
+
+        Raises:
+            CommandRefused: no such section, or a board number another section uses.
+        """
+        index = next(
+            (i for i, s in enumerate(self.config.sections) if s.name == change.section), None
+        )
+        if index is None:
+            raise CommandRefused(f'no section "{change.section}"')
+        section = section_after(self.config.sections[index], change)
+        for board in section.boards:
+            owner = self.games.get(board.number)
+            if owner is not None and owner.section.name != section.name:
+                raise CommandRefused(
+                    f"board {board.number} belongs to section {owner.section.name!r}"
+                )
+        sections = list(self.config.sections)
+        sections[index] = section
+        self.config = dataclasses.replace(self.config, sections=tuple(sections))
+        for board in section.boards:
+            self._restart_board(board, section, at, outcome)
+
+    def _restart_board(
+        self, board: BoardConfig, section: Section, at: float, outcome: Outcome
+    ) -> None:
+        old = self.games.get(board.number)
+        tracker = _tracker(board, section, self._tracker_base)
+        game = BoardGame(
+            config=board,
+            section=section,
+            tracker=tracker,
+            record=GameRecord(game_headers(board, section)),
+        )
+        if old is not None:
+            game.online, game.serial, game.port = old.online, old.serial, old.port
+            game.placement, game.reading = old.placement, old.reading
+        self.games[board.number] = game
+        event = section.event
+        rules = BoardRules(
+            round_start=event.round_start.timestamp(),
+            default_time=event.default_time,
+            warning=event.default_time_warning,
+            time_control=event.time_control,
+            has_eboard=board.has_eboard and bool(board.white or board.black),
+        )
+        outcome.alerts += self.engine.new_round(board.number, rules, at)
+        outcome.boards.add(board.number)
+        if tracker is not None:
+            if game.online is False:
+                tracker.receive_link(LinkObserved(state=LinkState.OFFLINE, at=at))
+            if game.placement is not None:
+                tracker.receive_placement(dataclasses.replace(game.placement, at=at))
+            if game.reading is not None:
+                tracker.receive_clock(dataclasses.replace(game.reading, at=at))
+            self._drain_tracker(board.number, outcome)
+        self._note_deadlines((board.number,))
 
     def _tick(self, now: float, outcome: Outcome) -> None:
         for number, game in self.games.items():
@@ -309,6 +388,8 @@ class RoundCore:
                 self._drain_tracker(board, outcome)
             case SetClocks():
                 pass  # carried out by the service on the links; journalled for the record
+            case NextRound():
+                pass  # carried out by the round keeper as ``round`` records (never journalled)
             case _:
                 assert_never(command)
 

@@ -23,6 +23,7 @@ from broadcast.messages import (
     ArbiterCommand,
     BoardState,
     CommandReply,
+    NextRound,
     SetClocks,
     to_json_dict,
 )
@@ -64,6 +65,8 @@ class RoundService:
         self.journal = journal
         self.hub = hub
         self.clock_setter: ClockSetter | None = None
+        #: Moves sections on to their next round (daemon/rounds.py).
+        self.round_changer: Callable[[NextRound], CommandReply] | None = None
         #: Called with the board state and the decision for every result decision.
         self.result_listeners: list[Callable[[BoardState, Mapping[str, Any]], None]] = []
         #: Alerts the outputs raise (not journalled); ``ack_alert`` reaches them too.
@@ -133,6 +136,10 @@ class RoundService:
         at = self._wall_clock()
         if isinstance(command, AckAlert) and self.output_alerts.owns(command.id):
             return self.output_alerts.acknowledge(command.id)
+        if isinstance(command, NextRound):
+            if self.round_changer is None:
+                return CommandReply(ok=False, reason="rounds cannot change here")
+            return self.round_changer(command)
         if isinstance(command, SetClocks):
             self.journal.append(EVENT_BOARD, ARBITER, command_payload(command), at)
             if self.clock_setter is None:

@@ -247,9 +247,15 @@ class BoardSupervisor:
                 yield report
 
     async def run(self) -> None:
-        """Connect, stream and reconnect until :meth:`stop`; raises only on a bug."""
-        if self._running or self._stopped.is_set():
+        """Connect, stream and reconnect until :meth:`stop`; raises only on a bug.
+
+        A supervisor stopped before it ran returns at once (a daemon stopped right after
+        its start); running one twice is a bug.
+        """
+        if self._running:
             raise RuntimeError("a supervisor runs once")
+        if self._stopped.is_set():
+            return
         self._running = True
         work = asyncio.create_task(self._supervise(), name=f"dgt-supervisor {self.port}")
         stop = asyncio.create_task(self._stop_requested.wait())

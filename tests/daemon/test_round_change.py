@@ -1,0 +1,172 @@
+"""The round change: its journal payload, what the core does with it, where rounds come from."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from broadcast.messages import ConfirmResult, SetResult
+from daemon.config import BoardConfig, ConfigError, load_config
+from daemon.inputs import ARBITER
+from daemon.journal import EVENT_BOARD, ROUND
+from daemon.pairing import PairingFileError
+from daemon.round import RoundCore, command_payload
+from daemon.round_change import RoundChange
+from daemon.round_source import plan_round
+from daemon.rounds import pending_results
+from tests.conftest import ROOT
+
+SECTIONS = """\
+[event]
+name = "Spring Congress"
+time_control = "5400+30"
+round = 1
+
+[[sections]]
+name = "Open"
+[[sections.boards]]
+number = 1
+port = "/dev/ttyACM0"
+white = "A, A"
+black = "B, B"
+[[sections.boards]]
+number = 2
+white = "C, C"
+black = "D, D"
+
+[[sections]]
+name = "U12"
+round = 3
+[[sections.boards]]
+number = 11
+white = "E, E"
+black = "F, F"
+"""
+
+
+def _core(tmp_path: Path) -> RoundCore:
+    path = tmp_path / "event.toml"
+    path.write_text(SECTIONS)
+    return RoundCore(load_config(path, env={}))
+
+
+def _change(section: str, round_number: int, *boards: tuple[int, str, str]) -> RoundChange:
+    return RoundChange(
+        section=section,
+        round=round_number,
+        round_start=1_790_000_000.0,
+        boards=tuple(BoardConfig(number=n, white=w, black=b) for n, w, b in boards),
+        pairs=tuple((n, i, i + 1) for i, (n, _, _) in enumerate(boards, 1)),
+        source="pairs.txt",
+    )
+
+
+def _command(core: RoundCore, command: SetResult | ConfirmResult, at: float) -> None:
+    core.apply(command.board, ARBITER, command_payload(command), at)
+
+
+def test_payload_round_trips() -> None:
+    change = _change("Open", 2, (1, "Okafor, Daniel", "Lindqvist, Maja"), (3, "X, Y", "Z, W"))
+    payload = change.payload()
+    assert payload["date"] == "2026-09-21"
+    assert RoundChange.from_payload(payload) == change
+    with pytest.raises(ValueError, match="listed twice"):
+        _change("Open", 2, (1, "a", "b"), (1, "c", "d"))
+
+
+def test_core_moves_one_section_on(tmp_path: Path) -> None:
+    core = _core(tmp_path)
+    _command(core, SetResult(board=2, result="1-0"), 100.0)
+    _command(core, SetResult(board=11, result="0-1"), 100.0)
+    assert pending_results(core, "Open") == [
+        {"section": "Open", "board": 1, "result": None},
+        {"section": "Open", "board": 2, "result": "1-0"},
+    ]
+    change = _change("Open", 2, (2, "D, D", "A, A"), (3, "B, B", "C, C"))
+    outcome = core.apply(EVENT_BOARD, ROUND, change.payload(), 200.0)
+    assert outcome.boards == {1, 2, 3}
+    two = core.board_state(2, 200.0)
+    assert (two.round, two.white, two.black, two.result) == ("2.2", "D, D", "A, A", "*")
+    assert '[Round "2.2"]' in two.pgn
+    one = core.board_state(1, 200.0)  # in [[boards]], not paired this round: no players
+    assert (one.white, one.black, one.round) == ("", "", "2.1")
+    assert core.board_state(3, 200.0).white == "B, B"  # a board the round adds
+    assert core.games[1].tracker is not None, "the e-board stays"
+    u12 = core.board_state(11, 200.0)
+    assert (u12.round, u12.result) == ("3.11", "0-1"), "the other section is untouched"
+    assert [p["board"] for p in pending_results(core, "Open")] == [2, 3]
+
+
+def test_core_refuses_another_sections_board_and_unknown_sections(tmp_path: Path) -> None:
+    core = _core(tmp_path)
+    from daemon.results import CommandRefused
+
+    with pytest.raises(CommandRefused, match="belongs to section 'U12'"):
+        core.apply(EVENT_BOARD, ROUND, _change("Open", 2, (11, "a", "b")).payload(), 1.0)
+    with pytest.raises(CommandRefused, match='no section "Blitz"'):
+        core.apply(EVENT_BOARD, ROUND, _change("Blitz", 2, (5, "a", "b")).payload(), 1.0)
+    assert core.board_state(11, 1.0).round == "3.11"
+
+
+def _pairing_event(tmp_path: Path, pairings: str) -> Path:
+    for name in ("tournament-example.trf", "round4-pairings.txt"):
+        shutil.copy(ROOT / "config" / name, tmp_path / name)
+    path = tmp_path / "event.toml"
+    path.write_text(
+        '[event]\nname = "Riverside"\nround = 4\ntime_control = "5400+30"\n\n'
+        f'[pairing]\ntrf = "tournament-example.trf"\n{pairings}\n'
+        '[[boards]]\nnumber = 1\nport = "/dev/ttyACM0"\n'
+    )
+    return path
+
+
+def test_stale_pairings_are_refused(tmp_path: Path) -> None:
+    config = load_config(_pairing_event(tmp_path, 'pairings = "round{round}-pairings.txt"'), env={})
+    (tmp_path / "round5-pairings.txt").write_text("1\n3 9\n")  # 3 and 9 met in round 1
+    with pytest.raises(PairingFileError) as caught:
+        plan_round(config.sections[0], 5)
+    assert caught.value.problems == (
+        f"{tmp_path / 'round5-pairings.txt'}:2:1: players 3 and 9 already met in round 1:"
+        " is this still round 1's pairings file?",
+    )
+
+
+def test_round_from_the_trf_in_board_order(tmp_path: Path) -> None:
+    config = load_config(_pairing_event(tmp_path, ""), env={})
+    plan = plan_round(config.sections[0], 3)  # round 3 is in the TRF, with results
+    assert plan.source == str(tmp_path / "tournament-example.trf")
+    # boards by the higher score, then the sum of scores, then the better rank
+    assert plan.pairs[0] == (1, 13, 2)
+    assert {(w, b) for _, w, b in plan.pairs if b is not None} == {
+        (13, 2),
+        (4, 12),
+        (1, 3),
+        (5, 6),
+        (11, 7),
+        (8, 9),
+    }
+    assert [b.number for b in plan.boards] == [1, 2, 3, 4, 5, 6]
+    with pytest.raises(PairingFileError, match="round 8 is past the last round"):
+        plan_round(config.sections[0], 8)
+
+
+def test_one_trf_per_section(tmp_path: Path) -> None:
+    path = tmp_path / "event.toml"
+    path.write_text(SECTIONS + '\n[pairing]\ntrf = "open.trf"\n')
+    with pytest.raises(ConfigError) as caught:
+        load_config(path, env={})
+    assert caught.value.problems == (
+        f"{path}: pairing: one TRF is one tournament: with several [[sections]] give each"
+        " its own [sections.pairing]",
+    )
+    own = SECTIONS.replace(
+        "round = 3\n", 'round = 3\n[sections.pairing]\ntrf = "u12.trf"\nfirst_board = 11\n'
+    )
+    path.write_text(own)
+    config = load_config(path, env={})
+    assert config.sections[0].pairing is None
+    u12 = config.sections[1].pairing
+    assert u12 is not None
+    assert (u12.trf, u12.first_board) == (tmp_path / "u12.trf", 11)

@@ -1,0 +1,202 @@
+"""A two-section event through one daemon: two rounds, ``dgtcast round next``, boards by serial.
+
+Four emulated boards on ptys, each with its own serial number, two per section; each
+section has its own TRF and the pairing program's output per round. Round 1 is played,
+``dgtcast round next`` is refused while results are unconfirmed, the arbiter confirms
+them, the cables are plugged back in another order, and ``round next`` (the command
+line, over the arbiter channel; no edit, no restart) moves both sections on: every board
+finds its serial, plays round 2, and both TRFs, the PGN folder and the journal hold both
+rounds. A restart with the unchanged configuration resumes in round 2.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import os
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack, asynccontextmanager, redirect_stderr, redirect_stdout
+from pathlib import Path
+
+import chess.pgn
+
+from broadcast.messages import ConfirmResult, NextRound
+from daemon.app import Daemon
+from daemon.cli import main
+from daemon.pairing import Tournament
+from drivers.emulator.clock import ClockSettings
+from drivers.emulator.device import EmulatedBoard
+from drivers.emulator.firmware import BoardIdentity
+from tests.daemon.support import running_daemon, wait_for
+
+FOOLS_MATE = "1. f3 e5 2. g4 Qh4# 0-1"
+SCHOLARS_MATE = "1. e4 e5 2. Bc4 Nc6 3. Qh5 Nf6 4. Qxf7# 1-0"
+SERIALS = {1: "61001", 2: "61002", 11: "61011", 12: "61012"}
+PLAYERS = {
+    "open": ["Adams, Ann", "Brown, Ben", "Clark, Cleo", "Davis, Dan"],
+    "u12": ["Evans, Eve", "Fox, Finn", "Gray, Gus", "Hill, Hana"],
+}
+#: The pairing program's output: round -> pairs (white, black) by starting rank.
+PAIRS = {1: [(1, 2), (3, 4)], 2: [(4, 1), (2, 3)]}
+
+
+def _trf(names: list[str]) -> str:
+    lines = ["012 Test Congress 2026", "XXR 2"]
+    for rank, name in enumerate(names, 1):
+        lines.append(
+            f"001 {rank:>4} m    {name:<33} {2000 - rank:>4} AUS {3300000 + rank:>11}"
+            f" 2000/01/01 {'0.0':>4} {rank:>4}"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def _write_event(folder: Path, glob: str) -> Path:
+    for section, names in PLAYERS.items():
+        (folder / f"{section}.trf").write_text(_trf(names))
+        for round_number, pairs in PAIRS.items():
+            text = f"{len(pairs)}\n" + "".join(f"{w} {b}\n" for w, b in pairs)
+            (folder / f"{section}-r{round_number}.txt").write_text(text)
+    sections = []
+    for name, first in (("open", 1), ("u12", 11)):
+        sections.append(
+            f'[[sections]]\nname = "{name.upper()}"\n'
+            f'[sections.pairing]\ntrf = "{name}.trf"\npairings = "{name}-r{{round}}.txt"\n'
+        )
+        for number in (first, first + 1):
+            sections.append(
+                f'[[sections.boards]]\nnumber = {number}\nport = "{glob}"\n'
+                f'serial = "{SERIALS[number]}"\n'
+            )
+    path = folder / "congress.toml"
+    path.write_text(
+        '[event]\nname = "Test Congress 2026"\nround = 1\ntime_control = "180+2"\n'
+        'default_time = "30m"\n\n[server]\narbiter_token = "arbiter-secret"\n\n'
+        '[storage]\npath = "congress.db"\n\n[pgn_folder]\npath = "pgn"\n\n' + "\n".join(sections)
+    )
+    return path
+
+
+@asynccontextmanager
+async def _boards(folder: Path, places: dict[int, str]) -> AsyncIterator[dict[int, EmulatedBoard]]:
+    """Emulated boards with their serial numbers, plugged in at ``folder/<place>``."""
+    clock = ClockSettings.from_text("3+2")
+    async with AsyncExitStack() as stack:
+        boards = {
+            number: await stack.enter_async_context(
+                EmulatedBoard(
+                    path=folder / place,
+                    clock=clock,
+                    seed=number,
+                    identity=BoardIdentity.from_serial(SERIALS[number]),
+                )
+            )
+            for number, place in places.items()
+        }
+        yield boards
+
+
+def _game(text: str) -> chess.pgn.Game:
+    game = chess.pgn.read_game(io.StringIO(text))
+    assert game is not None
+    return game
+
+
+async def _play_round(daemon: Daemon, boards: dict[int, EmulatedBoard], text: str) -> None:
+    for number in boards:
+        await wait_for(daemon.sessions[number].online.is_set, 20, f"board {number} online")
+    await asyncio.gather(*(board.play(_game(text), speed=20) for board in boards.values()))
+    result = _game(text).headers["Result"]
+
+    def decided() -> bool:
+        states = [daemon.core.engine.result_of(n) for n in boards]
+        return all(s is not None and s.result == result for s in states)
+
+    await wait_for(decided, 20, f"every game ends {result}")
+
+
+async def _round_next(daemon: Daemon, config: Path, *extra: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    argv = ["round", "next", "--config", str(config), "--port", str(daemon.server.port), *extra]
+
+    def call() -> int:
+        with redirect_stdout(out), redirect_stderr(err):
+            return main(argv)
+
+    code = await asyncio.to_thread(call)
+    return code, out.getvalue(), err.getvalue()
+
+
+async def test_two_rounds_of_two_sections_through_round_next(tmp_path: Path) -> None:
+    config = _write_event(tmp_path, str(tmp_path / "dgt-*"))
+    first = {1: "dgt-a", 2: "dgt-b", 11: "dgt-c", 12: "dgt-d"}
+    shuffled = {1: "dgt-d", 2: "dgt-c", 11: "dgt-a", 12: "dgt-b"}
+    async with running_daemon(config) as daemon:
+        state = daemon.core.board_state(11, 0.0)
+        assert (state.section, state.round, state.white) == ("U12", "1.11", "Evans, Eve")
+        async with _boards(tmp_path, first) as boards:
+            await _play_round(daemon, boards, FOOLS_MATE)
+            code, _, err = await _round_next(daemon, config)
+            assert code == 1
+            assert "results not confirmed: board 1: 0-1 not confirmed" in err
+            assert "board 12: 0-1 not confirmed" in err
+            assert daemon.core.board_state(1, 0.0).round == "1.1", "refused: nothing moved"
+            for number in boards:
+                assert (await daemon.service.execute(ConfirmResult(board=number))).ok
+        # the cables come back in another order; round 2 is set while they are out
+        code, out, err = await _round_next(daemon, config)
+        assert (code, err) == (0, "")
+        assert out.splitlines() == ["OPEN: round 2 (2 boards)", "U12: round 2 (2 boards)"]
+        for number in SERIALS:
+            state = daemon.core.board_state(number, 0.0)
+            assert state.round == f"2.{number}"
+            assert (state.result, state.moves, state.status.value) == ("*", (), "offline")
+        assert daemon.core.board_state(1, 0.0).white == "Davis, Dan"
+        async with _boards(tmp_path, shuffled) as boards:
+            for number in boards:
+                await wait_for(daemon.sessions[number].online.is_set, 20, f"board {number} back")
+                state = daemon.core.board_state(number, 0.0)  # at the start position
+                assert (state.result, state.moves, state.status.value) == ("*", (), "online")
+            await _play_round(daemon, boards, SCHOLARS_MATE)
+            for number, place in shuffled.items():
+                device = daemon.sessions[number].supervisor.device
+                assert device is not None
+                assert device.path == os.path.realpath(tmp_path / place)  # noqa: ASYNC240
+            for number in boards:
+                assert (await daemon.service.execute(ConfirmResult(board=number))).ok
+            again = await daemon.service.execute(NextRound(section="OPEN"))
+            assert not again.ok
+            assert "round 3 is past the last round" in again.reason
+    _check_trf(tmp_path / "open.trf", PLAYERS["open"])
+    _check_trf(tmp_path / "u12.trf", PLAYERS["u12"])
+    _check_pgn_folder(tmp_path / "pgn")
+    async with running_daemon(config) as restarted:  # the same configuration, unchanged
+        state = restarted.core.board_state(12, 0.0)
+        assert (state.round, state.white, state.result) == ("2.12", "Fox, Finn", "1-0")
+        assert restarted.pairings["U12"].handoff.results.round == 2
+
+
+def _check_trf(path: Path, names: list[str]) -> None:
+    """Round 1: Black mated White on both boards; round 2: White mated Black."""
+    tournament = Tournament.from_trf(path)
+    codes = {}
+    for rank in range(1, 5):
+        player = tournament.player(rank)
+        assert player.name == names[rank - 1]
+        codes[rank] = [(e.opponent, e.colour, e.code) for e in player.rounds if e is not None]
+    assert codes == {
+        1: [(2, "w", "0"), (4, "b", "0")],
+        2: [(1, "b", "1"), (3, "w", "1")],
+        3: [(4, "w", "0"), (2, "b", "0")],
+        4: [(3, "b", "1"), (1, "w", "1")],
+    }
+    assert [float(tournament.player(r).points) for r in range(1, 5)] == [0.0, 2.0, 0.0, 2.0]
+
+
+def _check_pgn_folder(folder: Path) -> None:
+    for section, first in (("OPEN", 1), ("U12", 11)):
+        for round_number, result in ((1, "0-1"), (2, "1-0")):
+            path = folder / section / f"round-{round_number}" / f"game-{first}.pgn"
+            game = chess.pgn.read_game(io.StringIO(path.read_text()))
+            assert game is not None
+            assert game.headers["Round"] == f"{round_number}.{first}"
+            assert game.headers["Result"] == result, path
