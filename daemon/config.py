@@ -284,10 +284,11 @@ class TableBuilder:
             lichess=self.lichess(_board_sections(sections)),
             pgn_folder=self.pgn_folder(),
             webhook=self.tables.webhook,
-            pairing=self._pairing(self.tables.pairing),
             livechess=self.livechess(),
         )
-        config = replace(config, sections=self._section_pairings(config.sections))
+        paired = self._section_pairings(config.sections)
+        shared = paired[0].pairing if len(paired) == 1 else None
+        config = replace(config, sections=paired, pairing=shared)
         return None if self.problems else config
 
     # -- sections and events ------------------------------------------------------------
@@ -467,7 +468,7 @@ class TableBuilder:
 
     def _section_pairings(self, sections: tuple[Section, ...]) -> tuple[Section, ...]:
         """Each section with its pairing: its own, or ``[pairing]`` for a single section."""
-        shared = self._pairing(self.tables.pairing)
+        shared = self.tables.pairing
         own = (
             [None] * len(sections)
             if self.tables.sections is None
@@ -480,24 +481,28 @@ class TableBuilder:
             )
             shared = None
         return tuple(
-            replace(section, pairing=self._pairing(table) if table is not None else shared)
-            for section, table in zip(sections, own, strict=True)
+            replace(section, pairing=self._pairing(table or shared, section.event.round, where))
+            for index, (section, table) in enumerate(zip(sections, own, strict=True), 1)
+            for where in [f"sections[{index}].pairing" if table is not None else "pairing"]
         )
 
-    def _pairing(self, pairing: PairingConfig | None) -> PairingConfig | None:
+    def _pairing(
+        self, pairing: PairingConfig | None, round_number: int, where: str
+    ) -> PairingConfig | None:
         if pairing is None:
             return None
         trf = self._path(pairing.trf)
         pairings = None if pairing.pairings is None else self._path(pairing.pairings)
+        resolved = pairing.model_copy(update={"trf": trf, "pairings": pairings})
         if pairings is None:
             self.problems.append(
-                "pairing.pairings: required with [pairing] (the pairing program's output for"
+                f"{where}.pairings: required with [pairing] (the pairing program's output for"
                 " this round): without it no confirmed result would reach the TRF"
             )
-        for key, path in (("trf", trf), ("pairings", pairings)):
+        for key, path in (("trf", trf), ("pairings", resolved.pairings_for(round_number))):
             if path is not None and not path.is_file():
-                self.problems.append(f"pairing.{key}: no such file: {path}")
-        return pairing.model_copy(update={"trf": trf, "pairings": pairings})
+                self.problems.append(f"{where}.{key}: no such file: {path}")
+        return resolved
 
     def _path(self, path: Path) -> Path:
         return path if path.is_absolute() else self.base_dir / path

@@ -20,7 +20,7 @@ from collections.abc import Collection, Mapping
 from typing import Any
 
 from daemon.config import Config, Section
-from daemon.pairing import ResultHandoff, Tournament
+from daemon.pairing import ResultHandoff
 from daemon.round_change import RoundChange, section_after
 from daemon.round_source import plan_round
 
@@ -34,9 +34,8 @@ def apply_pairings(
 ) -> tuple[Config, dict[str, ResultHandoff]]:
     """The configuration with the pairings' players, and each section's hand-off.
 
-    A section with ``[pairing]`` takes its round's players from the ``pairings`` file (or,
-    without one, from the round's games in the TRF when it holds them): see
-    :mod:`daemon.round_source`. The hand-off of each such section is returned by section
+    A section with ``[pairing]`` takes its round's players from the ``pairings`` file (see
+    :mod:`daemon.round_source`). The hand-off of each such section is returned by section
     name, its byes saved. Sections in ``skip`` (their journal has moved on to a later
     round: the journal says who plays) are left as configured.
 
@@ -47,7 +46,7 @@ def apply_pairings(
     handoffs: dict[str, ResultHandoff] = {}
     for section in config.sections:
         pairing = section.pairing
-        if section.name in skip or pairing is None or not _has_round(section):
+        if section.name in skip or pairing is None:
             sections.append(section)
             continue
         plan = plan_round(section, section.event.round)
@@ -63,17 +62,6 @@ def apply_pairings(
         plan.handoff.save()  # the round's byes
         handoffs[section.name] = plan.handoff
     return dataclasses.replace(config, sections=tuple(sections)), handoffs
-
-
-def _has_round(section: Section) -> bool:
-    """The section's round can be read: a pairings file, or the round's games in the TRF."""
-    pairing = section.pairing
-    assert pairing is not None
-    if pairing.pairings is not None:
-        return True
-    tournament = Tournament.from_trf(pairing.trf)
-    round_number = section.event.round
-    return any(p.entry(round_number) is not None for p in tournament.players.values())
 
 
 class PairingLink:

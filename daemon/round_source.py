@@ -3,8 +3,9 @@
 :func:`plan_round` reads the section's TRF (with the results confirmed so far) and the
 round's pairings: the ``pairings`` file of ``[pairing]`` (``{round}`` in its name picks
 the round's file; without it the same file is read again, as the pairing program
-overwrites it), else the round's games the TRF already holds (opponent and colour
-written, no result yet). Boards are numbered from ``first_board`` (default: the
+overwrites it); when that file does not exist, the round's games the TRF already holds
+(opponent and colour written, no result yet: pairing programs that write the next
+round into the TRF). Boards are numbered from ``first_board`` (default: the
 section's lowest board number). TRF games carry no board numbers, so they are put in
 the usual board order: higher score first, then the higher sum of scores, then the
 better starting rank.
@@ -74,7 +75,7 @@ def plan_round(section: Section, round_number: int) -> RoundPlan:
         )
     path = pairing.pairings_for(round_number)
     start = first_board(section)
-    if path is not None:
+    if path is not None and (path.is_file() or not _paired_in_trf(tournament, round_number)):
         pairings = read_pairings(path, tournament=tournament, first_board=start)
         _check_not_met(tournament, round_number, pairings)
         source = str(path)
@@ -134,6 +135,10 @@ def _check_not_met(tournament: Tournament, round_number: int, pairings: list[Pai
                 )
     if problems:
         raise PairingFileError(problems)
+
+
+def _paired_in_trf(tournament: Tournament, round_number: int) -> bool:
+    return any(p.entry(round_number) is not None for p in tournament.players.values())
 
 
 def _pairings_in_trf(tournament: Tournament, round_number: int, start: int) -> list[Pairing]:

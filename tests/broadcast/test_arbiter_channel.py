@@ -31,6 +31,7 @@ from broadcast.messages import (
     CommandRejected,
     CommandReply,
     ConfirmResult,
+    NextRound,
     SetClocks,
     SetResult,
     command_from_json,
@@ -49,6 +50,8 @@ COMMANDS: list[tuple[dict[str, Any], ArbiterCommand]] = [
     ({"type": "confirm_result", "board": 3}, ConfirmResult(board=3)),
     ({"type": "accept_position", "board": 12}, AcceptPosition(board=12)),
     ({"type": "set_clocks"}, SetClocks()),
+    ({"type": "next_round", "section": "", "force": False}, NextRound()),
+    ({"type": "next_round", "section": "U12", "force": True}, NextRound(section="U12", force=True)),
 ]
 
 
@@ -82,6 +85,11 @@ def test_every_command_parses(message: dict[str, Any], command: ArbiterCommand) 
         ('{"type": "set_result", "board": 1, "result": 1}', "'result' must be a string", None),
         ('{"type": "set_result", "board": 1, "result": "2-0"}', "result must be one of", None),
         ('{"type": "set_clocks", "ref": [1]}', "'ref' must be a string", None),
+        (
+            '{"type": "next_round", "force": "yes"}',
+            "'force': Input should be a valid boolean",
+            None,
+        ),
         ('{"type": "set_clocks", "ref": true}', "'ref' must be a string", None),
         ('{"type": "set_clocks", "ref": "' + "r" * 101 + '"}', "'ref' must be a string", None),
     ],

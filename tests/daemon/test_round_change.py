@@ -134,8 +134,9 @@ def test_stale_pairings_are_refused(tmp_path: Path) -> None:
 
 
 def test_round_from_the_trf_in_board_order(tmp_path: Path) -> None:
-    config = load_config(_pairing_event(tmp_path, ""), env={})
-    plan = plan_round(config.sections[0], 3)  # round 3 is in the TRF, with results
+    pairings = 'pairings = "round{round}-pairings.txt"'
+    config = load_config(_pairing_event(tmp_path, pairings), env={})
+    plan = plan_round(config.sections[0], 3)  # no round 3 file: the TRF holds round 3
     assert plan.source == str(tmp_path / "tournament-example.trf")
     # boards by the higher score, then the sum of scores, then the better rank
     assert plan.pairs[0] == (1, 13, 2)
@@ -154,7 +155,9 @@ def test_round_from_the_trf_in_board_order(tmp_path: Path) -> None:
 
 def test_one_trf_per_section(tmp_path: Path) -> None:
     path = tmp_path / "event.toml"
-    path.write_text(SECTIONS + '\n[pairing]\ntrf = "open.trf"\n')
+    for name in ("open.trf", "u12.trf", "open.txt", "u12-3.txt"):
+        (tmp_path / name).write_text("")
+    path.write_text(SECTIONS + '\n[pairing]\ntrf = "open.trf"\npairings = "open.txt"\n')
     with pytest.raises(ConfigError) as caught:
         load_config(path, env={})
     assert caught.value.problems == (
@@ -162,7 +165,9 @@ def test_one_trf_per_section(tmp_path: Path) -> None:
         " its own [sections.pairing]",
     )
     own = SECTIONS.replace(
-        "round = 3\n", 'round = 3\n[sections.pairing]\ntrf = "u12.trf"\nfirst_board = 11\n'
+        "round = 3\n",
+        'round = 3\n[sections.pairing]\ntrf = "u12.trf"\npairings = "u12-{round}.txt"\n'
+        "first_board = 11\n",
     )
     path.write_text(own)
     config = load_config(path, env={})
