@@ -31,6 +31,7 @@ from types import TracebackType
 import chess
 import chess.pgn
 
+from drivers.emulator.castling import CastlingOrder
 from drivers.emulator.clock import ChessClock, ClockSettings, Side
 from drivers.emulator.firmware import BoardFirmware, BoardIdentity
 from drivers.emulator.physical import PhysicalBoard
@@ -192,6 +193,7 @@ class EmulatedBoard:
         late_by: float = 0.0,
         start_clock: bool = True,
         signal_result: bool = False,
+        castling: CastlingOrder | None = None,
     ) -> None:
         """Play a game's main line the way people do (see :mod:`drivers.emulator.player`).
 
@@ -207,11 +209,14 @@ class EmulatedBoard:
             start_clock: the arbiter starts the clock first.
             signal_result: finish by putting the kings on the centre squares for the
                 game's result (§9.1), unless the game ended in mate or stalemate.
+            castling: the order the players castle in; None = random each time.
+                Chess960 games (a PGN with ``Variant "Chess960"`` and ``FEN``) play too.
         """
         start = chess.BaseBoard(game.board().board_fen())
         if self.physical.placement != start:
             self.set_up(start)
         player = self._player(speed=speed, noise=noise)
+        player.castling = castling
         result = _result_to_signal(game, plies) if signal_result else None
         schedule = player.play(
             game, plies=plies, late_by=late_by, start_clock=start_clock, result=result

@@ -8,8 +8,10 @@ answer to DGT_SEND_EE_MOVES (dgt-protocol.md §3, §6). The records written here
   field record by less than 250 ms;
 * a clock record (the mover's time) at each lever press;
 * EE_BEGINPOS / EE_BEGINPOS_ROT / EE_EMPTYBOARD when the board reaches the start
-  position (normal or rotated) or is cleared, with the documented hysteresis: a tag is
-  written again only after more than two fields were out of place.
+  position (normal or rotated) or is cleared, and EE_FOURROWS when the four outer ranks
+  are full and nothing else stands (another start position: Chess960), with the
+  documented hysteresis: a tag is written again only after more than two fields were
+  out of place.
 
 Pure: ``now`` is passed in.
 """
@@ -109,12 +111,24 @@ class EepromLog:
                 self._write(EETag(tag=tag))
                 self._tagged = position
                 return
+        if _four_rows(fields):
+            self._write(EETag(tag=EETagCode.FOUR_ROWS))
+            self._tagged = fields
 
     def _write(self, record: EERecord) -> None:
         self._data += record.to_bytes()
         overflow = len(self._data) - 4 * self.size
         if overflow > 0:  # keep the buffer bounded; only the newest bytes are ever sent
             del self._data[:overflow]
+
+
+#: Fields 0-15 and 48-63: ranks 1, 2, 7 and 8 whichever way the board stands (§5.2).
+_OUTER_FIELDS = frozenset(range(16)) | frozenset(range(48, 64))
+
+
+def _four_rows(fields: tuple[int, ...]) -> bool:
+    """Every field of the four outer ranks holds a piece, and no other field does (§6)."""
+    return all(bool(code) == (field in _OUTER_FIELDS) for field, code in enumerate(fields))
 
 
 def _difference(fields: tuple[int, ...], other: tuple[int, ...]) -> int:

@@ -102,3 +102,17 @@ def test_a_full_buffer_keeps_the_newest_records() -> None:
     dump = log.dump()
     assert len(dump) == 64
     assert dump[-3:] == bytes((0x41, 99 % 64, EETagCode.EOF))
+
+
+def test_a_chess960_start_is_tagged_four_rows_either_way_round() -> None:
+    for number, rotated in ((0, False), (959, True), (518, False)):
+        log = EepromLog()
+        start = chess.BaseBoard(chess.Board.from_chess960_pos(number).board_fen())
+        log.record_power_up(PhysicalBoard(start, rotated=rotated).fields(), 0.0)
+        expected = EETagCode.BEGIN_POS if number == 518 else EETagCode.FOUR_ROWS
+        assert tags(log)[-1] == expected, number
+    log = EepromLog()
+    half = chess.BaseBoard(chess.Board.from_chess960_pos(0).board_fen())
+    half.remove_piece_at(chess.A2)
+    log.record_power_up(PhysicalBoard(half).fields(), 0.0)
+    assert EETagCode.FOUR_ROWS not in tags(log)
