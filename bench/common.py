@@ -2,7 +2,7 @@
 spectators, rounds, figures and the table.
 
 The system benchmarks (``latency.py``, ``capacity.py``, ``memory.py``, ``recovery.py``) run
-the daemon, the emulated boards (:class:`FarmBoard`, all in one process) and the
+the daemon, the emulated boards (``bench/farm.py``, all in one process) and the
 spectators as separate processes on one machine. They talk to each other in JSON lines
 over stdin/stdout (:class:`Child`) and time events with ``time.monotonic()``:
 CLOCK_MONOTONIC is one clock for every process of a Linux machine, so a time taken in one
@@ -17,12 +17,9 @@ import json
 import math
 import os
 import platform
-import random
 import resource
 import statistics
 import sys
-import time
-from collections import deque
 from collections.abc import AsyncIterator, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,10 +27,7 @@ from typing import Any
 
 import chess.pgn
 
-from drivers.emulator.clock import ChessClock, ClockSettings
-from drivers.emulator.firmware import BoardFirmware, BoardMode
-from drivers.emulator.player import HumanPlayer, PressLever
-from drivers.emulator.pty import VirtualSerialPort
+from drivers.emulator.clock import ClockSettings
 
 __all__ = [
     "BENCH",
@@ -42,7 +36,6 @@ __all__ = [
     "ROOT",
     "THINK",
     "Child",
-    "FarmBoard",
     "Row",
     "format_table",
     "long_games",
@@ -54,7 +47,6 @@ __all__ = [
     "process_rss_kib",
     "raise_fd_limit",
     "send_line",
-    "serve_farm",
     "shared_dir",
     "stdin_lines",
     "write_round_config",
@@ -260,169 +252,6 @@ async def open_idle_spectators(port: int, count: int) -> list[asyncio.Transport]
 
     await asyncio.gather(*(one() for _ in range(count)))
     return transports
-
-
-# --- The farm: many e-boards in one process -------------------------------------------------
-
-
-class FarmBoard:
-    """One emulated e-board and clock on a pty, playing one game on the farm's loop.
-
-    Args:
-        number: the board number.
-        path: where the pty's symlink goes.
-        game: the game its players play.
-        seed: seeds the players.
-    """
-
-    def __init__(self, number: int, path: Path, game: chess.pgn.Game, seed: int) -> None:
-        self.number = number
-        self.port = VirtualSerialPort(path)
-        self.moves = [move.uci() for move in game.mainline_moves()]
-        player = HumanPlayer(seed=seed, speed=1.0, noise=NOISE, think=THINK)
-        self._schedule = player.play(game)
-        self._loop = asyncio.get_running_loop()
-        self.firmware = BoardFirmware(clock=ChessClock(BLITZ_CLOCK), now=self._loop.time())
-        self._out = bytearray()
-        self._sent = 0
-        self._writing = False
-        self._marks: deque[tuple[int, int]] = deque()  # (byte offset of the end, ply)
-        #: (ply, time.monotonic() right after its lever message's last byte was written)
-        self.presses: list[tuple[int, float]] = []
-        self._tick: asyncio.TimerHandle | None = None
-        self._action: asyncio.TimerHandle | None = None
-        self._origin = 0.0
-        self._next = 0
-        self._plies = 0
-
-    @property
-    def connected(self) -> bool:
-        """Whether a driver has put the board in UPDATE_NICE mode (§3)."""
-        return self.firmware.mode is BoardMode.UPDATE_NICE
-
-    def open(self) -> None:
-        """Plug the board in."""
-        self.port.open()
-        self._loop.add_reader(self.port.master_fd, self._readable)
-
-    def close(self) -> None:
-        """Stop playing and pull the cable."""
-        self.stop()
-        if self._tick is not None:
-            self._tick.cancel()
-        self._loop.remove_reader(self.port.master_fd)
-        self._loop.remove_writer(self.port.master_fd)
-        self.port.close()
-
-    def start(self, origin: float) -> None:
-        """Play the game, its schedule counted from ``origin`` (loop time)."""
-        self._origin = origin
-        self._arm_action()
-
-    def stop(self) -> None:
-        """Stop making moves (the clock keeps running)."""
-        if self._action is not None:
-            self._action.cancel()
-            self._action = None
-
-    def _arm_action(self) -> None:
-        if self._next < len(self._schedule):
-            at = self._origin + self._schedule[self._next].at
-            self._action = self._loop.call_at(at, self._act)
-
-    def _act(self) -> None:
-        action = self._schedule[self._next].action
-        self._next += 1
-        self.firmware.receive_action(action, self._loop.time())
-        ply = None
-        if isinstance(action, PressLever):
-            self._plies += 1
-            ply = self._plies
-        self._flush(ply)
-        self._arm_action()
-
-    def _readable(self) -> None:
-        try:
-            data = os.read(self.port.master_fd, 4096)
-        except OSError:  # EAGAIN, or EIO while nobody holds the slave end
-            return
-        self.firmware.receive_data(data, self._loop.time())
-        self._flush()
-
-    def _on_tick(self) -> None:
-        self._tick = None
-        self.firmware.receive_tick(self._loop.time())
-        self._flush()
-
-    def _flush(self, ply: int | None = None) -> None:
-        self._out += self.firmware.data_to_send()
-        if ply is not None:
-            self._marks.append((self._sent + len(self._out), ply))
-        self._write()
-        deadline = self.firmware.next_deadline(self._loop.time())
-        if self._tick is not None and self._tick.when() != deadline:
-            self._tick.cancel()
-            self._tick = None
-        if self._tick is None and deadline is not None:
-            self._tick = self._loop.call_at(deadline, self._on_tick)
-
-    def _write(self) -> None:
-        if self._out:
-            try:
-                written = os.write(self.port.master_fd, self._out)
-            except BlockingIOError:
-                written = 0
-            now = time.monotonic()
-            del self._out[:written]
-            self._sent += written
-            while self._marks and self._marks[0][0] <= self._sent:
-                self.presses.append((self._marks.popleft()[1], now))
-        if bool(self._out) != self._writing:
-            self._writing = bool(self._out)
-            if self._writing:
-                self._loop.add_writer(self.port.master_fd, self._write)
-            else:
-                self._loop.remove_writer(self.port.master_fd)
-
-
-async def serve_farm(count: int, folder: Path, seed: int) -> None:
-    """The farm process: ``count`` boards on ptys in ``folder``, driven over stdin/stdout.
-
-    Says ``{"ports": [...]}``; then each ``{"go": seconds, "stagger": seconds}`` plays
-    and answers with every lever press (board, ply, move, time of its last byte).
-    """
-    raise_fd_limit()
-    games = long_games()
-    boards = [
-        FarmBoard(n, folder / f"board-{n}", games[(n - 1) % len(games)], seed * 7919 + n)
-        for n in range(1, count + 1)
-    ]
-    for board in boards:
-        board.open()
-    send_line({"ports": [str(board.port.path) for board in boards]})
-    async for message in stdin_lines():
-        if "go" in message:
-            send_line(await _play(boards, float(message["go"]), float(message["stagger"])))
-    for board in boards:
-        board.close()
-
-
-async def _play(boards: list[FarmBoard], seconds: float, stagger: float) -> dict[str, Any]:
-    loop, rng = asyncio.get_running_loop(), random.Random(len(boards))
-    origin = loop.time()
-    for board in boards:
-        board.start(origin + rng.uniform(0.0, stagger))
-    await asyncio.sleep(seconds)
-    for board in boards:
-        board.stop()
-    presses = [
-        [board.number, ply, board.moves[ply - 1], at]
-        for board in boards
-        for ply, at in board.presses
-        if ply <= len(board.moves)
-    ]
-    connected = sum(board.connected for board in boards)
-    return {"go": origin, "presses": presses, "connected": connected}
 
 
 # --- Rounds and games --------------------------------------------------------------------

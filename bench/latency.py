@@ -54,10 +54,10 @@ from common import (
     process_rss_kib,
     raise_fd_limit,
     send_line,
-    serve_farm,
     stdin_lines,
     write_round_config,
 )
+from farm import serve_farm
 from websockets.asyncio.client import connect
 
 from daemon.app import Daemon, DaemonOptions

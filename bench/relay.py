@@ -6,7 +6,7 @@ Each run starts, on this machine and over loopback only, in their own processes:
 
 * **broker**: mosquitto (as the tests start it: persistence on, a free port);
 * **farm**: N e-boards with clocks on ptys playing real games at blitz pace
-  (:func:`common.serve_farm`, as ``bench/latency.py``);
+  (:func:`farm.serve_farm`, as ``bench/latency.py``);
 * **daemon**: :class:`~daemon.app.Daemon` serving the round and publishing it to the
   broker (``[mqtt]``, retained board states, QoS 1);
 * **relays**: 1, then 2 :class:`~broadcast.relay.Relay` processes following the broker;
@@ -44,10 +44,10 @@ from common import (
     process_rss_kib,
     raise_fd_limit,
     send_line,
-    serve_farm,
     stdin_lines,
     write_round_config,
 )
+from farm import serve_farm
 from latency import idle_crowd, match_moves, watch_feed
 
 from broadcast.mqtt import MqttSettings
