@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import aiomqtt
+from pydantic import BaseModel, ValidationError
 
 from broadcast.messages import Alert, BoardState, to_json_dict
 from broadcast.output import HubOutput
@@ -179,15 +180,24 @@ class Ownership:
 
     @classmethod
     def from_payload(cls, payload: bytes) -> Ownership | None:
-        """Read an announcement; None when it is not one (garbage, or a cleared topic)."""
+        """Read an announcement; None when it is not one (garbage, or a cleared topic).
+
+        Untrusted (any client of the broker may write it): validated by pydantic.
+        """
         try:
-            data = json.loads(payload)
-            boards = tuple(int(b) for b in data["boards"] if int(b) >= 1)
-            sections = tuple(str(s) for s in data["sections"] if s)
-            daemon_id, at = str(data["daemon"]), float(data["at"])
-        except (ValueError, TypeError, KeyError):
+            data = _OwnershipData.model_validate_json(payload)
+        except ValidationError:
             return None
-        return cls(daemon_id=daemon_id, boards=boards, sections=sections, at=at)
+        boards = tuple(b for b in data.boards if b >= 1)
+        sections = tuple(s for s in data.sections if s)
+        return cls(daemon_id=data.daemon, boards=boards, sections=sections, at=data.at)
+
+
+class _OwnershipData(BaseModel):
+    daemon: str
+    boards: list[int]
+    sections: list[str]
+    at: float
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
