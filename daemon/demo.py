@@ -26,6 +26,7 @@ from broadcast.listen import ListenError
 from daemon import runtime
 from daemon.app import Daemon, DaemonOptions
 from daemon.config import Config, ConfigError, format_config_errors, load_config
+from daemon.durations import TimeControl
 from daemon.logs import configure_logging
 from drivers.emulator.clock import ClockSettings
 from drivers.emulator.device import EmulatedBoard
@@ -176,8 +177,7 @@ async def _demo(args: argparse.Namespace, config: Config) -> int:
 def _emulators(config: Config, seed: int) -> dict[int, EmulatedBoard]:
     boards = {}
     for section in config.sections:
-        control = section.event.time_control
-        clock = ClockSettings(base_seconds=control.base, increment_seconds=control.increment)
+        clock = emulated_clock(section.event.time_control)
         for board in section.boards:
             if board.port is None:
                 continue
@@ -187,6 +187,26 @@ def _emulators(config: Config, seed: int) -> dict[int, EmulatedBoard]:
                 path=path, clock=clock, baud=9600, seed=seed + board.number
             )
     return boards
+
+
+def emulated_clock(control: TimeControl, moves: int = 300) -> ClockSettings:
+    """An emulated clock that runs ``control`` itself: what each press adds, per move.
+
+    The emulator's clock takes one increment and bonuses per move; a control whose
+    increment changes between periods (``40/7200:20/3600:900+30``) is given as a bonus
+    after each of the first ``moves`` moves instead.
+    """
+    start = control.start_seconds
+    bonuses = tuple(
+        (move, added) for move in range(1, moves + 1) if (added := control.added_after(move))
+    )
+    return ClockSettings(
+        base_seconds=control.base,
+        increment_seconds=0,
+        start_left=start,
+        start_right=start,
+        periods=bonuses,
+    )
 
 
 async def _play_all(daemon: Daemon, boards: dict[int, EmulatedBoard], speed: float) -> None:

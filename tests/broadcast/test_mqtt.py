@@ -103,6 +103,7 @@ def test_a_board_fills_five_retained_topics() -> None:
     }
     status = json.loads(sent["venue/board/1/status"].payload)
     assert (status["status"], status["result"], status["plies"]) == ("online", "*", 1)
+    assert status["variant"] == "standard"
     whole = json.loads(sent["venue/board/1/state"].payload)
     assert (whole["board"], whole["moves"][0]["san"], whole["pgn"]) == (1, "e4", PGN)
 

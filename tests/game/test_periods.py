@@ -14,10 +14,11 @@ import chess
 import chess.pgn
 import pytest
 
+from daemon.demo import emulated_clock
 from daemon.durations import ClockRules, TimeControl
 from daemon.game.events import MoveMade
 from daemon.game.state import TrackerSettings
-from drivers.emulator.clock import ClockSettings
+from drivers.emulator.clock import ChessClock, ClockSettings
 from tests.game.table import Table
 
 GAMES = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "games"
@@ -87,3 +88,23 @@ def test_emt_under_time_odds_and_a_late_increment() -> None:
     made = table.of_type(MoveMade)
     assert [m.clock for m in made] == [296, 236, 291, 231]
     assert all(4 <= (m.emt or 0) <= 6 for m in made)
+
+
+def test_the_demos_emulated_clock_runs_any_control() -> None:
+    control = TimeControl.from_text("40/7200:20/3600:900+30")
+    clock = ChessClock(emulated_clock(control))
+    now = 0.0
+    clock.start(now)
+    gained = []
+    for _ in range(62):
+        for side in ("left", "right"):
+            now += 1.0
+            before = clock.remaining(side, now)
+            clock.press_lever(side, now)
+            gained.append(round(clock.remaining(side, now) - before))
+    assert clock.reading(now).left.seconds == 7200 - 62 + 3600 + 900 + 2 * 30
+    white = gained[0::2]
+    assert white[39] == 3600
+    assert white[59] == 900
+    assert white[60] == 30
+    assert set(white[:39]) == {0}
