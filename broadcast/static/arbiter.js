@@ -3,7 +3,7 @@
  * The arbiters' page at `/arbiter` (docs/viewer.md): asks for the token, connects to
  * `ws://host/ws/arbiter` with {"type":"auth","token":…}, shows the alerts live and the
  * boards with their result controls, sends the commands of docs/broadcast.md
- * (ack_alert, set_result, confirm_result, accept_position, set_clocks) and shows each
+ * (ack_alert, set_result, confirm_result, accept_position, set_clocks, next_round) and shows each
  * reply. The channel is always live: no public delay here.
  */
 
@@ -61,7 +61,13 @@ function resultSelect(number) {
 export function replyText(message) {
   if (message.type !== "ok") return message.reason || "error";
   const set = message.details?.set;
-  return Array.isArray(set) ? `ok: clocks set on ${set.length ? set.join(", ") : "no board"}` : "ok";
+  if (Array.isArray(set)) return `ok: clocks set on ${set.length ? set.join(", ") : "no board"}`;
+  const sections = message.details?.sections;
+  if (Array.isArray(sections)) {
+    const moved = sections.map((s) => `${s.section ? `${s.section} ` : ""}round ${s.round}`);
+    return `ok: ${moved.join(", ")}`;
+  }
+  return "ok";
 }
 
 class BoardRow {
@@ -173,6 +179,7 @@ class ArbiterPage {
     });
     document.getElementById("logout").addEventListener("click", () => this.forget(""));
     document.getElementById("set-clocks").addEventListener("click", () => this.setClocks());
+    document.getElementById("next-round").addEventListener("click", () => this.nextRound());
     window.addEventListener("online", () => this.socket.retrySoon());
     setInterval(() => this.tick(), TICK_MS);
     const saved = sessionStorage.getItem(TOKEN_KEY);
@@ -274,7 +281,25 @@ class ArbiterPage {
     }
     document.getElementById("board-rows").replaceChildren(...numbers.map((n) => this.rows.get(n).tr));
     document.body.dataset.seq = String(this.feed.seq);
+    this.listSections();
     this.tick();
+  }
+
+  /** The sections of the boards, for "Next round" (shown when there are several). */
+  listSections() {
+    const names = [...new Set([...this.feed.boards.values()].map((b) => b.section || ""))].sort();
+    const select = document.getElementById("next-round-section");
+    const options = [el("option", "", "every section")];
+    options[0].value = "";
+    for (const name of names.filter((n) => n !== "")) {
+      const option = el("option", "", name);
+      option.value = name;
+      options.push(option);
+    }
+    const chosen = select.value;
+    select.replaceChildren(...options);
+    select.value = names.includes(chosen) ? chosen : "";
+    select.hidden = names.length < 2;
   }
 
   countAlerts() {
@@ -347,6 +372,18 @@ class ArbiterPage {
   boardCommand(row, type, words) {
     const label = `Board ${row.number}: ${words.toLowerCase()}`;
     this.command({ type, board: row.number }, label, (reply) => row.showReply(reply));
+  }
+
+  nextRound() {
+    const section = document.getElementById("next-round-section").value;
+    const force = document.getElementById("next-round-force").checked;
+    const shown = document.getElementById("next-round-reply");
+    const label = `Next round${section ? ` (${section})` : ""}${force ? ", forced" : ""}`;
+    this.command({ type: "next_round", section, force }, label, (reply) => {
+      shown.className = `reply ${reply.kind}`;
+      shown.textContent = reply.text;
+      if (reply.kind === "ok") document.getElementById("next-round-force").checked = false;
+    });
   }
 
   setClocks() {
