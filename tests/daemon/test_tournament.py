@@ -163,6 +163,7 @@ async def test_two_rounds_of_two_sections_through_round_next(tmp_path: Path) -> 
                 assert device.path == os.path.realpath(tmp_path / place)  # noqa: ASYNC240
             for number in boards:
                 assert (await daemon.service.execute(ConfirmResult(board=number))).ok
+            await wait_for(lambda: _folder_holds(tmp_path / "pgn"), 20, "both rounds written")
             again = await daemon.service.execute(NextRound(section="OPEN"))
             assert not again.ok
             assert "round 3 is past the last round" in again.reason
@@ -190,6 +191,14 @@ def _check_trf(path: Path, names: list[str]) -> None:
         4: [(3, "b", "1"), (1, "w", "1")],
     }
     assert [float(tournament.player(r).points) for r in range(1, 5)] == [0.0, 2.0, 0.0, 2.0]
+
+
+def _folder_holds(folder: Path) -> bool:
+    try:
+        _check_pgn_folder(folder)
+    except (AssertionError, OSError):
+        return False
+    return True
 
 
 def _check_pgn_folder(folder: Path) -> None:
