@@ -121,7 +121,7 @@ def _position_key(board: chess.Board) -> tuple[str, bool]:
 def _anchor(start: str, moves: tuple[MoveInfo, ...], setup: str, hint: int | None) -> int | None:
     """The ply after which the game stands in ``setup``: ``hint`` if still so, else the last."""
     wanted = _position_key(chess.Board(setup))
-    board = chess.Board(start)
+    board = chess.Board(start, chess960=True)  # takes e1g1 and Chess960's king-to-rook f1g1
     keys = [_position_key(board)]
     for move in moves:
         board.push_uci(move.uci)
