@@ -26,7 +26,7 @@ from common import (
 )
 
 from drivers.emulator.clock import ChessClock
-from drivers.emulator.firmware import BoardFirmware, BoardMode
+from drivers.emulator.firmware import BoardFirmware, BoardIdentity, BoardMode
 from drivers.emulator.player import HumanPlayer, PressLever
 from drivers.emulator.pty import VirtualSerialPort
 
@@ -50,7 +50,11 @@ class FarmBoard:
         player = HumanPlayer(seed=seed, speed=1.0, noise=NOISE, think=THINK)
         self._schedule = player.play(game)
         self._loop = asyncio.get_running_loop()
-        self.firmware = BoardFirmware(clock=ChessClock(BLITZ_CLOCK), now=self._loop.time())
+        self.firmware = BoardFirmware(
+            clock=ChessClock(BLITZ_CLOCK),
+            identity=BoardIdentity(serial=f"{number:05d}"),  # each board its own, as in a hall
+            now=self._loop.time(),
+        )
         self._out = bytearray()
         self._sent = 0
         self._writing = False
