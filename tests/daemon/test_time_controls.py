@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from daemon.config import ConfigError, load_config
 from daemon.durations import ClockRules, Period, TimeControl
+from tests.conftest import ROOT
 
 NOW = dt.datetime(2026, 6, 24, 9, 0, tzinfo=dt.UTC)
 
@@ -146,3 +147,16 @@ def test_variant_key(tmp_path: Path) -> None:
     assert section.event.variant == "chess960"
     (problem,) = _problems(tmp_path, 'time_control = "300"\nvariant = "crazyhouse"')
     assert "round.toml: event.variant: " in problem
+
+
+def test_the_playoffs_example_loads() -> None:
+    config = load_config(ROOT / "config" / "playoffs.toml", env={}, now=NOW)
+    final, freestyle, armageddon = (s.event for s in config.sections)
+    assert str(final.time_control) == "40/5400+30:1800+30"
+    assert (freestyle.variant, str(freestyle.time_control)) == ("chess960", "1500+10")
+    rules = armageddon.clock_rules
+    assert (str(rules.white), str(rules.black), rules.draw_odds) == (
+        "60/300:0+2",
+        "60/240:0+2",
+        "black",
+    )
