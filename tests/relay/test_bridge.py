@@ -61,8 +61,16 @@ async def test_commands_reach_the_owning_daemon_or_wait_for_it(
     async with running_relay(relay_settings(mosquitto, "r1", pgn_folder=folder)) as relay:
         async with running_daemon(hall_a), running_daemon(hall_b):
             view = relay.view
+            # Status, ownership and states are separate retained topics: wait for all.
             await wait_for(
-                lambda: view.is_online("hall-a") and view.is_online("hall-b"), 10, "both online"
+                lambda: (
+                    view.is_online("hall-a")
+                    and view.is_online("hall-b")
+                    and None not in (view.owner_of(1), view.owner_of(2))
+                    and None not in (relay.hub.state(1), relay.hub.state(2))
+                ),
+                10,
+                "both online, with their boards",
             )
             assert (view.owner_of(1), view.owner_of(2)) == ("hall-a", "hall-b")
             async with Arbiter.connected(relay.server.port) as arbiter:
