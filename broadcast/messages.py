@@ -72,6 +72,8 @@ class AlertKind(enum.StrEnum):
     RESULT_SIGNALLED = "result_signalled"
     GAME_OVER = "game_over"
     LICHESS_REFUSED = "lichess_refused"  # raised by the lichess push, not by a board
+    JOURNAL_FAILED = "journal_failed"
+    JOURNAL_RECOVERED = "journal_recovered"
 
 
 class BoardStatus(enum.Enum):

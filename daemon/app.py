@@ -42,6 +42,7 @@ from daemon.round import RoundCore
 from daemon.rounds import RoundKeeper
 from daemon.service import RoundService
 from daemon.settings import mqtt_settings, pgn_folder_settings
+from daemon.snapshot import SnapshotPolicy, fingerprint
 from drivers.backoff import BackoffPolicy
 from drivers.dgt.device_core import DeviceTimeouts
 from drivers.dgt.supervisor import BoardSupervisor
@@ -77,6 +78,7 @@ class DaemonOptions:
             start this round's journal beside it (daemon/journal_identity.py).
         board_patience: seconds after start before e-boards without a link are reported
             (at WARNING, with the reason and the fix).
+        snapshots: when the round's state is added to the journal (default policy: None).
     """
 
     tracker: TrackerSettings | None = None
@@ -88,18 +90,22 @@ class DaemonOptions:
     supervisors: dict[int, BoardSupervisor] = field(default_factory=dict)
     new_journal: bool = False
     board_patience: float = 5.0
+    snapshots: SnapshotPolicy | None = None
 
 
-def load_round_config(path: str | os.PathLike[str], journal: Journal | None = None) -> Config:
+def load_round_config(
+    path: str | os.PathLike[str], journal: Journal | None = None, now: dt.datetime | None = None
+) -> Config:
     """Load the configuration; the default round start is the journal's first start.
 
     After a restart the default ``round_start`` (the daemon's start) must not move, or
-    the default time of FIDE 6.7 would move with it.
+    the default time of FIDE 6.7 would move with it. Before the first start, ``now``
+    (default: now) is the start, and the daemon notes that same time in the journal.
 
     Raises:
         ConfigError: one line per problem.
     """
-    config = load_config(path)
+    config = load_config(path, now=now)
     if journal is None:
         return config
     first = next(journal.records(board=EVENT_BOARD, kinds={STARTED}), None)
@@ -131,12 +137,20 @@ class Daemon:
         self.pairings = {name: PairingLink(h) for name, h in (handoffs or {}).items()}
         self.hub = Hub()
         self.core = RoundCore(self.config, options.tracker)
-        self.service = RoundService(self.core, self.journal, self.hub)
+        self.service = RoundService(
+            self.core,
+            self.journal,
+            self.hub,
+            fingerprint=fingerprint(config, options.tracker),
+            snapshots=options.snapshots,
+        )
         self.service.clock_setter = self.set_clocks
         self.rounds = RoundKeeper(self.core, self.service, self.pairings)
         self.rounds.listeners.append(self._round_changed)
         self.service.round_changer = lambda c: self.rounds.next_round(c.section, force=c.force)
         self.replayed = 0
+        #: When the daemon was opened (epoch seconds): the first start, if it is one.
+        self.opened_at = time.time()
         server = self.config.server
         self.server = BroadcastServer(
             self.hub,
@@ -173,10 +187,12 @@ class Daemon:
         await claim_boards(first)
         journal = open_round_journal(first, new_journal=options.new_journal)
         try:
-            config = load_round_config(config_path, journal)
+            opened = dt.datetime.now().astimezone()
+            config = load_round_config(config_path, journal, opened)
             moved = {str(r.payload["section"]) for r in journal.records(kinds={ROUND})}
             config, handoffs = apply_pairings(config, skip=moved)
             daemon = cls(config, journal, options, handoffs)
+            daemon.opened_at = opened.timestamp()
             daemon._replay()
         except BaseException:
             journal.close()
@@ -222,8 +238,9 @@ class Daemon:
         return LiveChessServer(self.server.public_hub, settings)
 
     def _note_start(self) -> None:
+        """Note the first start: the time the configuration's default round start is."""
         if next(self.journal.records(board=EVENT_BOARD, kinds={STARTED}), None) is None:
-            now = dt.datetime.now().timestamp()
+            now = self.opened_at
             self.journal.append(EVENT_BOARD, STARTED, {"at": now}, now)
 
     def _supervisor(self, number: int) -> BoardSupervisor:
@@ -263,7 +280,7 @@ class Daemon:
                 await asyncio.gather(*(s.stop() for s in self.sessions.values()))
                 raise _Stop
         except* _Stop:
-            pass
+            self.service.take_snapshot()  # a clean stop: the next start replays nothing
         finally:
             self.journal.close()
 

@@ -204,6 +204,33 @@ class AlertEngine:
                 ("clock_online", board, at),
             )
 
+    def receive_journal(self, written: bool, reason: str, held: int, at: float) -> None:
+        """The journal cannot be written (disk full, I/O error), or is written again.
+
+        Board 0: it concerns the whole event. ``held`` inputs wait in memory meanwhile.
+        """
+        if not written:
+            self._raise(
+                0,
+                AlertKind.JOURNAL_FAILED,
+                at,
+                {"reason": reason},
+                f"The journal cannot be written ({reason}). The boards are still read and"
+                " served; what they send is held in memory and written as soon as the"
+                " disk takes it. Free disk space or fix the disk, and do not stop dgtcast"
+                " meanwhile: what is held would be lost.",
+                ("journal_failed", at),
+            )
+        else:
+            self._raise(
+                0,
+                AlertKind.JOURNAL_RECOVERED,
+                at,
+                {"held": held},
+                f"The journal is written again: the {held} records held in memory are in it.",
+                ("journal_recovered", at),
+            )
+
     def receive_tick(self, now: float) -> None:
         """Time passed: make the late-arrival checks that are due (FIDE 6.7)."""
         self._deadline_known = False

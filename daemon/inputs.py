@@ -26,6 +26,7 @@ __all__ = [
     "ARBITER",
     "CLOCK",
     "INPUT_KINDS",
+    "JOURNAL",
     "LINK",
     "PLACEMENT",
     "TICK",
@@ -44,10 +45,12 @@ CLOCK: Final = "clock"
 LINK: Final = "link"
 TICK: Final = "tick"
 ARBITER: Final = "arbiter"
+#: The journal could not be written, or is written again: ``{"written", "reason", "held"}``.
+JOURNAL: Final = "journal"
 #: Record kinds that are inputs (replayed); every other kind is a decision (audit only).
 #: ``round`` (:data:`daemon.journal.ROUND`) is a section moving on to another round
 #: (daemon/round_change.py).
-INPUT_KINDS: Final = frozenset({PLACEMENT, CLOCK, LINK, TICK, ARBITER, ROUND})
+INPUT_KINDS: Final = frozenset({PLACEMENT, CLOCK, LINK, TICK, ARBITER, ROUND, JOURNAL})
 
 
 def placement_payload(observation: PlacementObserved) -> dict[str, Any]:

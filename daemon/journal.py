@@ -338,19 +338,36 @@ class Journal:
 
     # -- snapshots ------------------------------------------------------------------------
 
-    def write_snapshot(self, seq: int, at: float, fingerprint: str, state: bytes) -> None:
-        """Keep ``state``: the round after every record up to ``seq`` (an addition only).
+    def write_snapshot(
+        self, seq: int, at: float, fingerprint: str, state: bytes, *, keep: int = 2
+    ) -> None:
+        """Keep ``state``: the round after every record up to ``seq``.
+
+        A snapshot is an addition: no record is ever removed. Only the ``keep`` newest
+        snapshots are kept (older ones are never needed: every record is still there).
 
         Raises:
             sqlite3.OperationalError: the disk is full or failing (nothing written).
         """
         row = self._db.execute("SELECT digest FROM records WHERE seq = ?", (seq,)).fetchone()
         digest = b"" if row is None or row[0] is None else bytes(row[0])
-        self._db.execute(
-            "INSERT OR REPLACE INTO snapshots (seq, at, fingerprint, digest, state)"
-            " VALUES (?, ?, ?, ?, ?)",
-            (seq, at, fingerprint, digest, state),
-        )
+        self._db.execute("BEGIN")
+        try:
+            self._db.execute(
+                "INSERT OR REPLACE INTO snapshots (seq, at, fingerprint, digest, state)"
+                " VALUES (?, ?, ?, ?, ?)",
+                (seq, at, fingerprint, digest, state),
+            )
+            self._db.execute(
+                "DELETE FROM snapshots WHERE seq NOT IN"
+                " (SELECT seq FROM snapshots ORDER BY seq DESC LIMIT ?)",
+                (keep,),
+            )
+            self._db.execute("COMMIT")
+        except BaseException:
+            if self._db.in_transaction:
+                self._db.execute("ROLLBACK")
+            raise
 
     def latest_snapshot(self, fingerprint: str) -> tuple[int, bytes] | None:
         """The newest snapshot made with ``fingerprint`` whose record chain still holds.

@@ -52,6 +52,7 @@ from daemon.game.tracker import GameTracker
 from daemon.inputs import (
     ARBITER,
     CLOCK,
+    JOURNAL,
     LINK,
     PLACEMENT,
     TICK,
@@ -246,6 +247,10 @@ class RoundCore:
                 self._command(command_from_payload(payload), at, outcome)
             elif kind == ROUND:
                 self._change_round(RoundChange.from_payload(payload), at, outcome)
+            elif kind == JOURNAL:
+                self.engine.receive_journal(
+                    bool(payload["written"]), str(payload["reason"]), int(payload["held"]), at
+                )
             else:
                 self._observe(board, kind, payload, at, outcome)
         finally:

@@ -6,6 +6,15 @@ a timer tick, an arbiter command) is appended to the journal *before* the core a
 the decisions the core makes (moves, corrections, alerts, results) are journalled before
 they are published to the hub. Everything runs on the event loop's thread, so the
 journal's order is the order in which the core saw its inputs, and a replay reproduces it.
+
+Arbiter commands are journalled *before* they are carried out: a command the journal
+cannot take is refused and changes nothing. Anything else the disk refuses (full, failing)
+is held in memory in order and retried each second (:mod:`daemon.journal_hold`) while the
+boards are read and served; the arbiter gets ``journal_failed`` and, once written,
+``journal_recovered`` (both are inputs too, so a replay raises them with the same ids).
+
+Every :class:`~daemon.snapshot.SnapshotPolicy` interval the core's state is added to the
+journal as a snapshot; :meth:`RoundService.replay` starts from the newest usable one.
 """
 
 from __future__ import annotations
@@ -13,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import sqlite3
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
@@ -29,11 +39,13 @@ from broadcast.messages import (
 )
 from daemon.arbiter import Decision
 from daemon.game.events import GameEvent
-from daemon.inputs import ARBITER, INPUT_KINDS, TICK
+from daemon.inputs import ARBITER, INPUT_KINDS, JOURNAL, TICK
 from daemon.journal import EVENT_BOARD, Entry, Journal
+from daemon.journal_hold import HeldJournal
 from daemon.output_alerts import OutputAlerts
 from daemon.results import CommandRefused
 from daemon.round import Outcome, RoundCore, command_payload
+from daemon.snapshot import SnapshotPolicy, dump_state, load_state
 
 __all__ = ["ClockSetter", "RoundService"]
 
@@ -51,6 +63,9 @@ class RoundService:
         journal: the open journal.
         hub: the live broadcast hub.
         wall_clock: time source (epoch seconds).
+        fingerprint: what snapshots are made with (:func:`daemon.snapshot.fingerprint`);
+            None: no snapshots, replays read the whole journal.
+        snapshots: when to take them.
     """
 
     def __init__(
@@ -60,10 +75,20 @@ class RoundService:
         hub: Hub,
         *,
         wall_clock: Callable[[], float] = time.time,
+        fingerprint: str | None = None,
+        snapshots: SnapshotPolicy | None = None,
     ) -> None:
         self.core = core
         self.journal = journal
+        self.writer = HeldJournal(journal)
         self.hub = hub
+        self.fingerprint = fingerprint
+        self.snapshots = snapshots or SnapshotPolicy()
+        #: The record the last replay started after (0: the whole journal was replayed).
+        self.replayed_from = 0
+        self._since_snapshot = 0
+        self._snapshot_at = wall_clock()
+        self._failing = False
         self.clock_setter: ClockSetter | None = None
         #: Moves sections on to their next round (daemon/rounds.py).
         self.round_changer: Callable[[NextRound], CommandReply] | None = None
@@ -84,10 +109,11 @@ class RoundService:
         Raises:
             JournalDamaged: a record was changed, removed or cannot be read.
         """
-        self.journal.verify()
+        after = self.replayed_from = self._load_snapshot()
+        self.journal.verify(after=after)
         count = 0
         unknown: set[int] = set()
-        for record in self.journal.records(kinds=INPUT_KINDS):
+        for record in self.journal.records(after=after, kinds=INPUT_KINDS):
             if record.board != EVENT_BOARD and record.board not in self.core.games:
                 unknown.add(record.board)
                 continue
@@ -104,7 +130,38 @@ class RoundService:
             self.hub.publish_board(self.core.board_state(number, now))
         for alert in self.core.engine.open_alerts:
             self.hub.publish_alert(alert)
+        self._since_snapshot = count
         return count
+
+    def _load_snapshot(self) -> int:
+        """Load the newest usable snapshot; returns its record (0: none, replay it all)."""
+        if self.fingerprint is None:
+            return 0
+        found = self.journal.latest_snapshot(self.fingerprint)
+        if found is None:
+            return 0
+        seq, data = found
+        try:
+            load_state(self.core, data)
+        except Exception as exc:  # any failure to load: the inputs are all there
+            log.warning("= snapshot at record %d not used (%s): replaying every input", seq, exc)
+            return 0
+        return seq
+
+    def take_snapshot(self) -> bool:
+        """Add the core's state to the journal now; False when it cannot (held records)."""
+        if self.fingerprint is None or self.writer.held:
+            return False
+        now = self._wall_clock()
+        data = dump_state(self.core)
+        try:
+            self.journal.write_snapshot(self.journal.last_seq, now, self.fingerprint, data)
+        except sqlite3.DatabaseError as exc:
+            log.warning("= snapshot not written (%s); the journal still has every input", exc)
+            return False
+        finally:
+            self._since_snapshot, self._snapshot_at = 0, now
+        return True
 
     # -- inputs ------------------------------------------------------------------------
 
@@ -118,21 +175,33 @@ class RoundService:
         Raises:
             CommandRefused: an arbiter command that changed nothing (not journalled).
         """
+        entry = Entry(board=board, kind=kind, at=at, payload=payload)
+        return self._act(entry, journalled=False)
+
+    def _act(self, entry: Entry, *, journalled: bool) -> Outcome:
+        """Apply an input, journal it (unless ``journalled``) with its decisions, publish."""
         try:
-            outcome = self.core.apply(board, kind, payload, at)
+            outcome = self.core.apply(entry.board, entry.kind, entry.payload, entry.at)
         except CommandRefused:
             raise
         except Exception:
-            self.journal.append(board, kind, payload, at)  # keep the input of a bug
+            if not journalled:
+                self._write([entry])  # keep the input of a bug
             raise
         finally:
             self._deadlines_changed.set()
-        self._journal(Entry(board=board, kind=kind, at=at, payload=payload), outcome)
+        self._journal(None if journalled else entry, outcome)
         self._publish(outcome)
+        self._since_snapshot += 1
+        if self.snapshots.due(self._since_snapshot, entry.at - self._snapshot_at):
+            self.take_snapshot()
         return outcome
 
     async def execute(self, command: ArbiterCommand) -> CommandReply:
-        """Carry out an arbiter command (the broadcast layer's CommandHandler)."""
+        """Carry out an arbiter command (the broadcast layer's CommandHandler).
+
+        The command is journalled first; one the journal cannot take is refused.
+        """
         at = self._wall_clock()
         if isinstance(command, AckAlert) and self.output_alerts.owns(command.id):
             return self.output_alerts.acknowledge(command.id)
@@ -140,13 +209,22 @@ class RoundService:
             if self.round_changer is None:
                 return CommandReply(ok=False, reason="rounds cannot change here")
             return self.round_changer(command)
+        entry = Entry(
+            board=_command_board(command), kind=ARBITER, at=at, payload=command_payload(command)
+        )
+        failure = self.writer.write_now([entry])
+        if failure is not None:
+            self._note_written(False)
+            return CommandReply(
+                ok=False,
+                reason=f"the journal cannot be written ({failure}): command not carried out",
+            )
         if isinstance(command, SetClocks):
-            self.journal.append(EVENT_BOARD, ARBITER, command_payload(command), at)
             if self.clock_setter is None:
                 return CommandReply(ok=False, reason="no e-board clocks to set")
             return await self.clock_setter()
         try:
-            outcome = self.receive(_command_board(command), ARBITER, command_payload(command), at)
+            outcome = self._act(entry, journalled=True)
         except CommandRefused as exc:
             return CommandReply(ok=False, reason=str(exc))
         details: dict[str, Any] = {}
@@ -160,6 +238,9 @@ class RoundService:
         """Feed ``tick`` inputs at the core's deadlines, until cancelled."""
         while True:
             self._deadlines_changed.clear()
+            held = self.writer.held
+            if held and self.writer.retry():
+                self._note_written(True, held)
             deadline = self.core.next_deadline()
             now = self._wall_clock()
             if deadline is not None and deadline <= now:
@@ -172,11 +253,27 @@ class RoundService:
 
     # -- outputs -----------------------------------------------------------------------
 
-    def _journal(self, entry: Entry, outcome: Outcome) -> None:
-        entries: list[Entry | Decision] = [entry]
+    def _journal(self, entry: Entry | None, outcome: Outcome) -> None:
+        entries: list[Entry | Decision] = [] if entry is None else [entry]
         entries += [_event_entry(board, event) for board, event in outcome.game_events]
         entries.extend(outcome.decisions)
-        self.journal.append_many(entries)
+        self._write(entries)
+
+    def _write(self, entries: list[Entry | Decision]) -> None:
+        if not self.writer.append_many(entries):
+            self._note_written(False)
+
+    def _note_written(self, written: bool, held: int = 0) -> None:
+        """On a change between failing and written, tell the arbiter (an input itself)."""
+        if written == (not self._failing):
+            return
+        self._failing = not written
+        payload = {
+            "written": written,
+            "reason": self.writer.failure or "",
+            "held": held if written else self.writer.held,
+        }
+        self.receive(EVENT_BOARD, JOURNAL, payload, self._wall_clock())
 
     def _publish(self, outcome: Outcome) -> None:
         now = self._wall_clock()

@@ -1,0 +1,267 @@
+"""Snapshots: a restart from one gives exactly what a replay of the whole journal gives."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import chess
+import chess.pgn
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from broadcast.hub import Hub
+from broadcast.messages import AckAlert, SetResult
+from daemon.app import Daemon, DaemonOptions
+from daemon.config import Config, load_config
+from daemon.inputs import CLOCK, INPUT_KINDS, LINK, PLACEMENT, TICK, board_fen
+from daemon.journal import Journal
+from daemon.round import RoundCore
+from daemon.service import RoundService
+from daemon.snapshot import SnapshotPolicy, dump_state, fingerprint
+from tests.conftest import ROOT
+from tests.daemon.support import FAST_TRACKER, BoardSpec, write_config
+
+START = 1_780_000_000.0
+GAMES = sorted((ROOT / "config" / "games").glob("*.pgn"))
+
+
+def _game(index: int) -> chess.pgn.Game:
+    with GAMES[index % len(GAMES)].open() as handle:
+        game = chess.pgn.read_game(handle)
+    assert game is not None
+    return game
+
+
+def _clock(left: int, right: int, running: str | None, lever: str) -> dict[str, Any]:
+    return {
+        "left": left,
+        "right": right,
+        "left_flag": False,
+        "right_flag": False,
+        "running": running,
+        "lever": lever,
+        "connected": True,
+    }
+
+
+def board_inputs(number: int, plies: int) -> Iterator[tuple[float, int, str, dict[str, Any]]]:
+    """One board: online, start position, then each ply lifted, placed and pressed, with
+    a clock reading every second; a cable pull in the middle."""
+    board = chess.Board()
+    at = START + number * 0.25
+    yield at, number, LINK, {"state": "online", "reason": ""}
+    yield at, number, PLACEMENT, {"fen": board.board_fen()}
+    left = right = 600
+    for ply, move in enumerate(list(_game(number).mainline_moves())[:plies]):
+        white = board.turn == chess.WHITE
+        for _ in range(3):  # thinking, the clock ticking
+            at += 1.0
+            left, right = (left - 1, right) if white else (left, right - 1)
+            yield at, number, CLOCK, _clock(left, right, "left" if white else "right", "right")
+        lifted = board.copy()
+        lifted.remove_piece_at(move.from_square)
+        at += 0.4
+        yield at, number, PLACEMENT, {"fen": board_fen(lifted)}
+        board.push(move)
+        at += 0.4
+        yield at, number, PLACEMENT, {"fen": board.board_fen()}
+        at += 0.3
+        yield at, number, CLOCK, _clock(left, right, "right" if white else "left", "left")
+        if ply == plies // 2 and number == 2:
+            yield at + 0.1, number, LINK, {"state": "offline", "reason": "cable"}
+            yield at + 5.0, number, LINK, {"state": "online", "reason": ""}
+            at += 5.0
+
+
+def _config(folder: Path) -> Config:
+    return load_config(write_config(folder, [BoardSpec(n, f"/dev/null{n}") for n in (1, 2, 3)]))
+
+
+class _Clock:
+    def __init__(self) -> None:
+        self.now = START
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def _service(config: Config, journal: Journal, clock: _Clock, fp: str | None) -> RoundService:
+    core = RoundCore(config, FAST_TRACKER)
+    return RoundService(core, journal, Hub(), wall_clock=clock, fingerprint=fp)
+
+
+def _drive(service: RoundService, clock: _Clock, inputs: list[Any]) -> None:
+    """Feed inputs as the daemon would, with ticks when the core asks for them."""
+    for at, board, kind, payload in inputs:
+        deadline = service.core.next_deadline()
+        if deadline is not None and deadline <= at:
+            clock.now = deadline
+            service.receive(0, TICK, {}, deadline)
+        clock.now = at
+        service.receive(board, kind, payload, at)
+
+
+def _commands(service: RoundService, clock: _Clock) -> None:
+    alerts = service.core.engine.alerts
+    assert alerts, "the round raised no alert"
+    asyncio.run(service.execute(AckAlert(id=alerts[0].id)))
+    asyncio.run(service.execute(SetResult(board=3, result="1/2-1/2")))
+    asyncio.run(service.execute(AckAlert(id=999)))  # refused: journalled, changes nothing
+
+
+def _observed(core: RoundCore) -> dict[str, Any]:
+    """Everything the round shows: boards, clocks, alerts with their ids, results."""
+    return {
+        "boards": [core.board_state(n, START) for n in sorted(core.games)],
+        "alerts": core.engine.alerts,
+        "results": [core.engine.result_of(n) for n in sorted(core.games)],
+        "deadline": core.next_deadline(),
+    }
+
+
+@functools.cache
+def _round(folder: Path) -> tuple[Config, list[Any], list[Any]]:
+    """A journal of three boards (written once): what was played, and what comes after."""
+    config = _config(folder)
+    streams = [list(board_inputs(n, 24)) for n in (1, 2, 3)]
+    played = sorted((i for s in streams for i in s), key=lambda i: (i[0], i[1]))
+    later = [list(board_inputs(n, 30))[len(s) :] for n, s in zip((1, 2, 3), streams, strict=True)]
+    after = sorted((i for s in later for i in s), key=lambda i: (i[0], i[1]))
+    clock = _Clock()
+    with Journal(config.storage.path) as journal:
+        service = _service(config, journal, clock, None)
+        _drive(service, clock, played)
+        _commands(service, clock)
+    return config, played, after
+
+
+@pytest.fixture(scope="module")
+def played(tmp_path_factory: pytest.TempPathFactory) -> tuple[Config, list[Any], list[Any]]:
+    return _round(tmp_path_factory.mktemp("round"))
+
+
+def _restart(config: Config, journal: Journal, fp: str | None) -> RoundService:
+    service = _service(config, journal, _Clock(), fp)
+    service.replay()
+    return service
+
+
+def _snapshot_at(config: Config, journal: Journal, cut: int, fp: str) -> None:
+    """The state after the records up to ``cut``, made as the service makes it."""
+    core = RoundCore(config, FAST_TRACKER)
+    for record in journal.records(kinds=INPUT_KINDS):
+        if record.seq > cut:
+            break
+        try:
+            core.apply(record.board, record.kind, record.payload, record.at)
+        except Exception:  # a refused command
+            continue
+    journal.write_snapshot(cut, START, fp, dump_state(core))
+
+
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(fraction=st.floats(0.0, 1.0))
+def test_a_restart_from_any_snapshot_equals_a_full_replay(
+    played: tuple[Config, list[Any], list[Any]], fraction: float
+) -> None:
+    config, _, after = played
+    fp = fingerprint(config, FAST_TRACKER)
+    with Journal(config.storage.path) as journal:
+        last = journal.last_seq
+        cut = max(1, int(fraction * last))
+        full = _restart(config, journal, None)
+        assert full.replayed_from == 0
+        _snapshot_at(config, journal, cut, fp)
+        try:
+            quick = _restart(config, journal, fp)
+            assert quick.replayed_from == cut
+            assert _observed(quick.core) == _observed(full.core)
+            # and both carry on alike (nothing hidden diverged): a few more inputs each
+            for service in (full, quick):
+                for at, board, kind, payload in after[:40]:
+                    service.core.apply(board, kind, payload, at)
+            assert _observed(quick.core) == _observed(full.core)
+        finally:
+            db = sqlite3.connect(config.storage.path)
+            db.execute("DELETE FROM snapshots")
+            db.commit()
+            db.close()
+
+
+def test_the_service_takes_snapshots_as_it_goes_and_keeps_every_record(tmp_path: Path) -> None:
+    config = _config(tmp_path)
+    streams = [list(board_inputs(n, 16)) for n in (1, 2, 3)]
+    inputs = sorted((i for s in streams for i in s), key=lambda i: (i[0], i[1]))
+    fp = fingerprint(config, FAST_TRACKER)
+    clock = _Clock()
+    with Journal(config.storage.path) as journal:
+        core = RoundCore(config, FAST_TRACKER)
+        service = RoundService(
+            core,
+            journal,
+            Hub(),
+            wall_clock=clock,
+            fingerprint=fp,
+            snapshots=SnapshotPolicy(every_inputs=50, every_seconds=1e9),
+        )
+        _drive(service, clock, inputs)
+        seqs = [r[0] for r in journal._db.execute("SELECT seq FROM snapshots ORDER BY seq")]
+        assert len(seqs) == 2  # the two newest are kept
+        inputs_kept = sum(1 for _ in journal.records(kinds=INPUT_KINDS))
+        assert inputs_kept >= len(inputs)
+        quick = _restart(config, journal, fp)
+        assert quick.replayed_from == seqs[-1]
+        assert _observed(quick.core) == _observed(_restart(config, journal, None).core)
+
+
+def test_another_config_or_a_broken_snapshot_falls_back_to_the_whole_journal(
+    played: tuple[Config, list[Any], list[Any]], caplog: pytest.LogCaptureFixture
+) -> None:
+    config, _, _ = played
+    fp = fingerprint(config, FAST_TRACKER)
+    with Journal(config.storage.path) as journal:
+        full = _observed(_restart(config, journal, None).core)
+        _snapshot_at(config, journal, journal.last_seq // 2, fp)
+        other = _restart(config, journal, fingerprint(config, None))  # other tracker timers
+        assert other.replayed_from == 0
+        db = sqlite3.connect(config.storage.path)
+        db.execute("UPDATE snapshots SET state = X'80054e2e'")  # a pickle of None
+        db.commit()
+        with caplog.at_level(logging.WARNING):
+            broken = _restart(config, journal, fp)
+        assert broken.replayed_from == 0
+        assert "not used" in caplog.text
+        assert _observed(broken.core) == full
+        db.execute("DELETE FROM snapshots")
+        db.commit()
+        db.close()
+
+
+async def test_a_clean_stop_leaves_a_snapshot_and_the_restart_replays_nothing(
+    tmp_path: Path,
+) -> None:
+    config = write_config(tmp_path, [BoardSpec(1, None), BoardSpec(2, None)])
+    options = DaemonOptions(port=0)
+    daemon = await Daemon.open(config, options)
+    await daemon.service.execute(SetResult(board=1, result="1-0"))
+    stop = asyncio.Event()
+    stop.set()
+    await daemon.run(stop)
+    again = await Daemon.open(config, options)
+    try:
+        assert again.replayed == 0
+        assert again.service.replayed_from > 0
+        state = again.core.engine.result_of(1)
+        assert state is not None
+        assert state.result == "1-0"
+    finally:
+        again.journal.close()
