@@ -51,6 +51,9 @@ __all__ = ["ClockSetter", "RoundService"]
 
 log = logging.getLogger(__name__)
 
+#: Journal record kind (a decision): the arbiter command just before it was refused.
+REFUSED = "arbiter_refused"
+
 #: Sets every e-board clock to the time control; returns a reply for the arbiter.
 ClockSetter = Callable[[], Awaitable[CommandReply]]
 
@@ -226,6 +229,9 @@ class RoundService:
         try:
             outcome = self._act(entry, journalled=True)
         except CommandRefused as exc:
+            self._write(
+                [Entry(board=entry.board, kind=REFUSED, at=at, payload={"reason": str(exc)})]
+            )
             return CommandReply(ok=False, reason=str(exc))
         details: dict[str, Any] = {}
         if outcome.alerts:
