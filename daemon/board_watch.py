@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from broadcast.messages import AlertKind
+from broadcast.messages import AlertKind, Color
 from daemon.durations import ClockRules, TimeControl, format_duration
 from daemon.game.events import ClockUpdated
 
@@ -65,17 +65,17 @@ class BoardWatch:
 
     rules: BoardRules
     game: float | None = None  # ``at`` of the game's GameStarted: part of episode keys
-    first_move_at: dict[str, float] = field(default_factory=dict)  # presence, FIDE 6.7
+    first_move_at: dict[Color, float] = field(default_factory=dict)  # presence, FIDE 6.7
     stages_done: set[str] = field(default_factory=set)
     online: bool | None = None
     offline_since: float | None = None
     clock_connected: bool | None = None
     out_of_sync: bool = False
     last_clock: ClockUpdated | None = None
-    presses: dict[str, int] = field(default_factory=dict)
+    presses: dict[Color, int] = field(default_factory=dict)
     moved: bool = False  # a move, a lever press or an accepted position in this game
     start_checked: bool = False
-    increment_wrong: set[str] = field(default_factory=set)
+    increment_wrong: set[Color] = field(default_factory=set)
 
     def new_game(self, at: float) -> None:
         self.game = at
@@ -86,7 +86,7 @@ class BoardWatch:
         self.start_checked = False
         self.increment_wrong.clear()
 
-    def has_moved(self, color: str, when: float) -> bool:
+    def has_moved(self, color: Color, when: float) -> bool:
         """``color`` made a move by ``when``: proof of presence (FIDE 6.7)."""
         first = self.first_move_at.get(color)
         return first is not None and first <= when
@@ -121,6 +121,7 @@ class BoardWatch:
         Returns:
             The late-arrival alert and the result a forfeit would give, or None.
         """
+        absent: Color
         if not self.has_moved("white", when):
             absent, result = "white", "-+"
         elif not self.has_moved("black", when):
@@ -219,7 +220,7 @@ def _is_press(before: ClockUpdated, after: ClockUpdated) -> bool:
     return before.running is not None and after.running not in (None, before.running)
 
 
-def _seconds_of(reading: ClockUpdated, color: str) -> float:
+def _seconds_of(reading: ClockUpdated, color: Color) -> float:
     return reading.white if color == "white" else reading.black
 
 
@@ -228,7 +229,7 @@ def _spoken(control: TimeControl) -> str:
     return control.spoken()
 
 
-def _late_action(board: int, absent: str, stage: str, result: str, watch: BoardWatch) -> str:
+def _late_action(board: int, absent: Color, stage: str, result: str, watch: BoardWatch) -> str:
     who = absent.capitalize()
     default_at = format_duration(watch.rules.default_time)
     proof = (
