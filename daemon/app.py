@@ -15,7 +15,7 @@ import datetime as dt
 import logging
 import os
 import time
-from collections.abc import Awaitable, Coroutine, Mapping
+from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
@@ -76,6 +76,8 @@ class DaemonOptions:
         supervisors: ready-made supervisors by board number (tests, the demo).
         new_journal: when the configured journal belongs to another round, keep it and
             start this round's journal beside it (daemon/journal_identity.py).
+        progress: shown a line while something long is read (the journal), then None
+            (the live console, daemon/console.py).
         board_patience: seconds after start before e-boards without a link are reported
             (at WARNING, with the reason and the fix).
         snapshots: when the round's state is added to the journal (default policy: None).
@@ -91,6 +93,7 @@ class DaemonOptions:
     new_journal: bool = False
     board_patience: float = 5.0
     snapshots: SnapshotPolicy | None = None
+    progress: Callable[[str | None], None] | None = None
 
 
 def load_round_config(
@@ -200,7 +203,19 @@ class Daemon:
         return daemon
 
     def _replay(self) -> None:
-        self.replayed = self.service.replay()
+        show = self.options.progress
+        if show is not None:
+            path = self.journal.path
+            show(f"reading {path}")
+            self.service.replay_progress = lambda done, total: show(
+                f"reading {path}: {done:,} of {total:,} records"
+            )
+        try:
+            self.replayed = self.service.replay()
+        finally:
+            self.service.replay_progress = None
+            if show is not None:
+                show(None)
         self.rounds.restore_links(self.journal)
         self.rounds.record_start(self.journal)
         for number, game in self.core.games.items():

@@ -93,6 +93,8 @@ class RoundService:
         self._snapshot_at = wall_clock()
         self._failing = False
         self.clock_setter: ClockSetter | None = None
+        #: Told (records read, records in all) while :meth:`replay` reads a long journal.
+        self.replay_progress: Callable[[int, int], None] | None = None
         #: Moves sections on to their next round (daemon/rounds.py).
         self.round_changer: Callable[[NextRound], CommandReply] | None = None
         #: Called with the board state and the decision for every result decision.
@@ -116,7 +118,10 @@ class RoundService:
         self.journal.verify(after=after)
         count = 0
         unknown: set[int] = set()
+        total = self.journal.last_seq
         for record in self.journal.records(after=after, kinds=INPUT_KINDS):
+            if self.replay_progress is not None and count % 5000 == 4999:
+                self.replay_progress(record.seq, total)
             if record.board != EVENT_BOARD and record.board not in self.core.games:
                 unknown.add(record.board)
                 continue
