@@ -13,7 +13,8 @@ times of day. Each kind, when it is raised, its details and the suggested action
   only when confirmed. An arbiter's result is never replaced by a proposal, a confirmed
   one by nothing but another arbiter's (the ledger: :mod:`daemon.results`).
 * What is followed on each board, and the clock and late-arrival checks, are in
-  :mod:`daemon.board_watch`; the checks return drafts, the engine raises them.
+  :mod:`daemon.board_watch`; what every other alert says is in
+  :mod:`daemon.alert_drafts`. Both return drafts; the engine raises them.
 * Every change is also a :class:`Decision` (``decisions_made()``) for the journal.
   Recovery: :meth:`AlertEngine.restore` the decision records, then feed the replayed
   inputs as in live operation (game events, links, ticks); episodes already journalled
@@ -34,6 +35,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol, assert_never
 
 from broadcast.messages import Alert, AlertKind, to_json_dict
+from daemon import alert_drafts as drafts
 from daemon.board_watch import AlertDraft, BoardRules, BoardWatch, Episode
 from daemon.config import Config
 from daemon.game.events import (
@@ -159,50 +161,18 @@ class AlertEngine:
         was, watch.online = watch.online, online
         if not online and was is not False:
             watch.offline_since = at
-            self._raise(
-                board,
-                AlertKind.BOARD_OFFLINE,
-                at,
-                {"since": at},
-                f"Board {board}: the e-board is not answering. Check its USB cable and"
-                " power; moves made meanwhile are recovered when it is back.",
-                ("board_offline", board, at),
-            )
+            self._raise_draft(board, at, drafts.board_offline(board, at))
         elif online and was is False:
-            since = watch.offline_since
-            self._raise(
-                board,
-                AlertKind.BOARD_ONLINE,
-                at,
-                {"offline_seconds": None if since is None else at - since},
-                f"Board {board}: the e-board is back. Check that the game on it is the"
-                " recorded one.",
-                ("board_online", board, at),
-            )
+            self._raise_draft(board, at, drafts.board_online(board, at, watch.offline_since))
 
     def receive_clock_link(self, board: int, connected: bool, at: float) -> None:
         """Whether a clock answers through the e-board (every reading may be passed)."""
         watch = self._board(board)
         was, watch.clock_connected = watch.clock_connected, connected
         if not connected and was is not False:
-            self._raise(
-                board,
-                AlertKind.CLOCK_OFFLINE,
-                at,
-                {"since": at},
-                f"Board {board}: no clock answers through the e-board. Check the clock"
-                " cable; clock times are not recorded meanwhile.",
-                ("clock_offline", board, at),
-            )
+            self._raise_draft(board, at, drafts.clock_offline(board, at))
         elif connected and was is False:
-            self._raise(
-                board,
-                AlertKind.CLOCK_ONLINE,
-                at,
-                {},
-                f"Board {board}: the clock answers again.",
-                ("clock_online", board, at),
-            )
+            self._raise_draft(board, at, drafts.clock_online(board, at))
 
     def receive_journal(self, written: bool, reason: str, held: int, at: float) -> None:
         """The journal cannot be written (disk full, I/O error), or is written again.
@@ -210,26 +180,9 @@ class AlertEngine:
         Board 0: it concerns the whole event. ``held`` inputs wait in memory meanwhile.
         """
         if not written:
-            self._raise(
-                0,
-                AlertKind.JOURNAL_FAILED,
-                at,
-                {"reason": reason},
-                f"The journal cannot be written ({reason}). The boards are still read and"
-                " served; what they send is held in memory and written as soon as the"
-                " disk takes it. Free disk space or fix the disk, and do not stop dgtcast"
-                " meanwhile: what is held would be lost.",
-                ("journal_failed", at),
-            )
+            self._raise_draft(0, at, drafts.journal_failed(reason, at))
         else:
-            self._raise(
-                0,
-                AlertKind.JOURNAL_RECOVERED,
-                at,
-                {"held": held},
-                f"The journal is written again: the {held} records held in memory are in it.",
-                ("journal_recovered", at),
-            )
+            self._raise_draft(0, at, drafts.journal_recovered(held, at))
 
     def receive_tick(self, now: float) -> None:
         """Time passed: make the late-arrival checks that are due (FIDE 6.7)."""
@@ -373,67 +326,20 @@ class AlertEngine:
         if watch.out_of_sync:
             return
         watch.out_of_sync = True
-        self._raise(
-            board,
-            AlertKind.OUT_OF_SYNC,
-            event.at,
-            {"expected_fen": event.expected_fen, "placement": event.placement},
-            f"Board {board}: the pieces match no position of the game (an illegal move"
-            " or knocked pieces). Reinstate the expected position (FIDE 7.5), or accept"
-            " the board's position.",
-            ("out_of_sync", board, watch.game, event.at),
-        )
+        self._raise_draft(board, event.at, drafts.out_of_sync(board, watch.game, event))
 
     def _result_signalled(self, board: int, watch: BoardWatch, event: ResultSignalled) -> None:
-        if self._raise(
-            board,
-            AlertKind.RESULT_SIGNALLED,
-            event.at,
-            {"result": event.result},
-            f"Board {board}: the players put the kings on the centre squares for"
-            f" {event.result}. Check the scoresheets and confirm the result.",
-            ("result_signalled", board, watch.game, event.result),
-        ):
+        draft = drafts.result_signalled(board, watch.game, event)
+        if self._raise_draft(board, event.at, draft):
             self._results.propose(board, event.result, ResultSource.RESULT_SIGNALLED, event.at)
 
     def _game_ended(self, board: int, watch: BoardWatch, event: GameEnded) -> None:
-        if self._raise(
-            board,
-            AlertKind.GAME_OVER,
-            event.at,
-            {"result": event.result, "termination": event.termination},
-            f"Board {board}: {event.termination} on the board, {event.result}. Check the"
-            " position and confirm the result.",
-            ("game_over", board, watch.game, event.at),
-        ):
+        if self._raise_draft(board, event.at, drafts.game_over(board, watch.game, event)):
             self._results.propose(board, event.result, ResultSource.GAME_OVER, event.at)
 
     def _flag_fell(self, board: int, watch: BoardWatch, event: FlagFell) -> None:
-        loser = event.color.capitalize()
-        why = (
-            f"{loser} loses"
-            if event.result != "1/2-1/2"
-            else "drawn, as the opponent cannot checkmate"
-        )
-        details: dict[str, Any] = {
-            "color": event.color,
-            "result": event.result,
-            "provisional": event.provisional,
-        }
-        odds = watch.rules.clocks.draw_odds
-        if odds is not None:
-            details["draw_odds"] = odds
-            details["winner"] = _winner(event.result, odds)
-        if self._raise(
-            board,
-            AlertKind.FLAG_FALL,
-            event.at,
-            details,
-            f"Board {board}: {loser}'s flag fell. Unless the game had already ended,"
-            f" {why}: {event.result} (FIDE 6.9).{_draw_odds_rule(event.result, odds)}"
-            " Check the clock and the position, then confirm the result.",
-            ("flag_fall", board, watch.game, event.color),
-        ):
+        draft = drafts.flag_fall(board, watch.game, event, watch.rules.clocks.draw_odds)
+        if self._raise_draft(board, event.at, draft):
             self._results.propose(board, event.result, ResultSource.FLAG_FALL, event.at)
 
     # -- alerts, results and decisions ----------------------------------------------------
@@ -498,20 +404,3 @@ def _follow(watch: BoardWatch, event: GameStarted | MoveMade | InSync | Position
             watch.moved = True  # the game goes on from a position: no start check any more
         case _:
             assert_never(event)
-
-
-def _winner(result: str, draw_odds: str) -> str:
-    """Who wins the game under draw odds: a draw counts for the colour holding them."""
-    if result == "1/2-1/2":
-        return draw_odds
-    return "white" if result == "1-0" else "black"
-
-
-def _draw_odds_rule(result: str, draw_odds: str | None) -> str:
-    """The sentence an arbiter needs under draw odds (Armageddon), else nothing."""
-    if draw_odds is None:
-        return ""
-    holder = draw_odds.capitalize()
-    if result == "1/2-1/2":
-        return f" With draw odds for {holder}, this draw counts as {holder}'s win."
-    return f" Draw odds for {holder} do not change a decisive result."
