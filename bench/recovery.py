@@ -1,6 +1,7 @@
 """Restart-and-recover time: building the daemon on a 500-board journal (it replays it).
 
-Run ``.venv/bin/python bench/recovery.py [--boards 500] [--minutes M]``.
+Run ``.venv/bin/python bench/recovery.py [--boards 500] [--minutes M] [--classical]
+[--no-snapshots]``.
 
 The journal is made the way the daemon makes it, without the daemon's waiting: every
 board plays a real game (``../shared/data/games``) at blitz pace (3+2, the emulator's
@@ -15,16 +16,25 @@ each input is appended with the game events and decisions it caused: the records
 of one each. ``--minutes`` cuts every game after that much play (whole games by default,
 about six minutes each).
 
-Timed: ``Daemon.open(config, options)``, which opens the journal, replays every input through
-a fresh core and publishes every board to the hub: the time from a restart to serving
-again (the boards then reconnect on their own). The replayed games are checked against
-the generating core's, ply for ply.
+``--classical``: the boards play 90+30 games thought out to last the whole ``--minutes``
+(default 300: the end of a five-hour round), so every board's clock is journalled every
+second all round long (about 9 million clock readings at 500 boards). The writer then
+renders the boards and adds a snapshot every 30,000 inputs, as the daemon's service does
+(:class:`~daemon.snapshot.SnapshotPolicy`); the blitz journal gets snapshots too unless
+``--no-snapshots`` (which gives the replay of the whole journal, the figure before
+snapshots). The time each snapshot took to make is reported: the daemon pauses that long.
+
+Timed: ``Daemon.open(config, options)``, which opens the journal, loads the newest
+snapshot, replays the inputs after it through the core and publishes every board to the
+hub: the time from a restart to serving again (the boards then reconnect on their own).
+The restarted games are checked against the generating core's: plies, clocks and alert ids.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import datetime as dt
 import heapq
 import os
 import sys
@@ -48,15 +58,17 @@ from common import (
 )
 
 from broadcast.messages import to_json_dict
-from daemon.app import Daemon, DaemonOptions
+from daemon.app import STARTED, Daemon, DaemonOptions
 from daemon.arbiter import Decision
-from daemon.config import load_config
+from daemon.config import Config, load_config
 from daemon.inputs import CLOCK, LINK, PLACEMENT, clock_payload, link_payload, placement_payload
-from daemon.journal import Entry, Journal
+from daemon.journal import EVENT_BOARD, Entry, Journal
+from daemon.journal_identity import identity_of
 from daemon.round import RenderedGame, RoundCore
+from daemon.snapshot import SnapshotPolicy, dump_state, fingerprint
 from drivers.dgt.events import BoardDump, FieldUpdated
 from drivers.dgt.observe import SensorBoard, clock_observation
-from drivers.emulator.clock import ChessClock
+from drivers.emulator.clock import ChessClock, ClockSettings
 from drivers.emulator.firmware import clock_times
 from drivers.emulator.physical import PhysicalBoard
 from drivers.emulator.player import Action, HumanPlayer, Lift, Place, PressLever, StartClock
@@ -70,14 +82,17 @@ EPOCH = 1_767_000_000.0
 #: One journal input: (at, board, kind, payload).
 Input = tuple[float, int, str, dict[str, Any]]
 
+#: The classical round's time control.
+CLASSICAL = "90+30"
+
 
 class _Table:
     """One board and its clock, reporting what the daemon's session would journal."""
 
-    def __init__(self, number: int, at: float) -> None:
+    def __init__(self, number: int, at: float, clock: ClockSettings = BLITZ_CLOCK) -> None:
         self.number = number
         self.physical, self.sensor = PhysicalBoard(), SensorBoard()
-        self.clock = ChessClock(BLITZ_CLOCK)
+        self.clock = ChessClock(clock)
         self.now = at
         self._last_clock: dict[str, Any] | None = None
         self.inputs: list[Input] = []
@@ -125,7 +140,13 @@ class _Table:
 
 
 def board_inputs(
-    number: int, game: chess.pgn.Game, *, seed: int, start: float, seconds: float | None
+    number: int,
+    game: chess.pgn.Game,
+    *,
+    seed: int,
+    start: float,
+    seconds: float | None,
+    classical: bool = False,
 ) -> Iterator[Input]:
     """The inputs of one board playing ``game`` from ``start``, in time order.
 
@@ -135,9 +156,16 @@ def board_inputs(
         seed: seeds the players.
         start: epoch seconds when the board comes online and its clock is started.
         seconds: stop after this much play (None: the whole game, then 10 s of clock).
+        classical: 90+30, each move thought about long enough for the game to last
+            ``seconds`` (then required).
     """
-    table = _Table(number, start)
-    player = HumanPlayer(seed=seed, speed=1.0, noise=NOISE, think=THINK)
+    think, clock = THINK, BLITZ_CLOCK
+    if classical:
+        assert seconds is not None
+        mean = 1.1 * seconds / sum(1 for _ in game.mainline_moves())
+        think, clock = (0.3 * mean, 1.7 * mean), ClockSettings.from_text(CLASSICAL)
+    table = _Table(number, start, clock)
+    player = HumanPlayer(seed=seed, speed=1.0, noise=NOISE, think=think)
     end = None if seconds is None else start + seconds
     for timed in player.play(game, at=start):
         if end is not None and timed.at > end:
@@ -149,7 +177,9 @@ def board_inputs(
     yield from table.drain()
 
 
-def round_inputs(boards: int, seconds: float | None, *, seed: int = 1) -> Iterator[Input]:
+def round_inputs(
+    boards: int, seconds: float | None, *, seed: int = 1, classical: bool = False
+) -> Iterator[Input]:
     """Every board's inputs merged in time order; boards start within 3 s of each other."""
     games = long_games()
     streams = [
@@ -159,6 +189,7 @@ def round_inputs(boards: int, seconds: float | None, *, seed: int = 1) -> Iterat
             seed=seed * 7919 + n,
             start=EPOCH + (n * 0.618) % 3.0,
             seconds=seconds,
+            classical=classical,
         )
         for n in range(1, boards + 1)
     ]
@@ -173,19 +204,45 @@ class Written:
     records: int
     plies: dict[int, int]
     seconds: float
+    seen: dict[str, Any]
+    snapshot_seconds: list[float]
 
 
-def write_journal(path: Path, config_path: Path, inputs: Iterator[Input]) -> Written:
-    """Run the inputs through a core; journal each with its events and decisions."""
+def round_config(config_path: Path) -> Config:
+    """The configuration as the daemon loads it after its first start, at :data:`EPOCH`."""
+    return load_config(config_path, now=dt.datetime.fromtimestamp(EPOCH).astimezone())
+
+
+def write_journal(
+    path: Path,
+    config_path: Path,
+    inputs: Iterator[Input],
+    *,
+    snapshots: SnapshotPolicy | None = None,
+    publish_each: bool = True,
+) -> Written:
+    """Run the inputs through a core; journal each with its events and decisions.
+
+    Args:
+        snapshots: add snapshots as the daemon's service does (None: none).
+        publish_each: render the boards an input changed, as the service publishes them
+            (False: only before each snapshot, which leaves the same rendered games).
+    """
     started = time.perf_counter()
-    core = RoundCore(load_config(config_path))
-    count = records = 0
+    config = round_config(config_path)
+    core = RoundCore(config)
+    print_ = fingerprint(config, None)
+    count = records = since = 0
+    made: list[float] = []
     entries: list[Entry | Decision] = []
     with Journal(path) as journal:
+        journal.stamp_identity(identity_of(config))
+        journal.append(EVENT_BOARD, STARTED, {"at": EPOCH}, EPOCH)
         for at, board, kind, payload in inputs:
             outcome = core.apply(board, kind, payload, at)
-            for number in outcome.boards:
-                core.board_state(number, at)  # what the service publishes
+            if publish_each:
+                for number in outcome.boards:
+                    core.board_state(number, at)  # what the service publishes
             entries.append(Entry(board=board, kind=kind, at=at, payload=payload))
             entries += [
                 Entry(board=b, kind="game." + type(e).__name__, at=e.at, payload=to_json_dict(e))
@@ -193,15 +250,45 @@ def write_journal(path: Path, config_path: Path, inputs: Iterator[Input]) -> Wri
             ]
             entries.extend(outcome.decisions)
             count += 1
+            since += 1
             if count % 1000 == 0:
                 records += len(journal.append_many(entries))
                 entries = []
+            if snapshots is not None and snapshots.due(since, 0.0):
+                records += len(journal.append_many(entries))
+                entries, since = [], 0
+                made.append(_snapshot(journal, core, print_, at))
         records += len(journal.append_many(entries))
     plies = {n: len(g.record.moves) for n, g in core.games.items()}
     _check_pgn(core)
     return Written(
-        inputs=count, records=records, plies=plies, seconds=time.perf_counter() - started
+        inputs=count,
+        records=records,
+        plies=plies,
+        seconds=time.perf_counter() - started,
+        seen=_seen(core),
+        snapshot_seconds=made,
     )
+
+
+def _snapshot(journal: Journal, core: RoundCore, print_: str, at: float) -> float:
+    """Add a snapshot as the service does; returns the seconds the daemon would pause."""
+    began = time.perf_counter()
+    for number in core.games:
+        core.board_state(number, at)  # the service keeps every board rendered
+    journal.write_snapshot(journal.last_seq, at, print_, dump_state(core))
+    return time.perf_counter() - began
+
+
+def _seen(core: RoundCore) -> dict[str, Any]:
+    """What a restart must give back: plies, clocks and alert ids of every board."""
+    clocks = {
+        str(n): None if g.clock is None else [g.clock.white, g.clock.black]
+        for n, g in core.games.items()
+    }
+    alerts = [[a.id, a.kind, a.board] for a in core.engine.alerts]
+    plies = {str(n): len(g.record.moves) for n, g in core.games.items()}
+    return {"plies": plies, "clocks": clocks, "alerts": alerts}
 
 
 def _check_pgn(core: RoundCore) -> None:
@@ -226,6 +313,7 @@ class Recovery:
         journal_mib: its size on disk.
         wall_s / cpu_s: the time ``Daemon.open(...)`` took, wall clock and CPU.
         replayed: inputs the daemon replayed.
+        snapshot_seq: the record the snapshot it loaded ends at (0: none).
         rss_before_kib / rss_after_kib: the restarted process's RSS before and after.
     """
 
@@ -235,6 +323,7 @@ class Recovery:
     wall_s: float
     cpu_s: float
     replayed: int
+    snapshot_seq: int
     rss_before_kib: int
     rss_after_kib: int
 
@@ -247,12 +336,21 @@ class Recovery:
         """A few lines of text."""
         w = self.written
         grown = (self.rss_after_kib - self.rss_before_kib) / 1024
+        made = w.snapshot_seconds
+        snapshots = (
+            f"{len(made)} snapshots made, {sum(made) / len(made):.2f} s each (max {max(made):.2f})"
+            if made
+            else "no snapshots"
+        )
+        start = f"after the snapshot at record {self.snapshot_seq:,}" if self.snapshot_seq else ""
         return (
             f"journal: {self.boards} boards, {self.plies} plies, {w.inputs:,} inputs, "
-            f"{w.records:,} records, {self.journal_mib:.0f} MiB (written in {w.seconds:.1f} s)\n"
-            f"restart: Daemon.open(...) replayed {self.replayed:,} inputs in {self.wall_s:.2f} s "
-            f"({self.cpu_s:.2f} s CPU, {self.replayed / self.wall_s:,.0f} inputs/s); "
-            f"RSS {self.rss_before_kib / 1024:.0f} MiB before, +{grown:.0f} MiB after"
+            f"{w.records:,} records, {self.journal_mib:.0f} MiB (written in {w.seconds:.1f} s);"
+            f" {snapshots}\n"
+            f"restart: Daemon.open(...) replayed {self.replayed:,} inputs {start} in"
+            f" {self.wall_s:.2f} s ({self.cpu_s:.2f} s CPU); RSS"
+            f" {self.rss_before_kib / 1024:.0f} MiB before, +{grown:.0f} MiB after;"
+            " games, clocks and alert ids as written"
         )
 
 
@@ -262,7 +360,6 @@ async def _restart(args: argparse.Namespace) -> None:
     wall, cpu = time.perf_counter(), time.process_time()
     daemon = await Daemon.open(args.config, DaemonOptions(port=0))
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-    plies = {n: len(g.record.moves) for n, g in daemon.core.games.items()}
     after = process_rss_kib(os.getpid())
     daemon.journal.close()
     send_line(
@@ -270,7 +367,8 @@ async def _restart(args: argparse.Namespace) -> None:
             "wall": wall,
             "cpu": cpu,
             "replayed": daemon.replayed,
-            "plies": plies,
+            "from": daemon.service.replayed_from,
+            "seen": _seen(daemon.core),
             "rss": [rss, after],
         }
     )
@@ -286,18 +384,25 @@ async def _restart_child(work: Path, config: Path) -> dict[str, Any]:
         await child.finish()
 
 
-def measure(boards: int, seconds: float | None) -> Recovery:
+def measure(
+    boards: int, seconds: float | None, *, classical: bool = False, snapshots: bool = True
+) -> Recovery:
     """Write a journal of ``boards`` boards, then time a daemon's start on it."""
     with tempfile.TemporaryDirectory(prefix="dgtcast-recovery-") as folder:
         work = Path(folder)
         ports = [str(work / f"board-{n}") for n in range(1, boards + 1)]
-        config = write_round_config(work, ports)
+        control = "5400+30" if classical else "180+2"
+        config = write_round_config(work, ports, time_control=control)
         journal = work / "journal.db"
-        written = write_journal(journal, config, round_inputs(boards, seconds))
+        inputs = round_inputs(boards, seconds, classical=classical)
+        policy = SnapshotPolicy() if snapshots else None
+        written = write_journal(
+            journal, config, inputs, snapshots=policy, publish_each=not classical
+        )
         size = sum(os.path.getsize(p) for p in work.glob("journal.db*")) / 2**20
         restart = asyncio.run(_restart_child(work, config))
-    if {int(n): p for n, p in restart["plies"].items()} != written.plies:
-        raise RuntimeError("the replay did not rebuild the games that were journalled")
+    if restart["seen"] != written.seen:
+        raise RuntimeError("the restart did not rebuild the games, clocks and alerts journalled")
     return Recovery(
         boards=boards,
         written=written,
@@ -305,6 +410,7 @@ def measure(boards: int, seconds: float | None) -> Recovery:
         wall_s=restart["wall"],
         cpu_s=restart["cpu"],
         replayed=restart["replayed"],
+        snapshot_seq=restart["from"],
         rss_before_kib=restart["rss"][0],
         rss_after_kib=restart["rss"][1],
     )
@@ -315,14 +421,20 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--boards", type=int, default=500)
     parser.add_argument("--minutes", type=float, help="play per board (default: whole games)")
+    parser.add_argument("--classical", action="store_true", help="90+30 games, 300 minutes")
+    parser.add_argument("--no-snapshots", action="store_true", help="replay the whole journal")
     parser.add_argument("--role", choices=["restart"], help=argparse.SUPPRESS)
     parser.add_argument("--config", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.role == "restart":
         asyncio.run(_restart(args))
         return 0
-    seconds = None if args.minutes is None else args.minutes * 60
-    print(measure(args.boards, seconds).summary())
+    minutes = 300.0 if args.classical and args.minutes is None else args.minutes
+    seconds = None if minutes is None else minutes * 60
+    recovery = measure(
+        args.boards, seconds, classical=args.classical, snapshots=not args.no_snapshots
+    )
+    print(recovery.summary())
     return 0
 
 

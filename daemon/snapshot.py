@@ -152,7 +152,10 @@ def _board_state(*values: Any) -> Any:
 
 def _frozen(cls: type, values: tuple[Any, ...]) -> Any:
     obj: Any = object.__new__(cls)
-    for name, value in zip(_FIELDS[cls], values, strict=True):
+    names = _fields_of(cls)
+    if names is None:
+        raise TypeError(f"{cls.__qualname__} is no longer a slotted dataclass")
+    for name, value in zip(names, values, strict=True):
         object.__setattr__(obj, name, value)
     return obj
 

@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 from broadcast.hub import Hub
 from broadcast.messages import AckAlert, SetResult
+from daemon import snapshot
 from daemon.app import Daemon, DaemonOptions
 from daemon.config import Config, load_config
 from daemon.inputs import CLOCK, INPUT_KINDS, LINK, PLACEMENT, TICK, board_fen
@@ -148,6 +149,7 @@ def played(tmp_path_factory: pytest.TempPathFactory) -> tuple[Config, list[Any],
 
 
 def _restart(config: Config, journal: Journal, fp: str | None) -> RoundService:
+    snapshot._FIELDS.clear()  # as in a new process: nothing learnt while dumping
     service = _service(config, journal, _Clock(), fp)
     service.replay()
     return service
