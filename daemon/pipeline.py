@@ -53,6 +53,9 @@ class BoardSession:
         supervisor: the board's supervisor (made from ``board.port`` when None).
         section: the board's section; with ``dgt_mode = 23`` dgtcast adds the increments
             and the periods' time (daemon/mode23.py).
+        refresh_after: seconds the sensed placement may match nothing of the game before
+            the whole board is read again (a lost field update leaves it wrong for good,
+            docs/faults.md); once per such episode.
     """
 
     def __init__(
@@ -63,6 +66,7 @@ class BoardSession:
         *,
         section: Section | None = None,
         wall_clock: Callable[[], float] = time.time,
+        refresh_after: float = 0.5,
     ) -> None:
         if not board.has_eboard:
             raise ValueError(f"board {board.number} has no e-board port or serial")
@@ -79,6 +83,9 @@ class BoardSession:
             side = ClockSide(board.clock_white_side) if board.clock_white_side else None
             self.increments = IncrementControl(section.event.clock_rules, white_side=side)
         self._commands: set[asyncio.Task[None]] = set()
+        self.refresh_after = refresh_after
+        self._refresh_timer: asyncio.TimerHandle | None = None
+        self._refreshed_episode: float | None = None
 
     async def set_clock(self, section: Section) -> ClockSetResult:
         """Set this board's clock (:func:`set_clock`); its move counters start afresh."""
@@ -90,6 +97,7 @@ class BoardSession:
     async def stop(self) -> None:
         """Stop the board's supervisor; the link closing then is no ``board_offline``."""
         self._stopping = True
+        self._cancel_refresh()
         await self.supervisor.stop()
 
     async def run(self) -> None:
@@ -122,16 +130,46 @@ class BoardSession:
                 log.warning("= board %d offline: %s", number, report.reason)
                 self._sensors = SensorBoard()  # the next dump resynchronises
                 self._last_clock = None
+                self._cancel_refresh()
                 payload = link_payload(LinkObserved(state=LinkState.OFFLINE, at=at), report.reason)
                 self._send(LINK, payload, at)
             case BoardDump() | FieldUpdated():
+                corrections = self._sensors.corrections
                 placement = self._sensors.receive_event(report, at)
                 if placement is not None:
+                    if self._sensors.corrections > corrections:
+                        log.info("= board %d: a fresh dump corrected the sensed board", number)
                     self._send(PLACEMENT, placement_payload(placement), at)
+                    self._watch_match()
             case ClockTimes():
                 self._receive_clock(clock_observation(report, at), at)
             case _:
                 pass  # acks, serial numbers, versions: the driver's business
+
+    def _watch_match(self) -> None:
+        """Read the board again when its placement has matched nothing for a moment."""
+        since = self._unmatched_since()
+        if since is None or since == self._refreshed_episode or self._refresh_timer is not None:
+            return
+        loop = asyncio.get_running_loop()
+        self._refresh_timer = loop.call_later(self.refresh_after, self._refresh_if_unmatched)
+
+    def _refresh_if_unmatched(self) -> None:
+        self._refresh_timer = None
+        since = self._unmatched_since()
+        if since is not None and since != self._refreshed_episode:
+            self._refreshed_episode = since
+            self.supervisor.request_refresh()
+
+    def _unmatched_since(self) -> float | None:
+        game = self.service.core.games.get(self.board.number)
+        tracker = None if game is None else game.tracker
+        return None if tracker is None else tracker.unmatched_since
+
+    def _cancel_refresh(self) -> None:
+        if self._refresh_timer is not None:
+            self._refresh_timer.cancel()
+            self._refresh_timer = None
 
     def _receive_clock(self, reading: ClockObserved, at: float) -> None:
         if self.increments is not None:

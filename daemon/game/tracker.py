@@ -125,6 +125,11 @@ class GameTracker:
         return self._state is not TrackerState.OUT_OF_SYNC
 
     @property
+    def unmatched_since(self) -> float | None:
+        """Since when the sensed placement matches no position of the game; None if it does."""
+        return self._unmatched_since
+
+    @property
     def result(self) -> str:
         """The result decided on the board (mate, stalemate, kings gesture), else ``"*"``."""
         return self._result

@@ -14,7 +14,9 @@ Handshake (:meth:`DgtDevice.handshake`, dgt-protocol.md §3, §12.3, §15): rese
 board goes IDLE), version 0x4D, serial number 0x45, long serial number 0x55 (only newer
 boards answer), board dump 0x42, update-nice 0x4B (field updates and clock changes flow
 from now on; clock commands are acknowledged only in this mode, §7.4), then the clock
-version ``2B 03 03 09 00`` through the clock queue, without waiting for its ack.
+version ``2B 03 03 09 00`` through the clock queue, without waiting for its ack. From
+then on the board is read again (0x42) after a protocol violation, on
+:meth:`DgtDevice.request_refresh` and every ``refresh`` seconds (drivers/dgt/refresh.py).
 """
 
 from __future__ import annotations
@@ -148,6 +150,8 @@ class DgtDevice:
         except ReplyTimeout as exc:
             raise HandshakeFailed(f"{self.path}: no handshake ({exc})") from exc
         self.send(StartUpdateNice())
+        self._core.start_refresh(self._loop.time())
+        self._pump()
         self.identity = BoardIdentity(
             version=version, serial=serial, long_serial=long_serial, board=board
         )
@@ -155,6 +159,15 @@ class DgtDevice:
         self._helpers.add(helper)
         helper.add_done_callback(self._helpers.discard)
         return self.identity
+
+    def request_refresh(self) -> None:
+        """Read the whole board (and the clock) again soon; their events follow as usual.
+
+        Does nothing before the handshake is done or after the link closed.
+        """
+        if not self.link.is_closed:
+            self._core.request_refresh(self._loop.time())
+            self._pump()
 
     def send(self, command: Command) -> None:
         """Write a command that has no reply (e.g. ``Reset``, ``StartUpdateNice``).

@@ -13,8 +13,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from drivers.dgt.commands import CLOCK_COMMAND_IDS, ClockCommand, Command, RequestSerialNumber
-from drivers.dgt.events import ClockAck
+from drivers.dgt.events import BoardDump, ClockAck, ProtocolViolation
 from drivers.dgt.link import TimedEvent
+from drivers.dgt.refresh import BoardRefresh
 
 __all__ = ["ClockDone", "DeviceCore", "DeviceTimeouts"]
 
@@ -30,6 +31,9 @@ class DeviceTimeouts:
         clock_resends: resends of an unacknowledged clock command before giving up (§7.4: 3).
         quiet: silence after which the watchdog probes with 0x45 (§12.3).
         probe: the probe's answer; without one the link is dead.
+        refresh: the whole board is read again (0x42) at least this often
+            (drivers/dgt/refresh.py).
+        refresh_settle: delay between a protocol violation and the dump it asks for.
     """
 
     reply: float = 1.0
@@ -38,9 +42,19 @@ class DeviceTimeouts:
     clock_resends: int = 3
     quiet: float = 3.0
     probe: float = 1.5
+    refresh: float = 10.0
+    refresh_settle: float = 0.2
 
     def __post_init__(self) -> None:
-        times = (self.reply, self.long_serial, self.clock_ack, self.quiet, self.probe)
+        times = (
+            self.reply,
+            self.long_serial,
+            self.clock_ack,
+            self.quiet,
+            self.probe,
+            self.refresh,
+            self.refresh_settle,
+        )
         if min(times) <= 0 or self.clock_resends < 0:
             raise ValueError("timeouts must be positive and resends not negative")
 
@@ -53,6 +67,8 @@ class DeviceTimeouts:
             clock_resends=self.clock_resends,
             quiet=self.quiet / factor,
             probe=self.probe / factor,
+            refresh=self.refresh / factor,
+            refresh_settle=self.refresh_settle / factor,
         )
 
 
@@ -124,6 +140,9 @@ class DeviceCore:
     * Watchdog (§12.3): after ``quiet`` seconds without any message, probe with
       RequestSerialNumber 0x45; anything heard within ``probe`` seconds clears it,
       otherwise :attr:`dead_reason` is set and the link must be closed.
+    * Board refresh (:mod:`drivers.dgt.refresh`): once :meth:`start_refresh` is called, a
+      board dump is requested after a protocol violation, on :meth:`request_refresh`,
+      and every ``refresh`` seconds.
 
     After each ``receive_*`` call, send :meth:`commands_to_send`, collect
     :meth:`clock_results`, check :attr:`dead_reason`, and call :meth:`receive_time`
@@ -139,6 +158,9 @@ class DeviceCore:
         self._tickets = 0
         self._commands: list[Command] = []
         self._results: list[ClockDone] = []
+        self.refresh = BoardRefresh(
+            period=timeouts.refresh, settle=timeouts.refresh_settle, reply=timeouts.reply
+        )
 
     @property
     def dead_reason(self) -> str | None:
@@ -164,16 +186,30 @@ class DeviceCore:
         """Forget a queued command nobody waits for; one in flight still runs its course."""
         self._queue = deque(job for job in self._queue if job.ticket != ticket)
 
+    def start_refresh(self, now: float) -> None:
+        """The handshake is done: read the board again when it may be wrong, and often."""
+        self.refresh.start(now)
+
+    def request_refresh(self, now: float) -> None:
+        """Read the whole board again as soon as possible (after :meth:`start_refresh`)."""
+        self.refresh.request(now)
+        self.refresh.receive_time(now)
+
     def receive_events(self, events: Iterable[TimedEvent]) -> None:
         """Take events the board sent (with arrival times). Collect outputs next."""
         for at, event in events:
             self._watchdog.receive_heard(at)
             if isinstance(event, ClockAck):
                 self._receive_ack(event, at)
+            elif isinstance(event, BoardDump):
+                self.refresh.receive_dump(at)
+            elif isinstance(event, ProtocolViolation):
+                self.refresh.receive_violation(at)
 
     def receive_time(self, now: float) -> None:
         """Let deadlines up to ``now`` pass: resend or give up a clock command, probe."""
         self._watchdog.receive_time(now)
+        self.refresh.receive_time(now)
         job = self._in_flight
         if job is None or now < job.deadline:
             return
@@ -184,7 +220,7 @@ class DeviceCore:
 
     def commands_to_send(self) -> list[Command]:
         """Return and forget the commands to write, in order."""
-        commands = self._watchdog.commands + self._commands
+        commands = self._watchdog.commands + self._commands + self.refresh.commands_to_send()
         self._watchdog.commands, self._commands = [], []
         return commands
 
@@ -196,7 +232,7 @@ class DeviceCore:
     def next_deadline(self) -> float:
         """When :meth:`receive_time` must be called next (loop time, maybe ``inf``)."""
         clock = self._in_flight.deadline if self._in_flight else math.inf
-        return min(clock, self._watchdog.next_deadline())
+        return min(clock, self._watchdog.next_deadline(), self.refresh.next_deadline())
 
     def _receive_ack(self, ack: ClockAck, at: float) -> None:
         job = self._in_flight

@@ -39,18 +39,22 @@ class SensorBoard:
     """The 64 squares as the sensors report them, from BOARD_DUMP and FIELD_UPDATE (§4).
 
     A FIELD_UPDATE only makes sense on top of a dump, so updates before the first dump are
-    counted and dropped. Magic pieces 0x0D–0x0F (§5.1) and codes no table knows are read as
-    an empty square and counted.
+    counted and dropped. A later dump (a refresh, drivers/dgt/refresh.py) gives a
+    placement only when it differs from the sensed board: then an update was lost or
+    torn, and the dump puts it right. Magic pieces 0x0D–0x0F (§5.1) and codes no table
+    knows are read as an empty square and counted.
 
     Attributes:
         updates_before_dump: FIELD_UPDATEs dropped because no dump had arrived yet.
         ignored_codes: non-empty piece codes read as empty (magic pieces, unknown codes).
+        corrections: later dumps that differed from the sensed board.
     """
 
     def __init__(self) -> None:
         self._board: chess.BaseBoard | None = None
         self.updates_before_dump = 0
         self.ignored_codes = 0
+        self.corrections = 0
 
     @property
     def placement(self) -> chess.BaseBoard | None:
@@ -61,12 +65,18 @@ class SensorBoard:
         """Apply a BoardDump or FieldUpdated; other events are ignored.
 
         Returns:
-            The whole placement after a dump, or after an update that changed it;
+            The whole placement after a dump that changed it (or the first), or after
+            an update that changed it;
             None otherwise. The caller hands it to the game layer next.
         """
         if isinstance(event, BoardDump):
-            self._board = self._board_of(event.squares)
-            return PlacementObserved(board=self._board.copy(), at=at)
+            board = self._board_of(event.squares)
+            if self._board is not None and board == self._board:
+                return None  # a refresh that found the sensed board right
+            if self._board is not None:
+                self.corrections += 1
+            self._board = board
+            return PlacementObserved(board=board.copy(), at=at)
         if isinstance(event, FieldUpdated):
             return self._apply_update(event, at)
         return None

@@ -240,6 +240,11 @@ class BoardSupervisor:
             raise LinkClosed(f"{self.port}: board not online")
         return await self._device.send_clock(command)
 
+    def request_refresh(self) -> None:
+        """Read the whole board again soon (a fresh dump follows); nothing while offline."""
+        if self._device is not None:
+            self._device.request_refresh()
+
     async def reports(self) -> AsyncIterator[TimedReport]:
         """Every report, oldest first, until the supervisor stopped (one consumer only)."""
         while batch := await self._inbox.get_batch():

@@ -264,6 +264,17 @@ class EmulatedBoard:
         """Lose the next ``count`` clock acks on the way (the driver must resend)."""
         self.firmware.drop_acks += count
 
+    def drop_field_updates(self, count: int = 1, *, torn: bool = False) -> None:
+        """Lose the next ``count`` field updates on the way, or (``torn``) their last byte."""
+        if torn:
+            self.firmware.tear_field_updates += count
+        else:
+            self.firmware.drop_field_updates += count
+
+    def drop_clock_reports(self, count: int = 1) -> None:
+        """Lose the next ``count`` clock readings on the way (a lever press unreported)."""
+        self.firmware.drop_clock_reports += count
+
     def inject_garbage(self, data: bytes) -> None:
         """Send raw bytes among the messages (line noise, a torn message)."""
         self.firmware.inject(data)

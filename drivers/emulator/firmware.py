@@ -162,6 +162,11 @@ class BoardFirmware:
         commands: every command received, in order (for tests and traces).
         violations: command bytes that made no sense.
         drop_acks: the next this-many clock acks are lost on the way (to test resends).
+        drop_field_updates: the next this-many FIELD_UPDATE messages are lost on the way
+            (to test that the driver reads the board again).
+        tear_field_updates: the next this-many FIELD_UPDATE messages arrive torn: their
+            last byte is lost, so the PC sees a protocol violation.
+        drop_clock_reports: the next this-many clock readings (BWTIME) are lost.
         clock_connected: False when the clock's cable is pulled out of the board.
     """
 
@@ -180,6 +185,9 @@ class BoardFirmware:
         self.commands: list[cmd.Command] = []
         self.violations: list[ProtocolViolation] = []
         self.drop_acks = 0
+        self.drop_field_updates = 0
+        self.tear_field_updates = 0
+        self.drop_clock_reports = 0
         self.clock_connected = True
         self._parser = CommandParser()
         self._out = bytearray()
@@ -309,7 +317,16 @@ class BoardFirmware:
         self.eeprom.record_changes(changes, self.physical.fields(), now)
         if self._mode in _REPORTS_FIELDS:
             for change in changes:
-                self._send(FieldUpdated(field=change.field, piece=change.code))
+                self._send_field_update(FieldUpdated(field=change.field, piece=change.code))
+
+    def _send_field_update(self, update: FieldUpdated) -> None:
+        if self.drop_field_updates > 0:
+            self.drop_field_updates -= 1
+        elif self.tear_field_updates > 0:
+            self.tear_field_updates -= 1
+            self._out += encode_event(update)[:-1]
+        else:
+            self._send(update)
 
     def _report_clock(self, now: float) -> None:
         if self._mode not in _REPORTS_CLOCK:
@@ -317,7 +334,10 @@ class BoardFirmware:
         times = self.clock_times(now)
         periodic = self._mode is BoardMode.UPDATE and now - self._last_clock_at >= _UPDATE_PERIOD
         if times != self._last_clock or periodic:
-            self._send(times)
+            if self.drop_clock_reports > 0:
+                self.drop_clock_reports -= 1
+            else:
+                self._send(times)
             self._last_clock = times
             self._last_clock_at = now
 
