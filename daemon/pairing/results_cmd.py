@@ -8,6 +8,10 @@ keep what the TRF has. Byes are written too. The TRF goes to ``--out`` (``-``: s
 output), by default back to the configured file, atomically. It then says whether the
 round is complete: every board has a confirmed result.
 
+The round is the one the journal is in: after ``dgtcast round next`` its last ``round``
+record names the round and its pairs, and only the results recorded after it count. In
+a ``[[sections]]`` event ``--section NAME`` picks the section (and its TRF).
+
 The journal does not tell whether an e-board saw the whole game, so this command never
 turns a result into a "less than one move" code (``W D L``) by itself; codes of that
 kind the daemon already wrote for the same result are kept.
@@ -25,11 +29,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
-from daemon.config import Config, ConfigError, format_config_errors, load_config
-from daemon.journal import Journal, JournalError, Record
+from daemon.config import Config, ConfigError, Section, format_config_errors, load_config
+from daemon.journal import ROUND, Journal, JournalError, Record
 from daemon.pairing.handoff import RoundResults
 from daemon.pairing.pairings import Pairing, read_pairings
 from daemon.pairing.trf import PairingFileError, Tournament
+from daemon.round_change import RoundChange
 from drivers.atomic_file import write_atomically
 
 __all__ = ["JournalResult", "add_arguments", "confirmed_results", "export_round", "run"]
@@ -56,6 +61,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--out",
         help="where to write the TRF; - for standard output (default: the [pairing] trf file)",
     )
+    parser.add_argument("--section", help="the section to export (needed with several)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -66,12 +72,29 @@ def run(args: argparse.Namespace) -> int:
         print(format_config_errors(exc), file=sys.stderr)
         return EXIT_BAD_INPUT
     try:
-        round_number, tournament, pairings = _inputs(config)
+        section = _section(config, args.section)
+    except ValueError as exc:
+        print(exc, file=sys.stderr)
+        return EXIT_BAD_INPUT
+    missing: Exception | None = None
+    records: list[Record] = []
+    try:
+        records = _records(config)
+    except (JournalError, OSError) as exc:
+        missing = exc
+    try:
+        round_number, tournament, pairings, since = _inputs(config, section, records)
     except (PairingFileError, ValueError) as exc:
         print(exc, file=sys.stderr)
         return EXIT_BAD_INPUT
+    if missing is not None:
+        print(missing, file=sys.stderr)
+        return EXIT_FAILED
+    numbers = {p.board for p in pairings}
     try:
-        results = confirmed_results(_result_records(config))
+        results = confirmed_results(
+            r for r in records if r.seq > since and r.kind == "result" and r.board in numbers
+        )
         core = export_round(tournament, round_number, pairings, results, warn=sys.stderr)
     except PairingFileError as exc:
         print(exc, file=sys.stderr)
@@ -79,7 +102,7 @@ def run(args: argparse.Namespace) -> int:
     except (JournalError, OSError) as exc:
         print(exc, file=sys.stderr)
         return EXIT_FAILED
-    return _write(core, args.out, config)
+    return _write(core, args.out, config, section)
 
 
 def confirmed_results(records: Iterable[Record]) -> dict[int, JournalResult | None]:
@@ -134,28 +157,55 @@ def export_round(
     return core
 
 
-def _inputs(config: Config) -> tuple[int, Tournament, list[Pairing]]:
-    pairing = config.pairing
+def _section(config: Config, name: str | None) -> Section:
+    if config.pairing is None and all(s.pairing is None for s in config.sections):
+        raise ValueError(f"{config.source}: [pairing] needs trf and pairings to export results")
+    if name is None:
+        if len(config.sections) != 1:
+            names = ", ".join(s.name for s in config.sections)
+            raise ValueError(f"{config.source}: name the section to export (--section: {names})")
+        return config.sections[0]
+    for section in config.sections:
+        if section.name == name:
+            return section
+    raise ValueError(f'{config.source}: no section "{name}"')
+
+
+def _inputs(
+    config: Config, section: Section, records: list[Record]
+) -> tuple[int, Tournament, list[Pairing], int]:
+    """The round, the TRF, the pairings and the record the round's results come after."""
+    pairing = section.pairing
     if pairing is None or pairing.pairings is None:
         raise ValueError(f"{config.source}: [pairing] needs trf and pairings to export results")
-    rounds = sorted({section.event.round for section in config.sections})
-    if len(rounds) != 1:
-        shown = " and ".join(str(r) for r in rounds)
-        raise ValueError(f"{config.source}: the sections play rounds {shown}; one TRF, one round")
     tournament = Tournament.from_trf(pairing.trf)
-    return rounds[0], tournament, read_pairings(pairing.pairings, tournament=tournament)
+    rounds = [r for r in records if r.kind == ROUND and r.payload.get("section") == section.name]
+    change = RoundChange.from_payload(rounds[-1].payload) if rounds else None
+    if change is None or change.pairs is None:
+        round_number = section.event.round if change is None else change.round
+        path = pairing.pairings_for(round_number)
+        assert path is not None
+        pairings = read_pairings(path, tournament=tournament)
+        return round_number, tournament, pairings, rounds[-1].seq if rounds else 0
+    source = f"the journal's round {change.round}"
+    pairings = [
+        Pairing(board=board, white=white, black=black, line=i, source=source)
+        for i, (board, white, black) in enumerate(change.pairs, 1)
+    ]
+    return change.round, tournament, pairings, rounds[-1].seq
 
 
-def _result_records(config: Config) -> list[Record]:
+def _records(config: Config) -> list[Record]:
     path = config.storage.path
     if not path.exists():
         raise JournalError(f"{path}: no journal (has the daemon run this round?)")
     with Journal(path) as journal:
-        return list(journal.records(kinds={"result"}))
+        return list(journal.records(kinds={"result", ROUND}))
 
 
-def _write(core: RoundResults, out: str | None, config: Config) -> int:
-    assert config.pairing is not None
+def _write(core: RoundResults, out: str | None, config: Config, section: Section) -> int:
+    pairing = section.pairing
+    assert pairing is not None
     data = core.tournament.to_bytes()
     report = sys.stdout
     try:
@@ -164,11 +214,11 @@ def _write(core: RoundResults, out: str | None, config: Config) -> int:
             sys.stdout.flush()
             report = sys.stderr
         else:
-            write_atomically(Path(out) if out else config.pairing.trf, data)
+            write_atomically(Path(out) if out else pairing.trf, data)
     except OSError as exc:
         print(f"cannot write the TRF: {exc}", file=sys.stderr)
         return EXIT_FAILED
-    _report(core, report, "standard output" if out == "-" else str(out or config.pairing.trf))
+    _report(core, report, "standard output" if out == "-" else str(out or pairing.trf))
     return 0
 
 

@@ -169,6 +169,12 @@ async def test_two_rounds_of_two_sections_through_round_next(tmp_path: Path) -> 
             assert "round 3 is past the last round" in again.reason
     _check_trf(tmp_path / "open.trf", PLAYERS["open"])
     _check_trf(tmp_path / "u12.trf", PLAYERS["u12"])
+    exported = tmp_path / "u12-from-journal.trf"  # round 2 of U12, from the journal alone
+    argv = ["results", "export", "--config", str(config), "--section", "U12"]
+    with redirect_stdout(io.StringIO()) as report:
+        assert main([*argv, "--out", str(exported)]) == 0
+    assert "round 2, 2 of 2 boards have a confirmed result" in report.getvalue()
+    assert exported.read_bytes() == (tmp_path / "u12.trf").read_bytes()
     _check_pgn_folder(tmp_path / "pgn")
     async with running_daemon(config) as restarted:  # the same configuration, unchanged
         state = restarted.core.board_state(12, 0.0)
