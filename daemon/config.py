@@ -36,6 +36,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from daemon.config_boards import board_problems
 from daemon.config_errors import ConfigError, describe_validation, load_toml, parse_toml
 from daemon.config_tables import (
     BoardConfig,
@@ -271,7 +272,7 @@ class TableBuilder:
 
     def build(self, source: Path) -> Config | None:
         sections = self._sections()
-        self._check_boards(sections)
+        self.problems += board_problems([(s.name, s.boards, array) for s, array in sections])
         server = self.server()
         config = Config(
             source=source,
@@ -349,68 +350,6 @@ class TableBuilder:
             default_time=default_time,
             default_time_warning=_DEFAULT_WARNING if warning is None else warning,
         )
-
-    # -- boards -------------------------------------------------------------------------
-
-    def _check_boards(self, sections: list[tuple[Section, str]]) -> None:
-        numbers: dict[int, str] = {}
-        ports: dict[str, int] = {}
-        serials: dict[str, int] = {}
-        players: dict[str, int] = {}
-        names = {section.name for section, _ in sections}
-        if len(names) < len(sections):
-            self._duplicate_section_names(sections)
-        for section, array in sections:
-            for index, board in enumerate(section.boards, 1):
-                where = f"{array}[{index}]"
-                if board.number in numbers:
-                    self.problems.append(
-                        f"{where}.number: duplicate board number {board.number}"
-                        f" (also {numbers[board.number]})"
-                    )
-                numbers.setdefault(board.number, where)
-                if board.port is not None and board.serial is None:  # a glob may be shared
-                    if board.port in ports:
-                        self.problems.append(
-                            f'{where}.port: duplicate port "{board.port}"'
-                            f" (also board {ports[board.port]})"
-                        )
-                    ports.setdefault(board.port, board.number)
-                if board.serial is not None:
-                    if board.serial in serials:
-                        self.problems.append(
-                            f'{where}.serial: duplicate serial "{board.serial}"'
-                            f" (also board {serials[board.serial]})"
-                        )
-                    serials.setdefault(board.serial, board.number)
-                self._check_players(where, board, players)
-
-    def _duplicate_section_names(self, sections: list[tuple[Section, str]]) -> None:
-        seen: dict[str, int] = {}
-        for index, (section, _) in enumerate(sections, 1):
-            if section.name in seen:
-                self.problems.append(
-                    f'sections[{index}].name: duplicate section name "{section.name}"'
-                    f" (also sections[{seen[section.name]}])"
-                )
-            seen.setdefault(section.name, index)
-
-    def _check_players(self, where: str, board: BoardConfig, players: dict[str, int]) -> None:
-        if board.white and board.white == board.black:
-            self.problems.append(f'{where}.black: "{board.black}" cannot play themselves')
-            return
-        for color in ("white", "black"):
-            fide_id = getattr(board, f"{color}_fide_id")
-            name = getattr(board, color)
-            key = f"fide:{fide_id}" if fide_id is not None else f"name:{name}"
-            if not name and fide_id is None:
-                continue
-            if key in players:
-                shown = f"FIDE id {fide_id}" if fide_id is not None else f'"{name}"'
-                self.problems.append(
-                    f"{where}.{color}: {shown} already plays on board {players[key]}"
-                )
-            players.setdefault(key, board.number)
 
     # -- other tables -------------------------------------------------------------------
 
