@@ -192,7 +192,9 @@ class Daemon:
         try:
             opened = dt.datetime.now().astimezone()
             config = load_round_config(config_path, journal, opened)
-            moved = {str(r.payload["section"]) for r in journal.records(kinds={ROUND})}
+            moved = {
+                str(r.payload["section"]) for r in journal.records(board=EVENT_BOARD, kinds={ROUND})
+            }
             config, handoffs = apply_pairings(config, skip=moved)
             daemon = cls(config, journal, options, handoffs)
             daemon.opened_at = opened.timestamp()

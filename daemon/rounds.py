@@ -170,7 +170,7 @@ class RoundKeeper:
             PairingFileError: the TRF no longer fits the journal's round.
         """
         last: dict[str, RoundChange] = {}
-        for record in journal.records(kinds={ROUND}):
+        for record in journal.records(board=EVENT_BOARD, kinds={ROUND}):
             recorded = RoundChange.from_payload(record.payload)
             last[recorded.section] = recorded
         for section in self.core.config.sections:
