@@ -64,7 +64,8 @@ from daemon.config import Config, load_config
 from daemon.inputs import CLOCK, LINK, PLACEMENT, clock_payload, link_payload, placement_payload
 from daemon.journal import EVENT_BOARD, Entry, Journal
 from daemon.journal_identity import identity_of
-from daemon.round import RenderedGame, RoundCore
+from daemon.rendered_game import RenderedGame
+from daemon.round import RoundCore
 from daemon.snapshot import SnapshotPolicy, dump_state, fingerprint
 from drivers.dgt.events import BoardDump, FieldUpdated
 from drivers.dgt.observe import SensorBoard, clock_observation
