@@ -17,9 +17,10 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from broadcast.pgn import format_clock
 from daemon.config import BoardConfig, Config, ConfigError, format_config_errors, load_config
 from drivers.dgt.device_core import DeviceTimeouts
-from drivers.dgt.events import BatteryStatus, ClockFace, ClockTimes
+from drivers.dgt.events import BatteryStatus, ClockTimes
 from drivers.dgt.ports import PortSpec, serial_ports
 from drivers.dgt.probe import BoardFound, PortProblem, ProbeResult, explain_path, probe_ports
 
@@ -159,11 +160,7 @@ def _clock_text(clock: ClockTimes | None) -> str:
         return "no answer"
     if clock.no_clock:
         return "none"
-    return f"{_face(clock.left)} | {_face(clock.right)}"
-
-
-def _face(face: ClockFace) -> str:
-    return f"{face.hours}:{face.minutes:02d}:{face.seconds:02d}"
+    return f"{format_clock(clock.left.total_seconds)} | {format_clock(clock.right.total_seconds)}"
 
 
 def _battery_text(battery: BatteryStatus | None) -> str:
