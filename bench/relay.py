@@ -50,7 +50,7 @@ from common import (
 from farm import serve_farm
 from latency import idle_crowd, match_moves, watch_feed
 
-from broadcast.mqtt import MqttSettings
+from broadcast.mqtt_client import MqttSettings
 from broadcast.relay import Relay, RelaySettings
 from daemon.app import Daemon, DaemonOptions
 

@@ -2,7 +2,8 @@
 
 Topics under a prefix (default ``dgtcast``)::
 
-    <prefix>/board/<n>/pgn | fen | clocks | status | state   retained, QoS 1, latest wins
+    <prefix>/board/<n>/pgn | fen | status | state           retained, QoS 1, on game changes
+    <prefix>/board/<n>/clocks                                retained, QoS 1, every clock tick
     <prefix>/board/<n>/result                                retained, QoS 1, confirmed result
     <prefix>/alerts                                          QoS 1, one message per alert
     <prefix>/results                                         QoS 1, one message per result
@@ -13,108 +14,57 @@ Topics under a prefix (default ``dgtcast``)::
 The broker publishes ``offline`` for us as our will when the connection dies; we publish
 ``online`` on every connect and ``offline`` when we stop cleanly.
 
+A running clock changes a board's state every second. Such a tick publishes only the
+compact ``/clocks`` message; ``pgn``, ``fen``, ``status`` and ``state`` go out when the
+game changes (a move, a correction, a result, a status, new players) or a clock reading
+departs from what the last one lets a reader count down (the feed's ``clock`` event,
+:func:`broadcast.feed.diff_states`).
+
 :class:`MqttOutbox` is the pure core: the latest payload of every retained topic
 (bounded; re-sent after each reconnect), and a bounded queue of alerts and results that
 leave it only once the broker acknowledged them (QoS 1 ``PUBACK``), so a broker restart
 loses none of them (a receiver may see one twice; alert ``id`` and the result's board and
 round tell duplicates apart). :class:`MqttPublisher` is the asyncio shell (aiomqtt): it
-connects, drains the outbox and reconnects by itself with capped backoff.
+connects, drains the outbox and reconnects by itself (:class:`broadcast.mqtt_client.MqttLink`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import collections
-import contextlib
-import enum
 import json
 import logging
 import re
-import socket
-import ssl
-from collections.abc import AsyncIterator, Awaitable
-from dataclasses import dataclass, field
+from collections.abc import Awaitable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import aiomqtt
 from pydantic import BaseModel, ValidationError
 
+from broadcast.feed import diff_states
 from broadcast.messages import Alert, BoardState, to_json_dict
+from broadcast.mqtt_client import MqttLink, MqttLinkState, MqttSettings, client_log, new_client
 from broadcast.output import HubOutput
-from drivers.backoff import Backoff, BackoffPolicy
 
 if TYPE_CHECKING:
     from broadcast.hub import Hub
 
 __all__ = [
-    "MqttLinkState",
     "MqttMessage",
     "MqttOutbox",
     "MqttPublisher",
-    "MqttSettings",
     "Ownership",
     "Topics",
-    "client_log",
     "clocks_payload",
-    "connected",
-    "raise_if_cancelled",
     "result_payload",
     "status_payload",
-    "tls_context",
 ]
 
 log = logging.getLogger(__name__)
 
 _T = TypeVar("_T")
 _TOPIC_UNSAFE = re.compile(r"[#+/\s]+")
-
-
-def _default_daemon_id() -> str:
-    return _TOPIC_UNSAFE.sub("-", socket.gethostname()) or "dgtcast"
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class MqttSettings:
-    """The broker and how to talk to it (the ``[mqtt]`` table of the configuration).
-
-    Attributes:
-        host / port: the broker.
-        prefix: the first topic level(s), without wildcards or a trailing ``/``.
-        username / password: optional credentials.
-        daemon_id: names this daemon in ``<prefix>/daemon/<id>/status`` and in the client
-            id; two daemons on one broker need different ids. Default: the host name.
-        tls: connect with TLS (system certificates).
-        keepalive: seconds between MQTT pings; a silent broker is dropped after 1.5×.
-        max_pending: alerts + results kept while the broker is away; beyond, the oldest go.
-        max_retained_topics: retained topics remembered for re-publishing after reconnect.
-        backoff_initial / backoff_cap: reconnect delays.
-        time_limit: seconds for connecting and for each acknowledgement.
-        ca_file: with ``tls``, trust this CA bundle instead of the system's (a venue's
-            own certificate authority).
-    """
-
-    host: str = "localhost"
-    port: int = 1883
-    prefix: str = "dgtcast"
-    username: str | None = None
-    password: str | None = None
-    daemon_id: str = field(default_factory=_default_daemon_id)
-    tls: bool = False
-    keepalive: int = 30
-    max_pending: int = 1000
-    max_retained_topics: int = 4096
-    backoff_initial: float = 0.5
-    backoff_cap: float = 30.0
-    time_limit: float = 10.0
-    ca_file: str | None = None
-
-    def __post_init__(self) -> None:
-        if not self.prefix or self.prefix != self.prefix.strip("/") or "#" in self.prefix:
-            raise ValueError(f"bad MQTT topic prefix {self.prefix!r}")
-        if "+" in self.prefix or not self.daemon_id or _TOPIC_UNSAFE.search(self.daemon_id):
-            raise ValueError("prefix and daemon_id cannot hold wildcards; daemon_id no '/'")
-        if self.max_pending < 1 or self.max_retained_topics < 1:
-            raise ValueError("max_pending and max_retained_topics must be at least 1")
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,8 +74,8 @@ class Topics:
     prefix: str
     daemon_id: str
 
-    def board(self, board: int, leaf: str) -> str:
-        """``<prefix>/board/<n>/<leaf>``."""
+    def board(self, board: int | str, leaf: str) -> str:
+        """``<prefix>/board/<n>/<leaf>``; ``board = "+"`` is the filter of every board."""
         return f"{self.prefix}/board/{board}/{leaf}"
 
     @property
@@ -146,6 +96,10 @@ class Topics:
     def daemon(self, leaf: str, daemon_id: str | None = None) -> str:
         """``<prefix>/daemon/<id>/<leaf>`` (our own id by default)."""
         return f"{self.prefix}/daemon/{daemon_id or self.daemon_id}/{leaf}"
+
+    def relay_replies(self, relay_id: str | None = None) -> str:
+        """``<prefix>/relay/<id>/replies``: the daemons' answers to one relay (our id)."""
+        return f"{self.prefix}/relay/{relay_id or self.daemon_id}/replies"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -282,6 +236,7 @@ class MqttOutbox:
         self._due: dict[str, None] = {}  # retained topics to send, in order
         self._events: collections.deque[MqttMessage] = collections.deque()
         self._results: dict[int, tuple[tuple[str, str, str, str], str]] = {}
+        self._described: dict[int, BoardState] = {}  # per board, as /state last told it
         self._open_alerts: dict[int, Alert] | None = None  # tracked once ownership is known
         self.dropped_events = 0
         self.dropped_topics = 0
@@ -292,13 +247,20 @@ class MqttOutbox:
         return len(self._events)
 
     def receive_board(self, state: BoardState) -> None:
-        """Take a board snapshot; a newly confirmed result is also queued as a result."""
+        """Take a board snapshot; a newly confirmed result is also queued as a result.
+
+        ``/clocks`` follows every snapshot; the other board topics only the snapshots
+        that change the game or depart from the clocks' count-down.
+        """
         board = state.board
-        self._set_retained(self.topics.board(board, "pgn"), state.pgn.encode())
-        self._set_retained(self.topics.board(board, "fen"), state.fen.encode())
         self._set_retained(self.topics.board(board, "clocks"), clocks_payload(state))
-        self._set_retained(self.topics.board(board, "status"), status_payload(state))
-        self._set_retained(self.topics.board(board, "state"), _json(to_json_dict(state)))
+        events, described = diff_states(self._described.get(board), state, next_seq=0)
+        if events:
+            self._described[board] = described
+            self._set_retained(self.topics.board(board, "pgn"), state.pgn.encode())
+            self._set_retained(self.topics.board(board, "fen"), state.fen.encode())
+            self._set_retained(self.topics.board(board, "status"), status_payload(state))
+            self._set_retained(self.topics.board(board, "state"), _json(to_json_dict(state)))
         if state.result_final and state.result != "*":
             self.receive_result(state)
         elif board in self._results and self._results[board][0] != _game_of(state):
@@ -385,33 +347,7 @@ class MqttOutbox:
         self._events.append(message)
 
 
-class _ConnectionTrace(logging.Filter):
-    """paho logs a broken connection as an ERROR; here it is expected and handled."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        if record.levelno > logging.WARNING:
-            record.levelno, record.levelname = logging.WARNING, "WARNING"
-        return True
-
-
-def client_log(name: str) -> logging.Logger:
-    """A logger for an MQTT client whose lost connections are warnings, not errors."""
-    logger = logging.getLogger(name)
-    if not any(isinstance(f, _ConnectionTrace) for f in logger.filters):
-        logger.addFilter(_ConnectionTrace())
-    return logger
-
-
 _client_log = client_log("broadcast.mqtt.client")
-
-
-class MqttLinkState(enum.Enum):
-    """Where the publisher's connection stands."""
-
-    STOPPED = "stopped"
-    CONNECTING = "connecting"
-    CONNECTED = "connected"
-    WAITING = "waiting"  # lost or refused; retrying after a backoff delay
 
 
 class MqttPublisher(HubOutput):
@@ -428,16 +364,13 @@ class MqttPublisher(HubOutput):
             max_pending=settings.max_pending,
             max_retained=settings.max_retained_topics,
         )
-        self._backoff = Backoff(
-            BackoffPolicy(initial=settings.backoff_initial, maximum=settings.backoff_cap)
-        )
         self._wake = asyncio.Event()
-        self._link_state = MqttLinkState.STOPPED
+        self.link = MqttLink(settings, "publisher", self._new_client)
 
     @property
     def link_state(self) -> MqttLinkState:
         """The connection's state, for status pages."""
-        return self._link_state
+        return self.link.state
 
     def publish_board(self, state: BoardState) -> None:
         """A board changed."""
@@ -475,63 +408,33 @@ class MqttPublisher(HubOutput):
 
     async def run(self) -> None:
         """Connect, publish, reconnect; until cancelled. Broker trouble is never raised."""
-        try:
-            while True:
-                self._set_link_state(MqttLinkState.CONNECTING)
-                try:
-                    await self._session()
-                except aiomqtt.MqttError as exc:
-                    log.warning("= mqtt %s: %s", self._where, exc)
-                delay = self._backoff.next_delay()
-                self._set_link_state(MqttLinkState.WAITING)
-                log.info("= mqtt reconnect in %.1fs", delay)
-                await asyncio.sleep(delay)
-        finally:
-            self._set_link_state(MqttLinkState.STOPPED)
-
-    @property
-    def _where(self) -> str:
-        return f"{self._settings.host}:{self._settings.port}"
-
-    def _set_link_state(self, state: MqttLinkState) -> None:
-        if state is not self._link_state:
-            log.debug("= mqtt %s -> %s", self._link_state.value, state.value)
-            self._link_state = state
+        await self.link.run(self._session)
 
     def _new_client(self) -> aiomqtt.Client:
         settings = self._settings
-        return aiomqtt.Client(
-            settings.host,
-            settings.port,
-            username=settings.username,
-            password=settings.password,
-            identifier=f"dgtcast-{settings.daemon_id}",
-            will=aiomqtt.Will(self.topics.daemon_status, b"offline", qos=1, retain=True),
-            keepalive=settings.keepalive,
-            timeout=settings.time_limit,
-            tls_context=tls_context(settings),
+        return new_client(
+            settings,
+            f"dgtcast-{settings.daemon_id}",
             logger=_client_log,
+            will=aiomqtt.Will(self.topics.daemon_status, b"offline", qos=1, retain=True),
         )
 
-    async def _session(self) -> None:
+    async def _session(self, client: aiomqtt.Client) -> None:
         """One connection, from connect to loss (raises MqttError) or cancellation."""
-        async with connected(self._new_client()) as client:
-            lost = asyncio.ensure_future(_until_disconnected(client))
-            try:
-                online = client.publish(self.topics.daemon_status, b"online", qos=1, retain=True)
-                await _unless_lost(online, lost)
-                self._backoff.reset()
-                self._set_link_state(MqttLinkState.CONNECTED)
-                log.info("= mqtt connected to %s as %s", self._where, self._settings.daemon_id)
-                self.outbox.receive_connected()
-                await self._drain(client, lost)
-            except asyncio.CancelledError:
-                await self._say_offline(client)
-                raise
-            finally:
-                lost.cancel()
-                if lost.done() and not lost.cancelled():
-                    lost.exception()  # seen: the loss is reported by whoever noticed it first
+        lost = asyncio.ensure_future(_until_disconnected(client))
+        try:
+            online = client.publish(self.topics.daemon_status, b"online", qos=1, retain=True)
+            await _unless_lost(online, lost)
+            self.link.up()
+            self.outbox.receive_connected()
+            await self._drain(client, lost)
+        except asyncio.CancelledError:
+            await self._say_offline(client)
+            raise
+        finally:
+            lost.cancel()
+            if lost.done() and not lost.cancelled():
+                lost.exception()  # seen: the loss is reported by whoever noticed it first
 
     async def _drain(self, client: aiomqtt.Client, lost: asyncio.Future[None]) -> None:
         """Send the outbox, one acknowledged message at a time, until the link is lost."""
@@ -555,45 +458,6 @@ class MqttPublisher(HubOutput):
                 await client.publish(self.topics.daemon_status, b"offline", qos=1, retain=True)
         except (aiomqtt.MqttError, TimeoutError) as exc:
             log.warning("= mqtt could not say offline: %s", exc)
-
-
-def tls_context(settings: MqttSettings) -> ssl.SSLContext | None:
-    """The TLS context of ``settings`` (None without TLS): the system's CAs or ``ca_file``."""
-    if not settings.tls:
-        return None
-    return ssl.create_default_context(cafile=settings.ca_file)
-
-
-def raise_if_cancelled() -> None:
-    """Raise a cancellation that an aiomqtt call swallowed.
-
-    aiomqtt awaits with ``asyncio.wait_for``, which in Python 3.11 returns the result
-    when the awaited future completes just as the task is cancelled: the task would go
-    on, and a task group waiting for it to stop would wait forever. The request is still
-    counted by ``Task.cancelling()``.
-    """
-    task = asyncio.current_task()
-    if task is not None and task.cancelling():
-        raise asyncio.CancelledError
-
-
-@contextlib.asynccontextmanager
-async def connected(client: aiomqtt.Client) -> AsyncIterator[aiomqtt.Client]:
-    """``async with client``, robust to cancellation while connecting.
-
-    A cancellation swallowed by the connect is raised again (:func:`raise_if_cancelled`),
-    and the socket is closed even when the task was cancelled before the client's context
-    was entered (aiomqtt connects in a worker thread; the socket would stay open until
-    the client is collected, after its event loop is closed).
-    """
-    try:
-        async with client:
-            raise_if_cancelled()
-            yield client
-    finally:
-        paho = client._client
-        if paho.socket() is not None:
-            paho._sock_close()
 
 
 async def _until_disconnected(client: aiomqtt.Client) -> None:

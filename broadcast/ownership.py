@@ -17,14 +17,13 @@ from dataclasses import dataclass, field
 
 import aiomqtt
 
-from broadcast.mqtt import (
+from broadcast.mqtt import Ownership, Topics
+from broadcast.mqtt_client import (
     MqttSettings,
-    Ownership,
-    Topics,
     client_log,
     connected,
+    new_client,
     raise_if_cancelled,
-    tls_context,
 )
 
 __all__ = ["check_ownership", "find_clashes"]
@@ -123,16 +122,8 @@ async def check_ownership(
 async def _read_claims(settings: MqttSettings, seen: _ClaimsSeen, grace: float) -> None:
     topics = Topics(settings.prefix, settings.daemon_id)
     probe = topics.daemon(f"probe-{secrets.token_hex(4)}")
-    checker = aiomqtt.Client(
-        settings.host,
-        settings.port,
-        username=settings.username,
-        password=settings.password,
-        identifier=f"dgtcast-{settings.daemon_id}-check-{secrets.token_hex(3)}",
-        timeout=settings.time_limit,
-        tls_context=tls_context(settings),
-        logger=_client_log,
-    )
+    identifier = f"dgtcast-{settings.daemon_id}-check-{secrets.token_hex(3)}"
+    checker = new_client(settings, identifier, logger=_client_log)
     async with connected(checker) as client:
         pattern = [(topics.daemon(leaf, "+"), 1) for leaf in ("boards", "status")]
         await client.subscribe([*pattern, (probe, 1)])

@@ -10,11 +10,19 @@ writer of ``h:mm:ss`` clock times.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 from broadcast.messages import BoardState
 
-__all__ = ["format_clock", "game_pgn", "in_round_order", "round_pgn"]
+__all__ = [
+    "clock_tags",
+    "format_clock",
+    "game_pgn",
+    "in_round_order",
+    "round_pgn",
+    "with_clock_tags",
+]
 
 
 def in_round_order(states: Iterable[BoardState]) -> list[BoardState]:
@@ -40,6 +48,19 @@ def format_clock(seconds: float) -> str:
     """
     total = max(0, round(seconds))
     return f"{total // 3600}:{total // 60 % 60:02d}:{total % 60:02d}"
+
+
+def clock_tags(white: float, black: float) -> str:
+    """The ``WhiteClock`` and ``BlackClock`` tag lines of a clock reading."""
+    return f'[WhiteClock "{format_clock(white)}"]\n[BlackClock "{format_clock(black)}"]\n'
+
+
+_CLOCK_TAGS = re.compile(r'^\[WhiteClock "[^"]*"\]\n\[BlackClock "[^"]*"\]\n', re.MULTILINE)
+
+
+def with_clock_tags(pgn: str, white: float, black: float) -> str:
+    """``pgn`` with its clock tags set to this reading (unchanged when it has none)."""
+    return _CLOCK_TAGS.sub(lambda _: clock_tags(white, black), pgn, count=1)
 
 
 def game_pgn(state: BoardState) -> str:

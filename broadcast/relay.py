@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import json
 import logging
 import os
 import socket
@@ -41,22 +42,23 @@ from broadcast.messages import (
     Alert,
     BoardState,
     BoardStatus,
+    Color,
     alerts_from_json,
     board_state_from_json,
 )
-from broadcast.mqtt import (
+from broadcast.mqtt import Ownership, Topics
+from broadcast.mqtt_client import (
+    MqttLink,
     MqttSettings,
-    Ownership,
-    Topics,
     client_log,
+    new_client,
     raise_if_cancelled,
-    tls_context,
 )
+from broadcast.pgn import with_clock_tags
 from broadcast.pgn_folder import PgnFolderSettings, PgnFolderWriter
-from broadcast.remote import RelayOffline, RemoteCommands, reconnecting
+from broadcast.remote import RelayOffline, RemoteCommands
 from broadcast.remote_routing import relay_alert_id
 from broadcast.server import BroadcastServer
-from drivers.backoff import Backoff, BackoffPolicy
 
 __all__ = [
     "Relay",
@@ -113,6 +115,7 @@ class RelayView:
     def __init__(self, hub: Hub, prefix: str) -> None:
         self.hub = hub
         self.prefix = prefix
+        self.topics = Topics(prefix, "+")  # the filters: every daemon
         self.ignored = 0  # unreadable or outdated messages
         self._received: dict[int, BoardState] = {}
         self._claims: dict[str, Ownership] = {}
@@ -123,10 +126,11 @@ class RelayView:
 
     def subscriptions(self) -> list[str]:
         """The topic filters a relay subscribes to."""
-        board = f"{self.prefix}/board/+/state"
+        topics = self.topics
         return [
-            board,
-            *(f"{self.prefix}/daemon/+/{leaf}" for leaf in ("boards", "status", "alerts")),
+            topics.board("+", "state"),
+            topics.board("+", "clocks"),
+            *(topics.daemon(leaf, "+") for leaf in ("boards", "status", "alerts")),
         ]
 
     def receive_message(self, topic: str, payload: bytes) -> None:
@@ -138,6 +142,8 @@ class RelayView:
         try:
             if kind == "board" and leaf == "state" and payload:
                 self._receive_state(board_state_from_json(payload))
+            elif kind == "board" and leaf == "clocks" and payload:
+                self._receive_clocks(int(name), json.loads(payload))
             elif kind == "daemon":
                 self._receive_daemon(name, leaf, payload)
         except (ValueError, TypeError, KeyError) as exc:
@@ -176,6 +182,29 @@ class RelayView:
             return
         self._received[state.board] = state
         self._show(state.board)
+
+    def _receive_clocks(self, board: int, data: Any) -> None:
+        """A clock reading (``/clocks``, every tick): the board's clocks and clock tags.
+
+        The daemon publishes ``/state`` only when the game changes (docs/mqtt.md); the
+        ticks in between come here, so the relay's PGN carries the same clock tags.
+        """
+        state = self._received.get(board)
+        reading = _clock_reading(data)
+        if state is None or reading is None:
+            return
+        white, black, running, at = reading
+        if state.clock_at is not None and at <= state.clock_at:
+            return
+        pgn = (
+            state.pgn
+            if white is None or black is None
+            else with_clock_tags(state.pgn, white, black)
+        )
+        self._received[board] = dataclasses.replace(
+            state, white_clock=white, black_clock=black, running=running, clock_at=at, pgn=pgn
+        )
+        self._show(board)
 
     def _show(self, board: int) -> None:
         state = self._received.get(board)
@@ -235,6 +264,28 @@ class RelayView:
                 self.hub.publish_alert(relayed)
 
 
+def _clock_reading(data: Any) -> tuple[float | None, float | None, Color | None, float] | None:
+    """``(white, black, running, at)`` of a ``/clocks`` payload; None without a reading.
+
+    Raises:
+        TypeError, KeyError: not a clock reading.
+    """
+    white, black, running, at = data["white"], data["black"], data["running"], data["at"]
+    if running not in ("white", "black", None):
+        raise TypeError(f"running must be white, black or null, got {running!r}")
+    for value in (white, black, at):
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int | float)):
+            raise TypeError(f"not a number: {value!r}")
+    if at is None:
+        return None
+    return (
+        None if white is None else float(white),
+        None if black is None else float(black),
+        running,
+        float(at),
+    )
+
+
 # -- the broker connection ----------------------------------------------------------------------
 
 
@@ -256,17 +307,15 @@ class RelayLink:
         self._settings = settings
         self.view = view
         self.topics = Topics(settings.prefix, settings.daemon_id)
-        self.reply_to = f"{settings.prefix}/relay/{settings.daemon_id}/replies"
+        self.reply_to = self.topics.relay_replies()
         self.receive_answer = receive_answer
         self.connected = asyncio.Event()
         self._client: aiomqtt.Client | None = None
-        self._backoff = Backoff(
-            BackoffPolicy(initial=settings.backoff_initial, maximum=settings.backoff_cap)
-        )
+        self.link = MqttLink(settings, "relay", self._new_client)
 
     async def run(self) -> None:
         """Subscribe and follow; reconnect after losses; until cancelled."""
-        await reconnecting(self._new_client, self._session, self._backoff, "relay")
+        await self.link.run(self._session)
 
     async def send_command(self, daemon_id: str, payload: bytes) -> None:
         """Publish a request to ``daemon_id``'s command topic (QoS 1, acknowledged).
@@ -285,27 +334,17 @@ class RelayLink:
 
     def _new_client(self) -> aiomqtt.Client:
         settings = self._settings
-        return aiomqtt.Client(
-            settings.host,
-            settings.port,
-            username=settings.username,
-            password=settings.password,
-            identifier=f"dgtcast-relay-{settings.daemon_id}",
-            clean_session=True,
-            keepalive=settings.keepalive,
-            timeout=settings.time_limit,
-            tls_context=tls_context(settings),
-            logger=_client_log,
+        return new_client(
+            settings, f"dgtcast-relay-{settings.daemon_id}", logger=_client_log, clean_session=True
         )
 
     async def _session(self, client: aiomqtt.Client) -> None:
         topics = [(topic, 1) for topic in [*self.view.subscriptions(), self.reply_to]]
         await client.subscribe(topics)
         raise_if_cancelled()
-        self._backoff.reset()
+        self.link.up()
         self._client = client
         self.connected.set()
-        log.info("= mqtt relay: connected to %s:%d", self._settings.host, self._settings.port)
         try:
             async for message in client.messages:
                 self._receive(message)

@@ -47,13 +47,14 @@ from broadcast.messages import (
     CommandReply,
     SetClocks,
 )
-from broadcast.mqtt import (
+from broadcast.mqtt import Topics
+from broadcast.mqtt_client import (
+    MqttLink,
     MqttSettings,
-    Topics,
+    acknowledge,
     client_log,
-    connected,
+    new_client,
     raise_if_cancelled,
-    tls_context,
 )
 from broadcast.remote_routing import (
     Delivery,
@@ -63,13 +64,11 @@ from broadcast.remote_routing import (
     with_relay_ids,
 )
 from broadcast.remote_wire import CommandRequest, answer_payload, read_answer
-from drivers.backoff import Backoff, BackoffPolicy
 
 __all__ = [
     "CommandListener",
     "RelayOffline",
     "RemoteCommands",
-    "reconnecting",
 ]
 
 log = logging.getLogger(__name__)
@@ -182,27 +181,6 @@ def _queued(delivery: Delivery) -> CommandReply:
 # -- daemon side --------------------------------------------------------------------------
 
 
-async def reconnecting(
-    connect: Callable[[], aiomqtt.Client],
-    session: Callable[[aiomqtt.Client], Awaitable[None]],
-    backoff: Backoff,
-    what: str,
-) -> None:
-    """Run ``session`` on a fresh connection, again after each loss; until cancelled.
-
-    ``session`` resets ``backoff`` once it is under way; broker trouble is never raised.
-    """
-    while True:
-        try:
-            async with connected(connect()) as client:
-                await session(client)
-        except aiomqtt.MqttError as exc:
-            log.warning("= mqtt %s: %s", what, exc)
-        delay = backoff.next_delay()
-        log.info("= mqtt %s: reconnect in %.1fs", what, delay)
-        await asyncio.sleep(delay)
-
-
 class CommandListener:
     """The daemon's end of the command bridge; run :meth:`run` as a task.
 
@@ -231,36 +209,27 @@ class CommandListener:
         self._wall_clock = wall_clock
         self._answers: collections.OrderedDict[str, bytes] = collections.OrderedDict()
         self._remembered = remembered
-        self._backoff = Backoff(
-            BackoffPolicy(initial=settings.backoff_initial, maximum=settings.backoff_cap)
-        )
         self.subscribed = asyncio.Event()
+        self.link = MqttLink(settings, "commands", self._new_client)
 
     async def run(self) -> None:
         """Listen, execute, answer; reconnect after losses; until cancelled."""
-        await reconnecting(self._new_client, self._session, self._backoff, "commands")
+        await self.link.run(self._session)
 
     def _new_client(self) -> aiomqtt.Client:
         settings = self._settings
-        client = aiomqtt.Client(
-            settings.host,
-            settings.port,
-            username=settings.username,
-            password=settings.password,
-            identifier=f"dgtcast-{settings.daemon_id}-commands",
-            clean_session=False,
-            keepalive=settings.keepalive,
-            timeout=settings.time_limit,
-            tls_context=tls_context(settings),
+        return new_client(  # a persistent session; PUBACK once the command is journalled
+            settings,
+            f"dgtcast-{settings.daemon_id}-commands",
             logger=_client_log,
+            clean_session=False,
+            manual_ack=True,
         )
-        client._client.manual_ack_set(True)  # PUBACK once the command is journalled
-        return client
 
     async def _session(self, client: aiomqtt.Client) -> None:
         await client.subscribe(self.topics.daemon("commands"), qos=1)
         raise_if_cancelled()
-        self._backoff.reset()
+        self.link.up()
         self.subscribed.set()
         log.info("= mqtt commands: listening on %s", self.topics.daemon("commands"))
         async for message in client.messages:
@@ -269,7 +238,7 @@ class CommandListener:
             if reply_to is not None and answer is not None:
                 await client.publish(reply_to, answer, qos=1)
                 raise_if_cancelled()
-            client._client.ack(message.mid, message.qos)
+            acknowledge(client, message)
 
     async def receive_request(self, payload: bytes) -> tuple[str | None, bytes | None]:
         """Execute one request; returns where to send the answer, and the answer."""

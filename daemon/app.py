@@ -22,7 +22,8 @@ from typing import Any, TypeVar
 from broadcast.hub import Hub
 from broadcast.livechess.server import LiveChessServer
 from broadcast.messages import BoardState, CommandReply, to_json_dict
-from broadcast.mqtt import MqttPublisher, MqttSettings, Ownership
+from broadcast.mqtt import MqttPublisher, Ownership
+from broadcast.mqtt_client import MqttSettings
 from broadcast.ownership import check_ownership
 from broadcast.pgn_folder import PgnFolderWriter
 from broadcast.remote import CommandListener

@@ -28,7 +28,7 @@ from broadcast.messages import (
     command_from_json,
     command_to_json,
 )
-from broadcast.pgn import format_clock
+from broadcast.pgn import clock_tags
 from daemon.arbiter import AlertEngine, AlertSettings, Decision
 from daemon.board_watch import BoardRules
 from daemon.config import BoardConfig, Config, Section
@@ -455,5 +455,4 @@ def render_pgn(game: BoardGame, result: str) -> tuple[str, str]:
     tags, movetext, fen = rendered.text()
     if game.clock is None:
         return tags + movetext, fen
-    white, black = format_clock(game.clock.white), format_clock(game.clock.black)
-    return f'{tags}[WhiteClock "{white}"]\n[BlackClock "{black}"]\n{movetext}', fen
+    return tags + clock_tags(game.clock.white, game.clock.black) + movetext, fen

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from broadcast.mqtt import MqttSettings
+from broadcast.mqtt_client import MqttSettings
 from broadcast.pgn_folder import PgnFolderSettings
 from daemon.config_tables import MqttConfig, PgnFolderConfig
 

@@ -14,8 +14,8 @@ pyserial-asyncio-fast             ``SerialTransport._read_ready`` replaced by on
                                   ``_max_read_size`` used by both
 websockets (broadcast/server.py)  ``Connection.send_in_progress``: the spectator fast
                                   path writes whole frames only between messages
-aiomqtt (broadcast/remote.py,     ``Client._client``, the paho client: manual PUBACKs
-broadcast/mqtt.py)                (``manual_ack_set``, ``ack``) and closing a socket
+aiomqtt                           ``Client._client``, the paho client: manual PUBACKs
+(broadcast/mqtt_client.py)        (``manual_ack_set``, ``ack``) and closing a socket
                                   opened by a cancelled connect (``socket``,
                                   ``_sock_close``)
 ================================  ===================================================

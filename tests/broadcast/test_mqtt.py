@@ -19,14 +19,8 @@ from hypothesis import strategies as st
 
 from broadcast.hub import Hub
 from broadcast.messages import Alert, AlertKind, BoardState, BoardStatus, MoveInfo
-from broadcast.mqtt import (
-    MqttLinkState,
-    MqttMessage,
-    MqttOutbox,
-    MqttPublisher,
-    MqttSettings,
-    Topics,
-)
+from broadcast.mqtt import MqttMessage, MqttOutbox, MqttPublisher, Topics
+from broadcast.mqtt_client import MqttLinkState, MqttSettings
 from tests.conftest import ROOT
 from tests.mosquitto import Mosquitto
 from tests.waiting import wait_until
@@ -203,6 +197,47 @@ def test_a_corrected_result_is_a_new_result() -> None:
     assert sent == ["1-0", "1/2-1/2"]
 
 
+def test_a_clock_tick_publishes_only_the_compact_clock_message() -> None:
+    outbox = MqttOutbox(TOPICS)
+    start = board_state()
+    outbox.receive_board(start)
+    drain(outbox)
+    for second in range(1, 6):  # black's clock runs: each reading follows the count-down
+        outbox.receive_board(
+            replace(
+                start,
+                pgn=PGN.replace("[Result", f'[BlackClock "1:29:{60 - second:02d}"]\n[Result'),
+                black_clock=5400.0 - second,
+                clock_at=start.clock_at + second,  # type: ignore[operator]
+                updated_at=start.updated_at + second,
+            )
+        )
+        sent = drain(outbox)
+        assert [m.topic for m in sent] == [TOPICS.board(1, "clocks")]
+        assert json.loads(sent[0].payload) == {
+            "white": 5398.0,
+            "black": 5400.0 - second,
+            "running": "black",
+            "at": 1_782_259_260.0 + second,
+        }
+    moved = replace(
+        start,
+        pgn=PGN.replace("*\n", "e5 {[%clk 1:29:55]} *\n"),
+        moves=(*start.moves, MoveInfo(san="e5", uci="e7e5", clock=5395.0)),
+        last_move="e7e5",
+        fen="rnbqkbnr/pppp1ppp/8/4p3/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 2",
+        black_clock=5395.0,
+        running="white",
+        clock_at=start.clock_at + 5,  # type: ignore[operator]
+    )
+    outbox.receive_board(moved)
+    leaves = {m.topic.rsplit("/", 1)[1] for m in drain(outbox)}
+    assert leaves == {"pgn", "fen", "clocks", "status", "state"}
+    set_back = replace(moved, white_clock=3000.0, clock_at=moved.clock_at + 1)  # type: ignore[operator]
+    outbox.receive_board(set_back)  # an arbiter set the clock: not a count-down
+    assert {m.topic.rsplit("/", 1)[1] for m in drain(outbox)} >= {"clocks", "state"}
+
+
 @dataclass
 class Broker:
     """What a broker holds after a sequence of deliveries."""
@@ -233,16 +268,17 @@ steps = st.lists(
 def test_any_interleaving_ends_with_the_latest_state_and_every_alert(
     steps: list[tuple[str, int, int]],
 ) -> None:
-    """Whatever the order of changes, deliveries and lost links, the broker ends right."""
+    """Whatever the order of changes, deliveries and lost links, the broker ends right:
+    holding what an outbox fed the same boards without any loss would hold."""
     outbox = MqttOutbox(TOPICS)
     broker = Broker()
     alert_ids = itertools.count(1)
-    latest: dict[int, BoardState] = {}
+    fed: list[BoardState] = []
     raised: list[int] = []
     for kind, number, tick in steps:
         if kind == "board":
-            latest[number] = board_state(number, white_clock=5400.0 - tick)
-            outbox.receive_board(latest[number])
+            fed.append(board_state(number, white_clock=5400.0 - 60 * tick))
+            outbox.receive_board(fed[-1])
         elif kind == "alert":
             raised.append(next(alert_ids))
             outbox.receive_alert(alert(raised[-1], number))
@@ -258,7 +294,7 @@ def test_any_interleaving_ends_with_the_latest_state_and_every_alert(
     for message in drain(outbox):
         broker.receive(message)
     expected = MqttOutbox(TOPICS)
-    for state in latest.values():
+    for state in fed:
         expected.receive_board(state)
     assert broker.retained == {m.topic: m.payload for m in drain(expected)}
     assert sorted({json.loads(p)["id"] for p in broker.events}) == raised
@@ -433,7 +469,8 @@ async def test_a_late_subscriber_gets_the_retained_state_but_no_old_alerts(
 CHILD = """
 import asyncio, sys
 from broadcast.messages import BoardState
-from broadcast.mqtt import MqttPublisher, MqttSettings
+from broadcast.mqtt import MqttPublisher
+from broadcast.mqtt_client import MqttSettings
 
 async def main() -> None:
     settings = MqttSettings(host="127.0.0.1", port=int(sys.argv[1]), prefix=sys.argv[2],

@@ -17,7 +17,7 @@ from typing import Any
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake
 
-from broadcast.mqtt import MqttSettings
+from broadcast.mqtt_client import MqttSettings
 from broadcast.relay import Relay, RelaySettings
 from daemon.journal import Journal
 from tests.daemon.support import second_half

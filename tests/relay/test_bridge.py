@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from broadcast.messages import BoardStatus
-from broadcast.mqtt import MqttLinkState, MqttPublisher, MqttSettings, Ownership
+from broadcast.mqtt import MqttPublisher, Ownership
+from broadcast.mqtt_client import MqttLinkState, MqttSettings
 from broadcast.ownership import check_ownership
 from broadcast.pgn_folder import PgnFolderSettings
 from broadcast.relay import Relay

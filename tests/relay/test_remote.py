@@ -19,7 +19,8 @@ from broadcast.messages import (
     SetClocks,
     SetResult,
 )
-from broadcast.mqtt import MqttSettings, Ownership
+from broadcast.mqtt import Ownership
+from broadcast.mqtt_client import MqttSettings
 from broadcast.ownership import find_clashes
 from broadcast.relay import RelayView
 from broadcast.remote import CommandListener, RelayOffline, RemoteCommands

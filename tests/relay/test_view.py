@@ -116,6 +116,30 @@ def test_states_feed_the_hub_and_older_ones_are_ignored() -> None:
     assert kinds == ["board", "move"]
 
 
+def test_clock_ticks_between_states_update_the_clocks_and_the_clock_tags() -> None:
+    hub = Hub()
+    view = RelayView(hub, PREFIX)
+    pgn = '[White "W1"]\n[WhiteClock "0:01:00"]\n[BlackClock "0:01:00"]\n\n1. e4 *\n'
+    send_state(
+        view,
+        state(
+            1, plies=1, pgn=pgn, white_clock=60.0, black_clock=60.0, running="black", clock_at=100.0
+        ),
+    )
+    tick = {"white": 60.0, "black": 55.0, "running": "black", "at": 105.0}
+    view.receive_message(f"{PREFIX}/board/1/clocks", json.dumps(tick).encode())
+    stale = {"white": 60.0, "black": 58.0, "running": "black", "at": 102.0}
+    view.receive_message(f"{PREFIX}/board/1/clocks", json.dumps(stale).encode())
+    view.receive_message(f"{PREFIX}/board/2/clocks", json.dumps(tick).encode())  # no state yet
+    current = hub.state(1)
+    assert current is not None
+    assert (current.black_clock, current.clock_at) == (55.0, 105.0)
+    assert current.pgn == pgn.replace('BlackClock "0:01:00"', 'BlackClock "0:00:55"')
+    assert hub.state(2) is None
+    view.receive_message(f"{PREFIX}/board/1/clocks", b'{"white": "soon"}')
+    assert view.ignored == 1
+
+
 def test_unreadable_messages_are_counted_and_change_nothing() -> None:
     hub = Hub()
     view = RelayView(hub, PREFIX)
