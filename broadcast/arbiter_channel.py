@@ -13,6 +13,8 @@ Conversation::
 
 A wrong token gets ``{"type": "error", "reason": "bad token"}`` and close code 1008
 (policy violation); so does any other first message, and silence past the deadline.
+Wrong tokens are slowed down and logged per client address, and browser pages of other
+origins are refused before the handshake (:mod:`broadcast.arbiter_guard`).
 Commands are decoded strictly by the one command codec of :mod:`broadcast.messages`
 (:func:`~broadcast.messages.command_from_json`) before the :class:`CommandHandler` sees
 them: malformed JSON, an unknown type, a missing, extra or wrongly typed field, or a
@@ -37,6 +39,7 @@ from websockets.asyncio.server import ServerConnection
 from websockets.exceptions import ConnectionClosed
 from websockets.frames import CloseCode
 
+from broadcast.arbiter_guard import TokenThrottle
 from broadcast.feed import encode_json, state_to_json
 from broadcast.hub import Hub, Subscription, Update
 from broadcast.messages import (
@@ -84,6 +87,12 @@ async def until_either_ends(
             result, ConnectionClosed | ConnectionError
         ):
             raise result
+
+
+def _address_of(ws: ServerConnection) -> str:
+    """The client's IP address (the key of the token throttle)."""
+    remote = ws.remote_address
+    return str(remote[0]) if isinstance(remote, tuple) and remote else "?"
 
 
 def _ref_of(data: dict[str, Any]) -> Ref:
@@ -142,6 +151,7 @@ class ArbiterChannel:
         token: the shared secret; None or empty disables the channel.
         auth_timeout: seconds a client has to send its ``auth`` message.
         command_timeout: seconds the handler has to answer a command.
+        throttle: slows down wrong tokens per client address (broadcast/arbiter_guard.py).
     """
 
     def __init__(
@@ -152,12 +162,14 @@ class ArbiterChannel:
         *,
         auth_timeout: float = 10.0,
         command_timeout: float = 10.0,
+        throttle: TokenThrottle | None = None,
     ) -> None:
         self.hub = hub
         self.handler = handler
         self._token = token.encode() if token else None
         self.auth_timeout = auth_timeout
         self.command_timeout = command_timeout
+        self.throttle = throttle or TokenThrottle()
 
     async def serve(self, ws: ServerConnection) -> None:
         """Run one arbiter connection until either side closes it."""
@@ -189,8 +201,12 @@ class ArbiterChannel:
         token = data["token"]
         if self._token is None:
             return await self._refuse(ws, "arbiter channel disabled")
-        if not isinstance(token, str) or not hmac.compare_digest(token.encode(), self._token):
-            return await self._refuse(ws, "bad token")
+        address = _address_of(ws)
+        async with self.throttle.turn(address):
+            if not isinstance(token, str) or not hmac.compare_digest(token.encode(), self._token):
+                self.throttle.failed(address)
+                return await self._refuse(ws, "bad token")
+            self.throttle.succeeded(address)
         return True
 
     async def _send_updates(self, ws: ServerConnection, sub: Subscription) -> None:

@@ -41,6 +41,7 @@ from websockets.http11 import Request, Response
 from websockets.protocol import State
 
 from broadcast.arbiter_channel import ARBITER_MESSAGE_LIMIT, ArbiterChannel, until_either_ends
+from broadcast.arbiter_guard import OriginPolicy
 from broadcast.delay import PublicDelay
 from broadcast.feed import encode_json
 from broadcast.http import (
@@ -150,6 +151,8 @@ class BroadcastServer:
         write_limit: bytes buffered per connection before its sender waits.
         auth_timeout: seconds an arbiter has to authenticate.
         command_timeout: seconds the handler has to answer a command.
+        allowed_origins: origins besides the server's own whose pages may use the
+            arbiter channel (broadcast/arbiter_guard.py).
         backlog: listen backlog (many spectators may connect at once).
         static_root: folder served at ``/``.
         vendor_root: folder served at ``/vendor/chessground/``.
@@ -168,6 +171,7 @@ class BroadcastServer:
         write_limit: int = 32 * 1024,
         auth_timeout: float = 10.0,
         command_timeout: float = 10.0,
+        allowed_origins: tuple[str, ...] = (),
         backlog: int = 1024,
         static_root: Path = STATIC_ROOT,
         vendor_root: Path = CHESSGROUND_ROOT,
@@ -186,6 +190,7 @@ class BroadcastServer:
             auth_timeout=auth_timeout,
             command_timeout=command_timeout,
         )
+        self.origins = OriginPolicy(host, allowed_origins)
         self.routes = HttpRoutes(
             self.public_hub, delay=delay, static_root=static_root, vendor_root=vendor_root
         )
@@ -269,6 +274,12 @@ class BroadcastServer:
             return _to_response(reply)
         path = urlsplit(request.path).path
         if path == ARBITER_PATH:
+            refused = self.origins.problem(
+                request.headers.get("Host"), request.headers.get("Origin")
+            )
+            if refused is not None:
+                logger.warning("= arbiter channel refused: %s", refused)
+                return connection.respond(http.HTTPStatus.FORBIDDEN, f"{refused}\n")
             connection.protocol.max_message_size = 4 * ARBITER_MESSAGE_LIMIT
             return None
         try:

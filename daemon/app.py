@@ -30,7 +30,7 @@ from broadcast.remote import CommandListener
 from broadcast.server import BroadcastServer
 from broadcast.webhook import AlertWebhook, WebhookSettings
 from daemon.board_check import warn_unanswered
-from daemon.config import Config, ConfigError, load_config
+from daemon.config import Config, ConfigError, load_config, weak_token_problem
 from daemon.game.state import TrackerSettings
 from daemon.journal import EVENT_BOARD, ROUND, Journal
 from daemon.journal_identity import open_round_journal
@@ -92,6 +92,7 @@ class DaemonOptions:
     livechess_port: int | None = None
     supervisors: dict[int, BoardSupervisor] = field(default_factory=dict)
     new_journal: bool = False
+    demo: bool = False
     board_patience: float = 5.0
     snapshots: SnapshotPolicy | None = None
     progress: Callable[[str | None], None] | None = None
@@ -163,6 +164,7 @@ class Daemon:
             port=server.port if options.port is None else options.port,
             arbiter_token=server.arbiter_token,
             delay=float(server.public_delay),
+            allowed_origins=tuple(server.allowed_origins),
         )
         self.livechess = self._livechess()
         self.sessions = {
@@ -188,6 +190,9 @@ class Daemon:
             PairingFileError: a TRF or pairings file that cannot be used.
         """
         first = load_config(config_path)
+        weak = None if options.demo else weak_token_problem(first)
+        if weak is not None:
+            raise ConfigError([weak])
         await claim_boards(first)
         journal = open_round_journal(first, new_journal=options.new_journal)
         try:

@@ -78,6 +78,7 @@ __all__ = [
     "format_config_errors",
     "load_config",
     "parse_config",
+    "weak_token_problem",
 ]
 
 #: Exit code of every command that is given a bad configuration file.
@@ -87,7 +88,8 @@ ARBITER_TOKEN_ENV = "DGTCAST_ARBITER_TOKEN"
 LICHESS_TOKEN_ENV = "DGTCAST_LICHESS_TOKEN"
 MQTT_PASSWORD_ENV = "DGTCAST_MQTT_PASSWORD"
 
-_PLACEHOLDER_TOKEN = "change-me"
+#: The tokens of the example files: refused on a host other than loopback.
+_PLACEHOLDER_TOKENS = frozenset({"change-me", "change-me-to-a-long-secret"})
 _MIN_PUBLIC_TOKEN = 12
 _DEFAULT_WARNING = 300  # seconds before the default time that the late-arrival warning comes
 
@@ -363,7 +365,7 @@ class TableBuilder:
                     f'{where}: required when serving on "{server.host}"'
                     f" (or set {ARBITER_TOKEN_ENV})"
                 )
-            elif token == _PLACEHOLDER_TOKEN or len(token) < _MIN_PUBLIC_TOKEN:
+            elif weak_token(token):
                 self.problems.append(
                     f'{where}: too easy to guess for "{server.host}":'
                     f" use at least {_MIN_PUBLIC_TOKEN} random characters"
@@ -445,6 +447,27 @@ class TableBuilder:
 
     def _path(self, path: Path) -> Path:
         return path if path.is_absolute() else self.base_dir / path
+
+
+def weak_token(token: str) -> bool:
+    """Whether an arbiter token is too easy to guess from the network (a placeholder of
+    the examples, or too short)."""
+    return token in _PLACEHOLDER_TOKENS or len(token) < _MIN_PUBLIC_TOKEN
+
+
+def weak_token_problem(config: Config) -> str | None:
+    """The one-line error for a token too short on any host (loopback too), or None.
+
+    ``dgtcast run`` refuses one on loopback too (only the demo may use a short token):
+    any page the arbiter's browser opens can try tokens on ``localhost``.
+    """
+    token = config.server.arbiter_token
+    if token is None or len(token) >= _MIN_PUBLIC_TOKEN:
+        return None
+    return (
+        f"{config.source}: server.arbiter_token: too short, also on"
+        f' "{config.server.host}": use at least {_MIN_PUBLIC_TOKEN} random characters'
+    )
 
 
 def _is_loopback(host: str) -> bool:

@@ -127,6 +127,22 @@ def _url(value: object) -> str:
     return str(value)
 
 
+def _origin(value: object) -> str:
+    parts = urlsplit(value) if isinstance(value, str) else None
+    if (
+        parts is None
+        or parts.scheme not in ("http", "https")
+        or not parts.netloc
+        or parts.path not in ("", "/")
+        or parts.query
+        or parts.fragment
+    ):
+        raise ValueError(
+            f'must be a web origin like "https://arbiter.example.org", got {shown(value)}'
+        )
+    return f"{parts.scheme}://{parts.netloc}".lower()
+
+
 def _topic_prefix(value: object) -> str:
     if not isinstance(value, str) or not value.strip("/") or set(value) & {"+", "#"}:
         raise ValueError(f"must be an MQTT topic without + or #, got {shown(value)}")
@@ -263,12 +279,15 @@ class ServerConfig(_Table):
     """``[server]``: where the broadcast and arbiter channel listen.
 
     ``arbiter_token`` is None only on a loopback host (see docs/configuration.md).
+    ``allowed_origins``: web origins besides the server's own whose pages may use the
+    arbiter channel (docs/faults.md).
     """
 
     host: _Text = "127.0.0.1"
     port: _Port = 8080
     arbiter_token: _Text | None = None
     public_delay: Annotated[int, PlainValidator(_public_delay)] = 0
+    allowed_origins: list[Annotated[str, PlainValidator(_origin)]] = Field(default_factory=list)
 
 
 class StorageConfig(_Table):

@@ -158,7 +158,7 @@ async def _demo(args: argparse.Namespace, config: Config) -> int:
                 for number, board in _emulators(config, args.seed).items()
             }
             config.storage.path.parent.mkdir(parents=True, exist_ok=True)
-            daemon = await Daemon.open(args.config, DaemonOptions(port=args.port))
+            daemon = await Daemon.open(args.config, DaemonOptions(port=args.port, demo=True))
             stack.callback(daemon.journal.close)
             await daemon.start()
             serving = asyncio.create_task(daemon.run(stop))

@@ -89,7 +89,7 @@ def test_example_loads_with_every_key_of_the_issue() -> None:
     assert event.dgt_mode == 23
     assert event.default_time == 1800
     assert event.default_at.isoformat() == "2026-06-24T10:30:00+10:00"
-    assert config.server.arbiter_token == "change-me"
+    assert config.server.arbiter_token == "change-me-to-a-long-secret"
     assert config.storage.path == ROOT / "config" / "dgtcast.db"
     assert [b.number for b in config.boards] == [1, 2, 3]
     first = config.board(1)

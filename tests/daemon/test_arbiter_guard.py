@@ -1,0 +1,115 @@
+"""The arbiter channel against hostile clients, through the real daemon (issue 17.9).
+
+Pages of other sites (``Origin``), DNS rebinding (``Host``), token guessing (slowed
+down per client address and logged), and a short token on loopback (refused at start,
+except in the demo).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from websockets.asyncio.client import connect
+from websockets.exceptions import InvalidStatus
+
+from daemon.app import Daemon
+from tests.daemon.support import BoardSpec, running_daemon, write_config
+
+TOKEN = "arbiter-secret"  # write_config's default
+DGTCAST = Path(sys.executable).parent / "dgtcast"
+
+
+async def _auth(url: str, token: str, **options: object) -> dict[str, object]:
+    async with connect(url, **options) as ws:  # type: ignore[arg-type]
+        await ws.send(json.dumps({"type": "auth", "token": token}))
+        async with asyncio.timeout(30):
+            answer: dict[str, object] = json.loads(await ws.recv())
+        return answer
+
+
+def _url(daemon: Daemon) -> str:
+    return f"ws://127.0.0.1:{daemon.server.port}/ws/arbiter"
+
+
+def _config(tmp_path: Path, extra_server: str = "") -> Path:
+    config = write_config(tmp_path, [BoardSpec(1, None)])
+    text = config.read_text().replace(
+        f'arbiter_token = "{TOKEN}"', f'arbiter_token = "{TOKEN}"\n{extra_server}'
+    )
+    config.write_text(text)
+    return config
+
+
+async def test_pages_of_other_origins_are_refused(tmp_path: Path) -> None:
+    extra = 'allowed_origins = ["https://arbiters.example.org"]'
+    async with running_daemon(_config(tmp_path, extra)) as daemon:
+        own = f"http://127.0.0.1:{daemon.server.port}"
+        with pytest.raises(InvalidStatus) as refused:
+            await _auth(_url(daemon), TOKEN, origin="http://evil.example")
+        assert refused.value.response.status_code == 403
+        assert b"may not use the arbiter channel" in refused.value.response.body
+        for origin in (own, "https://arbiters.example.org", None):
+            answer = await _auth(_url(daemon), TOKEN, origin=origin)
+            assert answer["type"] == "snapshot", origin
+
+
+async def test_a_rebound_host_name_is_refused(tmp_path: Path) -> None:
+    async with running_daemon(_config(tmp_path)) as daemon:
+        port = daemon.server.port
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        writer.write(
+            f"GET /ws/arbiter HTTP/1.1\r\nHost: rebind.evil.example:{port}\r\n"
+            f"Origin: http://rebind.evil.example:{port}\r\nUpgrade: websocket\r\n"
+            "Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+            "Sec-WebSocket-Version: 13\r\n\r\n".encode()
+        )
+        async with asyncio.timeout(30):
+            status = await reader.readline()
+        writer.close()
+        assert status.startswith(b"HTTP/1.1 403"), status
+        answer = await _auth(f"ws://localhost:{port}/ws/arbiter", TOKEN)
+        assert answer["type"] == "snapshot", "localhost is ours"
+
+
+async def test_wrong_tokens_are_slowed_down_per_client_and_logged(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    async with running_daemon(_config(tmp_path)) as daemon:
+        url = _url(daemon)
+        with caplog.at_level(logging.WARNING, logger="broadcast.arbiter_guard"):
+            first = await _auth(url, "guess-1")
+            assert first == {"type": "error", "reason": "bad token"}
+            second = asyncio.create_task(_auth(url, "guess-2"))
+            await asyncio.sleep(0.3)
+            assert not second.done(), "a second guess from the same address waits its turn"
+            other = await _auth(url, TOKEN, local_addr=("127.0.0.2", 0))
+            assert other["type"] == "snapshot", "another address is not held up"
+            assert await second == {"type": "error", "reason": "bad token"}
+        lines = [r.getMessage() for r in caplog.records]
+        lines = [line for line in lines if "wrong arbiter token" in line]
+        assert lines, "wrong tokens are logged"
+        assert lines[0].startswith("wrong arbiter token from 127.0.0.1")
+        assert daemon.server.arbiter.throttle.failures("127.0.0.1") == 2
+
+
+def test_a_short_token_on_loopback_is_refused_at_start(tmp_path: Path) -> None:
+    config = write_config(tmp_path, [BoardSpec(1, None)], token="sesame")
+    done = subprocess.run(
+        [str(DGTCAST), "run", "--config", str(config), "--port", "0"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 2
+    assert done.stderr.splitlines() == [
+        f'{config}: server.arbiter_token: too short, also on "127.0.0.1":'
+        " use at least 12 random characters"
+    ]
