@@ -30,6 +30,7 @@ from drivers.emulator.device import EmulatedBoard
 from drivers.emulator.firmware import BoardMode
 from drivers.emulator.physical import PhysicalBoard, piece_of, square_of
 from tests.emulator.client import PtyClient
+from tests.waiting import wait_until
 
 
 def has(kind: type[Event], count: int = 1) -> Callable[[list[Event]], bool]:
@@ -202,8 +203,8 @@ async def test_a_dropped_ack_then_the_resend_is_acked(
     await client.until(has(ClockTimes))
     board.drop_acks(1)
     client.send(cmd.ClockVersion())
-    await asyncio.sleep(0.05)
-    client.send(cmd.ClockVersion())
+    await wait_until(lambda: board.firmware.commands.count(cmd.ClockVersion()) == 1)
+    client.send(cmd.ClockVersion())  # the resend, once the first was taken (and not acked)
     events = await client.until(has(ClockAck))
     assert [e for e in events if isinstance(e, ClockAck)] == [
         ClockAck(ack0=0x10, ack1=0x09, ack2=0x14, ack3=0)
