@@ -89,16 +89,17 @@ def render(frame: ConsoleFrame, now: float) -> RenderableType:
 
 def _boards(states: Sequence[BoardState], now: float) -> Table:
     table = Table(expand=True, show_edge=False, pad_edge=False, header_style="bold")
-    for name, ratio in (
-        ("Board", 0),
-        ("Players", 4),
-        ("Link", 2),
-        ("Clocks", 2),
-        ("Last move", 1),
-        ("Result", 2),
-        ("State", 2),
+    for name, least in (
+        ("Board", 5),
+        ("Players", 20),
+        ("Link", 10),
+        ("Clocks", 18),
+        ("Last move", 11),
+        ("Result", 15),
+        ("State", 10),
     ):
-        table.add_column(name, ratio=ratio or None, no_wrap=True, overflow="ellipsis")
+        ratio = 1 if name == "Players" else None
+        table.add_column(name, ratio=ratio, min_width=least, no_wrap=True, overflow="ellipsis")
     for state in states:
         label, style = _STATES.get(state.status, (state.status.value, ""))
         if state.status is BoardStatus.WAITING and state.serial is None:

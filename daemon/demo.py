@@ -26,10 +26,13 @@ from broadcast.listen import ListenError
 from daemon import runtime
 from daemon.app import Daemon, DaemonOptions
 from daemon.config import Config, ConfigError, format_config_errors, load_config
+from daemon.console import LiveConsole, wanted
+from daemon.console_link import log_to_console, serve_with_console
 from daemon.durations import TimeControl
 from daemon.logs import configure_logging
 from drivers.emulator.clock import ClockSettings
 from drivers.emulator.device import EmulatedBoard
+from drivers.emulator.firmware import BoardIdentity
 from drivers.emulator.pty import UNSUPPORTED
 
 __all__ = [
@@ -101,11 +104,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--port", type=int, help="listen on this port instead of [server] port")
     parser.add_argument("--log-level", default="WARNING")
+    parser.add_argument("--plain", action="store_true", help="log lines only, no live console")
 
 
 def run(args: argparse.Namespace) -> int:
     """Run the demo until Ctrl-C; exit code 2 on a bad configuration or a busy port."""
-    configure_logging(args.log_level)
+    console = None if args.plain or not wanted() else LiveConsole()
+    if console is None:
+        configure_logging(args.log_level)
+    else:
+        log_to_console(console, args.log_level)
     if UNSUPPORTED:
         print(f"dgtcast demo: {UNSUPPORTED}", file=sys.stderr)
         return 2
@@ -119,7 +127,8 @@ def run(args: argparse.Namespace) -> int:
     if not args.keep_journal:
         _remove_journal(config.storage.path)
     try:
-        return runtime.run(_demo(args, config))
+        with console.shown() if console is not None else contextlib.nullcontext():
+            return runtime.run(_demo(args, config, console))
     except ListenError as exc:
         print(f"dgtcast demo: {exc} (--port chooses another)", file=sys.stderr)
         return 2
@@ -148,7 +157,7 @@ def _remove_journal(path: Path) -> None:
         Path(f"{path}{suffix}").unlink(missing_ok=True)
 
 
-async def _demo(args: argparse.Namespace, config: Config) -> int:
+async def _demo(args: argparse.Namespace, config: Config, console: LiveConsole | None) -> int:
     stop = asyncio.Event()
     remove = runtime.install_signal_handlers(stop)
     try:
@@ -161,7 +170,9 @@ async def _demo(args: argparse.Namespace, config: Config) -> int:
             daemon = await Daemon.open(args.config, DaemonOptions(port=args.port, demo=True))
             stack.callback(daemon.journal.close)
             await daemon.start()
-            serving = asyncio.create_task(daemon.run(stop))
+            serving = asyncio.create_task(
+                daemon.run(stop) if console is None else serve_with_console(console, daemon, stop)
+            )
             _print_welcome(daemon, args.speed)
             plays = asyncio.create_task(_play_all(daemon, boards, args.speed))
             await serving
@@ -184,7 +195,11 @@ def _emulators(config: Config, seed: int) -> dict[int, EmulatedBoard]:
             path = Path(board.port)
             path.parent.mkdir(parents=True, exist_ok=True)
             boards[board.number] = EmulatedBoard(
-                path=path, clock=clock, baud=9600, seed=seed + board.number
+                path=path,
+                clock=clock,
+                baud=9600,
+                seed=seed + board.number,
+                identity=BoardIdentity.from_serial(f"{10000 + board.number:05d}"),
             )
     return boards
 

@@ -8,18 +8,16 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import logging
 import sys
-from contextlib import nullcontext, suppress
+from contextlib import nullcontext
 from dataclasses import replace
-
-from rich.logging import RichHandler
 
 from broadcast.listen import ListenError
 from daemon import runtime
 from daemon.app import Daemon, DaemonOptions, unless_stopped
 from daemon.config import ConfigError, format_config_errors
-from daemon.console import ConsoleFrame, LiveConsole, wanted
+from daemon.console import LiveConsole, wanted
+from daemon.console_link import log_to_console, serve_with_console
 from daemon.journal import JournalError
 from daemon.logs import configure_logging
 from daemon.pairing import PairingFileError
@@ -61,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
     if console is None:
         configure_logging(args.log_level or "INFO")
     else:
-        _log_to(console, args.log_level or "WARNING")
+        log_to_console(console, args.log_level or "WARNING")
         options = replace(options, progress=console.progress)
     try:
         with console.shown() if console is not None else nullcontext():
@@ -78,11 +76,6 @@ def run(args: argparse.Namespace) -> int:
     except ListenError as exc:
         print(f"dgtcast: {exc}", file=sys.stderr)
         return 2
-
-
-def _log_to(console: LiveConsole, level: str) -> None:
-    handler = RichHandler(console=console.console, show_path=False, markup=False)
-    logging.basicConfig(level=level.upper(), handlers=[handler], format="%(message)s", force=True)
 
 
 async def _serve(config: str, options: DaemonOptions, console: LiveConsole | None) -> int:
@@ -102,33 +95,10 @@ async def _serve(config: str, options: DaemonOptions, console: LiveConsole | Non
         if console is None:
             await daemon.run(stop)
         else:
-            await _run_with(console, daemon, stop)
+            await serve_with_console(console, daemon, stop)
     finally:
         remove()
     return 0
-
-
-async def _run_with(console: LiveConsole, daemon: Daemon, stop: asyncio.Event) -> None:
-    follow = asyncio.create_task(console.follow(lambda: console_frame(daemon)))
-    try:
-        await daemon.run(stop)
-    finally:
-        follow.cancel()
-        with suppress(asyncio.CancelledError):
-            await follow
-
-
-def console_frame(daemon: Daemon) -> ConsoleFrame:
-    """What the live console shows of ``daemon`` now."""
-    sections = daemon.core.config.sections
-    rounds = ", ".join(
-        f"{s.name} round {s.event.round}" if s.name else f"round {s.event.round}" for s in sections
-    )
-    name = sections[0].event.name if sections else ""
-    server = daemon.config.server
-    title = f"{name}: {rounds}   viewer http://{server.host}:{daemon.server.port}/"
-    boards = sorted(daemon.hub.states(), key=lambda state: state.board)
-    return ConsoleFrame(title=title, boards=boards, alerts=daemon.hub.open_alerts())
 
 
 def _print_urls(daemon: Daemon) -> None:

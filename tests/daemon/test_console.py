@@ -101,7 +101,8 @@ def test_the_console_is_for_terminals_only() -> None:
 def _config(folder: Path, port: str) -> Path:
     path = folder / "console.toml"
     path.write_text(
-        '[event]\nname = "Console Open"\nround = 3\ntime_control = "3+2"\n\n'
+        '[event]\nname = "Console Open"\nround = 3\ntime_control = "180+2"\n'
+        'default_time = "30m"\n\n'
         '[server]\narbiter_token = "arbiter-secret"\n\n[storage]\npath = "j.db"\n\n'
         f'[[boards]]\nnumber = 1\nport = "{port}"\nserial = "70001"\n'
         'white = "Carlsen, Magnus"\nblack = "Caruana, Fabiano"\n\n'
@@ -176,7 +177,7 @@ async def test_run_on_a_terminal_shows_the_live_console(tmp_path: Path) -> None:
             await screen.wait_for("#70001", "waiting")
             await screen.wait_for("board 2 has no e-board link", "does not exist")
             await board.play(game, speed=20)
-            await screen.wait_for("2. Nf3", "live", "2... d6")
+            await screen.wait_for("2... d6", "live")  # the last move, once the game is played
             assert "no open alerts" in screen.text
             process.send_signal(signal.SIGINT)
             assert await asyncio.to_thread(process.wait, 20) == 0
