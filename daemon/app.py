@@ -20,6 +20,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
 from broadcast.hub import Hub
+from broadcast.listen import ListenError
 from broadcast.livechess.server import LiveChessServer
 from broadcast.messages import BoardState, CommandReply, to_json_dict
 from broadcast.mqtt import MqttPublisher, Ownership
@@ -286,6 +287,12 @@ class Daemon:
             ListenError: the address cannot be listened on (one line: address and why).
         """
         await self.server.start()
+        if self.livechess is not None:
+            try:
+                await self.livechess.start()
+            except ListenError:
+                await self.server.close()
+                raise
         self._note_start()
 
     async def run(self, stop: asyncio.Event) -> None:

@@ -34,6 +34,7 @@ from websockets.http11 import Request, Response
 from broadcast.arbiter_channel import until_either_ends
 from broadcast.feed import encode_json
 from broadcast.hub import Hub
+from broadcast.listen import ListenError, listen_error
 from broadcast.livechess.eboards import EBoards, FeedGroup
 from broadcast.livechess.protocol import (
     MESSAGE_LIMIT,
@@ -158,21 +159,30 @@ class LiveChessServer:
         return [c.ws.transport.get_write_buffer_size() for c in self._clients]
 
     async def start(self) -> None:
-        """Listen, and follow the hub."""
+        """Listen, and follow the hub (idempotent).
+
+        Raises:
+            ListenError: a busy port (DGT LiveChess itself running?), an unknown host, a
+                privileged port: one line, naming ``[livechess]``.
+        """
         if self._server is not None:
             return
+        host, port = self.settings.host, self.settings.port
+        try:
+            self._server = await serve(
+                self._handle,
+                host,
+                port,
+                process_request=self._process_request,
+                compression=None,
+                max_size=MESSAGE_LIMIT,
+                write_limit=self.settings.write_limit,
+                backlog=self.settings.backlog,
+            )
+        except OSError as exc:
+            raise ListenError(f"[livechess] {listen_error(host, port, exc)}") from None
         for state in self.hub.states():
             self.receive_board(state)
-        self._server = await serve(
-            self._handle,
-            self.settings.host,
-            self.settings.port,
-            process_request=self._process_request,
-            compression=None,
-            max_size=MESSAGE_LIMIT,
-            write_limit=self.settings.write_limit,
-            backlog=self.settings.backlog,
-        )
         self._stop_listening = self.hub.add_listener(self.receive_board)
         self.listening.set()
         log.info("= LiveChess API on ws://%s:%d%s", self.settings.host, self.port, API_PATH)

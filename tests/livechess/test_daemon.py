@@ -6,14 +6,18 @@ from __future__ import annotations
 
 import itertools
 import json
+import socket
 from pathlib import Path
 from typing import Any
 
 import chess
 import chess.pgn
+import pytest
 from websockets.asyncio.client import connect
 
+from broadcast.listen import ListenError
 from broadcast.livechess.server import LiveChessServer
+from daemon.app import Daemon, DaemonOptions
 from drivers.emulator.clock import ClockSettings
 from drivers.emulator.device import EmulatedBoard
 from drivers.emulator.firmware import BoardIdentity
@@ -152,3 +156,22 @@ async def _game_uuid(server: LiveChessServer) -> str:
     pairings = json.loads(answer.body)["pairings"]
     assert pairings[0]["white"]["lname"] == "White"
     return str(pairings[0]["uuid"])
+
+
+async def test_a_busy_livechess_port_stops_the_start_in_one_line(tmp_path: Path) -> None:
+    with socket.socket() as busy:  # DGT LiveChess itself, say
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        extra = f"\n[livechess]\nenabled = true\nport = {port}\n"
+        config = write_config(tmp_path, [BoardSpec(1, None)], extra=extra)
+        daemon = await Daemon.open(config, DaemonOptions(port=0))
+        try:
+            with pytest.raises(ListenError) as raised:
+                await daemon.start()
+        finally:
+            daemon.journal.close()
+    assert str(raised.value) == (
+        f"[livechess] cannot listen on 127.0.0.1:{port}: the port is in use"
+        " (another dgtcast, or another program, listens there)"
+    )
