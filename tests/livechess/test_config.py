@@ -62,3 +62,12 @@ def test_a_board_named_by_serial_carries_it_before_it_is_heard(tmp_path: Path) -
     config = load_config(write_config(tmp_path, [BoardSpec(1, None)], extra=extra))
     state = RoundCore(config).board_state(2, 0.0)
     assert (state.serial, state.port) == ("23946", None)
+
+
+def test_the_sections_example_names_a_tournament_per_section() -> None:
+    config = load_config(Path(__file__).parents[2] / "config" / "sections.toml", env={})
+    settings = livechess_settings(config)
+    assert settings is not None
+    assert settings.port == 1982
+    assert [t.section for t in settings.tournaments] == ["U18-U14", "U12-U10"]
+    assert len({t.uuid for t in settings.tournaments}) == 2
