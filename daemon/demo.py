@@ -109,14 +109,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run the demo until Ctrl-C; exit code 2 on a bad configuration or a busy port."""
+    if UNSUPPORTED:
+        print(f"dgtcast demo: {UNSUPPORTED}", file=sys.stderr)
+        return 2
     console = None if args.plain or not wanted() else LiveConsole()
     if console is None:
         configure_logging(args.log_level)
     else:
         log_to_console(console, args.log_level)
-    if UNSUPPORTED:
-        print(f"dgtcast demo: {UNSUPPORTED}", file=sys.stderr)
-        return 2
     if args.config is None:
         args.config = str(write_demo_config(args.workdir))
     try:
