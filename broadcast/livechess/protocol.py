@@ -130,7 +130,7 @@ def parse_call(message: str | bytes) -> Call | Refusal:
         return Refusal(id=None, message="send JSON text frames, not binary ones")
     try:
         data = json.loads(message)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: arrays nested thousands deep
         return Refusal(id=None, message="malformed JSON")
     if not isinstance(data, dict):
         return Refusal(id=None, message="a call is a JSON object")

@@ -213,6 +213,7 @@ async def test_unsubscribe_in_both_forms_stops_the_feed(server: LiveChessServer)
     ("frame", "answer_id", "words"),
     [
         ("{not json", None, "malformed JSON"),
+        ("[" * 5000, None, "malformed JSON"),  # nested deeper than the parser recurses
         ("[1, 2]", None, "JSON object"),
         ('{"call": "eboards", "id": "1"}', None, "id must be an integer"),
         ('{"call": "teleport", "id": 5}', 5, "unknown call 'teleport'"),
