@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-import logging
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable
 
 import chess
 import chess.pgn
@@ -41,20 +40,6 @@ from drivers.emulator.firmware import BoardMode
 #: Fast enough for tests, slow enough for a busy 2-core CI machine.
 TIMEOUTS = DeviceTimeouts(reply=1.0, long_serial=0.5, clock_ack=0.25, quiet=5.0, probe=1.0)
 WAIT = 10.0  # upper bound for a condition to come true; never reached when things work
-
-
-@pytest.fixture(autouse=True)
-def no_error_logs(caplog: pytest.LogCaptureFixture) -> Iterator[None]:
-    """Peer faults are not errors: no test here may log at ERROR (asyncio included)."""
-    yield
-    errors = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
-    assert errors == []
-
-
-@pytest.fixture
-async def board() -> AsyncIterator[EmulatedBoard]:
-    async with EmulatedBoard() as emulated:
-        yield emulated
 
 
 @pytest.fixture

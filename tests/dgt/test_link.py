@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
@@ -12,20 +11,6 @@ from drivers.dgt.commands import RequestBoard, RequestVersion
 from drivers.dgt.events import BoardDump, Version
 from drivers.dgt.link import DgtLink, Inbox, LinkClosed, PortUnavailable, TimedEvent
 from drivers.emulator.device import EmulatedBoard
-
-
-@pytest.fixture(autouse=True)
-def no_error_logs(caplog: pytest.LogCaptureFixture) -> Iterator[None]:
-    """Peer faults are not errors: no test here may log at ERROR (asyncio included)."""
-    yield
-    errors = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
-    assert errors == []
-
-
-@pytest.fixture
-async def board() -> AsyncIterator[EmulatedBoard]:
-    async with EmulatedBoard() as emulated:
-        yield emulated
 
 
 async def next_event(link: DgtLink) -> TimedEvent:

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import logging
 import os
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TypeVar
 
@@ -30,6 +29,7 @@ from drivers.emulator.device import EmulatedBoard
 from drivers.emulator.firmware import BoardIdentity
 from drivers.emulator.player import Lift, Place
 from tests.dgt.test_device import WAIT, game_of
+from tests.waiting import wait_until
 
 R = TypeVar("R", bound=Report)
 
@@ -63,29 +63,6 @@ class Reader:
             return [item async for _, item in self.reports]
 
 
-async def eventually(condition: Callable[[], bool]) -> None:
-    """Wait (at most WAIT seconds) until ``condition()`` holds."""
-    for _ in range(int(WAIT / 0.01)):
-        if condition():
-            return
-        await asyncio.sleep(0.01)
-    raise AssertionError("condition never came true")
-
-
-@pytest.fixture(autouse=True)
-def no_error_logs(caplog: pytest.LogCaptureFixture) -> Iterator[None]:
-    """Peer faults are not errors: no test here may log at ERROR (asyncio included)."""
-    yield
-    errors = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
-    assert errors == []
-
-
-@pytest.fixture
-async def board() -> AsyncIterator[EmulatedBoard]:
-    async with EmulatedBoard() as emulated:
-        yield emulated
-
-
 async def test_unplug_mid_game_then_replug_reconnects_and_resends_the_board(
     board: EmulatedBoard,
 ) -> None:
@@ -105,7 +82,7 @@ async def test_unplug_mid_game_then_replug_reconnects_and_resends_the_board(
             await supervisor.send_clock(ClockAscii(text="x"))
         board.act(Lift(square=chess.B8))  # play goes on while the cable is out: ...Nc6
         board.act(Place(square=chess.C6, piece=chess.Piece.from_symbol("n")))
-        await eventually(lambda: supervisor.counters().failed_connects >= 2)  # backing off
+        await wait_until(lambda: supervisor.counters().failed_connects >= 2)  # backing off
 
         await board.replug()
         again = await reader.next(LinkUp)
@@ -145,7 +122,7 @@ async def test_a_hung_board_is_noticed_by_the_watchdog_and_reconnected(
         board.firmware.power_down()  # the port stays; the board stops answering
         down = await reader.next(LinkDown)
         assert "watchdog" in down.reason
-        await eventually(lambda: supervisor.counters().failed_connects >= 1)
+        await wait_until(lambda: supervisor.counters().failed_connects >= 1)
         board.firmware.power_up(board.now())
         await reader.next(LinkUp)
         assert (await reader.next(BoardDump)).squares == board.physical.fields()
@@ -171,7 +148,7 @@ async def test_stop_reports_link_down_ends_the_reports_and_frees_the_port(
 async def test_a_port_that_never_appears_is_retried_until_stopped(tmp_path: Path) -> None:
     supervisor = supervisor_for(str(tmp_path / "ttyACM0"))
     runner = asyncio.create_task(supervisor.run())
-    await eventually(lambda: supervisor.counters().failed_connects >= 3)
+    await wait_until(lambda: supervisor.counters().failed_connects >= 3)
     assert supervisor.state in (SupervisorState.DISCONNECTED, SupervisorState.CONNECTING)
     await supervisor.stop()
     await runner
