@@ -271,6 +271,7 @@ def write_round_config(
         "[server]",
         'host = "127.0.0.1"',
         "port = 8080",
+        "max_connections_per_client = 0  # every spectator of the bench comes from 127.0.0.1",
         "",
         "[storage]",
         'path = "journal.db"',

@@ -2,7 +2,7 @@
 
 Conversation::
 
-    client  {"type": "auth", "token": "…"}              first message, within 10 s
+    client  {"type": "auth", "token": "…"}              first message, within 5 s
     server  {"type": "snapshot", "seq": n, "boards": [...], "alerts": [open alerts]}
     server  {"type": "alert", "id": 7, "kind": "flag_fall", ...}    live, never delayed
     server  {"type": "alert_acknowledged", "id": 7}
@@ -160,7 +160,7 @@ class ArbiterChannel:
         handler: CommandHandler,
         token: str | None,
         *,
-        auth_timeout: float = 10.0,
+        auth_timeout: float = 5.0,
         command_timeout: float = 10.0,
         throttle: TokenThrottle | None = None,
     ) -> None:

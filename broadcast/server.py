@@ -42,6 +42,7 @@ from websockets.protocol import State
 
 from broadcast.arbiter_channel import ARBITER_MESSAGE_LIMIT, ArbiterChannel, until_either_ends
 from broadcast.arbiter_guard import OriginPolicy
+from broadcast.connection_limits import ConnectionLimits, capped_connection
 from broadcast.delay import PublicDelay
 from broadcast.feed import encode_json
 from broadcast.http import (
@@ -153,6 +154,10 @@ class BroadcastServer:
         command_timeout: seconds the handler has to answer a command.
         allowed_origins: origins besides the server's own whose pages may use the
             arbiter channel (broadcast/arbiter_guard.py).
+        limits: connections per client address and in all (None: no limits;
+            broadcast/connection_limits.py).
+        open_timeout: seconds a client has to send its HTTP request or finish the
+            websocket handshake.
         backlog: listen backlog (many spectators may connect at once).
         static_root: folder served at ``/``.
         vendor_root: folder served at ``/vendor/chessground/``.
@@ -169,9 +174,11 @@ class BroadcastServer:
         *,
         clock: Callable[[], float] | None = None,
         write_limit: int = 32 * 1024,
-        auth_timeout: float = 10.0,
+        auth_timeout: float = 5.0,
         command_timeout: float = 10.0,
         allowed_origins: tuple[str, ...] = (),
+        limits: ConnectionLimits | None = None,
+        open_timeout: float = 5.0,
         backlog: int = 1024,
         static_root: Path = STATIC_ROOT,
         vendor_root: Path = CHESSGROUND_ROOT,
@@ -195,6 +202,8 @@ class BroadcastServer:
             self.public_hub, delay=delay, static_root=static_root, vendor_root=vendor_root
         )
         self._requested_port = port
+        self.limits = limits
+        self._open_timeout = open_timeout
         self._write_limit = write_limit
         self._backlog = backlog
         self._server: Server | None = None
@@ -238,6 +247,8 @@ class BroadcastServer:
                 max_size=4 * ARBITER_MESSAGE_LIMIT,
                 write_limit=self._write_limit,
                 backlog=self._backlog,
+                open_timeout=self._open_timeout,
+                create_connection=None if self.limits is None else capped_connection(self.limits),
             )
         except OSError as exc:
             raise listen_error(self.host, self._requested_port, exc) from None

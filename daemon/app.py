@@ -36,6 +36,7 @@ from daemon.game.state import TrackerSettings
 from daemon.journal import EVENT_BOARD, ROUND, Journal
 from daemon.journal_identity import open_round_journal
 from daemon.lichess_link import LichessLink
+from daemon.limits import connection_limits, quiet_accept_errors, raise_open_file_limit
 from daemon.livechess_link import livechess_folder, livechess_settings
 from daemon.pairing import ResultHandoff
 from daemon.pairing_link import PairingLink, apply_pairings
@@ -135,6 +136,8 @@ class Daemon:
         journal: Journal,
         options: DaemonOptions,
         handoffs: Mapping[str, ResultHandoff] | None = None,
+        *,
+        open_files: int | None = None,
     ) -> None:
         self.options = options
         self.journal = journal
@@ -166,6 +169,7 @@ class Daemon:
             arbiter_token=server.arbiter_token,
             delay=float(server.public_delay),
             allowed_origins=tuple(server.allowed_origins),
+            limits=connection_limits(open_files, server.max_connections_per_client),
         )
         self.livechess = self._livechess()
         self.sessions = {
@@ -203,7 +207,8 @@ class Daemon:
                 str(r.payload["section"]) for r in journal.records(board=EVENT_BOARD, kinds={ROUND})
             }
             config, handoffs = apply_pairings(config, skip=moved)
-            daemon = cls(config, journal, options, handoffs)
+            open_files = raise_open_file_limit()
+            daemon = cls(config, journal, options, handoffs, open_files=open_files)
             daemon.opened_at = opened.timestamp()
             daemon._replay()
         except BaseException:
@@ -286,6 +291,7 @@ class Daemon:
         Raises:
             ListenError: the address cannot be listened on (one line: address and why).
         """
+        quiet_accept_errors(asyncio.get_running_loop())
         await self.server.start()
         if self.livechess is not None:
             try:

@@ -280,7 +280,8 @@ class ServerConfig(_Table):
 
     ``arbiter_token`` is None only on a loopback host (see docs/configuration.md).
     ``allowed_origins``: web origins besides the server's own whose pages may use the
-    arbiter channel (docs/faults.md).
+    arbiter channel (docs/faults.md). ``max_connections_per_client``: connections one
+    address may hold (0: no limit; raise it when spectators share one public address).
     """
 
     host: _Text = "127.0.0.1"
@@ -288,6 +289,7 @@ class ServerConfig(_Table):
     arbiter_token: _Text | None = None
     public_delay: Annotated[int, PlainValidator(_public_delay)] = 0
     allowed_origins: list[Annotated[str, PlainValidator(_origin)]] = Field(default_factory=list)
+    max_connections_per_client: int = Field(default=256, ge=0)
 
 
 class StorageConfig(_Table):
