@@ -80,14 +80,7 @@ class AlertSettings:
         for section in config.sections:
             event = section.event
             for board in section.boards:
-                boards[board.number] = BoardRules(
-                    round_start=event.round_start.timestamp(),
-                    default_time=event.default_time,
-                    warning=event.default_time_warning,
-                    time_control=event.time_control,
-                    has_eboard=board.has_eboard,
-                    clock_rules=event.clock_rules,
-                )
+                boards[board.number] = BoardRules.of_event(event, has_eboard=board.has_eboard)
         return cls(boards=boards)
 
 

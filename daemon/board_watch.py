@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from broadcast.messages import AlertKind, Color
+from daemon.config import EventConfig
 from daemon.durations import ClockRules, TimeControl, format_duration
 from daemon.game.events import ClockUpdated
 
@@ -42,6 +43,18 @@ class BoardRules:
     time_control: TimeControl
     has_eboard: bool = True
     clock_rules: ClockRules | None = None
+
+    @classmethod
+    def of_event(cls, event: EventConfig, *, has_eboard: bool) -> BoardRules:
+        """The rules of a board of ``event``'s section."""
+        return cls(
+            round_start=event.round_start.timestamp(),
+            default_time=event.default_time,
+            warning=event.default_time_warning,
+            time_control=event.time_control,
+            has_eboard=has_eboard,
+            clock_rules=event.clock_rules,
+        )
 
     @property
     def clocks(self) -> ClockRules:

@@ -18,7 +18,10 @@ from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any
 
+import chess
+
 from daemon.config import BoardConfig, Section
+from daemon.game.state import TrackerState
 from daemon.inputs import (
     CLOCK,
     LINK,
@@ -27,7 +30,7 @@ from daemon.inputs import (
     link_payload,
     placement_payload,
 )
-from daemon.mode23 import IncrementControl
+from daemon.mode23 import IncrementControl, move_number_of
 from daemon.service import RoundService
 from drivers.backoff import BackoffPolicy
 from drivers.dgt.commands import ClockAscii, ClockSetAndRun
@@ -81,11 +84,25 @@ class BoardSession:
         self.increments: IncrementControl | None = None
         if section is not None and section.event.dgt_mode == 23:
             side = ClockSide(board.clock_white_side) if board.clock_white_side else None
-            self.increments = IncrementControl(section.event.clock_rules, white_side=side)
+            self.increments = IncrementControl(
+                section.event.clock_rules, white_side=side, move_number=self._move_number
+            )
         self._commands: set[asyncio.Task[None]] = set()
         self.refresh_after = refresh_after
         self._refresh_timer: asyncio.TimerHandle | None = None
         self._refreshed_episode: float | None = None
+
+    def _move_number(self, side: ClockSide) -> int | None:
+        """The move a press on ``side`` completes, from the board's game (None: no game)."""
+        game = self.service.core.games.get(self.board.number)
+        tracker = None if game is None else game.tracker
+        if tracker is None or tracker.state not in (TrackerState.PLAYING, TrackerState.OUT_OF_SYNC):
+            return None
+        white = tracker.white_side
+        if white is None:
+            return None
+        color = chess.WHITE if side is white else chess.BLACK
+        return move_number_of(tracker.board, color)
 
     async def set_clock(self, section: Section) -> ClockSetResult:
         """Set this board's clock (:func:`set_clock`); its move counters start afresh."""

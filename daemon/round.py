@@ -259,12 +259,8 @@ class RoundCore:
             game.placement, game.reading = old.placement, old.reading
         self.games[board.number] = game
         event = section.event
-        rules = BoardRules(
-            round_start=event.round_start.timestamp(),
-            default_time=event.default_time,
-            warning=event.default_time_warning,
-            time_control=event.time_control,
-            has_eboard=board.has_eboard and bool(board.white or board.black),
+        rules = BoardRules.of_event(
+            event, has_eboard=board.has_eboard and bool(board.white or board.black)
         )
         outcome.alerts += self.engine.new_round(board.number, rules, at)
         outcome.boards.add(board.number)

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import time
 from pathlib import Path
 
+import chess
+
 from daemon.durations import ClockRules, TimeControl
-from daemon.mode23 import IncrementControl, IncrementState
+from daemon.mode23 import IncrementControl, IncrementState, move_number_of
 from drivers.emulator.clock import ClockReading, ClockSettings
 from drivers.emulator.device import EmulatedBoard
 from drivers.observations import ClockObserved, ClockSide
@@ -148,3 +151,69 @@ def test_mode_23_under_time_odds_uses_each_sides_control() -> None:
     control.receive_done()
     corrected, _ = control.receive_reading(_reading(239, 301, RIGHT))  # Black's 61st
     assert corrected == _reading(242, 301, RIGHT)
+
+
+def test_the_game_says_which_move_a_press_completes() -> None:
+    board = chess.Board()
+    assert move_number_of(board, chess.WHITE) == 1  # White's move 1 pending
+    board.push_san("e4")
+    assert move_number_of(board, chess.WHITE) == 1  # published before the press
+    assert move_number_of(board, chess.BLACK) == 1
+    board.push_san("e5")
+    assert move_number_of(board, chess.BLACK) == 1
+    assert move_number_of(board, chess.WHITE) == 2
+
+
+def test_a_daemon_restarted_mid_game_adds_the_bonus_after_move_40() -> None:
+    # Restarted at move 39: counting presses would put the bonus at move 78.
+    numbers = {LEFT: 39, RIGHT: 39}
+    control = IncrementControl(TimeControl.from_text("40/5400+30:1800+30"), move_number=numbers.get)
+    control.receive_reading(_reading(900, 800, LEFT))
+    corrected, _ = control.receive_reading(_reading(890, 800, RIGHT))  # White's 39th
+    assert corrected == _reading(920, 800, RIGHT)
+    control.receive_done()
+    numbers[LEFT] = 40
+    control.receive_reading(_reading(920, 790, LEFT))  # Black's 39th
+    control.receive_done()
+    corrected, _ = control.receive_reading(_reading(910, 820, RIGHT))  # White's 40th
+    assert corrected == _reading(910 + 1830, 820, RIGHT)
+
+
+def test_without_a_game_presses_are_counted() -> None:
+    control = IncrementControl(TimeControl.from_text("2/600:300"), move_number=lambda _: None)
+    control.receive_reading(_reading(600, 600, LEFT))
+    for left, right, running in ((590, 600, RIGHT), (590, 590, LEFT), (580, 590, RIGHT)):
+        corrected, command = control.receive_reading(_reading(left, right, running))
+    assert corrected == _reading(880, 590, RIGHT), "White's second press brings the period"
+    assert command is not None
+
+
+def _at(reading: ClockObserved, at: float) -> ClockObserved:
+    return dataclasses.replace(reading, at=at)
+
+
+def test_a_reply_the_late_setnrun_undid_is_carried_out() -> None:
+    control = IncrementControl(TimeControl.from_pgn("300+5"))
+    control.receive_reading(_reading(305, 305, LEFT))
+    corrected, command = control.receive_reading(_at(_reading(300, 305, RIGHT), 10.0))
+    assert corrected == _at(_reading(305, 305, RIGHT), 10.0)
+    assert command is not None
+    # Black replies at once; the clock then carries out the SETNRUN: Black runs again.
+    assert control.receive_reading(_at(_reading(300, 304, LEFT), 11.0)) == (None, None)
+    control.receive_done()
+    fixed, again = control.receive_reading(_at(_reading(305, 303, RIGHT), 13.0))
+    # Black's time at the reply plus 5 s; White's running since the reply (2 s).
+    assert fixed == _at(_reading(303, 309, LEFT), 13.0)
+    assert again is not None
+    assert (again.left_seconds, again.right_seconds, again.run) == (303, 309, "left")
+
+
+def test_a_reply_after_the_setnrun_is_an_ordinary_press() -> None:
+    control = IncrementControl(TimeControl.from_pgn("300+5"))
+    control.receive_reading(_reading(305, 305, LEFT))
+    control.receive_reading(_at(_reading(300, 305, RIGHT), 10.0))
+    control.receive_reading(_at(_reading(305, 304, LEFT), 11.0))  # stale: before the ack
+    control.receive_done()
+    fixed, again = control.receive_reading(_at(_reading(304, 304, LEFT), 12.0))
+    assert fixed == _at(_reading(304, 309, LEFT), 12.0)
+    assert again is not None

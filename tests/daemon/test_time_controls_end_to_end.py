@@ -24,7 +24,7 @@ from drivers.emulator.device import EmulatedBoard
 from drivers.emulator.player import Lift, Place
 from tests.daemon.support import journal_moves, press_readings, read_game, running_daemon, wait_for
 
-SPEED = 40.0
+SPEED = 25.0
 PLIES = 82  # through Black's move 41
 CLASSICAL = "40 moves in 15m + 1s, then 5m + 1s"
 
@@ -105,7 +105,7 @@ async def test_a_game_through_the_move_40_period_change(tmp_path: Path, games_di
                 *(board.play(game, speed=SPEED, plies=PLIES) for board in (one, two, three))
             )
             for number in (1, 2, 3):
-                await wait_for(_played(daemon, number, PLIES), 20, f"board {number}")
+                await wait_for(_played(daemon, number, PLIES), 60, f"board {number}")
             mismatches = {n: _alerts(daemon, n, "clock_mismatch") for n in (1, 2, 3)}
             final_three = three.clock.reading(three.now())
     assert mismatches[1] == [], "a clock that adds the period raises nothing"
@@ -128,9 +128,12 @@ async def test_a_game_through_the_move_40_period_change(tmp_path: Path, games_di
             assert clocks == presses[color][: len(clocks)], f"board {number} {color}"
         for ply in (79, 80):  # move 40 of each side
             move = line[ply - 1]
+            # clock_before is the last reading before the press: a second or two old
+            # (readings are whole seconds; in mode 23 those sent while the clock is being
+            # set are dropped).
             bonus = move["clock"] - move["clock_before"]
-            assert bonus == (1 if number == 2 else 301), (number, ply, bonus)
-            assert move["emt"] <= 3, "the bonus is not time spent"
+            assert 0 <= bonus - (1 if number == 2 else 301) <= 2, (number, ply, bonus)
+            assert move["emt"] < 100, "the bonus is not taken for time spent"
     assert final_three.left.seconds > 900, "White's clock got its 5 minutes"
 
 
