@@ -68,3 +68,19 @@ def no_unexpected_error_log(
     ]
     if errors:
         pytest.fail("unexpected ERROR log:\n" + "\n".join(errors), pytrace=False)
+
+
+@pytest.fixture(autouse=True)
+def root_logger_restored() -> Iterator[None]:
+    """Leave the root logger as the test found it.
+
+    A command run in-process (``configure_logging``) points the root logger at the
+    test's captured stderr; left there, later tests would log into a closed stream.
+    """
+    root = logging.getLogger()
+    handlers, level = set(root.handlers), root.level
+    yield
+    for handler in root.handlers[:]:
+        if handler not in handlers and not type(handler).__module__.startswith("_pytest"):
+            root.removeHandler(handler)
+    root.setLevel(level)
