@@ -20,7 +20,6 @@ The algorithm is in docs/reconstruction.md; in short:
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 
 import chess
 
@@ -37,7 +36,6 @@ from daemon.game.events import (
     ResultSignalled,
 )
 from daemon.game.matching import (
-    CENTRE,
     START,
     Match,
     MatchKind,
@@ -45,6 +43,7 @@ from daemon.game.matching import (
     placement_key,
     rotated,
 )
+from daemon.game.pending import Pending, assign_presses, settle_time
 from daemon.game.rules import continued_from, game_outcome, result_of_kings
 from daemon.game.starts import STANDARD_NUMBER, StartPosition, find_start
 from daemon.game.state import TrackerSettings, TrackerState, Trigger, next_state
@@ -59,16 +58,6 @@ from drivers.observations import (
 __all__ = ["GameTracker"]
 
 _MAX_PRESSES = 8
-
-
-@dataclass(slots=True)
-class _Pending:
-    """A match ahead of (or beside, or behind) the game, not yet completed."""
-
-    match: Match
-    since: float  # when its placement appeared (it is stable since then while visible)
-    shown: dict[chess.Color, int | None]  # each side's clock time when it appeared
-    visible: bool  # the board shows it now
 
 
 class GameTracker:
@@ -93,7 +82,7 @@ class GameTracker:
         self._start_key = START  # the game's start position (Chess960: one of 960)
         self._turn_began = [0.0]
         self._presses: list[LeverPress] = []
-        self._pending: _Pending | None = None
+        self._pending: Pending | None = None
         self._sensed: chess.BaseBoard | None = None
         self._seen = chess.BaseBoard()
         self._unmatched_since: float | None = None
@@ -224,7 +213,7 @@ class GameTracker:
         match = find_match(self._board, placement_key(self._seen), self._history)
         if match is not None:
             if match.kind is not MatchKind.CURRENT:
-                self._pending = _Pending(match, now, self._clock_snapshot(), visible=True)
+                self._pending = Pending(match, now, self._clock_snapshot(), visible=True)
                 self._settle(now)
             return True
         running = self._clock.running_color
@@ -327,7 +316,7 @@ class GameTracker:
             if not pending.visible:
                 pending.visible, pending.since = True, at
             return
-        self._pending = _Pending(match, at, self._clock_snapshot(), visible=True)
+        self._pending = Pending(match, at, self._clock_snapshot(), visible=True)
 
     def _complete_by_reply(self, match: Match, at: float) -> Match:
         """Without a running clock, a reply on top of the pending move completes it.
@@ -365,30 +354,10 @@ class GameTracker:
         return self._board.turn if match.back % 2 == 0 else not self._board.turn
 
     def _assign_presses(self, match: Match) -> list[LeverPress]:
-        """The lever presses that completed the leading moves of ``match``, in order.
-
-        A press counts for a move when it is by the mover and came after the mover's
-        turn began: after the press of the move before (so a press out of turn, or one
-        late for a move already completed, is never taken for a later move).
-        """
+        """The lever presses that completed the leading moves of ``match``, in order."""
         since = self._turn_began[len(self._history) - 1 - match.back]
         color = self._base_turn(match)
-        assigned: list[LeverPress] = []
-        for _ in match.moves:
-            press = next(
-                (
-                    p
-                    for p in self._presses
-                    if p.at >= since and p not in assigned and self._clock.color_of(p.side) == color
-                ),
-                None,
-            )
-            if press is None:
-                break
-            assigned.append(press)
-            since = press.at
-            color = not color
-        return assigned
+        return assign_presses(self._presses, since, color, len(match.moves), self._clock.color_of)
 
     def _complete_by_press(self, at: float) -> None:
         pending = self._pending
@@ -398,7 +367,7 @@ class GameTracker:
         if presses:
             self._publish(pending, presses, at)
 
-    def _publish(self, pending: _Pending, presses: Sequence[LeverPress | None], at: float) -> None:
+    def _publish(self, pending: Pending, presses: Sequence[LeverPress | None], at: float) -> None:
         """Withdraw what the match replaces, then play its first ``len(presses)`` moves."""
         match = pending.match
         if match.back:
@@ -410,7 +379,7 @@ class GameTracker:
         self._pending = None
         if rest:
             forward = Match(kind=MatchKind.FORWARD, moves=rest)
-            self._pending = _Pending(forward, pending.since, pending.shown, pending.visible)
+            self._pending = Pending(forward, pending.since, pending.shown, pending.visible)
         oldest = self._turn_began[max(0, len(self._turn_began) - 2)]
         self._presses = [p for p in self._presses if p.at >= oldest]
         self._end_if_over(at)
@@ -472,7 +441,8 @@ class GameTracker:
         timers: list[tuple[float, Callable[[float], None]]] = []
         pending = self._pending
         if pending is not None and pending.visible and self._online:
-            timers.append((pending.since + self._settle_time(pending.match), self._settle))
+            wait = settle_time(self.settings, pending.match, self._seen, self._clock.is_running)
+            timers.append((pending.since + wait, self._settle))
         if self._unmatched_since is not None and self._state is TrackerState.PLAYING:
             timers.append((self._unmatched_since + self.settings.out_of_sync_hold, self._lose))
         if self._gesture is not None:
@@ -486,14 +456,6 @@ class GameTracker:
                 return
             when, fire = due
             fire(when)
-
-    def _settle_time(self, match: Match) -> float:
-        settings = self.settings
-        wait = settings.clock_settle_time if self._clock.is_running else settings.settle_time
-        kings_in_centre = self._seen.kings & CENTRE
-        if any(chess.BB_SQUARES[move.to_square] & kings_in_centre for move in match.moves):
-            wait = max(wait, settings.centre_king_hold)
-        return wait
 
     def _settle(self, when: float) -> None:
         pending = self._pending
