@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import errno
 import os
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -91,7 +92,12 @@ ProbeResult = BoardFound | PortProblem
 
 
 def explain_path(path: str) -> PortProblem | None:
-    """What is wrong with a port path before opening it (None: nothing visible)."""
+    """What is wrong with a port path before opening it (None: nothing visible).
+
+    Windows ports (``COM3``) are no files: only opening them tells.
+    """
+    if sys.platform == "win32":
+        return None
     if not os.path.exists(path):
         return PortProblem(port=path, reason=f"{path} does not exist", fix=FIX_MISSING)
     if not os.access(path, os.R_OK | os.W_OK):

