@@ -1,8 +1,11 @@
 """``dgtcast clocks set --config FILE``: set every e-board clock to the time control.
 
-Each clock is set with SETNRUN, paused, to base + increment (Fischer from move 1), and a
-DGT 3000 shows the board number and White's name (dgt-protocol.md §7.5, §8). Clocks not
-in mode 23 refuse (ack0 0x40) and are reported; so are boards that do not answer.
+Each clock is set with SETNRUN, paused, each side to its colour's first period plus its
+first increment (Fischer from move 1; under time odds White's and Black's differ, which
+needs ``clock_white_side``), and a DGT 3000 shows the board number and the players'
+surnames (dgt-protocol.md §7.5, §8). SETNRUN carries no increment and no period: while
+the daemon runs, it adds them (daemon/mode23.py). Clocks not in mode 23 refuse (ack0
+0x40) and are reported; so are boards that do not answer.
 Run it before the daemon (which holds the ports while it runs: there, arbiters use the
 ``set_clocks`` command).
 """
