@@ -16,6 +16,7 @@ from daemon.round import RoundCore, command_payload
 from daemon.round_change import RoundChange
 from daemon.round_source import plan_round
 from daemon.rounds import pending_results
+from daemon.snapshot import dump_state, load_state
 from tests.conftest import ROOT
 
 SECTIONS = """\
@@ -175,3 +176,14 @@ def test_one_trf_per_section(tmp_path: Path) -> None:
     u12 = config.sections[1].pairing
     assert u12 is not None
     assert (u12.trf, u12.first_board) == (tmp_path / "u12.trf", 11)
+
+
+def test_a_snapshot_holds_the_round_change(tmp_path: Path) -> None:
+    core = _core(tmp_path)
+    change = _change("Open", 2, (2, "D, D", "A, A"), (3, "B, B", "C, C"))
+    core.apply(EVENT_BOARD, ROUND, change.payload(), 200.0)
+    restored = _core(tmp_path)
+    load_state(restored, dump_state(core))
+    for number in (1, 2, 3, 11):
+        assert restored.board_state(number, 300.0) == core.board_state(number, 300.0)
+    assert restored.config.sections[0].event.round == 2
