@@ -15,7 +15,8 @@ import time
 from pathlib import Path
 from typing import Literal
 
-from daemon.journal import Entry, Journal
+from daemon.journal import Journal
+from daemon.journal_records import Entry
 
 __all__ = ["main", "measure"]
 

@@ -62,8 +62,9 @@ from daemon.app import STARTED, Daemon, DaemonOptions
 from daemon.arbiter import Decision
 from daemon.config import Config, load_config
 from daemon.inputs import CLOCK, LINK, PLACEMENT, clock_payload, link_payload, placement_payload
-from daemon.journal import EVENT_BOARD, Entry, Journal
+from daemon.journal import EVENT_BOARD, Journal
 from daemon.journal_identity import identity_of
+from daemon.journal_records import Entry
 from daemon.rendered_game import RenderedGame
 from daemon.round import RoundCore
 from daemon.snapshot import SnapshotPolicy, dump_state, fingerprint

@@ -27,8 +27,7 @@ Integrity. Each record carries a digest chained to the previous record's, so an 
 removed or reordered record is found by :meth:`Journal.verify` ("journal damaged at record
 N"), as is a page SQLite cannot read. A file holding other tables is never written to.
 
-The record types and the exceptions are defined in :mod:`daemon.journal_records` (and
-importable from here).
+The record types and the exceptions are in :mod:`daemon.journal_records`.
 
 Exceptions::
 
@@ -62,14 +61,7 @@ __all__ = [
     "EVENT_BOARD",
     "ROUND",
     "SCHEMA_VERSION",
-    "Entry",
     "Journal",
-    "JournalDamaged",
-    "JournalEntry",
-    "JournalError",
-    "JournalLocked",
-    "Record",
-    "RoundIdentity",
 ]
 
 #: Version of the tables below; a journal written by a newer version is refused.

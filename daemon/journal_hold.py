@@ -14,7 +14,8 @@ import logging
 import sqlite3
 from collections.abc import Iterable
 
-from daemon.journal import Journal, JournalEntry
+from daemon.journal import Journal
+from daemon.journal_records import JournalEntry
 
 __all__ = ["HeldJournal"]
 

@@ -31,7 +31,8 @@ import sqlite3
 from pathlib import Path
 
 from daemon.config import Config
-from daemon.journal import Journal, JournalError, RoundIdentity
+from daemon.journal import Journal
+from daemon.journal_records import JournalError, RoundIdentity
 
 __all__ = ["beside_path", "compare_identity", "identity_of", "open_round_journal"]
 

@@ -18,7 +18,7 @@ from daemon.app import Daemon, DaemonOptions, unless_stopped
 from daemon.config import ConfigError, format_config_errors
 from daemon.console import LiveConsole, wanted
 from daemon.console_link import log_to_console, serve_with_console
-from daemon.journal import JournalError
+from daemon.journal_records import JournalError
 from daemon.logs import configure_logging
 from daemon.pairing import PairingFileError
 

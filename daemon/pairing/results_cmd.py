@@ -30,7 +30,8 @@ from pathlib import Path
 from typing import TextIO
 
 from daemon.config import Config, ConfigError, Section, format_config_errors, load_config
-from daemon.journal import ROUND, Journal, JournalError, Record
+from daemon.journal import ROUND, Journal
+from daemon.journal_records import JournalError, Record
 from daemon.pairing.handoff import RoundResults
 from daemon.pairing.pairings import Pairing, read_pairings
 from daemon.pairing.trf import PairingFileError, Tournament

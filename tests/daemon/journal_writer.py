@@ -10,7 +10,8 @@ from __future__ import annotations
 import hashlib
 import sys
 
-from daemon.journal import Entry, Journal
+from daemon.journal import Journal
+from daemon.journal_records import Entry
 
 __all__ = ["digest", "entry", "main"]
 

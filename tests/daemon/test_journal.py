@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from daemon.journal import SCHEMA_VERSION, Entry, Journal, JournalError, Record
+from daemon.journal import SCHEMA_VERSION, Journal
+from daemon.journal_records import Entry, JournalError, Record
 from tests.conftest import ROOT
 from tests.daemon.journal_writer import digest
 

@@ -11,8 +11,9 @@ import pytest
 
 from daemon.app import Daemon, DaemonOptions
 from daemon.config import load_config
-from daemon.journal import ROUND, Journal, JournalError, RoundIdentity
+from daemon.journal import ROUND, Journal
 from daemon.journal_identity import compare_identity, identity_of, open_round_journal
+from daemon.journal_records import JournalError, RoundIdentity
 from tests.daemon.support import BoardSpec, write_config
 
 DGTCAST = Path(sys.executable).parent / "dgtcast"

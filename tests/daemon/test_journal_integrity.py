@@ -13,8 +13,9 @@ import pytest
 
 from daemon.app import Daemon, DaemonOptions
 from daemon.config import load_config
-from daemon.journal import SCHEMA_VERSION, Entry, Journal, JournalDamaged, JournalError
+from daemon.journal import SCHEMA_VERSION, Journal
 from daemon.journal_identity import identity_of
+from daemon.journal_records import Entry, JournalDamaged, JournalError
 from tests.daemon.support import BoardSpec, write_config
 
 DGTCAST = Path(sys.executable).parent / "dgtcast"
