@@ -71,6 +71,7 @@ class AlertKind(enum.StrEnum):
     CLOCK_MISMATCH = "clock_mismatch"
     RESULT_SIGNALLED = "result_signalled"
     GAME_OVER = "game_over"
+    MOVES_RECOVERED = "moves_recovered"
     LICHESS_REFUSED = "lichess_refused"  # raised by the lichess push, not by a board
     JOURNAL_FAILED = "journal_failed"
     JOURNAL_RECOVERED = "journal_recovered"
@@ -84,6 +85,7 @@ class BoardStatus(enum.Enum):
     OUT_OF_SYNC = "out_of_sync"  # placement matches no position of the game
     MANUAL = "manual"  # no e-board: results entered by arbiters
     WAITING = "waiting"  # e-board heard, game not started yet
+    CATCHING_UP = "catching_up"  # reading the e-board's memory of what was played unseen
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -126,6 +128,7 @@ class BoardState:
     serial: str | None = None  # the e-board's serial number, once it has been heard
     port: str | None = None  # the device path it was last heard on
     variant: str = "standard"  # or "chess960" (the PGN then has Variant, SetUp and FEN)
+    recovered_plies: int = 0  # plies of this game recovered, not seen live (docs/alerts.md)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

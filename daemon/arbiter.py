@@ -47,6 +47,7 @@ from daemon.game.events import (
     GameStarted,
     InSync,
     MoveMade,
+    MovesRecovered,
     MovesWithdrawn,
     OutOfSync,
     PositionAccepted,
@@ -131,8 +132,8 @@ class AlertEngine:
                 _follow(watch, event)
             case MovesWithdrawn():
                 self._results.withdraw_game_over(board, event.at)
-            case OutOfSync():
-                self._out_of_sync(board, watch, event)
+            case OutOfSync() | MovesRecovered():
+                self._sync_alert(board, watch, event)
             case ResultSignalled():
                 self._result_signalled(board, watch, event)
             case GameEnded():
@@ -315,11 +316,34 @@ class AlertEngine:
 
     # -- game events -----------------------------------------------------------------------
 
+    def _sync_alert(self, board: int, watch: BoardWatch, event: OutOfSync | MovesRecovered) -> None:
+        """The record and the board parted (out of sync), or were joined again by moves
+        nobody saw live (recovered)."""
+        if isinstance(event, OutOfSync):
+            self._out_of_sync(board, watch, event)
+        else:
+            self._moves_recovered(board, watch, event)
+
     def _out_of_sync(self, board: int, watch: BoardWatch, event: OutOfSync) -> None:
         if watch.out_of_sync:
             return
         watch.out_of_sync = True
         self._raise_draft(board, event.at, drafts.out_of_sync(board, watch.game, event))
+
+    def _moves_recovered(self, board: int, watch: BoardWatch, event: MovesRecovered) -> None:
+        watch.moved = True
+        last = event.from_ply + event.plies - 1
+        where = "the board's memory" if event.source == "memory" else "a search of the legal moves"
+        self._raise(
+            board,
+            AlertKind.MOVES_RECOVERED,
+            event.at,
+            {"from_ply": event.from_ply, "plies": event.plies, "source": event.source},
+            f"Board {board}: plies {event.from_ply}-{last} were played while dgtcast could"
+            f" not see the board; they were recovered from {where}. Check them against the"
+            " scoresheets.",
+            ("moves_recovered", board, watch.game, event.from_ply, event.at),
+        )
 
     def _result_signalled(self, board: int, watch: BoardWatch, event: ResultSignalled) -> None:
         draft = drafts.result_signalled(board, watch.game, event)

@@ -29,6 +29,7 @@ __all__ = [
     "JOURNAL",
     "LINK",
     "PLACEMENT",
+    "RECOVERY",
     "TICK",
     "board_fen",
     "board_from_fen",
@@ -47,10 +48,13 @@ TICK: Final = "tick"
 ARBITER: Final = "arbiter"
 #: The journal could not be written, or is written again: ``{"written", "reason", "held"}``.
 JOURNAL: Final = "journal"
+#: Catching up from the board's memory: ``{"state": "reading"}``, then ``{"state": "read",
+#: "memory": memory_payload(...)}`` or ``{"state": "failed", "reason": ...}``.
+RECOVERY: Final = "recovery"
 #: Record kinds that are inputs (replayed); every other kind is a decision (audit only).
 #: ``round`` (:data:`daemon.journal.ROUND`) is a section moving on to another round
 #: (daemon/round_change.py).
-INPUT_KINDS: Final = frozenset({PLACEMENT, CLOCK, LINK, TICK, ARBITER, ROUND, JOURNAL})
+INPUT_KINDS: Final = frozenset({PLACEMENT, CLOCK, LINK, TICK, ARBITER, ROUND, JOURNAL, RECOVERY})
 
 
 def placement_payload(observation: PlacementObserved) -> dict[str, Any]:

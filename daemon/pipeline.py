@@ -6,11 +6,22 @@ whenever a board dump or field update changed it, a clock reading whenever the c
 reported, the link going up or down. The :class:`~daemon.service.RoundService` journals
 each before the game layer sees it. Clock commands (mode 23) go out through the same
 supervisor.
+
+Catching up (docs/reconstruction.md, "Recovery from the board's memory"): when a board
+comes online and its first dump does not match the game (a cable pull, a restart, a
+daemon started mid-round), the session asks the board's EEPROM log (about 8 s at 9600
+baud, dgt-protocol.md §6) and journals ``recovery`` ``reading``. Meanwhile it holds the
+board's reports back (they are in the log, or queue behind it on the line), keeping only
+the placement and the last clock reading. The log arrives as ``recovery`` ``read``; then
+the placement and clock reading as they stand now, and live input follows on. Without a
+log within :data:`MEMORY_TIMEOUT` (or if the link drops) ``recovery`` ``failed``: the
+held placement and reading go on as if nothing had been tried.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import time
 import unicodedata
@@ -26,6 +37,7 @@ from daemon.inputs import (
     CLOCK,
     LINK,
     PLACEMENT,
+    RECOVERY,
     clock_payload,
     link_payload,
     placement_payload,
@@ -35,16 +47,35 @@ from daemon.service import RoundService
 from drivers.backoff import BackoffPolicy
 from drivers.dgt.commands import ClockAscii, ClockSetAndRun
 from drivers.dgt.device_core import DeviceTimeouts
-from drivers.dgt.events import BoardDump, ClockTimes, FieldUpdated
+from drivers.dgt.events import BoardDump, ClockTimes, EEMoves, FieldUpdated
 from drivers.dgt.link import ClockRefused, DgtLinkError
+from drivers.dgt.memory import board_memory
 from drivers.dgt.observe import SensorBoard, clock_observation
 from drivers.dgt.ports import PortSpec
 from drivers.dgt.supervisor import BoardSupervisor, LinkDown, LinkUp, Report
-from drivers.observations import ClockObserved, ClockSide, LinkObserved, LinkState
+from drivers.memory import memory_payload
+from drivers.observations import (
+    ClockObserved,
+    ClockSide,
+    LinkObserved,
+    LinkState,
+    PlacementObserved,
+)
 
-__all__ = ["BoardSession", "ClockSetResult", "board_supervisor", "clock_text", "set_clock"]
+__all__ = [
+    "MEMORY_TIMEOUT",
+    "BoardSession",
+    "ClockSetResult",
+    "board_supervisor",
+    "clock_text",
+    "set_clock",
+]
 
 log = logging.getLogger(__name__)
+
+#: Seconds to wait for the EEPROM log (7,939 bytes ≈ 8.3 s at 9600 baud, §3) and the
+#: messages queued before it.
+MEMORY_TIMEOUT = 30.0
 
 
 class BoardSession:
@@ -91,6 +122,11 @@ class BoardSession:
         self.refresh_after = refresh_after
         self._refresh_timer: asyncio.TimerHandle | None = None
         self._refreshed_episode: float | None = None
+        self._first_dump = False  # the next board dump is the handshake's
+        self._catching_up = False  # the board's memory was asked, not yet received
+        self._held_clock: ClockObserved | None = None
+        self._memory_timer: asyncio.TimerHandle | None = None
+        self.memory_timeout = MEMORY_TIMEOUT
 
     def _move_number(self, side: ClockSide) -> int | None:
         """The move a press on ``side`` completes, from the board's game (None: no game)."""
@@ -137,13 +173,16 @@ class BoardSession:
         match report:
             case LinkUp():
                 self.online.set()
+                self._first_dump = True
                 log.info("= board %d online on %s (serial %s)", number, report.port, report.serial)
                 online = LinkObserved(state=LinkState.ONLINE, at=at)
                 self._send(LINK, link_payload(online, serial=report.serial, port=report.port), at)
             case LinkDown() if self._stopping:
                 self.online.clear()
+                self._end_catching_up({"state": "failed", "reason": "stopped"}, at)
             case LinkDown():
                 self.online.clear()
+                self._end_catching_up({"state": "failed", "reason": "link lost"}, at)
                 log.warning("= board %d offline: %s", number, report.reason)
                 self._sensors = SensorBoard()  # the next dump resynchronises
                 self._last_clock = None
@@ -151,17 +190,64 @@ class BoardSession:
                 payload = link_payload(LinkObserved(state=LinkState.OFFLINE, at=at), report.reason)
                 self._send(LINK, payload, at)
             case BoardDump() | FieldUpdated():
-                corrections = self._sensors.corrections
-                placement = self._sensors.receive_event(report, at)
-                if placement is not None:
-                    if self._sensors.corrections > corrections:
-                        log.info("= board %d: a fresh dump corrected the sensed board", number)
-                    self._send(PLACEMENT, placement_payload(placement), at)
-                    self._watch_match()
+                self._receive_placement(report, at)
             case ClockTimes():
                 self._receive_clock(clock_observation(report, at), at)
+            case EEMoves() if self._catching_up:
+                memory = board_memory(report.records)
+                log.info("= board %d memory read: %d steps", number, len(memory.steps))
+                self._end_catching_up({"state": "read", "memory": memory_payload(memory)}, at)
             case _:
                 pass  # acks, serial numbers, versions: the driver's business
+
+    def _receive_placement(self, report: BoardDump | FieldUpdated, at: float) -> None:
+        corrections = self._sensors.corrections
+        placement = self._sensors.receive_event(report, at)
+        first, self._first_dump = self._first_dump and isinstance(report, BoardDump), False
+        if placement is None or self._catching_up:
+            return
+        if self._sensors.corrections > corrections:
+            log.info("= board %d: a fresh dump corrected the sensed board", self.board.number)
+        if first and self.service.core.memory_needed(self.board.number, placement.board):
+            self._start_catching_up(at)
+            return
+        self._send(PLACEMENT, placement_payload(placement), at)
+        self._watch_match()
+
+    def _start_catching_up(self, at: float) -> None:
+        """Ask the board's memory; hold its reports back until it comes."""
+        try:
+            self.supervisor.request_memory()
+        except DgtLinkError as exc:
+            log.warning("board %d: memory not asked: %s", self.board.number, exc)
+            return
+        log.info("= board %d catching up: reading its memory", self.board.number)
+        self._catching_up = True
+        self._send(RECOVERY, {"state": "reading"}, at)
+        loop = asyncio.get_running_loop()
+        self._memory_timer = loop.call_later(self.memory_timeout, self._memory_timed_out)
+
+    def _memory_timed_out(self) -> None:
+        self._memory_timer = None
+        log.warning("= board %d: no memory within %.0f s", self.board.number, self.memory_timeout)
+        self._end_catching_up({"state": "failed", "reason": "no answer"}, self._wall_clock())
+
+    def _end_catching_up(self, payload: dict[str, object], at: float) -> None:
+        """Journal the end of catching up; then the placement and clock as they stand."""
+        if not self._catching_up:
+            return
+        self._catching_up = False
+        if self._memory_timer is not None:
+            self._memory_timer.cancel()
+            self._memory_timer = None
+        self._send(RECOVERY, payload, at)
+        placement = self._sensors.placement
+        if placement is not None:
+            self._send(PLACEMENT, placement_payload(PlacementObserved(board=placement, at=at)), at)
+            self._watch_match()
+        held, self._held_clock = self._held_clock, None
+        if held is not None:
+            self._receive_clock(dataclasses.replace(held, at=at), at)
 
     def _watch_match(self) -> None:
         """Read the board again when its placement has matched nothing for a moment."""
@@ -189,6 +275,9 @@ class BoardSession:
             self._refresh_timer = None
 
     def _receive_clock(self, reading: ClockObserved, at: float) -> None:
+        if self._catching_up:
+            self._held_clock = reading  # the presses before it are in the memory
+            return
         if self.increments is not None:
             corrected, command = self.increments.receive_reading(reading)
             if corrected is None:

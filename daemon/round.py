@@ -14,6 +14,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, assert_never
 
+import chess
+
 from broadcast.messages import (
     AcceptPosition,
     AckAlert,
@@ -38,10 +40,13 @@ from daemon.game.events import (
     GameStarted,
     InSync,
     MoveMade,
+    MovesRecovered,
+    MovesWithdrawn,
     OutOfSync,
     PositionAccepted,
 )
 from daemon.game.record import GameHeaders, GameRecord
+from daemon.game.recovery import memory_needed, plan_recovery
 from daemon.game.state import TrackerSettings
 from daemon.game.tracker import GameTracker
 from daemon.inputs import (
@@ -50,6 +55,7 @@ from daemon.inputs import (
     JOURNAL,
     LINK,
     PLACEMENT,
+    RECOVERY,
     TICK,
     clock_from_payload,
     link_from_payload,
@@ -59,6 +65,7 @@ from daemon.journal import ROUND
 from daemon.rendered_game import RenderedGame
 from daemon.results import CommandRefused
 from daemon.round_change import RoundChange, section_after
+from drivers.memory import memory_from_payload
 from drivers.observations import (
     ClockObserved,
     ClockSide,
@@ -91,6 +98,8 @@ class BoardGame:
     online: bool | None = None
     out_of_sync: bool = False
     started: bool = False
+    catching_up: bool = False  # reading the e-board's memory (daemon/game/recovery.py)
+    recovered_plies: int = 0  # plies of the game recovered, not seen live
     rendered: RenderedGame | None = None  # kept by render_pgn
     serial: str | None = None  # the e-board's serial number, from its last link-up
     port: str | None = None  # the device path of its last link-up
@@ -205,14 +214,53 @@ class RoundCore:
             link = link_from_payload(payload, at)
             tracker.receive_link(link)
             game.online = link.state is LinkState.ONLINE
+            game.catching_up = False
             if game.online:
                 game.serial = payload.get("serial", game.serial)
                 game.port = payload.get("port", game.port)
             self.engine.receive_link(board, game.online, at)
             outcome.boards.add(board)
+        elif kind == RECOVERY:
+            self._recover(game, tracker, payload, at)
+            outcome.boards.add(board)
         else:
             raise ValueError(f"not an input kind: {kind}")
-        self._drain_tracker(board, outcome)
+        self._drain_tracker(board, outcome, recovered="memory" if kind == RECOVERY else "")
+
+    def memory_needed(self, board: int, placement: chess.BaseBoard) -> bool:
+        """Whether a board coming online with ``placement`` needs its memory read."""
+        game = self.games.get(board)
+        if game is None or game.tracker is None:
+            return False
+        return memory_needed(game.tracker, placement)
+
+    def _recover(
+        self, game: BoardGame, tracker: GameTracker, payload: Mapping[str, Any], at: float
+    ) -> None:
+        """Catching up from the board's memory (inputs.RECOVERY, daemon/game/recovery.py).
+
+        While the memory is read the tracker is paused like an offline board (no timer
+        runs on a placement that is behind); then the log is replayed into it.
+        """
+        state = str(payload["state"])
+        if state == "reading":
+            game.catching_up = True
+            tracker.receive_link(LinkObserved(state=LinkState.OFFLINE, at=at))
+            return
+        game.catching_up = False
+        tracker.receive_link(LinkObserved(state=LinkState.ONLINE, at=at))
+        if state != "read":
+            return
+        control = game.section.event.time_control
+        memory = memory_from_payload(payload["memory"])
+        plan = plan_recovery(tracker, memory, at, start_seconds=control.base + control.increment)
+        if plan is None:
+            return
+        for observation in plan.observations:
+            if isinstance(observation, PlacementObserved):
+                tracker.receive_placement(observation)
+            else:
+                tracker.receive_clock(observation)
 
     def _change_round(self, change: RoundChange, at: float, outcome: Outcome) -> None:
         """A section moves on to another round (daemon/round_change.py).
@@ -316,10 +364,14 @@ class RoundCore:
 
     # -- outputs -----------------------------------------------------------------------
 
-    def _drain_tracker(self, board: int, outcome: Outcome) -> None:
+    def _drain_tracker(self, board: int, outcome: Outcome, *, recovered: str = "") -> None:
+        """Apply the tracker's events; ``recovered`` names the source of the moves made."""
         game = self.games[board]
         assert game.tracker is not None
-        for event in game.tracker.events_received():
+        events = game.tracker.events_received()
+        if recovered:
+            events += _recovered(events, recovered)
+        for event in events:
             _apply_event(game, event)
             self.engine.receive_game_event(board, event)
             outcome.game_events.append((board, event))
@@ -370,6 +422,7 @@ class RoundCore:
             serial=game.serial,
             port=game.port,
             variant=game.section.event.variant,
+            recovered_plies=game.recovered_plies,
         )
 
 
@@ -393,6 +446,8 @@ def _status(game: BoardGame) -> BoardStatus:
         return BoardStatus.MANUAL
     if game.online is False:
         return BoardStatus.OFFLINE
+    if game.catching_up:
+        return BoardStatus.CATCHING_UP
     if game.out_of_sync:
         return BoardStatus.OUT_OF_SYNC
     if not game.started:
@@ -407,14 +462,34 @@ def _apply_event(game: BoardGame, event: GameEvent) -> None:
     match event:
         case GameStarted():
             game.started = True
+            game.recovered_plies = 0
         case OutOfSync():
             game.out_of_sync = True
         case InSync() | PositionAccepted():
             game.out_of_sync = False
         case ClockUpdated():
             game.clock = event
+        case MovesRecovered():
+            game.recovered_plies += event.plies
         case _:
             pass
+
+
+def _recovered(events: list[GameEvent], source: str) -> list[GameEvent]:
+    """A :class:`MovesRecovered` for the moves that stand after ``events``, if any."""
+    plies: dict[int, float] = {}
+    for event in events:
+        if isinstance(event, MoveMade):
+            plies = {ply: at for ply, at in plies.items() if ply < event.ply}
+            plies[event.ply] = event.at
+        elif isinstance(event, GameStarted):
+            plies = {}
+        elif isinstance(event, MovesWithdrawn):
+            plies = {ply: at for ply, at in plies.items() if ply < event.from_ply}
+    if not plies:
+        return []
+    first = min(plies)
+    return [MovesRecovered(from_ply=first, plies=len(plies), source=source, at=plies[first])]
 
 
 def game_headers(board: BoardConfig, section: Section) -> GameHeaders:

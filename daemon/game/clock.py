@@ -131,6 +131,11 @@ class ClockTracker:
         return self._white_side
 
     @property
+    def last(self) -> ClockObserved | None:
+        """The last reading taken, None before any."""
+        return self._last
+
+    @property
     def is_running(self) -> bool:
         """A connected clock with one side's time counting down."""
         last = self._last

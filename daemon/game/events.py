@@ -30,6 +30,7 @@ __all__ = [
     "GameStarted",
     "InSync",
     "MoveMade",
+    "MovesRecovered",
     "MovesWithdrawn",
     "OutOfSync",
     "PositionAccepted",
@@ -232,6 +233,33 @@ class ClockSidesLearned:
     at: float
 
 
+#: Where recovered moves came from: the board's own log, or a search of the legal moves.
+RECOVERY_SOURCES: Final = frozenset({"memory", "search"})
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MovesRecovered:
+    """Plies played while nobody listened were recovered and published (never silently).
+
+    Attributes:
+        from_ply / plies: the first ply recovered and how many.
+        source: ``"memory"`` (replayed from the board's log, dgt-protocol.md §6, each with
+            the ``[%clk]`` the board wrote at its lever press) or ``"search"`` (the one
+            legal sequence from the last known position to the board's placement).
+    """
+
+    from_ply: int
+    plies: int
+    source: str
+    at: float
+
+    def __post_init__(self) -> None:
+        if self.from_ply < 1 or self.plies < 1:
+            raise ValueError("from_ply and plies start at 1")
+        if self.source not in RECOVERY_SOURCES:
+            raise ValueError(f"source must be one of {sorted(RECOVERY_SOURCES)}")
+
+
 GameEvent = (
     GameStarted
     | MoveMade
@@ -244,4 +272,5 @@ GameEvent = (
     | FlagFell
     | ClockUpdated
     | ClockSidesLearned
+    | MovesRecovered
 )

@@ -133,6 +133,16 @@ class GameTracker:
         """The clock side White sits at, once set or learned."""
         return self._clock.white_side
 
+    @property
+    def sensed(self) -> chess.BaseBoard | None:
+        """A copy of the last placement sensed (sensor coordinates), None before any."""
+        return None if self._sensed is None else self._sensed.copy()
+
+    @property
+    def last_clock(self) -> ClockObserved | None:
+        """The last clock reading taken, None before any."""
+        return self._clock.last
+
     # -- inputs ---------------------------------------------------------------------
 
     def receive_placement(self, observation: PlacementObserved) -> None:

@@ -34,6 +34,7 @@ from drivers.dgt.commands import (
     RequestBattery,
     RequestBoard,
     RequestClock,
+    RequestEEMoves,
     RequestLongSerialNumber,
     RequestSerialNumber,
     RequestTrademark,
@@ -115,6 +116,7 @@ class DgtDevice:
         self._clock_waiters: dict[int, asyncio.Future[ClockDone]] = {}
         self._helpers: set[asyncio.Task[None]] = set()
         self._wait: asyncio.Timeout | None = None  # the reader's wait for the next deadline
+        self._bytes_heard_at: float | None = None  # the link's last bytes, as fed to the core
         self._reader = asyncio.create_task(self._read(), name=f"dgt-device {link.path}")
 
     @classmethod
@@ -196,6 +198,17 @@ class DgtDevice:
     async def request_board(self) -> BoardDump:
         """Ask the whole board (0x42 → 0x86); the mode does not change (§3)."""
         return await self._request(RequestBoard(), BoardDump)
+
+    def request_memory(self) -> None:
+        """Ask the board's EEPROM log (0x49 → 0x8F, ~7.9 kB: about 8 s at 9600 baud, §3, §6).
+
+        The EE_MOVES event comes through :meth:`events_received` like any other; the
+        board's live messages queue behind it. The watchdog hears the dump's bytes.
+
+        Raises:
+            LinkClosed: the link is closed.
+        """
+        self.send(RequestEEMoves())
 
     async def request_clock(self) -> ClockTimes:
         """Ask the clock times (0x41 → 0x8D); the mode does not change (§3)."""
@@ -327,6 +340,10 @@ class DgtDevice:
 
     def _pump(self) -> None:
         """Let deadlines pass, write what the core asks for, resolve finished clock jobs."""
+        heard = self.link.last_bytes_at
+        if heard is not None and heard != self._bytes_heard_at:
+            self._bytes_heard_at = heard
+            self._core.receive_bytes(heard)
         self._core.receive_time(self._loop.time())
         for command in self._core.commands_to_send():
             if not self.link.is_closed:

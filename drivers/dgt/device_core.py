@@ -206,6 +206,14 @@ class DeviceCore:
             elif isinstance(event, ProtocolViolation):
                 self.refresh.receive_violation(at)
 
+    def receive_bytes(self, at: float) -> None:
+        """Bytes arrived at ``at`` (maybe part of a long message): the line is alive.
+
+        A board sending its ~8 s EEPROM dump (dgt-protocol.md §3, §6) is heard all along,
+        though no whole message arrives meanwhile; the watchdog must not probe it.
+        """
+        self._watchdog.receive_heard(at)
+
     def receive_time(self, now: float) -> None:
         """Let deadlines up to ``now`` pass: resend or give up a clock command, probe."""
         self._watchdog.receive_time(now)

@@ -227,6 +227,9 @@ class DgtLink:
         self._transport: _SerialTransport | None = None
         self._inbox: Inbox[TimedEvent] = Inbox()
         self._lost = loop.create_future()
+        #: Loop time of the last bytes received (a long message, e.g. the 8 s EE_MOVES
+        #: dump, is heard byte by byte before it is a whole event); None before any.
+        self.last_bytes_at: float | None = None
 
     @classmethod
     async def open(
@@ -315,6 +318,7 @@ class DgtLink:
 
     def _receive_bytes(self, data: bytes) -> None:
         at = self._loop.time()
+        self.last_bytes_at = at
         log.debug("%s < %s", self.path, data.hex(" "))
         self._protocol.receive_data(data)
         self._inbox.put((at, event) for event in self._protocol.events_received())

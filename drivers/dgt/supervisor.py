@@ -245,6 +245,16 @@ class BoardSupervisor:
         if self._device is not None:
             self._device.request_refresh()
 
+    def request_memory(self) -> None:
+        """Ask the connected board's EEPROM log; EE_MOVES follows among the reports (§6).
+
+        Raises:
+            LinkClosed: the board is not online.
+        """
+        if self._device is None:
+            raise LinkClosed(f"{self.port}: board not online")
+        self._device.request_memory()
+
     async def reports(self) -> AsyncIterator[TimedReport]:
         """Every report, oldest first, until the supervisor stopped (one consumer only)."""
         while batch := await self._inbox.get_batch():

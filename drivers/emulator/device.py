@@ -25,6 +25,7 @@ import os
 import random
 import shutil
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 from types import TracebackType
 
@@ -57,6 +58,8 @@ class EmulatedBoard:
         seed: seeds the players' habits and timings.
         identity: serial numbers and versions the board reports.
         placement: the pieces at power-up (default: the start position).
+        earlier: games played on the board before, already in its memory (§6), each
+            from the start position, as people play them, then the pieces set up again.
     """
 
     def __init__(
@@ -70,6 +73,7 @@ class EmulatedBoard:
         seed: int = 0,
         identity: BoardIdentity | None = None,
         placement: chess.BaseBoard | None = None,
+        earlier: Sequence[chess.pgn.Game] = (),
     ) -> None:
         if baud is not None and baud <= 0:
             raise ValueError("baud must be positive (or None for no pacing)")
@@ -83,6 +87,7 @@ class EmulatedBoard:
         self._rng = random.Random(seed)
         self._identity = identity
         self._placement = placement
+        self._earlier = tuple(earlier)
         self._firmware: BoardFirmware | None = None
         self._pending = bytearray()
         self._data_ready = asyncio.Event()
@@ -106,6 +111,7 @@ class EmulatedBoard:
             identity=self._identity,
             now=loop.time(),
         )
+        self._play_earlier_games(loop.time())
         self._plug_in()
         self._tasks = [
             asyncio.create_task(self._tick_loop(), name="emulator-ticks"),
@@ -280,20 +286,47 @@ class EmulatedBoard:
         self.firmware.inject(data)
         self._flush()
 
-    def unplug(self) -> None:
-        """Pull the USB cable: the path disappears, a reader sees a hang-up (EIO/EOF)."""
+    def unplug(self, *, keep_power: bool = False) -> None:
+        """Pull the cable: the path disappears, a reader sees a hang-up (EIO/EOF).
+
+        A USB board loses its power with the cable: it logs nothing until :meth:`replug`
+        and then starts its memory with a power-up (§6). With ``keep_power`` only the data
+        line goes (a board on its own supply, a Bluetooth board out of range): it goes on
+        logging every change and lever press.
+        """
         self._pull_out()
-        self.firmware.power_down()
+        if keep_power:
+            self.firmware.disconnect()
+        else:
+            self.firmware.power_down()
 
     async def replug(self) -> None:
-        """Plug the USB cable back in: a new pty behind the same path, board in IDLE."""
+        """Plug the cable back in: a new pty behind the same path, board in IDLE."""
         if self.plugged:
             return
-        self.firmware.power_up(self.now())
+        if not self.firmware.powered:
+            self.firmware.power_up(self.now())
         self._plug_in()
         self._wake.set()
 
     # -- internals ----------------------------------------------------------------------
+
+    def _play_earlier_games(self, now: float) -> None:
+        """Fill the memory with the earlier games, played in the hours before ``now``."""
+        if not self._earlier:
+            return
+        firmware = self.firmware
+        at = now - 3600.0 * len(self._earlier)
+        for game in self._earlier:
+            firmware.receive_new_clock(ChessClock(self._settings), at)
+            firmware.receive_set_up(chess.BaseBoard(), at)
+            for timed in self._player(speed=1.0, noise=0.0).play(game):
+                firmware.receive_action(timed.action, at + timed.at)
+            at += 3600.0
+        firmware.receive_new_clock(ChessClock(self._settings), now)
+        firmware.receive_set_up(self._placement or chess.BaseBoard(), now)
+        firmware.presses.clear()
+        firmware.data_to_send()  # an idle board sent nothing of it
 
     def _player(self, *, speed: float, noise: float) -> HumanPlayer:
         seed = self._rng.randrange(1 << 32)

@@ -5,7 +5,9 @@ answer to DGT_SEND_EE_MOVES (dgt-protocol.md §3, §6). The records written here
 
 * at power-up: three EE_NOP, EE_POWERUP, then one field record per piece present;
 * a field record per sensor change, with the ``r`` bit set when it follows the previous
-  field record by less than 250 ms;
+  field record by less than 250 ms; a change of the same field as the record just
+  written (one piece lifted and put back) overwrites that record instead of appending
+  ("if only one piece is changing, the board may overwrite the last field tag");
 * a clock record (the mover's time) at each lever press;
 * EE_BEGINPOS / EE_BEGINPOS_ROT / EE_EMPTYBOARD when the board reaches the start
   position (normal or rotated) or is cleared, and EE_FOURROWS when the four outer ranks
@@ -58,6 +60,7 @@ class EepromLog:
         self._data = bytearray()
         self._last_field_at: float | None = None
         self._tagged: tuple[int, ...] | None = None
+        self._last_written_field: int | None = None  # the newest bytes are its record
 
     def records(self) -> tuple[EERecord, ...]:
         """Every record still in the buffer (the last ``size - 1`` bytes), without EE_EOF."""
@@ -91,7 +94,11 @@ class EepromLog:
         for change in changes:
             last = self._last_field_at
             quick = last is not None and now - last < _QUICK_SECONDS
-            self._write(EEFieldChange(field=change.field, piece=change.code & 0x0F, quick=quick))
+            record = EEFieldChange(field=change.field, piece=change.code & 0x0F, quick=quick)
+            if self._last_written_field == change.field:
+                del self._data[-2:]  # a lone piece: the previous tag is overwritten (§6)
+            self._write(record)
+            self._last_written_field = change.field
             self._last_field_at = now
         if changes:
             self._tag_position(fields)
@@ -116,6 +123,7 @@ class EepromLog:
             self._tagged = fields
 
     def _write(self, record: EERecord) -> None:
+        self._last_written_field = None
         self._data += record.to_bytes()
         overflow = len(self._data) - 4 * self.size
         if overflow > 0:  # keep the buffer bounded; only the newest bytes are ever sent

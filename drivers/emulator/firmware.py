@@ -168,6 +168,8 @@ class BoardFirmware:
             last byte is lost, so the PC sees a protocol violation.
         drop_clock_reports: the next this-many clock readings (BWTIME) are lost.
         clock_connected: False when the clock's cable is pulled out of the board.
+        presses: every lever press that changed the running side, with the pressing
+            side's time after it in whole seconds (what the clock showed; for tests).
     """
 
     def __init__(
@@ -189,6 +191,7 @@ class BoardFirmware:
         self.tear_field_updates = 0
         self.drop_clock_reports = 0
         self.clock_connected = True
+        self.presses: list[tuple[str, int]] = []
         self._parser = CommandParser()
         self._out = bytearray()
         self._mode = BoardMode.IDLE
@@ -226,6 +229,12 @@ class BoardFirmware:
         self._mode = BoardMode.IDLE
         self._out.clear()
 
+    def disconnect(self) -> None:
+        """The data line drops but the board keeps its power (its own supply, a Bluetooth
+        board out of range): it goes back to IDLE and its memory goes on logging (§6)."""
+        self._mode = BoardMode.IDLE
+        self._out.clear()
+
     @property
     def powered(self) -> bool:
         """Whether the board has power (is plugged in)."""
@@ -252,9 +261,13 @@ class BoardFirmware:
         elif isinstance(action, Place):
             self._report_fields(self.physical.place(action.square, action.piece), now)
         elif isinstance(action, PressLever):
+            running = self.clock.running
             self.clock.press_lever(action.side, now)
-            if self.clock_connected and self._powered:
-                self.eeprom.record_clock(action.side, self._reading(now, action.side))
+            if running == action.side and self.clock.running != running:
+                face = self._reading(now, action.side)
+                self.presses.append((action.side, face.seconds))
+                if self.clock_connected and self._powered:
+                    self.eeprom.record_clock(action.side, face)  # §6: at lever change only
         elif isinstance(action, StartClock):
             self.clock.start(now)
         self._report_clock(now)

@@ -1,0 +1,259 @@
+"""Catching up from a board's own memory: what was played while nobody listened (pure).
+
+When a board comes (back) online and its placement does not match the game (a cable
+pull, a daemon restart, a daemon started mid-round), its log (:class:`BoardMemory`, read
+from the EEPROM, dgt-protocol.md §6) holds every change and lever press since. This
+module finds where in that log the game as the tracker knows it stands, and turns the
+rest into the observations live input would have given — placements after each change,
+clock readings around each press — so that the very same reconstruction
+(:class:`~daemon.game.tracker.GameTracker`) makes the moves, each with the ``[%clk]``
+the board wrote at its lever press.
+
+Where the game stands in the log (:func:`plan_recovery`), first that applies:
+
+1. **The game's start.** For each start position in the log (normal or rotated, latest
+   first), a scratch tracker replays the log from there; the first point where its line
+   equals the known line is the anchor. Moves are followed, not placements, so a
+   repetition (1. Nf3 Nf6 2. Ng1 Ng8 …) cannot make it skip plies. A tracker with no
+   game yet (daemon started mid-round) starts at the last start position.
+2. **The last placement sensed.** When the start is no longer in the log (the cyclic
+   buffer overwrote it, or the game began from an accepted position): the one stretch of
+   the log where the board stood as last sensed. Two such stretches (a repetition) are
+   ambiguous: no anchor.
+
+The log has no times. Every observation of a plan carries the time the log was read,
+so no settle timer fires inside it: only lever presses (and, without a running clock, a
+reply on top of a move) complete moves, never a pause of a hand.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+
+import chess
+
+from daemon.game.events import GameStarted, MoveMade, MovesWithdrawn
+from daemon.game.matching import ROTATED_START, START, placement_key
+from daemon.game.state import TrackerState
+from daemon.game.tracker import GameTracker
+from drivers.memory import BoardMemory, LoggedPress
+from drivers.observations import ClockObserved, ClockSide, PlacementObserved
+
+__all__ = ["Anchor", "RecoveryPlan", "memory_needed", "plan_recovery"]
+
+Fed = PlacementObserved | ClockObserved
+_STARTS = (START, ROTATED_START)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Anchor:
+    """Where the known game stands in the log: feed ``steps[index:]``.
+
+    Attributes:
+        index: the first step to feed.
+        how: ``"start"`` (replayed from a start position) or ``"placement"``.
+    """
+
+    index: int
+    how: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RecoveryPlan:
+    """The observations to feed the live tracker, in order, and where they start."""
+
+    anchor: Anchor
+    observations: tuple[Fed, ...]
+
+
+def memory_needed(tracker: GameTracker, placement: chess.BaseBoard) -> bool:
+    """Whether a board coming online with ``placement`` needs its memory read.
+
+    True when a game is under way and the board no longer shows its position, or when no
+    game is known but the board shows one under way (both kings, not a start position).
+    """
+    key = placement_key(placement)
+    if tracker.state is TrackerState.ENDED:
+        return False
+    if tracker.state is TrackerState.WAITING:
+        kings = chess.popcount(placement.kings)
+        return key not in (START, ROTATED_START) and kings == 2 and len(placement.piece_map()) > 2
+    sensed = tracker.sensed
+    return sensed is None or placement_key(sensed) != key
+
+
+def plan_recovery(
+    tracker: GameTracker, memory: BoardMemory, at: float, *, start_seconds: int | None = None
+) -> RecoveryPlan | None:
+    """The observations that bring ``tracker`` up to the end of ``memory``; None if lost.
+
+    Args:
+        tracker: the live tracker (only read).
+        memory: the board's log.
+        at: the time of every observation of the plan (when the log was read).
+        start_seconds: each side's time when the clock was set (base + increment), for
+            readings before a side's first logged press; None = unknown.
+    """
+    anchor = _start_anchor(tracker, memory, start_seconds) or _placement_anchor(tracker, memory)
+    if anchor is None:
+        return None
+    model = _ClockModel.of(tracker.last_clock, start_seconds)
+    observations = tuple(fed for _, fed in _observations(memory, anchor.index, model, at))
+    return RecoveryPlan(anchor=anchor, observations=observations)
+
+
+# -- anchors ------------------------------------------------------------------------------
+
+
+def _start_anchor(
+    tracker: GameTracker, memory: BoardMemory, start_seconds: int | None
+) -> Anchor | None:
+    starts = [
+        i for i, board in memory.placements() if placement_key(board) in (START, ROTATED_START)
+    ]
+    if not starts:
+        return None
+    if tracker.state is TrackerState.WAITING:
+        return Anchor(index=starts[-1], how="start")
+    board = tracker.board
+    if board.root().board_fen() != chess.STARTING_BOARD_FEN:
+        return None  # a game from an accepted position never passed the start
+    known = [move.uci() for move in board.move_stack]
+    for start in reversed(starts):
+        index = _where_line_reached(tracker, memory, start, known, start_seconds)
+        if index is not None:
+            return Anchor(index=index, how="start")
+    return None
+
+
+def _where_line_reached(
+    tracker: GameTracker,
+    memory: BoardMemory,
+    start: int,
+    known: list[str],
+    start_seconds: int | None,
+) -> int | None:
+    """The first step after which a replay from ``start`` has played exactly ``known``."""
+    scratch = GameTracker(tracker.settings)
+    line: list[str] = []
+    model = _ClockModel.of(None, start_seconds)
+    for index, fed in _observations(memory, start, model, 0.0):
+        if isinstance(fed, PlacementObserved):
+            scratch.receive_placement(fed)
+        else:
+            scratch.receive_clock(fed)
+        _follow(line, scratch)
+        if line == known and scratch.state is not TrackerState.WAITING:
+            return index + 1
+    return None
+
+
+def _follow(line: list[str], scratch: GameTracker) -> None:
+    """Apply the scratch tracker's events to ``line``."""
+    for event in scratch.events_received():
+        if isinstance(event, GameStarted):
+            line.clear()
+        elif isinstance(event, MoveMade):
+            del line[event.ply - 1 :]
+            line.append(event.uci)
+        elif isinstance(event, MovesWithdrawn):
+            del line[event.from_ply - 1 :]
+
+
+def _placement_anchor(tracker: GameTracker, memory: BoardMemory) -> Anchor | None:
+    sensed = tracker.sensed
+    if sensed is None or tracker.state is TrackerState.WAITING:
+        return None
+    target = placement_key(sensed)
+    stretches: list[int] = []
+    inside = False
+    for index, board in memory.placements():
+        here = placement_key(board) == target
+        if here and not inside:
+            stretches.append(index)
+        inside = here
+    if len(stretches) != 1:
+        return None  # never stood so, or stood so twice (a repetition): ambiguous
+    return Anchor(index=stretches[0] + 1, how="placement")
+
+
+# -- observations -------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class _ClockModel:
+    """Both sides' times and the running side, as the log's presses leave them."""
+
+    times: dict[ClockSide, int | None] = field(default_factory=dict)
+    running: ClockSide | None = None
+
+    @classmethod
+    def of(cls, reading: ClockObserved | None, start_seconds: int | None) -> _ClockModel:
+        if reading is None or not reading.connected:
+            return cls(times={ClockSide.LEFT: start_seconds, ClockSide.RIGHT: start_seconds})
+        times: dict[ClockSide, int | None] = {
+            ClockSide.LEFT: reading.left_seconds,
+            ClockSide.RIGHT: reading.right_seconds,
+        }
+        return cls(times=times, running=reading.running)
+
+    def press(self, press: LoggedPress, at: float) -> list[ClockObserved]:
+        """The readings a live board would have sent around this press (§7.4)."""
+        readings = []
+        for side in ClockSide:
+            if self.times.get(side) is None:
+                self.times[side] = press.seconds
+        if self.running is not press.side:
+            self.running = press.side  # its time ran before the lever went down
+            readings.append(self._reading(at))
+        self.times[press.side] = press.seconds
+        self.running = ClockSide.RIGHT if press.side is ClockSide.LEFT else ClockSide.LEFT
+        readings.append(self._reading(at))
+        return readings
+
+    def _reading(self, at: float) -> ClockObserved:
+        left, right = self.times[ClockSide.LEFT], self.times[ClockSide.RIGHT]
+        assert left is not None
+        assert right is not None
+        running = self.running or ClockSide.LEFT
+        return ClockObserved(
+            left_seconds=left,
+            right_seconds=right,
+            left_flag=False,
+            right_flag=False,
+            running=self.running,
+            lever=running,
+            connected=True,
+            at=at,
+        )
+
+
+def _observations(
+    memory: BoardMemory, start: int, model: _ClockModel, at: float
+) -> Iterator[tuple[int, Fed]]:
+    """``(step index, observation)`` for the steps from ``start`` on."""
+    placements = dict(memory.placements())
+    board = _placement_before(memory, start)
+    steps: Sequence[object] = memory.steps
+    for index in range(start, len(steps)):
+        step = steps[index]
+        if isinstance(step, LoggedPress):
+            for reading in model.press(step, at):
+                yield index, reading
+            continue
+        after = placements.get(index)
+        if after is None or (board is not None and after == board):
+            continue
+        board = after
+        yield index, PlacementObserved(board=after.copy(), at=at)
+
+
+def _placement_before(memory: BoardMemory, start: int) -> chess.BaseBoard | None:
+    """The placement standing before ``steps[start]`` (None before the first power-up)."""
+    board: chess.BaseBoard | None = None
+    for index, placement in memory.placements():
+        if index >= start:
+            break
+        board = placement
+    return board

@@ -1,0 +1,67 @@
+"""Nothing played while dgtcast is blind is lost: recovery from the boards' own memory.
+
+Real daemon, emulated boards on ptys: every move and every ``[%clk]`` (the clock's own
+reading at the lever press) must come out exactly, and the arbiter is told how many
+plies were recovered.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from functools import partial
+from pathlib import Path
+
+from broadcast.messages import AlertKind, BoardStatus
+from daemon.journal import Journal
+from daemon.round import BoardGame
+from drivers.emulator.clock import ClockSettings
+from drivers.emulator.device import EmulatedBoard
+from tests.daemon.recovery_support import check_record, play_part
+from tests.daemon.support import BoardSpec, read_game, running_daemon, wait_for, write_config
+
+SPEED = 12.0
+
+
+def _recovered(game: BoardGame, plies: int) -> bool:
+    return game.recovered_plies == plies
+
+
+def _recovery_records(journal_path: Path, board: int) -> list[str]:
+    with Journal(journal_path) as journal:
+        return [r.payload["state"] for r in journal.records(board=board, kinds={"recovery"})]
+
+
+async def test_daemon_started_at_move_20_of_every_game(tmp_path: Path, games_dir: Path) -> None:
+    long = read_game(games_dir / "kasparov-deep-blue-1997.pgn", 5)  # 37 plies
+    other = read_game(games_dir / "nepomniachtchi-liren-game1.pgn")
+    earlier = read_game(games_dir / "molinari-bordais-1979.pgn")
+    clock = ClockSettings.from_text("3+2")
+    async with (
+        EmulatedBoard(clock=clock, seed=3, earlier=[earlier]) as one,
+        EmulatedBoard(clock=clock, seed=4, rotate=True, white_side="right") as two,
+    ):
+        await asyncio.gather(
+            play_part(one, long, 0, 20, speed=SPEED, noise=0.2),
+            play_part(two, other, 0, 20, speed=SPEED, noise=0.2),
+        )
+        config = write_config(tmp_path, [BoardSpec(1, str(one.path)), BoardSpec(2, str(two.path))])
+        async with running_daemon(config) as daemon:
+            core = daemon.core
+            for game in (core.games[1], core.games[2]):
+                await wait_for(partial(_recovered, game, 20), 20, f"board {game.config.number}")
+            state = daemon.hub.state(1)
+            assert state is not None
+            assert state.recovered_plies == 20
+            assert state.status is BoardStatus.ONLINE
+            kinds = [alert.kind for alert in core.engine.alerts]
+            assert kinds.count(AlertKind.MOVES_RECOVERED) == 2
+            await asyncio.gather(
+                play_part(one, long, 20, None, speed=SPEED, noise=0.2),
+                play_part(two, other, 20, 30, speed=SPEED, noise=0.2),
+            )
+            await wait_for(lambda: core.games[1].tracker.ply == 37, 20, "board 1 to the end")  # type: ignore[union-attr]
+            await wait_for(lambda: core.games[2].tracker.ply == 30, 20, "board 2 to ply 30")  # type: ignore[union-attr]
+    journal_path = tmp_path / "journal.db"
+    check_record(journal_path, 1, long, one, 37)
+    check_record(journal_path, 2, other, two, 30)
+    assert _recovery_records(journal_path, 1) == ["reading", "read"]
