@@ -86,6 +86,7 @@ class BoardStatus(enum.Enum):
     MANUAL = "manual"  # no e-board: results entered by arbiters
     WAITING = "waiting"  # e-board heard, game not started yet
     CATCHING_UP = "catching_up"  # reading the e-board's memory of what was played unseen
+    CONNECTING = "connecting"  # daemon (re)started, e-board not heard since
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -33,10 +33,12 @@ from broadcast.webhook import AlertWebhook, WebhookSettings
 from daemon.board_check import warn_unanswered
 from daemon.config import Config, ConfigError, load_config, weak_token_problem
 from daemon.game.state import TrackerSettings
+from daemon.inputs import START
 from daemon.journal import EVENT_BOARD, ROUND, Journal
 from daemon.journal_identity import open_round_journal
 from daemon.lichess_link import LichessLink
 from daemon.limits import connection_limits, quiet_accept_errors, raise_open_file_limit
+from daemon.link_silence import BOARD_SILENCE
 from daemon.livechess_link import livechess_folder, livechess_settings
 from daemon.pairing import ResultHandoff
 from daemon.pairing_link import PairingLink, apply_pairings
@@ -84,6 +86,8 @@ class DaemonOptions:
         board_patience: seconds after start before e-boards without a link are reported
             (at WARNING, with the reason and the fix).
         snapshots: when the round's state is added to the journal (default policy: None).
+        board_silence: seconds an e-board may stay unheard after the start before it is
+            ``board_offline`` (daemon/link_silence.py).
     """
 
     tracker: TrackerSettings | None = None
@@ -97,6 +101,7 @@ class DaemonOptions:
     demo: bool = False
     board_patience: float = 5.0
     snapshots: SnapshotPolicy | None = None
+    board_silence: float = BOARD_SILENCE
     progress: Callable[[str | None], None] | None = None
 
 
@@ -158,6 +163,7 @@ class Daemon:
         self.rounds.listeners.append(self._round_changed)
         self.service.round_changer = lambda c: self.rounds.next_round(c.section, force=c.force)
         self.replayed = 0
+        self._start_fed = False
         #: When the daemon was opened (epoch seconds): the first start, if it is one.
         self.opened_at = time.time()
         server = self.config.server
@@ -300,6 +306,10 @@ class Daemon:
                 await self.server.close()
                 raise
         self._note_start()
+        if not self._start_fed:  # every start: no e-board's link is known yet
+            self._start_fed = True
+            silence = {"silence": self.options.board_silence}
+            self.service.receive(EVENT_BOARD, START, silence, time.time())
 
     async def run(self, stop: asyncio.Event) -> None:
         """Serve until ``stop`` is set; then shut everything down cleanly.

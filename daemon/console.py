@@ -44,6 +44,7 @@ __all__ = ["ConsoleFrame", "LiveConsole", "render", "wanted"]
 _STATES = {
     BoardStatus.ONLINE: ("live", "green"),
     BoardStatus.WAITING: ("waiting", "cyan"),
+    BoardStatus.CONNECTING: ("connecting", "yellow"),
     BoardStatus.OFFLINE: ("OFFLINE", "bold red"),
     BoardStatus.OUT_OF_SYNC: ("out of sync", "bold yellow"),
     BoardStatus.MANUAL: ("no e-board", "dim"),

@@ -30,6 +30,7 @@ __all__ = [
     "LINK",
     "PLACEMENT",
     "RECOVERY",
+    "START",
     "TICK",
     "board_fen",
     "board_from_fen",
@@ -46,6 +47,9 @@ CLOCK: Final = "clock"
 LINK: Final = "link"
 TICK: Final = "tick"
 ARBITER: Final = "arbiter"
+#: The daemon started: no e-board's link is known until it is heard; one silent for
+#: ``{"silence": seconds}`` is offline (board 0).
+START: Final = "start"
 #: The journal could not be written, or is written again: ``{"written", "reason", "held"}``.
 JOURNAL: Final = "journal"
 #: Catching up from the board's memory: ``{"state": "reading"}``, then ``{"state": "read",
@@ -54,7 +58,9 @@ RECOVERY: Final = "recovery"
 #: Record kinds that are inputs (replayed); every other kind is a decision (audit only).
 #: ``round`` (:data:`daemon.journal.ROUND`) is a section moving on to another round
 #: (daemon/round_change.py).
-INPUT_KINDS: Final = frozenset({PLACEMENT, CLOCK, LINK, TICK, ARBITER, ROUND, JOURNAL, RECOVERY})
+INPUT_KINDS: Final = frozenset(
+    {PLACEMENT, CLOCK, LINK, TICK, ARBITER, ROUND, JOURNAL, RECOVERY, START}
+)
 
 
 def placement_payload(observation: PlacementObserved) -> dict[str, Any]:

@@ -56,12 +56,14 @@ from daemon.inputs import (
     LINK,
     PLACEMENT,
     RECOVERY,
+    START,
     TICK,
     clock_from_payload,
     link_from_payload,
     placement_from_payload,
 )
 from daemon.journal import ROUND
+from daemon.link_silence import BOARD_SILENCE, LinkSilence
 from daemon.rendered_game import RenderedGame
 from daemon.results import CommandRefused
 from daemon.round_change import RoundChange, section_after
@@ -143,6 +145,8 @@ class RoundCore:
         self.engine = AlertEngine(AlertSettings.from_config(config))
         self.games: dict[int, BoardGame] = {}
         self._deadlines: dict[int, float] = {}  # by board, trackers with a timer running
+        #: E-boards not heard since the daemon's last start (``start`` inputs).
+        self.links = LinkSilence()
         base = self._tracker_base = tracker_settings or TrackerSettings()
         for section in config.sections:
             for board in section.boards:
@@ -170,6 +174,8 @@ class RoundCore:
                 self._command(command_from_payload(payload), at, outcome)
             elif kind == ROUND:
                 self._change_round(RoundChange.from_payload(payload), at, outcome)
+            elif kind == START:
+                self._start(float(payload.get("silence", BOARD_SILENCE)), at, outcome)
             elif kind == JOURNAL:
                 self.engine.receive_journal(
                     bool(payload["written"]), str(payload["reason"]), int(payload["held"]), at
@@ -183,7 +189,11 @@ class RoundCore:
 
     def next_deadline(self) -> float | None:
         """When a ``tick`` input is due next (None: no timer runs)."""
-        times = [min(self._deadlines.values(), default=None), self.engine.next_deadline()]
+        times = [
+            min(self._deadlines.values(), default=None),
+            self.engine.next_deadline(),
+            self.links.next_deadline(),
+        ]
         return min((t for t in times if t is not None), default=None)
 
     def _note_deadlines(self, boards: Iterable[int]) -> None:
@@ -215,6 +225,7 @@ class RoundCore:
             tracker.receive_link(link)
             game.online = link.state is LinkState.ONLINE
             game.catching_up = False
+            self.links.receive_heard(board)
             if game.online:
                 game.serial = payload.get("serial", game.serial)
                 game.port = payload.get("port", game.port)
@@ -327,7 +338,22 @@ class RoundCore:
             if game.tracker is not None:
                 game.tracker.receive_tick(now)
                 self._drain_tracker(number, outcome)
+        for number, when in self.links.receive_tick(now):  # silent since the start
+            self.games[number].online = False
+            self.engine.receive_link(number, False, when)
+            outcome.boards.add(number)
         self.engine.receive_tick(now)
+
+    def _start(self, silence: float, at: float, outcome: Outcome) -> None:
+        """The daemon (re)started: no e-board's link is known until it is heard again."""
+        eboards = [number for number, game in self.games.items() if game.tracker is not None]
+        self.links.silence = silence
+        self.links.receive_start(eboards, at)
+        for number in eboards:
+            game = self.games[number]
+            if game.online:
+                game.online = None  # the journal's `online` is from before the stop
+            outcome.boards.add(number)
 
     def _command(self, command: ArbiterCommand, at: float, outcome: Outcome) -> None:
         match command:
@@ -415,7 +441,7 @@ class RoundCore:
             black_clock=black_clock,
             running=running if result == "*" else None,
             clock_at=clock.at if clock else None,
-            status=_status(game),
+            status=_status(game, self.links.is_unheard(board)),
             result=result,
             result_final=final,
             updated_at=now,
@@ -441,11 +467,13 @@ def _tracker(board: BoardConfig, section: Section, base: TrackerSettings) -> Gam
     return GameTracker(settings)
 
 
-def _status(game: BoardGame) -> BoardStatus:
+def _status(game: BoardGame, unheard: bool) -> BoardStatus:
     if game.tracker is None:
         return BoardStatus.MANUAL
     if game.online is False:
         return BoardStatus.OFFLINE
+    if unheard:
+        return BoardStatus.CONNECTING
     if game.catching_up:
         return BoardStatus.CATCHING_UP
     if game.out_of_sync:

@@ -213,6 +213,7 @@ const STATUS_TEXT = {
   out_of_sync: "out of sync",
   manual: "no e-board",
   waiting: "not started",
+  connecting: "connecting",
 };
 
 /** A board status in words. */

@@ -174,7 +174,7 @@ async def test_run_on_a_terminal_shows_the_live_console(tmp_path: Path) -> None:
         with _daemon_on_a_pty(_config(tmp_path, str(tmp_path / "dgt-*"))) as (process, master):
             screen = Screen(master)
             await screen.wait_for("Board", "Players", "Carlsen, Magnus – Caruana, Fabiano")
-            await screen.wait_for("#70001", "waiting")
+            await screen.wait_for("#70001", "connecting")  # board 2: never heard
             await screen.wait_for("board 2 has no e-board link", "does not exist")
             await board.play(game, speed=20)
             await screen.wait_for("2... d6", "live")  # the last move, once the game is played
