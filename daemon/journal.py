@@ -72,7 +72,10 @@ EVENT_BOARD = 0
 ROUND = "round"
 
 _PAGE = 512
+#: Kinds few records have, indexed (records_rare) so that finding them reads no other.
+_RARE_KINDS = frozenset({ROUND, "daemon_start"})
 _TABLES = frozenset({"schema_version", "records", "meta", "snapshots"})
+_INDEXES = frozenset({"records_by_board", "records_rare"})
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS records (
@@ -84,6 +87,8 @@ CREATE TABLE IF NOT EXISTS records (
     digest  BLOB
 );
 CREATE INDEX IF NOT EXISTS records_by_board ON records (board, seq);
+CREATE INDEX IF NOT EXISTS records_rare ON records (kind, seq)
+    WHERE kind IN ('round', 'daemon_start');
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS snapshots (
     seq         INTEGER PRIMARY KEY,
@@ -148,7 +153,7 @@ class Journal:
     def _set_up(self, synchronous: str) -> None:
         self._db.execute("PRAGMA busy_timeout = 5000")
         tables = {row[0] for row in self._db.execute("SELECT name FROM sqlite_master")}
-        ours = {t for t in tables if not t.startswith("sqlite_") and t != "records_by_board"}
+        ours = {t for t in tables if not t.startswith("sqlite_") and t not in _INDEXES}
         if (ours and "schema_version" not in ours) or not ours <= _TABLES:
             foreign = ", ".join(sorted(ours - _TABLES)) or "no schema_version"
             raise JournalError(f"{self.path}: not a dgtcast journal (it holds {foreign})")
@@ -333,8 +338,11 @@ class Journal:
         if kinds is not None:
             if not kinds:
                 return
-            where.append(f"kind IN ({', '.join('?' * len(kinds))})")
-            params.extend(sorted(kinds))
+            if set(kinds) <= _RARE_KINDS:  # literals, so that SQLite takes the partial index
+                where.append(f"kind IN ({', '.join(repr(str(k)) for k in sorted(kinds))})")
+            else:
+                where.append(f"kind IN ({', '.join('?' * len(kinds))})")
+                params.extend(sorted(kinds))
         query = (
             "SELECT seq, board, kind, at, payload FROM records"
             f" WHERE {' AND '.join(where)} ORDER BY seq LIMIT {_PAGE}"
