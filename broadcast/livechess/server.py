@@ -75,6 +75,8 @@ class LiveChessSettings:
         host / port: like ``[server]``; 1982 is the port LiveChess uses (0: a free one).
         tournaments: the event's sections (for the tournament resources).
         write_limit: bytes buffered per connection before its sender waits.
+        max_feeds: subscriptions one connection may hold (a LiveChess client holds
+            one per board it shows).
         backlog: listen backlog.
     """
 
@@ -82,6 +84,7 @@ class LiveChessSettings:
     port: int = 1982
     tournaments: tuple[Tournament, ...] = ()
     write_limit: int = 32 * 1024
+    max_feeds: int = 1000
     backlog: int = 1024
 
 
@@ -308,13 +311,8 @@ class LiveChessServer:
                 return self.eboards.eboards()
             case SourcesCall():
                 return self.eboards.sources()
-            case SubscribeCall(feed_id=feed_id, serial=serial):
-                if feed_id in client.feeds:
-                    return Refusal(id=call.id, message=f"feed id {feed_id} is in use")
-                if not self.eboards.knows(serial):
-                    return Refusal(id=call.id, message=f"no e-board with serial number {serial}")
-                self._join(client, feed_id, serial, None)
-                return None
+            case SubscribeCall():
+                return self._subscribe(client, call)
         feed = client.feeds.get(call.feed_id)
         if feed is None:
             return Refusal(id=call.id, message=f"no feed with id {call.feed_id}")
@@ -326,6 +324,17 @@ class LiveChessServer:
                 self._join(client, call.feed_id, feed.group.serial, fen)
             case FlipCall(flip=flip):
                 self._wake(self.eboards.flip(feed.group.serial, flip))
+        return None
+
+    def _subscribe(self, client: _Client, call: SubscribeCall) -> Refusal | None:
+        if call.feed_id in client.feeds:
+            return Refusal(id=call.id, message=f"feed id {call.feed_id} is in use")
+        if len(client.feeds) >= self.settings.max_feeds:
+            limit = self.settings.max_feeds
+            return Refusal(id=call.id, message=f"at most {limit} feeds per connection")
+        if not self.eboards.knows(call.serial):
+            return Refusal(id=call.id, message=f"no e-board with serial number {call.serial}")
+        self._join(client, call.feed_id, call.serial, None)
         return None
 
     async def _send_feeds(self, client: _Client) -> None:

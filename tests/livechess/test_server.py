@@ -414,3 +414,21 @@ async def test_a_board_configured_by_serial_is_listed_before_it_answers(
     third = next(board for board in listed if board["serialnr"] == "30003")
     assert (third["state"], third["source"], third["clock"]) == ("NOTRESPONDING", None, None)
     await client.ws.close()
+
+
+async def test_a_connection_holds_a_bounded_number_of_feeds() -> None:
+    hub = Hub()
+    hub.publish_board(board_state(1, []))
+    settings = LiveChessSettings(port=0, max_feeds=3)
+    async with LiveChessServer(hub, settings) as server:
+        client = await _client(server)
+        answers = []
+        for feed in range(4):
+            param = {"feed": "eboardevent", "id": feed, "param": {"serialnr": "10001"}}
+            answers.append(await client.call("subscribe", param))
+        assert [a["response"] for a in answers] == ["call", "call", "call", "error"]
+        assert answers[-1]["param"]["message"] == "at most 3 feeds per connection"
+        assert (await client.call("unsubscribe", {"id": 0}))["response"] == "call"
+        param = {"feed": "eboardevent", "id": 9, "param": {"serialnr": "10001"}}
+        assert (await client.call("subscribe", param))["response"] == "call"
+        await client.ws.close()
