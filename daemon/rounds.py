@@ -119,6 +119,15 @@ class RoundKeeper:
         section = next(s for s in self.core.config.sections if s.name == name)
         round_number = section.event.round + 1
         plan = plan_round(section, round_number)
+        others = {n: g.section.name for n, g in self.core.games.items() if g.section.name != name}
+        clashes = [
+            f"{name or 'the event'}: board {b.number} of round {round_number} is a board of"
+            f" section {others[b.number]!r}: set first_board in its [sections.pairing]"
+            for b in plan.boards
+            if b.number in others
+        ]
+        if clashes:
+            raise PairingFileError(clashes)
         change = RoundChange(
             section=name,
             round=round_number,

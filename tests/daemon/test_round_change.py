@@ -7,15 +7,17 @@ from pathlib import Path
 
 import pytest
 
+from broadcast.hub import Hub
 from broadcast.messages import ConfirmResult, SetResult
 from daemon.config import BoardConfig, ConfigError, load_config
 from daemon.inputs import ARBITER
-from daemon.journal import EVENT_BOARD, ROUND
+from daemon.journal import EVENT_BOARD, ROUND, Journal
 from daemon.pairing import PairingFileError
 from daemon.round import RoundCore, command_payload
 from daemon.round_change import RoundChange
 from daemon.round_source import plan_round
-from daemon.rounds import pending_results
+from daemon.rounds import RoundKeeper, pending_results
+from daemon.service import RoundService
 from daemon.snapshot import dump_state, load_state
 from tests.conftest import ROOT
 
@@ -187,3 +189,27 @@ def test_a_snapshot_holds_the_round_change(tmp_path: Path) -> None:
     for number in (1, 2, 3, 11):
         assert restored.board_state(number, 300.0) == core.board_state(number, 300.0)
     assert restored.config.sections[0].event.round == 2
+
+
+def test_a_round_whose_boards_belong_to_another_section_is_refused(tmp_path: Path) -> None:
+    for name in ("tournament-example.trf", "round4-pairings.txt"):
+        shutil.copy(ROOT / "config" / name, tmp_path / name)
+    (tmp_path / "round5-pairings.txt").write_text("2\n1 10\n2 6\n")
+    text = SECTIONS.replace(
+        'name = "Open"\n',
+        'name = "Open"\nround = 4\n[sections.pairing]\ntrf = "tournament-example.trf"\n'
+        'pairings = "round{round}-pairings.txt"\nfirst_board = 10\n',
+    )
+    path = tmp_path / "event.toml"
+    path.write_text(text)
+    core = RoundCore(load_config(path, env={}))
+    with Journal(tmp_path / "j.db") as journal:
+        keeper = RoundKeeper(core, RoundService(core, journal, Hub()), {})
+        reply = keeper.next_round("Open", force=True)
+        assert not reply.ok
+        assert reply.reason == (
+            "Open: board 11 of round 5 is a board of section 'U12': set first_board in its"
+            " [sections.pairing]"
+        )
+        assert journal.last_seq == 0, "nothing journalled"
+    assert core.board_state(11, 0.0).round == "3.11"
