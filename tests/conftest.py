@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -44,7 +45,9 @@ def games_dir(shared_dir: Path) -> Path:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
-        "markers", "error_log: the test provokes ERROR logs on purpose (others fail on one)"
+        "markers",
+        "error_log(*patterns): the test provokes ERROR logs on purpose, all of them or those"
+        " matching a pattern (others fail on one)",
     )
 
 
@@ -55,17 +58,22 @@ def no_unexpected_error_log(
     """Fail a test that logged at ERROR or above, unless it is marked ``error_log``.
 
     An ERROR log means something went wrong that the test did not look for (a handler
-    that raised, a task that died); a test that provokes one on purpose says so.
+    that raised, a task that died); a test that provokes one on purpose says so, with
+    ``@pytest.mark.error_log`` (any) or ``@pytest.mark.error_log(r"regex", ...)`` (those
+    whose ``logger: message`` matches one of the patterns).
     """
     yield
-    if request.node.get_closest_marker("error_log") is not None:
+    marker = request.node.get_closest_marker("error_log")
+    if marker is not None and not marker.args:
         return
-    errors = [
+    allowed = [re.compile(pattern) for pattern in (marker.args if marker else ())]
+    logged = [
         f"{record.name}: {record.getMessage()}"
         for when in ("setup", "call")
         for record in caplog.get_records(when)
         if record.levelno >= logging.ERROR
     ]
+    errors = [text for text in logged if not any(p.search(text) for p in allowed)]
     if errors:
         pytest.fail("unexpected ERROR log:\n" + "\n".join(errors), pytrace=False)
 

@@ -20,6 +20,14 @@ def test_error():
 @pytest.mark.error_log
 def test_expected_error():
     logging.getLogger("x").error("boom")
+
+@pytest.mark.error_log(r"^x: boom$")
+def test_expected_error_by_pattern():
+    logging.getLogger("x").error("boom")
+
+@pytest.mark.error_log(r"^x: boom$")
+def test_other_error_than_the_pattern():
+    logging.getLogger("x").error("bang")
 """
 
 
@@ -31,5 +39,7 @@ def test_an_error_log_fails_only_the_test_that_did_not_expect_it(
     pytester.makeconftest(CONFTEST)
     pytester.makepyfile(test_rule=TESTS)
     result = pytester.runpytest("-p", "no:cacheprovider")
-    result.assert_outcomes(passed=3, errors=1)  # test_error: its call passed, then the check
-    result.stdout.fnmatch_lines(["*test_error*unexpected ERROR log*"])
+    result.assert_outcomes(passed=5, errors=2)  # test_error, test_other_error...: call passed
+    result.stdout.fnmatch_lines(
+        ["ERROR*::test_error - Failed*", "ERROR*::test_other_error_than_the_pattern - Failed*"]
+    )
