@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import sys
 import time
 from typing import Any
 
@@ -32,10 +33,10 @@ def raise_open_file_limit() -> int | None:
 
     None where the platform has no such limit (Windows).
     """
-    try:
-        import resource
-    except ImportError:  # Windows
+    if sys.platform == "win32":  # no such limit: Windows counts handles, not descriptors
         return None
+    import resource
+
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     if hard == resource.RLIM_INFINITY:
         hard = max(soft, 1 << 20)
