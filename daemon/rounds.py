@@ -112,6 +112,9 @@ class RoundKeeper:
             plans = {name: self._plan(name) for name in names}
         except PairingFileError as exc:
             return CommandReply(ok=False, reason="; ".join(exc.problems), details={})
+        if pending:
+            shown = "; ".join(_pending_text(item) for item in pending)
+            log.warning("= moving on by force; left out of the TRF: %s", shown)
         changed = [self._change(name, change, handoff) for name, (change, handoff) in plans.items()]
         return CommandReply(ok=True, details={"sections": changed, "pending": pending})
 

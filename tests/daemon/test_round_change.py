@@ -213,3 +213,38 @@ def test_a_round_whose_boards_belong_to_another_section_is_refused(tmp_path: Pat
         )
         assert journal.last_seq == 0, "nothing journalled"
     assert core.board_state(11, 0.0).round == "3.11"
+
+
+def test_unconfirmed_results_refuse_the_change_unless_forced(tmp_path: Path) -> None:
+    for name in ("tournament-example.trf", "round4-pairings.txt"):
+        shutil.copy(ROOT / "config" / name, tmp_path / name)
+    (tmp_path / "round5-pairings.txt").write_text("2\n1 10\n2 6\n")
+    text = SECTIONS.replace(
+        'name = "Open"\n',
+        'name = "Open"\nround = 4\n[sections.pairing]\ntrf = "tournament-example.trf"\n'
+        'pairings = "round{round}-pairings.txt"\n',
+    )
+    path = tmp_path / "event.toml"
+    path.write_text(text)
+    core = RoundCore(load_config(path, env={}))
+    _command(core, SetResult(board=1, result="1-0"), 10.0)
+    with Journal(tmp_path / "j.db") as journal:
+        keeper = RoundKeeper(core, RoundService(core, journal, Hub()), {})
+        refused = keeper.next_round("Open")
+        assert not refused.ok
+        assert refused.reason.startswith(
+            "results not confirmed: board 1: 1-0 not confirmed; board 2: no result."
+        )
+        assert journal.last_seq == 0
+        forced = keeper.next_round("Open", force=True)
+        assert forced.ok, forced.reason
+        assert forced.details["sections"] == [{"section": "Open", "round": 5, "boards": 2}]
+        assert [p["board"] for p in forced.details["pending"]] == [1, 2]
+    one = core.board_state(1, 20.0)
+    assert (one.round, one.white, one.black, one.result) == (
+        "5.1",
+        "Okafor, Daniel",
+        "Ferreira, Beatriz",
+        "*",
+    )
+    assert keeper.links["Open"].handoff.results.round == 5
