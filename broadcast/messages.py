@@ -32,6 +32,7 @@ __all__ = [
     "ArbiterCommand",
     "BoardState",
     "BoardStatus",
+    "ChooseLine",
     "Color",
     "CommandHandler",
     "CommandRejected",
@@ -72,6 +73,7 @@ class AlertKind(enum.StrEnum):
     RESULT_SIGNALLED = "result_signalled"
     GAME_OVER = "game_over"
     MOVES_RECOVERED = "moves_recovered"
+    GAP_AMBIGUOUS = "gap_ambiguous"
     LICHESS_REFUSED = "lichess_refused"  # raised by the lichess push, not by a board
     JOURNAL_FAILED = "journal_failed"
     JOURNAL_RECOVERED = "journal_recovered"
@@ -204,6 +206,18 @@ class AcceptPosition:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class ChooseLine:
+    """``{"type": "choose_line", "board": 3, "line": 2}``: the moves played during a gap
+    are candidate line 2 of the board's ``gap_ambiguous`` alert (docs/alerts.md)."""
+
+    __pydantic_config__ = _COMMAND_CONFIG
+    TYPE: ClassVar[str] = "choose_line"
+    DEFERRABLE: ClassVar[bool] = False
+    board: Positive
+    line: Positive
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class SetClocks:
     """``{"type": "set_clocks"}``: set every e-board clock to the time control."""
 
@@ -230,7 +244,9 @@ class NextRound:
 #: Every arbiter command. ``TYPE`` is its name on the wire; ``DEFERRABLE`` says whether
 #: it still holds when carried out later (a relay queues it for an offline daemon) or is
 #: about the board as it is now (refused when it would arrive late).
-ArbiterCommand = AckAlert | SetResult | ConfirmResult | AcceptPosition | SetClocks | NextRound
+ArbiterCommand = (
+    AckAlert | SetResult | ConfirmResult | AcceptPosition | ChooseLine | SetClocks | NextRound
+)
 
 #: The command classes by their wire name.
 COMMAND_TYPES: dict[str, type[ArbiterCommand]] = {c.TYPE: c for c in get_args(ArbiterCommand)}

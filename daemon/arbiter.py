@@ -45,6 +45,7 @@ from daemon.game.events import (
     GameEnded,
     GameEvent,
     GameStarted,
+    GapCandidates,
     InSync,
     MoveMade,
     MovesRecovered,
@@ -132,7 +133,7 @@ class AlertEngine:
                 _follow(watch, event)
             case MovesWithdrawn():
                 self._results.withdraw_game_over(board, event.at)
-            case OutOfSync() | MovesRecovered():
+            case OutOfSync() | MovesRecovered() | GapCandidates():
                 self._sync_alert(board, watch, event)
             case ResultSignalled():
                 self._result_signalled(board, watch, event)
@@ -316,13 +317,35 @@ class AlertEngine:
 
     # -- game events -----------------------------------------------------------------------
 
-    def _sync_alert(self, board: int, watch: BoardWatch, event: OutOfSync | MovesRecovered) -> None:
-        """The record and the board parted (out of sync), or were joined again by moves
-        nobody saw live (recovered)."""
+    def _sync_alert(
+        self, board: int, watch: BoardWatch, event: OutOfSync | MovesRecovered | GapCandidates
+    ) -> None:
+        """The record and the board parted (out of sync), were joined again by moves
+        nobody saw live (recovered), or could be by one of several lines (candidates)."""
         if isinstance(event, OutOfSync):
             self._out_of_sync(board, watch, event)
-        else:
+        elif isinstance(event, MovesRecovered):
             self._moves_recovered(board, watch, event)
+        else:
+            self._gap_ambiguous(board, watch, event)
+
+    def _gap_ambiguous(self, board: int, watch: BoardWatch, event: GapCandidates) -> None:
+        shown = "; ".join(f"{i}) {' '.join(line)}" for i, line in enumerate(event.lines, 1))
+        more = "" if event.complete else " (the search stopped early: there may be others)"
+        self._raise(
+            board,
+            AlertKind.GAP_AMBIGUOUS,
+            event.at,
+            {
+                "from_ply": event.from_ply,
+                "lines": [list(line) for line in event.lines],
+                "complete": event.complete,
+            },
+            f"Board {board}: the board is ahead of the record from ply {event.from_ply} and"
+            f" several move orders lead there{more}: {shown}. Choose the line played"
+            " (choose_line), or reinstate the position (FIDE 7.5).",
+            ("gap_ambiguous", board, watch.game, event.at),
+        )
 
     def _out_of_sync(self, board: int, watch: BoardWatch, event: OutOfSync) -> None:
         if watch.out_of_sync:

@@ -38,6 +38,7 @@ from daemon.inputs import (
     LINK,
     PLACEMENT,
     RECOVERY,
+    board_fen,
     clock_payload,
     link_payload,
     placement_payload,
@@ -240,12 +241,17 @@ class BoardSession:
         if self._memory_timer is not None:
             self._memory_timer.cancel()
             self._memory_timer = None
-        self._send(RECOVERY, payload, at)
         placement = self._sensors.placement
+        held, self._held_clock = self._held_clock, None
+        if placement is not None:  # for the gap search when the memory cannot cover it
+            payload = {**payload, "placement": board_fen(placement)}
+            payload["running"] = (
+                None if held is None or held.running is None else held.running.value
+            )
+        self._send(RECOVERY, payload, at)
         if placement is not None:
             self._send(PLACEMENT, placement_payload(PlacementObserved(board=placement, at=at)), at)
             self._watch_match()
-        held, self._held_clock = self._held_clock, None
         if held is not None:
             self._receive_clock(dataclasses.replace(held, at=at), at)
 

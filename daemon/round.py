@@ -10,7 +10,7 @@ the journal through a fresh core rebuilds the round exactly (docs/architecture.m
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, assert_never
 
@@ -23,6 +23,7 @@ from broadcast.messages import (
     ArbiterCommand,
     BoardState,
     BoardStatus,
+    ChooseLine,
     ConfirmResult,
     NextRound,
     SetClocks,
@@ -38,6 +39,7 @@ from daemon.game.events import (
     ClockUpdated,
     GameEvent,
     GameStarted,
+    GapCandidates,
     InSync,
     MoveMade,
     MovesRecovered,
@@ -45,6 +47,8 @@ from daemon.game.events import (
     OutOfSync,
     PositionAccepted,
 )
+from daemon.game.gap import search_gap
+from daemon.game.matching import rotated
 from daemon.game.record import GameHeaders, GameRecord
 from daemon.game.recovery import memory_needed, plan_recovery
 from daemon.game.state import TrackerSettings
@@ -58,6 +62,7 @@ from daemon.inputs import (
     RECOVERY,
     START,
     TICK,
+    board_from_fen,
     clock_from_payload,
     link_from_payload,
     placement_from_payload,
@@ -102,6 +107,7 @@ class BoardGame:
     started: bool = False
     catching_up: bool = False  # reading the e-board's memory (daemon/game/recovery.py)
     recovered_plies: int = 0  # plies of the game recovered, not seen live
+    candidates: tuple[tuple[str, ...], ...] = ()  # lines (UCI) for the arbiter's choose_line
     rendered: RenderedGame | None = None  # kept by render_pgn
     serial: str | None = None  # the e-board's serial number, from its last link-up
     port: str | None = None  # the device path of its last link-up
@@ -232,11 +238,11 @@ class RoundCore:
             self.engine.receive_link(board, game.online, at)
             outcome.boards.add(board)
         elif kind == RECOVERY:
-            self._recover(game, tracker, payload, at)
+            self._recover(board, tracker, payload, at, outcome)
             outcome.boards.add(board)
         else:
             raise ValueError(f"not an input kind: {kind}")
-        self._drain_tracker(board, outcome, recovered="memory" if kind == RECOVERY else "")
+        self._drain_tracker(board, outcome)
 
     def memory_needed(self, board: int, placement: chess.BaseBoard) -> bool:
         """Whether a board coming online with ``placement`` needs its memory read."""
@@ -246,13 +252,61 @@ class RoundCore:
         return memory_needed(game.tracker, placement)
 
     def _recover(
-        self, game: BoardGame, tracker: GameTracker, payload: Mapping[str, Any], at: float
+        self,
+        board: int,
+        tracker: GameTracker,
+        payload: Mapping[str, Any],
+        at: float,
+        outcome: Outcome,
     ) -> None:
         """Catching up from the board's memory (inputs.RECOVERY, daemon/game/recovery.py).
 
         While the memory is read the tracker is paused like an offline board (no timer
-        runs on a placement that is behind); then the log is replayed into it.
+        runs on a placement that is behind); then the log is replayed into it. If the
+        board still shows a position ahead of the game, the gap is searched.
         """
+        game = self.games[board]
+        self._replay_memory(game, tracker, payload, at)
+        self._drain_tracker(board, outcome, recovered="memory")
+        placement = payload.get("placement")
+        if payload["state"] != "reading" and isinstance(placement, str):
+            running = payload.get("running")
+            side = ClockSide(running) if isinstance(running, str) else None
+            found = self._search_gap(board, tracker, board_from_fen(placement), side, at)
+            self._drain_tracker(board, outcome, recovered="search", extra=found)
+
+    def _search_gap(
+        self,
+        board: int,
+        tracker: GameTracker,
+        sensed: chess.BaseBoard,
+        running: ClockSide | None,
+        at: float,
+    ) -> list[GameEvent]:
+        """The board is ahead and nothing remembers how: the legal lines that lead there
+        (daemon/game/gap.py). One line is played; several are offered to the arbiter
+        (the :class:`GapCandidates` returned)."""
+        if tracker.shows_game(sensed):
+            return []
+        to_move = None if running is None else tracker.color_at(running)
+        real = rotated(sensed) if tracker.rotated else sensed
+        game_board = tracker.board
+        found = search_gap(game_board, real, to_move=to_move, node_limit=_GAP_NODES)
+        if len(found.lines) == 1 and found.complete:
+            tracker.play_line(found.lines[0], at)
+        elif found.lines:
+            game = self.games[board]
+            game.candidates = tuple(tuple(m.uci() for m in line) for line in found.lines)
+            lines = tuple(tuple(_sans(game_board, line)) for line in found.lines)
+            event = GapCandidates(
+                from_ply=tracker.ply + 1, lines=lines, complete=found.complete, at=at
+            )
+            return [event]
+        return []
+
+    def _replay_memory(
+        self, game: BoardGame, tracker: GameTracker, payload: Mapping[str, Any], at: float
+    ) -> None:
         state = str(payload["state"])
         if state == "reading":
             game.catching_up = True
@@ -272,6 +326,17 @@ class RoundCore:
                 tracker.receive_placement(observation)
             else:
                 tracker.receive_clock(observation)
+
+    def _choose_line(self, board: int, line: int, at: float, outcome: Outcome) -> None:
+        game = self._game(board)
+        tracker = game.tracker
+        if tracker is None or not 1 <= line <= len(game.candidates):
+            raise CommandRefused(f"board {board}: no candidate line {line}")
+        moves = [chess.Move.from_uci(uci) for uci in game.candidates[line - 1]]
+        if not tracker.play_line(moves, at):
+            raise CommandRefused(f"board {board}: line {line} no longer fits the game")
+        game.candidates = ()
+        self._drain_tracker(board, outcome, recovered="search")
 
     def _change_round(self, change: RoundChange, at: float, outcome: Outcome) -> None:
         """A section moves on to another round (daemon/round_change.py).
@@ -375,6 +440,8 @@ class RoundCore:
                 if not tracker.accept_position(at):
                     raise CommandRefused(f"board {board}: no position to accept")
                 self._drain_tracker(board, outcome)
+            case ChooseLine(board=board, line=line):
+                self._choose_line(board, line, at, outcome)
             case SetClocks():
                 pass  # carried out by the service on the links; journalled for the record
             case NextRound():
@@ -390,13 +457,17 @@ class RoundCore:
 
     # -- outputs -----------------------------------------------------------------------
 
-    def _drain_tracker(self, board: int, outcome: Outcome, *, recovered: str = "") -> None:
-        """Apply the tracker's events; ``recovered`` names the source of the moves made."""
+    def _drain_tracker(
+        self, board: int, outcome: Outcome, *, recovered: str = "", extra: Sequence[GameEvent] = ()
+    ) -> None:
+        """Apply the tracker's events (then ``extra``); ``recovered`` names the source of the
+        moves made."""
         game = self.games[board]
         assert game.tracker is not None
         events = game.tracker.events_received()
         if recovered:
             events += _recovered(events, recovered)
+        events += extra
         for event in events:
             _apply_event(game, event)
             self.engine.receive_game_event(board, event)
@@ -499,8 +570,24 @@ def _apply_event(game: BoardGame, event: GameEvent) -> None:
             game.clock = event
         case MovesRecovered():
             game.recovered_plies += event.plies
+            game.candidates = ()
         case _:
             pass
+
+
+#: Positions the gap search visits at most: about a second of one core (it runs on the
+#: event loop); a longer search gives up and the board goes out of sync as before.
+_GAP_NODES = 40_000
+
+
+def _sans(board: chess.Board, line: Sequence[chess.Move]) -> list[str]:
+    """The SAN of each move of ``line`` from ``board`` (left as it was)."""
+    walk = board.copy(stack=False)
+    sans = []
+    for move in line:
+        sans.append(walk.san(move))
+        walk.push(move)
+    return sans
 
 
 def _recovered(events: list[GameEvent], source: str) -> list[GameEvent]:

@@ -17,6 +17,7 @@ import {
   resultText,
   shownClocks,
   socketUrl,
+  recoveredText,
   statusText,
 } from "./model.js";
 import { ReconnectingSocket, State, stateText } from "./socket.js";
@@ -104,7 +105,8 @@ class BoardRow {
     const resultCell = el("td", "result-cell");
     resultCell.append(this.result, " ", this.final);
     const statusCell = el("td", "status-cell");
-    statusCell.append(this.status);
+    this.recovered = el("span", "recovered");
+    statusCell.append(this.status, this.recovered);
     this.tr.append(el("td", "number", String(number)), players, statusCell, resultCell, commands);
     this.choice.addEventListener("change", () => this.enable());
     this.set.addEventListener("click", () => page.setResult(this, this.choice.value));
@@ -120,6 +122,8 @@ class BoardRow {
     this.black.textContent = playerText(board.black, board.black_elo);
     this.status.textContent = statusText(board.status);
     this.status.dataset.status = board.status;
+    this.status.title = recoveredText(board.recovered_plies);
+    this.recovered.textContent = recoveredText(board.recovered_plies);
     this.tr.dataset.status = board.status;
     this.result.textContent = board.result === "*" ? "*" : resultText(board.result);
     this.result.dataset.result = board.result;

@@ -214,7 +214,14 @@ const STATUS_TEXT = {
   manual: "no e-board",
   waiting: "not started",
   connecting: "connecting",
+  catching_up: "catching up",
 };
+
+/** "12 plies from the board's memory", or "" when none came that way (issue 11). */
+export function recoveredText(plies) {
+  if (!plies) return "";
+  return `${plies} ${plies === 1 ? "ply" : "plies"} from the board's memory`;
+}
 
 /** A board status in words. */
 export function statusText(status) {

@@ -28,6 +28,7 @@ __all__ = [
     "GameEnded",
     "GameEvent",
     "GameStarted",
+    "GapCandidates",
     "InSync",
     "MoveMade",
     "MovesRecovered",
@@ -260,6 +261,22 @@ class MovesRecovered:
             raise ValueError(f"source must be one of {sorted(RECOVERY_SOURCES)}")
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GapCandidates:
+    """The board is some plies ahead and several legal sequences lead there (no memory).
+
+    Attributes:
+        from_ply: the first ply of each line.
+        lines: the candidate lines, each in SAN from the game's position.
+        complete: False when the search was cut short (more lines may exist).
+    """
+
+    from_ply: int
+    lines: tuple[tuple[str, ...], ...]
+    complete: bool
+    at: float
+
+
 GameEvent = (
     GameStarted
     | MoveMade
@@ -273,4 +290,5 @@ GameEvent = (
     | ClockUpdated
     | ClockSidesLearned
     | MovesRecovered
+    | GapCandidates
 )

@@ -234,6 +234,45 @@ class GameTracker:
         self._restart_from(board, now)
         return True
 
+    def shows_game(self, sensed: chess.BaseBoard) -> bool:
+        """Whether the sensed placement is a position of the game (or a move or two on)."""
+        if self._state not in (TrackerState.PLAYING, TrackerState.OUT_OF_SYNC):
+            return True
+        seen = rotated(sensed) if self._rotated else sensed
+        return find_match(self._board, placement_key(seen), self._history) is not None
+
+    def color_at(self, side: ClockSide) -> chess.Color | None:
+        """The colour sitting at a clock side, None while unknown."""
+        return self._clock.color_of(side)
+
+    def play_line(self, moves: Sequence[chess.Move], now: float) -> bool:
+        """Publish ``moves`` from the game's position: a gap the arbiter (or the search)
+        filled. The last move gets the mover's clock time as it stands (that side's clock
+        stopped at its press); the others have no ``[%clk]``. Call :meth:`events_received`.
+
+        Returns:
+            False (and nothing changes) when the game is not under way or a move is illegal.
+        """
+        self._fire_timers(now)
+        if self._state not in (TrackerState.PLAYING, TrackerState.OUT_OF_SYNC):
+            return False
+        board = self._board.copy(stack=False)
+        for move in moves:
+            if not board.is_legal(move):
+                return False
+            board.push(move)
+        if self._state is TrackerState.OUT_OF_SYNC:
+            self._state = next_state(self._state, Trigger.MATCH)
+            self._events.append(InSync(at=now))
+        self._pending = None
+        self._unmatched_since = None
+        nobody: dict[chess.Color, int | None] = {chess.WHITE: None, chess.BLACK: None}
+        for index, move in enumerate(moves):
+            last = index == len(moves) - 1
+            self._play(move, None, self._clock_snapshot() if last else nobody, now)
+        self._end_if_over(now)
+        return True
+
     # -- outputs --------------------------------------------------------------------
 
     def events_received(self) -> list[GameEvent]:

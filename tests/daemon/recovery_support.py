@@ -52,7 +52,17 @@ def check_record(
     clock's own reading at its lever press; returns the line."""
     line = journal_moves(journal_path, number)
     expected = [move.uci() for move in game.mainline_moves()][:plies]
-    assert [m["uci"] for m in line] == expected
+    got = [m["uci"] for m in line]
+    assert got == expected, f"board {number}: {_first_difference(got, expected)}"
     truth: Sequence[tuple[str, int]] = board.firmware.presses[:plies]
-    assert [m["clock"] for m in line] == [seconds for _, seconds in truth]
+    clocks = [m["clock"] for m in line]
+    wanted = [seconds for _, seconds in truth]
+    assert clocks == wanted, f"board {number} [%clk]: {_first_difference(clocks, wanted)}"
     return line
+
+
+def _first_difference(got: Sequence[object], wanted: Sequence[object]) -> str:
+    for ply, (mine, theirs) in enumerate(zip(got, wanted, strict=False), start=1):
+        if mine != theirs:
+            return f"ply {ply}: {mine!r} instead of {theirs!r}"
+    return f"{len(got)} plies instead of {len(wanted)}"

@@ -1,0 +1,121 @@
+"""When the board's memory cannot cover a gap: the search, and the arbiter's choice.
+
+The round core is driven with journal inputs as the board session sends them: a game
+followed live, the board coming back with a placement some plies ahead and a memory
+that does not reach back (a USB board that lost its power: its log starts at the
+power-up), then the arbiter's ``choose_line`` when several move orders fit.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import chess
+import pytest
+
+from broadcast.messages import AlertKind, ChooseLine
+from daemon.config import load_config
+from daemon.inputs import ARBITER, CLOCK, LINK, PLACEMENT, RECOVERY, board_fen
+from daemon.results import CommandRefused
+from daemon.round import RoundCore, command_payload
+from drivers.memory import BoardMemory, LoggedPowerUp, memory_payload
+from tests.daemon.support import FAST_TRACKER, BoardSpec, write_config
+
+
+def _core(tmp_path: Path) -> RoundCore:
+    config = write_config(tmp_path, [BoardSpec(1, "/dev/null", clock_white_side="left")])
+    return RoundCore(load_config(config, env={}), FAST_TRACKER)
+
+
+def _clock(running: str | None, left: int = 180, right: int = 180) -> dict[str, Any]:
+    return {
+        "left": left,
+        "right": right,
+        "left_flag": False,
+        "right_flag": False,
+        "running": running,
+        "lever": running or "left",
+        "connected": True,
+    }
+
+
+def _play_live(core: RoundCore, moves: list[str]) -> tuple[chess.Board, float]:
+    """Follow ``moves`` live: placement, then the mover's press; White sits left."""
+    at = 1000.0
+    core.apply(1, LINK, {"state": "online", "reason": ""}, at)
+    board = chess.Board()
+    core.apply(1, PLACEMENT, {"fen": board.board_fen()}, at)
+    core.apply(1, CLOCK, _clock("left"), at)
+    for uci in moves:
+        at += 5
+        board.push_uci(uci)
+        core.apply(1, PLACEMENT, {"fen": board.board_fen()}, at)
+        core.apply(1, CLOCK, _clock("right" if board.turn == chess.BLACK else "left"), at)
+    return board, at
+
+
+def _back_with(core: RoundCore, placement: chess.Board, running: str, at: float) -> None:
+    """The board returns after losing power: its memory holds only the power-up."""
+    memory = BoardMemory(steps=(LoggedPowerUp(placement=chess.BaseBoard(placement.board_fen())),))
+    core.apply(1, LINK, {"state": "offline", "reason": "unplugged"}, at)
+    core.apply(1, LINK, {"state": "online", "reason": ""}, at + 1)
+    core.apply(1, RECOVERY, {"state": "reading"}, at + 1)
+    payload = {
+        "state": "read",
+        "memory": memory_payload(memory),
+        "placement": board_fen(placement),
+        "running": running,
+    }
+    core.apply(1, RECOVERY, payload, at + 2)
+
+
+def _line(core: RoundCore) -> list[str]:
+    return [move.uci for move in core.games[1].record.moves]
+
+
+def test_one_legal_sequence_is_published_and_the_arbiter_told(tmp_path: Path) -> None:
+    core = _core(tmp_path)
+    board, at = _play_live(core, ["e2e4", "e7e5", "g1f3"])
+    ahead = board.copy()
+    for uci in ("b8c6", "f1b5", "c6d4"):  # 3 plies while unplugged, one order only
+        ahead.push_uci(uci)
+    _back_with(core, ahead, "left", at)
+    assert _line(core) == ["e2e4", "e7e5", "g1f3", "b8c6", "f1b5", "c6d4"]
+    alert = next(a for a in core.engine.alerts if a.kind is AlertKind.MOVES_RECOVERED)
+    assert alert.details == {"from_ply": 4, "plies": 3, "source": "search"}
+    assert core.games[1].recovered_plies == 3
+
+
+def test_several_move_orders_wait_for_the_arbiter(tmp_path: Path) -> None:
+    core = _core(tmp_path)
+    board, at = _play_live(core, ["e2e4"])
+    ahead = board.copy()
+    for uci in ("e7e5", "g1f3", "b8c6", "f1c4"):  # e5/Nc6 and Nf3/Bc4 in either order
+        ahead.push_uci(uci)
+    _back_with(core, ahead, "right", at)
+    assert _line(core) == ["e2e4"]
+    alert = next(a for a in core.engine.alerts if a.kind is AlertKind.GAP_AMBIGUOUS)
+    lines = alert.details["lines"]
+    assert len(lines) == 4
+    assert ["e5", "Nf3", "Nc6", "Bc4"] in lines
+    with pytest.raises(CommandRefused):
+        core.apply(1, ARBITER, command_payload(ChooseLine(board=1, line=5)), at + 3)
+    chosen = lines.index(["e5", "Nf3", "Nc6", "Bc4"]) + 1
+    core.apply(1, ARBITER, command_payload(ChooseLine(board=1, line=chosen)), at + 4)
+    assert _line(core) == ["e2e4", "e7e5", "g1f3", "b8c6", "f1c4"]
+    assert core.games[1].recovered_plies == 4
+    with pytest.raises(CommandRefused):  # chosen once
+        core.apply(1, ARBITER, command_payload(ChooseLine(board=1, line=chosen)), at + 5)
+
+
+def test_no_legal_sequence_leaves_the_game_as_it_was(tmp_path: Path) -> None:
+    core = _core(tmp_path)
+    board, at = _play_live(core, ["e2e4", "e7e5"])
+    odd = board.copy()
+    odd.remove_piece_at(chess.D1)  # a queen gone without a capture
+    _back_with(core, odd, "left", at)
+    assert _line(core) == ["e2e4", "e7e5"]
+    kinds = {a.kind for a in core.engine.alerts}
+    assert AlertKind.MOVES_RECOVERED not in kinds
+    assert AlertKind.GAP_AMBIGUOUS not in kinds

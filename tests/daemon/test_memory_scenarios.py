@@ -1,0 +1,168 @@
+"""Issue 11's scenarios through the real daemon and emulated boards on ptys.
+
+* the daemon killed -9 and started again after 10 s, 60 s and 5 minutes of play (human
+  time; the players go on meanwhile and while the memory is read);
+* a cable out for 1, 3, 10 and 30 plies (boards that keep their power meanwhile).
+
+Each board's record must hold every move, each ``[%clk]`` the clock's own reading at its
+lever press, and the result the players signalled.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import sys
+from functools import partial
+from pathlib import Path
+
+import chess.pgn
+import pytest
+
+from daemon.journal import Journal
+from drivers.emulator.clock import ClockSettings
+from drivers.emulator.device import EmulatedBoard
+from tests.daemon.recovery_support import check_record, play_part
+from tests.daemon.support import (
+    BoardSpec,
+    journal_moves,
+    read_game,
+    running_daemon,
+    wait_for,
+    write_config,
+)
+
+DGTCAST = Path(sys.executable).parent / "dgtcast"
+SPEED = 12.0
+CLOCK = ClockSettings.from_text("3+2")
+
+
+async def _start(config: Path) -> asyncio.subprocess.Process:
+    with (config.parent / "daemon.log").open("ab") as log:
+        return await asyncio.create_subprocess_exec(
+            str(DGTCAST),
+            "run",
+            "--config",
+            str(config),
+            "--port",
+            "0",
+            "--log-level",
+            "WARNING",
+            stdout=asyncio.subprocess.DEVNULL,
+            stderr=log,
+        )
+
+
+def _count(journal_path: Path, kind: str, board: int | None = None) -> int:
+    if not journal_path.exists():
+        return 0
+    with Journal(journal_path) as journal:
+        return sum(1 for _ in journal.records(board=board, kinds={kind}))
+
+
+def _results(journal_path: Path, board: int) -> list[str]:
+    with Journal(journal_path) as journal:
+        return [str(r.payload["result"]) for r in journal.records(board=board, kinds={"result"})]
+
+
+def _signalled(journal_path: Path, board: int, result: str) -> bool:
+    return result in _results(journal_path, board)
+
+
+def _plies(journal_path: Path, board: int) -> int:
+    return len(journal_moves(journal_path, board)) if journal_path.exists() else 0
+
+
+def _games(games_dir: Path) -> list[chess.pgn.Game]:
+    return [
+        read_game(games_dir / "nepomniachtchi-liren-game1.pgn"),  # 97 plies, ½-½
+        read_game(games_dir / "kasparov-deep-blue-1997.pgn", 0),  # 89 plies, 1-0
+    ]
+
+
+@pytest.mark.parametrize("down", [10, 60, 300])
+async def test_kill_9_and_a_restart_after_minutes_of_play(
+    tmp_path: Path, games_dir: Path, down: int
+) -> None:
+    games = _games(games_dir)
+    journal_path = tmp_path / "journal.db"
+    async with (
+        EmulatedBoard(clock=CLOCK, seed=11) as one,
+        EmulatedBoard(clock=CLOCK, seed=12, rotate=True, white_side="right") as two,
+    ):
+        boards = (one, two)
+        config = write_config(tmp_path, [BoardSpec(1, str(one.path)), BoardSpec(2, str(two.path))])
+        daemon = await _start(config)
+        plays: list[asyncio.Task[None]] = []
+        try:
+            await wait_for(lambda: _count(journal_path, "placement") >= 2, 20, "boards seen")
+            plays = [
+                asyncio.create_task(b.play(g, speed=SPEED, signal_result=True))
+                for b, g in zip(boards, games, strict=True)
+            ]
+            await wait_for(lambda: _plies(journal_path, 1) >= 6, 60, "a few moves live")
+            os.kill(daemon.pid, signal.SIGKILL)
+            await daemon.wait()
+            before = [_plies(journal_path, n) for n in (1, 2)]
+            await asyncio.sleep(down / SPEED)  # the players go on
+            daemon = await _start(config)
+            await asyncio.gather(*plays)
+            for number, game in ((1, games[0]), (2, games[1])):
+                signalled = partial(_signalled, journal_path, number, game.headers["Result"])
+                await wait_for(signalled, 60, f"result of board {number}")
+        finally:
+            for play in plays:
+                play.cancel()
+            if daemon.returncode is None:
+                daemon.send_signal(signal.SIGTERM)
+                await asyncio.wait_for(daemon.wait(), 20)
+        for number, (board, game) in enumerate(zip(boards, games, strict=True), start=1):
+            plies = len(list(game.mainline_moves()))
+            check_record(journal_path, number, game, board, plies)
+            assert before[number - 1] < plies
+        assert _count(journal_path, "game.MovesRecovered") >= 1
+
+
+async def test_a_cable_out_for_1_3_10_and_30_plies(tmp_path: Path, games_dir: Path) -> None:
+    nepo, kasparov = _games(games_dir)
+    cases = [(1, nepo, 10, 1), (2, kasparov, 12, 3), (3, nepo, 20, 10), (4, kasparov, 30, 30)]
+    async with (
+        EmulatedBoard(clock=CLOCK, seed=21) as b1,
+        EmulatedBoard(clock=CLOCK, seed=22, rotate=True, white_side="right") as b2,
+        EmulatedBoard(clock=CLOCK, seed=23) as b3,
+        EmulatedBoard(clock=CLOCK, seed=24) as b4,
+    ):
+        boards = {1: b1, 2: b2, 3: b3, 4: b4}
+        config = write_config(tmp_path, [BoardSpec(n, str(b.path)) for n, b in boards.items()])
+        journal_path = tmp_path / "journal.db"
+        async with running_daemon(config) as daemon:
+            for number in boards:
+                await wait_for(daemon.sessions[number].online.is_set, 10, f"board {number} up")
+
+            async def scenario(number: int, game: chess.pgn.Game, at: int, out: int) -> None:
+                board = boards[number]
+                await play_part(board, game, 0, at, speed=SPEED)
+                tracker = daemon.core.games[number].tracker
+                assert tracker is not None
+                await wait_for(lambda: tracker.ply == at, 20, f"board {number} at ply {at}")
+                board.unplug(keep_power=True)
+                await wait_for(lambda: not daemon.sessions[number].online.is_set(), 10, "off")
+                await play_part(board, game, at, at + out, speed=SPEED)
+                await board.replug()
+                await wait_for(lambda: tracker.ply == at + out, 30, f"board {number} caught up")
+                await play_part(board, game, at + out, None, speed=SPEED)
+                await board.signal_result(game.headers["Result"], speed=SPEED)
+                engine = daemon.core.engine
+                await wait_for(lambda: engine.result_of(number) is not None, 30, "result")
+
+            await asyncio.gather(*(scenario(*case) for case in cases))
+            for number, game, _, out in cases:
+                state = daemon.hub.state(number)
+                assert state is not None
+                assert state.recovered_plies == out
+                assert state.result == game.headers["Result"]
+        for number, game, _, _ in cases:
+            check_record(
+                journal_path, number, game, boards[number], len(list(game.mainline_moves()))
+            )
