@@ -28,6 +28,7 @@ from types import TracebackType
 
 from broadcast.hub import Hub
 from broadcast.messages import BoardState
+from broadcast.public_results import ResultsPolicy, public_state
 
 __all__ = ["DelayLine", "PublicDelay"]
 
@@ -130,6 +131,7 @@ class PublicDelay:
         clock: the time source (the event loop's monotonic clock by default); tests
             pass a clock they move by hand, then call :meth:`wake`.
         tick_resolution: see :class:`DelayLine`.
+        results: which results the public sees (:mod:`broadcast.public_results`).
     """
 
     def __init__(
@@ -140,8 +142,10 @@ class PublicDelay:
         public: Hub | None = None,
         clock: Callable[[], float] | None = None,
         tick_resolution: float = 5.0,
+        results: ResultsPolicy = "provisional",
     ) -> None:
         self.live = live
+        self.results = results
         self.public = public if public is not None else Hub()
         self.line = DelayLine(delay, tick_resolution=tick_resolution)
         self._clock = clock
@@ -176,7 +180,7 @@ class PublicDelay:
         """Publish the states that are due; returns how many."""
         states = self.line.release(self._now())
         for state in states:
-            self.public.publish_board(state)
+            self.public.publish_board(public_state(state, self.results))
         return len(states)
 
     def _receive(self, state: BoardState) -> None:

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 
 from broadcast.messages import BoardState
 from broadcast.outgoing import check_url
+from broadcast.pgn import public_pgn
 from drivers.backoff import Backoff, BackoffPolicy
 
 __all__ = [
@@ -180,7 +181,7 @@ class RoundPushPlanner:
     def receive_board(self, state: BoardState) -> None:
         """Take a board snapshot of this round; then call :meth:`next_push`."""
         key = (state.section, state.board)
-        pgn = state.pgn.strip()
+        pgn = public_pgn(state).strip()
         if pgn:
             self._games[key] = pgn
         else:

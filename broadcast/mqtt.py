@@ -46,6 +46,7 @@ from broadcast.feed import diff_states
 from broadcast.messages import Alert, BoardState, to_json_dict
 from broadcast.mqtt_client import MqttLink, MqttLinkState, MqttSettings, client_log, new_client
 from broadcast.output import HubOutput
+from broadcast.public_results import ResultsPolicy
 
 if TYPE_CHECKING:
     from broadcast.hub import Hub
@@ -201,7 +202,11 @@ def status_payload(state: BoardState) -> bytes:
 
 
 def result_payload(state: BoardState) -> bytes:
-    """``/results`` and ``/board/<n>/result``: a confirmed result, for a pairing program."""
+    """``/results`` and ``/board/<n>/result``: a result, for a pairing program.
+
+    ``final`` is false for a provisional result (published only with ``results =
+    "provisional"``); a pairing program takes the ``final`` ones.
+    """
     return _json(
         {
             "board": state.board,
@@ -210,6 +215,7 @@ def result_payload(state: BoardState) -> bytes:
             "white": state.white,
             "black": state.black,
             "result": state.result,
+            "final": state.result_final,
             "at": state.updated_at,
         }
     )
@@ -228,14 +234,22 @@ class MqttOutbox:
     once the broker acknowledged it, call :meth:`receive_delivered` with it.
     """
 
-    def __init__(self, topics: Topics, *, max_pending: int = 1000, max_retained: int = 4096):
+    def __init__(
+        self,
+        topics: Topics,
+        *,
+        max_pending: int = 1000,
+        max_retained: int = 4096,
+        results: ResultsPolicy = "confirmed",
+    ):
         self.topics = topics
+        self.results = results
         self._max_pending = max_pending
         self._max_retained = max_retained
         self._retained: collections.OrderedDict[str, bytes] = collections.OrderedDict()
         self._due: dict[str, None] = {}  # retained topics to send, in order
         self._events: collections.deque[MqttMessage] = collections.deque()
-        self._results: dict[int, tuple[tuple[str, str, str, str], str]] = {}
+        self._results: dict[int, tuple[tuple[str, str, str, str], str, bool]] = {}
         self._described: dict[int, BoardState] = {}  # per board, as /state last told it
         self._open_alerts: dict[int, Alert] | None = None  # tracked once ownership is known
         self.dropped_events = 0
@@ -261,15 +275,18 @@ class MqttOutbox:
             self._set_retained(self.topics.board(board, "fen"), state.fen.encode())
             self._set_retained(self.topics.board(board, "status"), status_payload(state))
             self._set_retained(self.topics.board(board, "state"), _json(to_json_dict(state)))
-        if state.result_final and state.result != "*":
+        published = state.result_final or self.results == "provisional"
+        if published and state.result != "*":
             self.receive_result(state)
-        elif board in self._results and self._results[board][0] != _game_of(state):
-            del self._results[board]  # a new game: the old result must not stick
+        elif board in self._results and (
+            self._results[board][0] != _game_of(state) or not self._results[board][2]
+        ):  # a new game, or a provisional result withdrawn: the old one must not stick
+            del self._results[board]
             self._set_retained(self.topics.board(board, "result"), b"")
 
     def receive_result(self, state: BoardState) -> None:
-        """A confirmed result: queued for ``/results`` once, retained on ``/board/<n>/result``."""
-        key = (_game_of(state), state.result)
+        """A result: queued for ``/results`` once, retained on ``/board/<n>/result``."""
+        key = (_game_of(state), state.result, state.result_final)
         if self._results.get(state.board) == key:
             return
         self._results[state.board] = key
@@ -356,13 +373,14 @@ class MqttPublisher(HubOutput):
     The ``publish_*`` methods never block: they update the outbox and wake the task.
     """
 
-    def __init__(self, settings: MqttSettings) -> None:
+    def __init__(self, settings: MqttSettings, *, results: ResultsPolicy = "confirmed") -> None:
         self._settings = settings
         self.topics = Topics(settings.prefix, settings.daemon_id)
         self.outbox = MqttOutbox(
             self.topics,
             max_pending=settings.max_pending,
             max_retained=settings.max_retained_topics,
+            results=results,
         )
         self._wake = asyncio.Event()
         self.link = MqttLink(settings, "publisher", self._new_client)

@@ -63,9 +63,31 @@ def with_clock_tags(pgn: str, white: float, black: float) -> str:
     return _CLOCK_TAGS.sub(lambda _: clock_tags(white, black), pgn, count=1)
 
 
+#: The comment a provisional result gets in public PGN, just before the result.
+PROVISIONAL_COMMENT = "{Provisional result: to be confirmed by the arbiter}"
+
+
+def public_pgn(state: BoardState) -> str:
+    """``state.pgn``, with :data:`PROVISIONAL_COMMENT` before a result not confirmed yet.
+
+    The public PGN outputs (``/round.pgn``, ``/board/N.pgn``, lichess, the PGN folder)
+    write this text (docs/broadcast.md, ``results``).
+    """
+    pgn, result = state.pgn, state.result
+    body = pgn.rstrip()
+    if result == "*" or state.result_final or not body.endswith(result):
+        return pgn
+    head = body[: -len(result)]
+    if head and not head[-1].isspace():
+        return pgn  # the text does not end in the result token
+    if head.rstrip().endswith(PROVISIONAL_COMMENT):
+        return pgn
+    return f"{head}{PROVISIONAL_COMMENT} {result}{pgn[len(body) :]}"
+
+
 def game_pgn(state: BoardState) -> str:
-    """One board's game as PGN text ending in a newline ("" while it has none)."""
-    text = state.pgn.strip()
+    """One board's public game as PGN text ending in a newline ("" while it has none)."""
+    text = public_pgn(state).strip()
     return text + "\n" if text else ""
 
 

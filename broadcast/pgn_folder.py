@@ -28,6 +28,7 @@ from typing import Protocol
 
 from broadcast.messages import BoardState
 from broadcast.output import BoardOutput
+from broadcast.pgn import public_pgn
 from drivers.atomic_file import write_atomically
 from drivers.backoff import Backoff, BackoffPolicy
 
@@ -86,7 +87,7 @@ class PgnFolderLayout:
 
     def receive_board(self, state: BoardState) -> None:
         """Take a board snapshot; then call :meth:`changed_files`."""
-        pgn = state.pgn.strip()
+        pgn = public_pgn(state).strip()
         games = self._rounds.setdefault(round_folder(state.section, state.round), {})
         if pgn:
             games[state.board] = pgn + "\n"

@@ -56,6 +56,7 @@ from broadcast.mqtt_client import (
 )
 from broadcast.pgn import with_clock_tags
 from broadcast.pgn_folder import PgnFolderSettings, PgnFolderWriter
+from broadcast.public_results import ResultsPolicy
 from broadcast.remote import RelayOffline, RemoteCommands
 from broadcast.remote_routing import relay_alert_id
 from broadcast.server import BroadcastServer
@@ -374,6 +375,7 @@ class RelaySettings:
         host / port: where the broadcast server listens (port 0: a free one).
         arbiter_token: the arbiters' secret; None disables ``/ws/arbiter``.
         delay: the public delay in seconds, as a daemon's ``server.public_delay``.
+        results: which results the public sees, as a daemon's ``server.results``.
         command_timeout: seconds an arbiter command waits for the owning daemon.
         lichess / pgn_folder: optional outputs, fed with the public (delayed) boards (a
             lichess refusal is logged: fix the configuration and restart the relay).
@@ -384,6 +386,7 @@ class RelaySettings:
     port: int = 8080
     arbiter_token: str | None = None
     delay: float = 0.0
+    results: ResultsPolicy = "confirmed"
     command_timeout: float = 8.0
     lichess: tuple[LichessTarget, ...] = ()
     pgn_folder: PgnFolderSettings | None = None
@@ -411,6 +414,7 @@ class Relay:
             port=settings.port,
             arbiter_token=settings.arbiter_token,
             delay=settings.delay,
+            results=settings.results,
             command_timeout=settings.command_timeout + 2.0,
         )
 

@@ -55,6 +55,7 @@ from broadcast.http import (
 from broadcast.hub import Hub, Subscription, Update
 from broadcast.listen import listen_error
 from broadcast.messages import BoardState, CommandHandler
+from broadcast.public_results import PublicResults, ResultsPolicy
 
 __all__ = ["SPECTATOR_MESSAGE_LIMIT", "BroadcastServer", "parse_since", "snapshot_text"]
 
@@ -172,6 +173,7 @@ class BroadcastServer:
         arbiter_token: str | None = None,
         delay: float = 0.0,
         *,
+        results: ResultsPolicy = "provisional",
         clock: Callable[[], float] | None = None,
         write_limit: int = 32 * 1024,
         auth_timeout: float = 5.0,
@@ -188,8 +190,15 @@ class BroadcastServer:
         self.hub = hub
         self.host = host
         self.delay = delay
-        self.public_delay = PublicDelay(hub, delay, clock=clock) if delay > 0 else None
-        self.public_hub = self.public_delay.public if self.public_delay else hub
+        self.public_delay: PublicDelay | None = None
+        self.public_results: PublicResults | None = None
+        self.public_hub = hub
+        if delay > 0:
+            self.public_delay = PublicDelay(hub, delay, clock=clock, results=results)
+            self.public_hub = self.public_delay.public
+        elif results == "confirmed":
+            self.public_results = PublicResults(hub, results)
+            self.public_hub = self.public_results.public
         self.arbiter = ArbiterChannel(
             hub,
             handler,
@@ -254,6 +263,8 @@ class BroadcastServer:
             raise listen_error(self.host, self._requested_port, exc) from None
         if self.public_delay is not None:
             self.public_delay.start()
+        if self.public_results is not None:
+            self.public_results.start()
         logger.info("= broadcast server listening on %s:%d", self.host, self.port)
 
     async def close(self) -> None:
@@ -266,6 +277,8 @@ class BroadcastServer:
         self._remove_listener = _nothing
         if self.public_delay is not None:
             await self.public_delay.close()
+        if self.public_results is not None:
+            self.public_results.close()
 
     async def __aenter__(self) -> BroadcastServer:
         await self.start()

@@ -176,6 +176,7 @@ class Daemon:
             delay=float(server.public_delay),
             allowed_origins=tuple(server.allowed_origins),
             limits=connection_limits(open_files, server.max_connections_per_client),
+            results=server.results,
         )
         self.livechess = self._livechess()
         self.sessions = {
@@ -344,9 +345,10 @@ class Daemon:
         config, public = self.config, self.server.public_hub
         jobs: list[Coroutine[Any, Any, None]] = []
         if config.mqtt is not None and config.mqtt.enabled:
-            mqtt = MqttPublisher(mqtt_settings := _mqtt_settings(config))
-            mqtt.announce(_ownership(config, mqtt_settings))
-            jobs.append(CommandListener(mqtt_settings, self.service).run())
+            broker = _mqtt_settings(config)
+            mqtt = MqttPublisher(broker, results=config.server.results)
+            mqtt.announce(_ownership(config, broker))
+            jobs.append(CommandListener(broker, self.service).run())
             self.service.result_listeners.append(lambda state, _: _publish_final(mqtt, state))
             jobs.append(mqtt.serve(self.hub))
         if config.lichess:

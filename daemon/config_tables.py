@@ -290,6 +290,7 @@ class ServerConfig(_Table):
     public_delay: Annotated[int, PlainValidator(_public_delay)] = 0
     allowed_origins: list[Annotated[str, PlainValidator(_origin)]] = Field(default_factory=list)
     max_connections_per_client: int = Field(default=256, ge=0)
+    results: Literal["confirmed", "provisional"] = "confirmed"
 
 
 class StorageConfig(_Table):

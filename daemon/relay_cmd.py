@@ -41,6 +41,7 @@ def relay_settings(config: RelayConfig, *, port: int | None = None) -> RelaySett
         port=server.port,
         arbiter_token=server.arbiter_token,
         delay=float(server.public_delay),
+        results=server.results,
         command_timeout=float(config.relay.command_timeout),
         lichess=tuple(lichess_targets(config.lichess)),
         pgn_folder=pgn_folder_settings(config.pgn_folder),

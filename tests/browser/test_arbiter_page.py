@@ -67,7 +67,8 @@ async def test_an_alert_is_acknowledged_from_the_arbiter_page(tmp_path: Path, pa
 
 async def test_a_manual_result_reaches_the_hub_and_the_viewer(tmp_path: Path, pages: Pages) -> None:
     specs = [BoardSpec(1, None), BoardSpec(2, None, white="Rubinstein, Akiba")]
-    async with running_daemon(write_config(tmp_path, specs)) as daemon:
+    config = write_config(tmp_path, specs, results="provisional")  # the viewer marks it
+    async with running_daemon(config) as daemon:
         base = f"http://127.0.0.1:{daemon.server.port}"
         viewer = await pages.open(f"{base}/")
         arbiter = await pages.open(f"{base}/arbiter")

@@ -60,6 +60,7 @@ def write_config(
     default_time: str = "30m",
     round_start: str | None = None,
     token: str = "arbiter-secret",
+    results: str | None = None,
     extra: str = "",
 ) -> Path:
     """A configuration file for a test round; the journal lives in ``folder``."""
@@ -74,6 +75,8 @@ def write_config(
     if round_start is not None:
         lines.append(f'round_start = "{round_start}"')
     lines += ["", "[server]", 'host = "127.0.0.1"', "port = 8080", f'arbiter_token = "{token}"']
+    if results is not None:
+        lines.append(f'results = "{results}"')
     lines += ["", "[storage]", 'path = "journal.db"', ""]
     for board in boards:
         lines += ["[[boards]]", f"number = {board.number}"]

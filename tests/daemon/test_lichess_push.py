@@ -14,7 +14,7 @@ import itertools
 import json
 from pathlib import Path
 
-from broadcast.messages import AckAlert, Alert, SetResult
+from broadcast.messages import AckAlert, Alert, ConfirmResult, SetResult
 from daemon.app import Daemon
 from drivers.emulator.clock import ClockSettings
 from drivers.emulator.device import EmulatedBoard
@@ -98,6 +98,7 @@ async def test_a_120_board_round_over_two_lichess_rounds(tmp_path: Path, games_d
                 )
                 await board.play(game, speed=20)  # the rest of the game, clocks running
                 await wait_for(lambda: daemon.core.engine.result_of(1) is not None, 20, "mate")
+                assert (await daemon.service.execute(ConfirmResult(board=1))).ok  # public now
                 await wait_for(
                     lambda: "0-1" in fake.to(ROUND_A)[-1].body.decode().split("\n\n")[1],
                     20,
@@ -108,6 +109,7 @@ async def test_a_120_board_round_over_two_lichess_rounds(tmp_path: Path, games_d
                 fake.gone.add(path_of(ROUND_B))
                 reply = await daemon.service.execute(SetResult(board=61, result="1-0"))
                 assert reply.ok
+                assert (await daemon.service.execute(ConfirmResult(board=61))).ok
                 await wait_for(lambda: len(refusals(daemon)) == 3, 20, "a 404 alert")
                 (gone,) = [a for a in refusals(daemon) if a.details["status"] == 404]
                 assert (gone.details["round_id"], gone.details["message"]) == (

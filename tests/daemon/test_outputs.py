@@ -47,6 +47,12 @@ async def test_mqtt_and_pgn_folder_follow_a_game(tmp_path: Path, games_dir: Path
                 reply = await daemon.service.execute(ConfirmResult(board=1))
                 assert reply.ok
                 await wait_for(lambda: "dgtcast/results" in received, 10, "result on MQTT")
+                written_game = tmp_path / "pgn" / "round-2" / "game-1.pgn"
+                await wait_for(  # public outputs get the result once confirmed
+                    lambda: written_game.exists() and '"0-1"' in written_game.read_text(),
+                    10,
+                    "result in the PGN folder",
+                )
         subscriber.cancel()
     state = json.loads(received["dgtcast/board/1/state"][-1])
     assert [m["uci"] for m in state["moves"]] == [m.uci() for m in game.mainline_moves()]

@@ -59,7 +59,9 @@ async def test_commands_reach_the_owning_daemon_or_wait_for_it(
     hall_a = daemon_config(tmp_path / "a", mosquitto, "hall-a", [BoardSpec(1, None)])
     hall_b = daemon_config(tmp_path / "b", mosquitto, "hall-b", [BoardSpec(2, None)])
     folder = PgnFolderSettings(path=tmp_path / "pgn")
-    async with running_relay(relay_settings(mosquitto, "r1", pgn_folder=folder)) as relay:
+    # Provisional results in public: the folder shows the arbiter's result before it is confirmed.
+    settings = relay_settings(mosquitto, "r1", pgn_folder=folder, results="provisional")
+    async with running_relay(settings) as relay:
         async with running_daemon(hall_a), running_daemon(hall_b):
             view = relay.view
             # Status, ownership and states are separate retained topics: wait for all.
