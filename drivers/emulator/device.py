@@ -34,6 +34,7 @@ import chess.pgn
 
 from drivers.emulator.castling import CastlingOrder
 from drivers.emulator.clock import ChessClock, ClockSettings, Side
+from drivers.emulator.eeprom import EEPROM_SIZE
 from drivers.emulator.firmware import BoardFirmware, BoardIdentity
 from drivers.emulator.physical import PhysicalBoard
 from drivers.emulator.player import Action, HumanPlayer, PressLever, StartClock, TimedAction
@@ -60,6 +61,7 @@ class EmulatedBoard:
         placement: the pieces at power-up (default: the start position).
         earlier: games played on the board before, already in its memory (§6), each
             from the start position, as people play them, then the pieces set up again.
+        memory_size: bytes of the board's cyclic EEPROM (§6); a small one wraps soon.
     """
 
     def __init__(
@@ -74,6 +76,7 @@ class EmulatedBoard:
         identity: BoardIdentity | None = None,
         placement: chess.BaseBoard | None = None,
         earlier: Sequence[chess.pgn.Game] = (),
+        memory_size: int = EEPROM_SIZE,
     ) -> None:
         if baud is not None and baud <= 0:
             raise ValueError("baud must be positive (or None for no pacing)")
@@ -88,6 +91,7 @@ class EmulatedBoard:
         self._identity = identity
         self._placement = placement
         self._earlier = tuple(earlier)
+        self._memory_size = memory_size
         self._firmware: BoardFirmware | None = None
         self._pending = bytearray()
         self._data_ready = asyncio.Event()
@@ -110,6 +114,7 @@ class EmulatedBoard:
             clock=ChessClock(self._settings),
             identity=self._identity,
             now=loop.time(),
+            memory_size=self._memory_size,
         )
         self._play_earlier_games(loop.time())
         self._plug_in()

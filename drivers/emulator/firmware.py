@@ -50,7 +50,7 @@ from drivers.dgt.events import (
 )
 from drivers.dgt.protocol import MessageId
 from drivers.emulator.clock import ChessClock, ClockAckReply, ClockReading, FaceReading
-from drivers.emulator.eeprom import EepromLog
+from drivers.emulator.eeprom import EEPROM_SIZE, EepromLog
 from drivers.emulator.physical import PhysicalBoard, SensorChange
 from drivers.emulator.player import Action, Lift, Place, PressLever, StartClock
 
@@ -157,6 +157,7 @@ class BoardFirmware:
         clock: the clock (default: a DGT XL set to 90 min + 30 s).
         identity: serial numbers, version, battery.
         now: power-up time.
+        memory_size: bytes of the EEPROM's cyclic buffer (§6; small ones wrap soon).
 
     Attributes:
         commands: every command received, in order (for tests and traces).
@@ -179,11 +180,12 @@ class BoardFirmware:
         clock: ChessClock | None = None,
         identity: BoardIdentity | None = None,
         now: float = 0.0,
+        memory_size: int = EEPROM_SIZE,
     ) -> None:
         self.physical = physical or PhysicalBoard()
         self.clock = clock or ChessClock()
         self.identity = identity or BoardIdentity()
-        self.eeprom = EepromLog()
+        self.eeprom = EepromLog(size=memory_size)
         self.commands: list[cmd.Command] = []
         self.violations: list[ProtocolViolation] = []
         self.drop_acks = 0

@@ -2,7 +2,8 @@
 
 * the daemon killed -9 and started again after 10 s, 60 s and 5 minutes of play (human
   time; the players go on meanwhile and while the memory is read);
-* a cable out for 1, 3, 10 and 30 plies (boards that keep their power meanwhile).
+* a cable out for 1, 3, 10 and 30 plies (boards that keep their power meanwhile);
+* a board whose memory has wrapped: the gap search, or the arbiter's choice.
 
 Each board's record must hold every move, each ``[%clk]`` the clock's own reading at its
 lever press, and the result the players signalled.
@@ -20,6 +21,7 @@ from pathlib import Path
 import chess.pgn
 import pytest
 
+from broadcast.messages import AlertKind, ChooseLine
 from daemon.journal import Journal
 from drivers.emulator.clock import ClockSettings
 from drivers.emulator.device import EmulatedBoard
@@ -166,3 +168,71 @@ async def test_a_cable_out_for_1_3_10_and_30_plies(tmp_path: Path, games_dir: Pa
             check_record(
                 journal_path, number, game, boards[number], len(list(game.mainline_moves()))
             )
+
+
+@pytest.mark.parametrize(("at", "out"), [(10, 1), (14, 3), (20, 5)])
+async def test_a_board_whose_memory_has_wrapped(
+    tmp_path: Path, games_dir: Path, at: int, out: int
+) -> None:
+    """A tiny cyclic memory holds nothing of the gap: the search publishes the one line,
+    or the arbiter chooses among the candidates; never a wrong move."""
+    game = read_game(games_dir / "kasparov-deep-blue-1997.pgn", 0)
+    truth = [move.uci() for move in game.mainline_moves()]
+    async with EmulatedBoard(clock=CLOCK, seed=31, memory_size=48) as board:
+        config = write_config(tmp_path, [BoardSpec(1, str(board.path))])
+        async with running_daemon(config) as daemon:
+            await wait_for(daemon.sessions[1].online.is_set, 10, "board up")
+            tracker = daemon.core.games[1].tracker
+            assert tracker is not None
+            await play_part(board, game, 0, at, speed=SPEED)
+            await wait_for(lambda: tracker.ply == at, 20, f"ply {at}")
+            board.unplug(keep_power=True)
+            await wait_for(lambda: not daemon.sessions[1].online.is_set(), 10, "offline")
+            await play_part(board, game, at, at + out, speed=SPEED)
+            await board.replug()
+            engine = daemon.core.engine
+
+            def settled() -> bool:
+                kinds = {alert.kind for alert in engine.alerts}
+                return tracker.ply == at + out or AlertKind.GAP_AMBIGUOUS in kinds
+
+            await wait_for(settled, 30, "the gap searched")
+            shown = [m.uci for m in daemon.core.games[1].record.moves]
+            assert shown == truth[: len(shown)], "a wrong move was published"
+            ambiguous = [a for a in engine.alerts if a.kind is AlertKind.GAP_AMBIGUOUS]
+            if ambiguous:
+                candidates = ambiguous[-1].details["lines"]
+                played = _sans(game, at, out)
+                assert played in candidates
+                choice = ChooseLine(board=1, line=candidates.index(played) + 1)
+                reply = await daemon.service.execute(choice)
+                assert reply.ok, reply.reason
+            assert [m.uci for m in daemon.core.games[1].record.moves] == truth[: at + out]
+            await play_part(board, game, at + out, None, speed=SPEED)
+            await board.signal_result(game.headers["Result"], speed=SPEED)
+            await wait_for(lambda: engine.result_of(1) is not None, 30, "result")
+            state = daemon.hub.state(1)
+            assert state is not None
+            # one ply ahead is live input's own business: the reading shows the press
+            assert state.recovered_plies == (out if out > 1 else 0)
+            assert state.result == game.headers["Result"]
+    record = journal_moves(tmp_path / "journal.db", 1)
+    assert [m["uci"] for m in record] == truth
+    presses = [seconds for _, seconds in board.firmware.presses]
+    for ply, move in enumerate(record, start=1):
+        if at < ply < at + out:
+            assert move["clock"] is None  # searched: only the gap's last move has a time
+        else:
+            assert move["clock"] == presses[ply - 1], f"ply {ply}"
+
+
+def _sans(game: chess.pgn.Game, at: int, out: int) -> list[str]:
+    board = game.board()
+    moves = list(game.mainline_moves())
+    for move in moves[:at]:
+        board.push(move)
+    sans = []
+    for move in moves[at : at + out]:
+        sans.append(board.san(move))
+        board.push(move)
+    return sans
