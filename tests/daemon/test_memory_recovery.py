@@ -65,3 +65,40 @@ async def test_daemon_started_at_move_20_of_every_game(tmp_path: Path, games_dir
     check_record(journal_path, 1, long, one, 37)
     check_record(journal_path, 2, other, two, 30)
     assert _recovery_records(journal_path, 1) == ["reading", "read"]
+
+
+async def test_the_8_second_dump_at_9600_baud_keeps_the_line_honest(
+    tmp_path: Path, games_dir: Path
+) -> None:
+    """The board is read at the real line rate: it is catching up, not offline, for the
+    ~8 s of the dump, and moves made meanwhile follow on from the recovered ones."""
+    game = read_game(games_dir / "kasparov-deep-blue-1997.pgn", 5)  # 37 plies
+    clock = ClockSettings.from_text("3+2")
+    async with EmulatedBoard(clock=clock, seed=8, baud=9600) as board:
+        await play_part(board, game, 0, 12, speed=SPEED)
+        config = write_config(tmp_path, [BoardSpec(1, str(board.path))])
+        async with running_daemon(config) as daemon:
+            hub = daemon.hub
+
+            def status() -> BoardStatus | None:
+                state = hub.state(1)
+                return None if state is None else state.status
+
+            await wait_for(lambda: status() is BoardStatus.CATCHING_UP, 20, "catching up")
+            seen: set[BoardStatus | None] = set()
+            playing = asyncio.create_task(play_part(board, game, 12, None, speed=SPEED))
+            while status() is BoardStatus.CATCHING_UP:
+                seen.add(status())
+                await asyncio.sleep(0.05)
+            await playing
+            tracker = daemon.core.games[1].tracker
+            assert tracker is not None
+            await wait_for(lambda: tracker.ply == 37, 30, "every move")
+            assert BoardStatus.OFFLINE not in seen
+            assert daemon.sessions[1].online.is_set()
+    journal_path = tmp_path / "journal.db"
+    check_record(journal_path, 1, game, board, 37)
+    with Journal(journal_path) as journal:
+        links = [r.payload["state"] for r in journal.records(board=1, kinds={"link"})]
+    assert links == ["online"], "never declared offline during the dump"
+    assert board.bytes_sent > 7939
