@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
+import math
 import time
 import unicodedata
 from collections.abc import Callable, Coroutine
@@ -111,6 +112,7 @@ class BoardSession:
         self._sensors = SensorBoard()
         self._last_clock: dict[str, object] | None = None
         self._wall_clock = wall_clock
+        self._last_wall = -math.inf
         self.online = asyncio.Event()
         self._stopping = False
         self.increments: IncrementControl | None = None
@@ -164,9 +166,18 @@ class BoardSession:
                 self.receive_report(report, self._to_wall(at))
 
     def _to_wall(self, loop_time: float) -> float:
-        """The wall-clock time of a report stamped with the loop's clock."""
+        """The wall-clock time of a report stamped with the loop's clock, never earlier
+        than the report before it.
+
+        Reports read in one burst share a loop stamp; the wall clock and the loop clock
+        are read at slightly different instants for each, so without the floor a later
+        report could come out a microsecond earlier, and the game tracker (which orders a
+        lever press against the move before it by these times) would miss a press.
+        """
         age = max(0.0, asyncio.get_running_loop().time() - loop_time)
-        return self._wall_clock() - age
+        wall = max(self._wall_clock() - age, self._last_wall)
+        self._last_wall = wall
+        return wall
 
     def receive_report(self, report: Report, at: float) -> None:
         """Turn one driver report into round inputs (none for most)."""
