@@ -116,12 +116,14 @@ class ResultChanged:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class StatusChanged:
-    """``status``: the e-board went online, offline, out of sync, ..."""
+    """``status``: the e-board went online, offline, out of sync, catching up, ...; or more
+    plies of its game were recovered (played while it was out of sight, issue 11)."""
 
     TYPE: ClassVar[str] = "status"
     seq: int
     board: int
     status: BoardStatus
+    recovered_plies: int = 0
 
 
 FeedEvent = (
@@ -254,8 +256,12 @@ def _other_events(
         events.append(
             ResultChanged(seq=next(seqs), board=b, result=new.result, result_final=new.result_final)
         )
-    if known.status != new.status:
-        events.append(StatusChanged(seq=next(seqs), board=b, status=new.status))
+    if (known.status, known.recovered_plies) != (new.status, new.recovered_plies):
+        events.append(
+            StatusChanged(
+                seq=next(seqs), board=b, status=new.status, recovered_plies=new.recovered_plies
+            )
+        )
     return events
 
 

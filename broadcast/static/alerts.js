@@ -40,10 +40,13 @@ export class AlertList {
   /**
    * @param {HTMLOListElement} list where the alerts go.
    * @param {(alert: any) => void} acknowledge called by an alert's button.
+   * @param {(alert: any, line: number) => void} [choose] called by a candidate line's
+   *   button of a gap_ambiguous alert (the arbiter's choose_line, docs/alerts.md).
    */
-  constructor(list, acknowledge) {
+  constructor(list, acknowledge, choose = () => {}) {
     this.list = list;
     this.acknowledge = acknowledge;
+    this.choose = choose;
     /** @type {Map<number, any>} alert id → alert */
     this.alerts = new Map();
     /** @type {Map<number, {kind: string, text: string}>} alert id → last command reply */
@@ -119,8 +122,23 @@ export class AlertList {
     const details = detailsText(alert.details);
     if (details) li.append(el("div", "details", details));
     if (alert.action) li.append(el("p", "action", alert.action));
+    if (alert.kind === "gap_ambiguous" && !alert.acknowledged) li.append(this.lines(alert));
     const reply = this.replies.get(alert.id);
     if (reply !== undefined) li.append(el("p", `reply ${reply.kind}`, reply.text));
     return li;
+  }
+
+  /** One button per candidate line: the arbiter says which was played. */
+  lines(alert) {
+    const box = el("div", "lines");
+    const lines = Array.isArray(alert.details?.lines) ? alert.details.lines : [];
+    lines.forEach((line, index) => {
+      const button = el("button", "choose-line", `${index + 1}) ${line.join(" ")}`);
+      button.type = "button";
+      button.disabled = this.replies.get(alert.id)?.kind === "pending";
+      button.addEventListener("click", () => this.choose(alert, index + 1));
+      box.append(button);
+    });
+    return box;
   }
 }

@@ -3,8 +3,8 @@
  * The arbiters' page at `/arbiter` (docs/viewer.md): asks for the token, connects to
  * `ws://host/ws/arbiter` with {"type":"auth","token":…}, shows the alerts live and the
  * boards with their result controls, sends the commands of docs/broadcast.md
- * (ack_alert, set_result, confirm_result, accept_position, set_clocks, next_round) and shows each
- * reply. The channel is always live: no public delay here.
+ * (ack_alert, set_result, confirm_result, accept_position, choose_line, set_clocks,
+ * next_round) and shows each reply. The channel is always live: no public delay here.
  */
 
 import { AlertList, clockTime } from "./alerts.js";
@@ -163,7 +163,11 @@ class ArbiterPage {
     this.nextRef = 1;
     this.token = "";
     this.authenticated = false;
-    this.alerts = new AlertList(document.getElementById("alerts"), (alert) => this.acknowledge(alert));
+    this.alerts = new AlertList(
+      document.getElementById("alerts"),
+      (alert) => this.acknowledge(alert),
+      (alert, line) => this.chooseLine(alert, line),
+    );
     this.socket = new ReconnectingSocket({
       url: () => socketUrl(location, "/ws/arbiter", null),
       onOpen: (ws) => ws.send(JSON.stringify({ type: "auth", token: this.token })),
@@ -364,6 +368,13 @@ class ArbiterPage {
       if (reply.kind === "ok") this.alerts.receiveAcknowledged(alert.id);
       this.alerts.showReply(alert.id, reply);
       this.countAlerts();
+    });
+  }
+
+  chooseLine(alert, line) {
+    const label = `Board ${alert.board}: the moves played are line ${line}`;
+    this.command({ type: "choose_line", board: alert.board, line }, label, (reply) => {
+      this.alerts.showReply(alert.id, reply);
     });
   }
 

@@ -112,6 +112,7 @@ export function applyToBoards(boards, event) {
     board.result_final = event.result_final;
   } else if (event.type === "status") {
     board.status = event.status;
+    board.recovered_plies = event.recovered_plies ?? 0;
   }
   return true;
 }
@@ -217,10 +218,10 @@ const STATUS_TEXT = {
   catching_up: "catching up",
 };
 
-/** "12 plies from the board's memory", or "" when none came that way (issue 11). */
+/** "12 plies recovered" (played while the board was out of sight), or "" (issue 11). */
 export function recoveredText(plies) {
   if (!plies) return "";
-  return `${plies} ${plies === 1 ? "ply" : "plies"} from the board's memory`;
+  return `${plies} ${plies === 1 ? "ply" : "plies"} recovered`;
 }
 
 /** A board status in words. */

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import chess
+import chess.pgn
 import pytest
 from playwright.async_api import Page, expect
 
 from drivers.emulator.clock import ClockSettings
 from drivers.emulator.device import EmulatedBoard
 from tests.browser.conftest import LOOP, Pages
+from tests.daemon.recovery_support import play_part
 from tests.daemon.support import BoardSpec, running_daemon, wait_for, write_config
 
 pytestmark = [pytest.mark.browser, LOOP]
@@ -118,3 +121,39 @@ async def test_a_manual_result_reaches_the_hub_and_the_viewer(tmp_path: Path, pa
         assert stored is None
         await intruder.screenshot(path=tmp_path / "arbiter-bad-token.png")
         await pages.close()
+
+
+async def test_the_arbiter_chooses_the_line_played_during_a_gap(
+    tmp_path: Path, pages: Pages
+) -> None:
+    game = chess.pgn.Game()
+    node: chess.pgn.GameNode = game
+    for uci in ("e2e4", "e7e5", "g1f3", "b8c6", "f1c4"):
+        node = node.add_variation(chess.Move.from_uci(uci))
+    clock = ClockSettings.from_text("3+2")
+    async with EmulatedBoard(clock=clock, seed=9, memory_size=48) as board:  # a wrapped memory
+        config = write_config(tmp_path, [BoardSpec(1, str(board.path))])
+        async with running_daemon(config) as daemon:
+            await wait_for(lambda: daemon.sessions[1].online.is_set(), 10, "board 1 online")
+            page = await pages.open(f"http://127.0.0.1:{daemon.server.port}/arbiter")
+            await sign_in(page, TOKEN)
+            tracker = daemon.core.games[1].tracker
+            assert tracker is not None
+            await play_part(board, game, 0, 1, speed=10)
+            await wait_for(lambda: tracker.ply == 1, 20, "1. e4")
+            board.unplug(keep_power=True)
+            await wait_for(lambda: not daemon.sessions[1].online.is_set(), 10, "offline")
+            await play_part(board, game, 1, 5, speed=10)  # e5 Nf3 Nc6 Bc4: four move orders
+            await board.replug()
+            item = page.locator('li.alert[data-kind="gap_ambiguous"]')
+            await expect(item).to_be_visible(timeout=30_000)
+            await expect(item.locator("button.choose-line")).to_have_count(4)
+            await page.screenshot(path=tmp_path / "arbiter-gap.png", full_page=True)
+            await item.get_by_role("button", name="e5 Nf3 Nc6 Bc4").click()
+            await expect(item.locator(".reply")).to_have_text("ok")
+            await wait_for(lambda: tracker.ply == 5, 10, "the line chosen")
+            moves = [m.uci for m in daemon.core.games[1].record.moves]
+            assert moves == ["e2e4", "e7e5", "g1f3", "b8c6", "f1c4"]
+            row = page.locator('tr[data-board="1"]')
+            await expect(row.locator(".recovered")).to_have_text("4 plies recovered")
+            await pages.close()
