@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import itertools
 import time
 from pathlib import Path
 
@@ -13,6 +12,7 @@ from daemon.durations import ClockRules, TimeControl
 from daemon.mode23 import IncrementControl, IncrementState, move_number_of
 from drivers.emulator.clock import ClockReading, ClockSettings
 from drivers.emulator.device import EmulatedBoard
+from drivers.emulator.player import HumanPlayer
 from drivers.observations import ClockObserved, ClockSide
 from tests.daemon.support import (
     BoardSpec,
@@ -94,7 +94,10 @@ async def test_daemon_adds_increments_on_a_mode_23_clock(tmp_path: Path, games_d
 
             await wait_for(lambda: reading().left.seconds == 605, 15, "clock set")
             started = time.monotonic()
-            await board.play(game, speed=25)
+            # Replies a few human seconds apart: one inside the SETNRUN round trip is a
+            # limit of mode 23 (docs/daemon.md).
+            player = HumanPlayer(seed=5, speed=25, think=(8.0, 12.0))
+            await board.perform(player.play(game))
             await wait_for(lambda: daemon.core.engine.result_of(1) is not None, 10, "mate")
             spent = time.monotonic() - started
             final = reading()
@@ -104,8 +107,8 @@ async def test_daemon_adds_increments_on_a_mode_23_clock(tmp_path: Path, games_d
     assert final.left.seconds >= 605 + 5 * white_moves - spent - 2, "every increment added"
     line = journal_moves(tmp_path / "journal.db", 1)
     assert len(line) == 10
-    whites = [m["clock"] for m in line[0::2]]
-    assert all(after >= before + 3 for before, after in itertools.pairwise(whites))
+    # Each press gained the increment (the reading before it may be a second old).
+    assert all(4 <= m["clock"] - m["clock_before"] <= 7 for m in line), line
 
 
 def test_mode_23_adds_the_next_periods_time_after_move_40() -> None:
