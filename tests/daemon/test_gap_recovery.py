@@ -1,4 +1,4 @@
-"""When the board's memory cannot cover a gap: the search, and the arbiter's choice.
+"""When the board's memory cannot cover a gap: the search, the arbiter's choice, replays.
 
 The round core is driven with journal inputs as the board session sends them: a game
 followed live, the board coming back with a placement some plies ahead and a memory
@@ -8,6 +8,7 @@ power-up), then the arbiter's ``choose_line`` when several move orders fit.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +19,8 @@ from broadcast.messages import AlertKind, ChooseLine
 from daemon.config import load_config
 from daemon.inputs import ARBITER, CLOCK, LINK, PLACEMENT, RECOVERY, board_fen
 from daemon.results import CommandRefused
-from daemon.round import RoundCore, command_payload
+from daemon.round import Outcome, RoundCore, command_payload
+from daemon.snapshot import dump_state, load_state
 from drivers.memory import BoardMemory, LoggedPowerUp, memory_payload
 from tests.daemon.support import FAST_TRACKER, BoardSpec, write_config
 
@@ -119,3 +121,43 @@ def test_no_legal_sequence_leaves_the_game_as_it_was(tmp_path: Path) -> None:
     kinds = {a.kind for a in core.engine.alerts}
     assert AlertKind.MOVES_RECOVERED not in kinds
     assert AlertKind.GAP_AMBIGUOUS not in kinds
+
+
+class _Recording(RoundCore):
+    """A core that keeps every input it applied, to replay them into another."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.inputs: list[tuple[int, str, dict[str, Any], float]] = []
+
+    def apply(self, board: int, kind: str, payload: Mapping[str, Any], at: float) -> Outcome:
+        self.inputs.append((board, kind, dict(payload), at))
+        return super().apply(board, kind, payload, at)
+
+
+def _view(core: RoundCore) -> tuple[object, ...]:
+    game = core.games[1]
+    alerts = [(a.id, a.kind, a.details) for a in core.engine.alerts]
+    return (_line(core), game.recovered_plies, game.candidates, game.catching_up, alerts)
+
+
+def test_recovery_inputs_replay_and_snapshots_cover_them(tmp_path: Path) -> None:
+    config = write_config(tmp_path, [BoardSpec(1, "/dev/null", clock_white_side="left")])
+    loaded = load_config(config, env={})
+    live = _Recording(loaded, FAST_TRACKER)
+    board, at = _play_live(live, ["e2e4"])
+    ahead = board.copy()
+    for uci in ("e7e5", "g1f3", "b8c6", "f1c4"):
+        ahead.push_uci(uci)
+    _back_with(live, ahead, "right", at)
+    live.apply(1, ARBITER, command_payload(ChooseLine(board=1, line=1)), at + 4)
+    inputs = live.inputs
+    for cut in range(len(inputs) + 1):
+        replayed = RoundCore(loaded, FAST_TRACKER)
+        for item in inputs[:cut]:
+            replayed.apply(*item)
+        restored = RoundCore(loaded, FAST_TRACKER)
+        load_state(restored, dump_state(replayed))
+        for item in inputs[cut:]:
+            restored.apply(*item)
+        assert _view(restored) == _view(live), f"cut at input {cut}"
