@@ -6,9 +6,11 @@ import chess
 
 from drivers.dgt.eeprom import EEClockTime, EEFieldChange, EETag, EETagCode
 from drivers.dgt.events import EEMoves
-from drivers.emulator.clock import FaceReading
+from drivers.emulator.clock import ChessClock, ClockSettings, FaceReading
 from drivers.emulator.eeprom import EEPROM_SIZE, EepromLog
+from drivers.emulator.firmware import BoardFirmware
 from drivers.emulator.physical import PhysicalBoard, SensorChange
+from drivers.emulator.player import Lift, PressLever, StartClock
 
 
 def tags(log: EepromLog) -> list[EETagCode]:
@@ -116,3 +118,39 @@ def test_a_chess960_start_is_tagged_four_rows_either_way_round() -> None:
     half.remove_piece_at(chess.A2)
     log.record_power_up(PhysicalBoard(half).fields(), 0.0)
     assert EETagCode.FOUR_ROWS not in tags(log)
+
+
+def test_a_lone_piece_put_back_overwrites_its_own_record() -> None:
+    log = EepromLog()
+    board = PhysicalBoard()
+    log.record_power_up(board.fields(), 0.0)
+    before = len(log.records())
+    _, lifted = board.lift(chess.E2)
+    log.record_changes(lifted, board.fields(), 1.0)
+    log.record_changes(
+        board.place(chess.E2, chess.Piece(chess.PAWN, chess.WHITE)), board.fields(), 2.0
+    )
+    records = log.records()
+    assert len(records) == before + 1  # "e2 emptied" was overwritten by "e2 pawn"
+    assert records[-1] == EEFieldChange(field=52, piece=1)
+
+
+def test_presses_are_logged_only_when_they_stop_a_running_clock() -> None:
+    firmware = BoardFirmware(clock=ChessClock(ClockSettings.from_text("3+2")))
+    firmware.receive_action(PressLever(side="right"), 1.0)  # clock not started: no record
+    firmware.receive_action(StartClock(), 2.0)
+    firmware.receive_action(PressLever(side="right"), 3.0)  # not the running side
+    firmware.receive_action(PressLever(side="left"), 10.0)  # White's press: 3:02 - 8 s + 2 s
+    clocks = [r for r in firmware.eeprom.records() if isinstance(r, EEClockTime)]
+    assert clocks == [EEClockTime(side="left", hours=0, minutes=2, seconds=56)]
+    assert firmware.presses == [("left", 176)]
+
+
+def test_a_data_only_unplug_keeps_logging() -> None:
+    firmware = BoardFirmware()
+    firmware.disconnect()
+    firmware.receive_action(Lift(square=chess.E2), 1.0)
+    assert firmware.eeprom.records()[-1] == EEFieldChange(field=52, piece=0)
+    firmware.power_down()
+    firmware.receive_action(Lift(square=chess.D2), 2.0)
+    assert firmware.eeprom.records()[-1] == EEFieldChange(field=52, piece=0)  # no power
