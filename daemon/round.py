@@ -22,7 +22,6 @@ from broadcast.messages import (
     Alert,
     ArbiterCommand,
     BoardState,
-    BoardStatus,
     ChooseLine,
     ConfirmResult,
     NextRound,
@@ -31,25 +30,26 @@ from broadcast.messages import (
     command_from_json,
     command_to_json,
 )
-from broadcast.pgn import clock_tags
 from daemon.arbiter import AlertEngine, AlertSettings, Decision
+from daemon.board_game import (
+    BoardGame,
+    apply_event,
+    board_status,
+    game_headers,
+    line_sans,
+    make_tracker,
+    moves_recovered,
+    render_pgn,
+)
 from daemon.board_watch import BoardRules
 from daemon.config import BoardConfig, Config, Section
 from daemon.game.events import (
-    ClockUpdated,
     GameEvent,
-    GameStarted,
     GapCandidates,
-    InSync,
-    MoveMade,
-    MovesRecovered,
-    MovesWithdrawn,
-    OutOfSync,
-    PositionAccepted,
 )
 from daemon.game.gap import search_gap
 from daemon.game.matching import rotated
-from daemon.game.record import GameHeaders, GameRecord
+from daemon.game.record import GameRecord
 from daemon.game.recovery import memory_needed, plan_recovery
 from daemon.game.state import TrackerSettings
 from daemon.game.tracker import GameTracker
@@ -69,12 +69,10 @@ from daemon.inputs import (
 )
 from daemon.journal import ROUND
 from daemon.link_silence import BOARD_SILENCE, LinkSilence
-from daemon.rendered_game import RenderedGame
 from daemon.results import CommandRefused
 from daemon.round_change import RoundChange, section_after
 from drivers.memory import memory_from_payload
 from drivers.observations import (
-    ClockObserved,
     ClockSide,
     LinkObserved,
     LinkState,
@@ -82,37 +80,16 @@ from drivers.observations import (
 )
 
 __all__ = [
-    "BoardGame",
     "Outcome",
-    "RenderedGame",
     "RoundCore",
     "command_from_payload",
     "command_payload",
-    "game_headers",
-    "render_pgn",
 ]
 
 
-@dataclass(slots=True)
-class BoardGame:
-    """What the core knows of one board beyond its tracker."""
-
-    config: BoardConfig
-    section: Section
-    tracker: GameTracker | None  # None: no e-board, results by hand
-    record: GameRecord = field(default_factory=GameRecord)
-    clock: ClockUpdated | None = None
-    online: bool | None = None
-    out_of_sync: bool = False
-    started: bool = False
-    catching_up: bool = False  # reading the e-board's memory (daemon/game/recovery.py)
-    recovered_plies: int = 0  # plies of the game recovered, not seen live
-    candidates: tuple[tuple[str, ...], ...] = ()  # lines (UCI) for the arbiter's choose_line
-    rendered: RenderedGame | None = None  # kept by render_pgn
-    serial: str | None = None  # the e-board's serial number, from its last link-up
-    port: str | None = None  # the device path of its last link-up
-    placement: PlacementObserved | None = None  # the last sensed placement (next round)
-    reading: ClockObserved | None = None  # the last clock reading (next round)
+#: Positions the gap search visits at most: about a second of one core (it runs on the
+#: event loop); a longer search gives up and the board goes out of sync as before.
+_GAP_NODES = 40_000
 
 
 @dataclass(slots=True)
@@ -159,7 +136,7 @@ class RoundCore:
                 self.games[board.number] = BoardGame(
                     config=board,
                     section=section,
-                    tracker=_tracker(board, section, base),
+                    tracker=make_tracker(board, section, base),
                     record=GameRecord(game_headers(board, section)),
                     serial=board.serial,  # known before the board is heard, if configured
                 )
@@ -297,7 +274,7 @@ class RoundCore:
         elif found.lines:
             game = self.games[board]
             game.candidates = tuple(tuple(m.uci() for m in line) for line in found.lines)
-            lines = tuple(tuple(_sans(game_board, line)) for line in found.lines)
+            lines = tuple(tuple(line_sans(game_board, line)) for line in found.lines)
             event = GapCandidates(
                 from_ply=tracker.ply + 1, lines=lines, complete=found.complete, at=at
             )
@@ -371,7 +348,7 @@ class RoundCore:
         self, board: BoardConfig, section: Section, at: float, outcome: Outcome
     ) -> None:
         old = self.games.get(board.number)
-        tracker = _tracker(board, section, self._tracker_base)
+        tracker = make_tracker(board, section, self._tracker_base)
         game = BoardGame(
             config=board,
             section=section,
@@ -466,10 +443,10 @@ class RoundCore:
         assert game.tracker is not None
         events = game.tracker.events_received()
         if recovered:
-            events += _recovered(events, recovered)
+            events += moves_recovered(events, recovered)
         events += extra
         for event in events:
-            _apply_event(game, event)
+            apply_event(game, event)
             self.engine.receive_game_event(board, event)
             outcome.game_events.append((board, event))
             outcome.boards.add(board)
@@ -512,7 +489,7 @@ class RoundCore:
             black_clock=black_clock,
             running=running if result == "*" else None,
             clock_at=clock.at if clock else None,
-            status=_status(game, self.links.is_unheard(board)),
+            status=board_status(game, self.links.is_unheard(board)),
             result=result,
             result_final=final,
             updated_at=now,
@@ -521,124 +498,3 @@ class RoundCore:
             variant=game.section.event.variant,
             recovered_plies=game.recovered_plies,
         )
-
-
-def _tracker(board: BoardConfig, section: Section, base: TrackerSettings) -> GameTracker | None:
-    if not board.has_eboard:
-        return None
-    side = ClockSide(board.clock_white_side) if board.clock_white_side else None
-    event = section.event
-    settings = dataclasses.replace(
-        base,
-        white_side=side,
-        increment=float(event.time_control.increment),
-        clock_rules=event.clock_rules,
-        chess960=event.variant == "chess960",
-    )
-    return GameTracker(settings)
-
-
-def _status(game: BoardGame, unheard: bool) -> BoardStatus:
-    if game.tracker is None:
-        return BoardStatus.MANUAL
-    if game.online is False:
-        return BoardStatus.OFFLINE
-    if unheard:
-        return BoardStatus.CONNECTING
-    if game.catching_up:
-        return BoardStatus.CATCHING_UP
-    if game.out_of_sync:
-        return BoardStatus.OUT_OF_SYNC
-    if not game.started:
-        return BoardStatus.WAITING
-    return BoardStatus.ONLINE
-
-
-def _apply_event(game: BoardGame, event: GameEvent) -> None:
-    game.record.receive_event(event)
-    if not isinstance(event, ClockUpdated | MoveMade):
-        game.rendered = None  # moves made extend it (render_pgn)
-    match event:
-        case GameStarted():
-            game.started = True
-            game.recovered_plies = 0
-        case OutOfSync():
-            game.out_of_sync = True
-        case InSync() | PositionAccepted():
-            game.out_of_sync = False
-        case ClockUpdated():
-            game.clock = event
-        case MovesRecovered():
-            game.recovered_plies += event.plies
-            game.candidates = ()
-        case _:
-            pass
-
-
-#: Positions the gap search visits at most: about a second of one core (it runs on the
-#: event loop); a longer search gives up and the board goes out of sync as before.
-_GAP_NODES = 40_000
-
-
-def _sans(board: chess.Board, line: Sequence[chess.Move]) -> list[str]:
-    """The SAN of each move of ``line`` from ``board`` (left as it was)."""
-    walk = board.copy(stack=False)
-    sans = []
-    for move in line:
-        sans.append(walk.san(move))
-        walk.push(move)
-    return sans
-
-
-def _recovered(events: list[GameEvent], source: str) -> list[GameEvent]:
-    """A :class:`MovesRecovered` for the moves that stand after ``events``, if any."""
-    plies: dict[int, float] = {}
-    for event in events:
-        if isinstance(event, MoveMade):
-            plies = {ply: at for ply, at in plies.items() if ply < event.ply}
-            plies[event.ply] = event.at
-        elif isinstance(event, GameStarted):
-            plies = {}
-        elif isinstance(event, MovesWithdrawn):
-            plies = {ply: at for ply, at in plies.items() if ply < event.from_ply}
-    if not plies:
-        return []
-    first = min(plies)
-    return [MovesRecovered(from_ply=first, plies=len(plies), source=source, at=plies[first])]
-
-
-def game_headers(board: BoardConfig, section: Section) -> GameHeaders:
-    """The tags of a board's game; the ones lichess matches on never change."""
-    event = section.event
-    return GameHeaders(
-        event=event.name,
-        site=event.site or "?",
-        date=event.date.strftime("%Y.%m.%d"),
-        round=f"{event.round}.{board.number}",
-        white=board.white or "?",
-        black=board.black or "?",
-        white_elo=board.white_elo,
-        black_elo=board.black_elo,
-        time_control=str(event.time_control),
-        clock_tags=tuple(event.clock_rules.tags().items()),
-        white_fide_id=None if board.white_fide_id is None else str(board.white_fide_id),
-        black_fide_id=None if board.black_fide_id is None else str(board.black_fide_id),
-        white_title=board.white_title,
-        black_title=board.black_title,
-    )
-
-
-def render_pgn(game: BoardGame, result: str) -> tuple[str, str]:
-    """The board's game as PGN text with ``result``, and the current FEN.
-
-    The rendering is kept in ``game.rendered``: extended when moves were added, made
-    anew when another game event or the result changed it. The WhiteClock and
-    BlackClock tags of the last reading are added each time.
-    """
-    rendered = game.rendered
-    if rendered is None or rendered.result != result or not rendered.extend(game.record.moves):
-        rendered = game.rendered = RenderedGame(game.record, result)
-    tags, movetext, fen = rendered.text()
-    if game.clock is None:
-        return tags + movetext, fen
-    return tags + clock_tags(game.clock.white, game.clock.black) + movetext, fen
