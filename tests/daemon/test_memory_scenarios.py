@@ -154,6 +154,8 @@ async def test_a_cable_out_for_1_3_10_and_30_plies(tmp_path: Path, games_dir: Pa
                 await board.replug()
                 await wait_for(lambda: tracker.ply == at + out, 30, f"board {number} caught up")
                 await play_part(board, game, at + out, None, speed=SPEED)
+                total = len(list(game.mainline_moves()))
+                await wait_for(lambda: tracker.ply == total, 30, f"board {number}: last move")
                 await board.signal_result(game.headers["Result"], speed=SPEED)
                 engine = daemon.core.engine
                 await wait_for(lambda: engine.result_of(number) is not None, 30, "result")
@@ -209,6 +211,7 @@ async def test_a_board_whose_memory_has_wrapped(
                 assert reply.ok, reply.reason
             assert [m.uci for m in daemon.core.games[1].record.moves] == truth[: at + out]
             await play_part(board, game, at + out, None, speed=SPEED)
+            await wait_for(lambda: tracker.ply == len(truth), 30, "the last move")
             await board.signal_result(game.headers["Result"], speed=SPEED)
             await wait_for(lambda: engine.result_of(1) is not None, 30, "result")
             state = daemon.hub.state(1)
