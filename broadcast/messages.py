@@ -66,6 +66,7 @@ class AlertKind(enum.StrEnum):
     LATE_ARRIVAL = "late_arrival"
     BOARD_OFFLINE = "board_offline"
     BOARD_ONLINE = "board_online"
+    BOARD_FLOODING = "board_flooding"
     CLOCK_OFFLINE = "clock_offline"
     CLOCK_ONLINE = "clock_online"
     OUT_OF_SYNC = "out_of_sync"

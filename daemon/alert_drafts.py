@@ -14,6 +14,7 @@ from daemon.board_watch import AlertDraft
 from daemon.game.events import FlagFell, GameEnded, OutOfSync, ResultSignalled
 
 __all__ = [
+    "board_flooding",
     "board_offline",
     "board_online",
     "clock_offline",
@@ -38,6 +39,18 @@ def board_offline(board: int, at: float) -> AlertDraft:
         action=f"Board {board}: the e-board is not answering. Check its USB cable and"
         " power; moves made meanwhile are recovered when it is back.",
         episode=("board_offline", board, at),
+    )
+
+
+def board_flooding(board: int, at: float) -> AlertDraft:
+    """The e-board reports far more sensor changes than hands can make."""
+    return AlertDraft(
+        kind=AlertKind.BOARD_FLOODING,
+        details={"since": at},
+        action=f"Board {board}: the e-board reports more changes than hands can make (a"
+        " faulty board, or a piece or sensor flickering): dgtcast keeps one placement"
+        " in ten. Check the pieces and the board; swap it if it goes on.",
+        episode=("board_flooding", board, at),
     )
 
 

@@ -160,6 +160,11 @@ class AlertEngine:
         elif online and was is False:
             self._raise_draft(board, at, drafts.board_online(board, at, watch.offline_since))
 
+    def receive_flood(self, board: int, flooding: bool, at: float) -> None:
+        """The e-board started flooding the line with sensor changes (or calmed down)."""
+        if flooding:
+            self._raise_draft(board, at, drafts.board_flooding(board, at))
+
     def receive_clock_link(self, board: int, connected: bool, at: float) -> None:
         """Whether a clock answers through the e-board (every reading may be passed)."""
         watch = self._board(board)

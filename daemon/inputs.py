@@ -25,6 +25,7 @@ from drivers.observations import (
 __all__ = [
     "ARBITER",
     "CLOCK",
+    "FLOOD",
     "INPUT_KINDS",
     "JOURNAL",
     "LINK",
@@ -55,11 +56,14 @@ JOURNAL: Final = "journal"
 #: Catching up from the board's memory: ``{"state": "reading"}``, then ``{"state": "read",
 #: "memory": memory_payload(...)}`` or ``{"state": "failed", "reason": ...}``.
 RECOVERY: Final = "recovery"
+#: The e-board sends far more sensor changes than hands make (a faulty board, a piece
+#: flickering on a sensor), or calmed down again: ``{"flooding": bool, "rate": float}``.
+FLOOD: Final = "flood"
 #: Record kinds that are inputs (replayed); every other kind is a decision (audit only).
 #: ``round`` (:data:`daemon.journal.ROUND`) is a section moving on to another round
 #: (daemon/round_change.py).
 INPUT_KINDS: Final = frozenset(
-    {PLACEMENT, CLOCK, LINK, TICK, ARBITER, ROUND, JOURNAL, RECOVERY, START}
+    {PLACEMENT, CLOCK, LINK, TICK, ARBITER, ROUND, JOURNAL, RECOVERY, START, FLOOD}
 )
 
 

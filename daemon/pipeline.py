@@ -27,15 +27,17 @@ import math
 import time
 import unicodedata
 from collections.abc import Callable, Coroutine
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import chess
 
 from daemon.config import BoardConfig, Section
+from daemon.flood import FloodGuard
 from daemon.game.state import TrackerState
 from daemon.inputs import (
     CLOCK,
+    FLOOD,
     LINK,
     PLACEMENT,
     RECOVERY,
@@ -130,6 +132,10 @@ class BoardSession:
         self._held_clock: ClockObserved | None = None
         self._memory_timer: asyncio.TimerHandle | None = None
         self.memory_timeout = MEMORY_TIMEOUT
+        self.flood = FloodGuard()
+        self._held: PlacementObserved | None = None
+        self._flood_timer: asyncio.TimerHandle | None = None
+        self._last_placement: dict[str, Any] | None = None
 
     def _move_number(self, side: ClockSide) -> int | None:
         """The move a press on ``side`` completes, from the board's game (None: no game)."""
@@ -154,6 +160,9 @@ class BoardSession:
         """Stop the board's supervisor; the link closing then is no ``board_offline``."""
         self._stopping = True
         self._cancel_refresh()
+        if self._flood_timer is not None:
+            self._flood_timer.cancel()
+            self._flood_timer = None
         await self.supervisor.stop()
 
     async def run(self) -> None:
@@ -198,6 +207,7 @@ class BoardSession:
                 log.warning("= board %d offline: %s", number, report.reason)
                 self._sensors = SensorBoard()  # the next dump resynchronises
                 self._last_clock = None
+                self._last_placement, self._held = None, None
                 self._cancel_refresh()
                 payload = link_payload(LinkObserved(state=LinkState.OFFLINE, at=at), report.reason)
                 self._send(LINK, payload, at)
@@ -223,8 +233,7 @@ class BoardSession:
         if first and self.service.core.memory_needed(self.board.number, placement.board):
             self._start_catching_up(at)
             return
-        self._send(PLACEMENT, placement_payload(placement), at)
-        self._watch_match()
+        self._offer_placement(placement, at)
 
     def _start_catching_up(self, at: float) -> None:
         """Ask the board's memory; hold its reports back until it comes."""
@@ -261,10 +270,56 @@ class BoardSession:
             )
         self._send(RECOVERY, payload, at)
         if placement is not None:
-            self._send(PLACEMENT, placement_payload(PlacementObserved(board=placement, at=at)), at)
-            self._watch_match()
+            self._send_placement(PlacementObserved(board=placement, at=at), at)
         if held is not None:
             self._receive_clock(dataclasses.replace(held, at=at), at)
+
+    def _offer_placement(self, placement: PlacementObserved, at: float) -> None:
+        """Send a placement on, unless the board floods the line (daemon/flood.py)."""
+        was_flooding = self.flood.flooding
+        if self.flood.admit(at):
+            self._held = None
+            self._send_placement(placement, at)
+        else:
+            self._held = placement
+        if self.flood.flooding and not was_flooding:
+            log.warning(
+                "= board %d floods the line (%d placements a second): one in every %.1f s"
+                " goes on until it calms down",
+                self.board.number,
+                self.flood.rate,
+                self.flood.interval,
+            )
+            self._send(FLOOD, {"flooding": True, "rate": self.flood.rate}, at)
+        if self.flood.flooding and self._flood_timer is None:
+            delay = max(0.0, self.flood.next_release() - at)
+            loop = asyncio.get_running_loop()
+            self._flood_timer = loop.call_later(delay, self._flood_tick)
+
+    def _flood_tick(self) -> None:
+        """While flooding: send the latest held placement, and notice the calm."""
+        self._flood_timer = None
+        now = self._wall_clock()
+        if self._held is not None:
+            placement, self._held = self._held, None
+            self.flood.released(now)
+            self._send_placement(replace(placement, at=now), now)
+        if self.flood.calmed(now):
+            log.warning("= board %d calmed down", self.board.number)
+            self._send(FLOOD, {"flooding": False, "rate": self.flood.rate}, now)
+            return
+        if self.flood.flooding:
+            delay = self.flood.interval if self._held is not None else 0.5
+            loop = asyncio.get_running_loop()
+            self._flood_timer = loop.call_later(delay, self._flood_tick)
+
+    def _send_placement(self, placement: PlacementObserved, at: float) -> None:
+        payload = placement_payload(placement)
+        if payload == self._last_placement:
+            return  # a flicker back to what was sent last: nothing new
+        self._last_placement = payload
+        self._send(PLACEMENT, payload, at)
+        self._watch_match()
 
     def _watch_match(self) -> None:
         """Read the board again when its placement has matched nothing for a moment."""

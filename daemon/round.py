@@ -56,6 +56,7 @@ from daemon.game.tracker import GameTracker
 from daemon.inputs import (
     ARBITER,
     CLOCK,
+    FLOOD,
     JOURNAL,
     LINK,
     PLACEMENT,
@@ -159,6 +160,8 @@ class RoundCore:
                 self._change_round(RoundChange.from_payload(payload), at, outcome)
             elif kind == START:
                 self._start(float(payload.get("silence", BOARD_SILENCE)), at, outcome)
+            elif kind == FLOOD:
+                self.engine.receive_flood(board, bool(payload["flooding"]), at)
             elif kind == JOURNAL:
                 self.engine.receive_journal(
                     bool(payload["written"]), str(payload["reason"]), int(payload["held"]), at
