@@ -56,12 +56,15 @@ def connection_limits(open_files: int | None, per_client: int) -> ConnectionLimi
 
     Args:
         open_files: the process's soft limit (None: no limit known).
-        per_client: ``[server] max_connections_per_client`` (0: none); it is also kept
-            to a quarter of the total, so that one client cannot take every place.
+        per_client: ``[server] max_connections_per_client`` (0: no limit per client);
+            it is also kept to a quarter of the total, so that one client cannot take
+            every place.
     """
     total = None if open_files is None else max(16, open_files - RESERVED_DESCRIPTORS)
-    caps = [c for c in (per_client or None, None if total is None else max(4, total // 4)) if c]
-    return ConnectionLimits(per_client=min(caps) if caps else None, total=total)
+    if per_client == 0:  # no limit per client (a benchmark's crowd, a venue behind NAT)
+        return ConnectionLimits(per_client=None, total=total)
+    share = per_client if total is None else min(per_client, max(4, total // 4))
+    return ConnectionLimits(per_client=share, total=total)
 
 
 def quiet_accept_errors(loop: asyncio.AbstractEventLoop, *, every: float = 10.0) -> None:

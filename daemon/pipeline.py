@@ -26,6 +26,7 @@ import logging
 import math
 import time
 import unicodedata
+from collections import deque
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, replace
 from typing import Any
@@ -136,6 +137,7 @@ class BoardSession:
         self._held: PlacementObserved | None = None
         self._flood_timer: asyncio.TimerHandle | None = None
         self._last_placement: dict[str, Any] | None = None
+        self._recent: deque[str] = deque(maxlen=2)  # the last placements offered (FEN)
 
     def _move_number(self, side: ClockSide) -> int | None:
         """The move a press on ``side`` completes, from the board's game (None: no game)."""
@@ -277,7 +279,10 @@ class BoardSession:
     def _offer_placement(self, placement: PlacementObserved, at: float) -> None:
         """Send a placement on, unless the board floods the line (daemon/flood.py)."""
         was_flooding = self.flood.flooding
-        if self.flood.admit(at):
+        fen = placement.board.board_fen()
+        flicker = len(self._recent) == 2 and fen == self._recent[0] != self._recent[1]
+        self._recent.append(fen)
+        if self.flood.admit(at, flicker=flicker):
             self._held = None
             self._send_placement(placement, at)
         else:

@@ -6,9 +6,22 @@ from daemon.flood import FloodGuard
 
 
 def test_hands_never_flood() -> None:
-    guard = FloodGuard(limit=50, interval=0.1, calm=5.0)
-    assert all(guard.admit(i * 0.05) for i in range(200))  # 20 a second
+    guard = FloodGuard()
+    assert all(guard.admit(i * 0.05, flicker=i % 10 == 0) for i in range(200))  # 20 a second
     assert not guard.flooding
+
+
+def test_a_whole_board_set_up_at_once_is_no_flood() -> None:
+    guard = FloodGuard()
+    assert all(guard.admit(1.0) for _ in range(64))
+    assert not guard.flooding
+
+
+def test_flickers_flood_sooner() -> None:
+    guard = FloodGuard(limit=500, flicker_limit=20, interval=0.1, calm=5.0)
+    for i in range(30):
+        guard.admit(i * 0.01, flicker=i > 1)
+    assert guard.flooding
 
 
 def test_a_flood_lets_one_placement_per_interval_through_then_calms() -> None:
