@@ -34,7 +34,7 @@ class FloodGuard:
     """
 
     limit: int = 500
-    flicker_limit: int = 20
+    flicker_limit: int = 100
     interval: float = 0.1
     calm: float = 5.0
     flooding: bool = False
