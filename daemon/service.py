@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import pickle
 import sqlite3
 import time
 from collections.abc import Awaitable, Callable, Mapping
@@ -162,10 +163,11 @@ class RoundService:
         if self.fingerprint is None or self.writer.held:
             return False
         now = self._wall_clock()
-        data = dump_state(self.core)
         try:
+            data = dump_state(self.core)
             self.journal.write_snapshot(self.journal.last_seq, now, self.fingerprint, data)
-        except sqlite3.DatabaseError as exc:
+        except (sqlite3.DatabaseError, pickle.PicklingError, TypeError, AttributeError) as exc:
+            # a full disk, or state that cannot be pickled: the inputs are all journalled
             log.warning("= snapshot not written (%s); the journal still has every input", exc)
             return False
         finally:

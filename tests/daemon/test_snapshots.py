@@ -267,3 +267,25 @@ async def test_a_clean_stop_leaves_a_snapshot_and_the_restart_replays_nothing(
         assert state.result == "1-0"
     finally:
         again.journal.close()
+
+
+def test_state_that_cannot_be_pickled_skips_the_snapshot_not_the_input(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    config = _config(tmp_path)
+    clock = _Clock()
+    with Journal(config.storage.path) as journal:
+        service = RoundService(
+            RoundCore(config, FAST_TRACKER),
+            journal,
+            Hub(),
+            wall_clock=clock,
+            fingerprint=fingerprint(config, FAST_TRACKER),
+            snapshots=SnapshotPolicy(every_inputs=1),
+        )
+        service.core.unpicklable = lambda: None  # type: ignore[attr-defined]
+        with caplog.at_level(logging.WARNING):
+            service.receive(1, LINK, {"state": "online", "reason": ""}, START)
+        assert "snapshot not written" in caplog.text
+        assert journal.latest_snapshot(service.fingerprint or "") is None
+        assert [r.kind for r in journal.records(kinds=INPUT_KINDS)] == [LINK]
