@@ -17,6 +17,7 @@ from websockets.asyncio.client import connect
 
 from broadcast.listen import ListenError
 from broadcast.livechess.server import LiveChessServer
+from broadcast.messages import ConfirmResult
 from daemon.app import Daemon, DaemonOptions
 from drivers.emulator.clock import ClockSettings
 from drivers.emulator.device import EmulatedBoard
@@ -124,7 +125,10 @@ async def test_a_whole_emulated_game_through_the_livechess_api(
             data = json.loads(resource.body)
             assert [m.split(" ")[0] for m in data["moves"]] == sans
             assert all(len(m.split(" ")) == 2 for m in data["moves"])  # every move has a clock
-            assert data["result"] == "BLACKWIN"
+            assert data["result"] is None  # mate on the board: public once confirmed
+            assert (await daemon.service.execute(ConfirmResult(board=1))).ok
+            resource = await http_get(server.port, f"/api/v1.0/game/{game_uuid}")
+            assert json.loads(resource.body)["result"] == "BLACKWIN"
 
             param = {"feed": "eboardevent", "id": 6, "param": {"serialnr": "07425"}}
             await client.call("subscribe", param)

@@ -12,7 +12,7 @@ import chess.pgn
 
 from broadcast.livechess.folder import LiveChessFolderLayout, livechess_pgn
 from broadcast.livechess.resources import Pairing, Player, Tournament
-from broadcast.messages import AcceptPosition
+from broadcast.messages import AcceptPosition, ConfirmResult
 from drivers.emulator.clock import ClockSettings
 from drivers.emulator.device import EmulatedBoard
 from drivers.emulator.player import Lift, Place, PressLever
@@ -67,6 +67,10 @@ async def test_the_folder_through_a_round_with_a_result_and_an_accepted_illegal_
             await one.play(mate, speed=SPEED, noise=0.2)
             await two.play(opening, speed=SPEED)
             game_one, game_two = round_dir / "game-1.pgn", round_dir / "game-2.pgn"
+            tracker = daemon.core.games[1].tracker
+            assert tracker is not None
+            await wait_for(lambda: tracker.result == "0-1", 15, "board 1's mate")
+            assert (await daemon.service.execute(ConfirmResult(board=1))).ok  # public now
             await wait_for(lambda: _has(game_one, "0-1\n"), 15, "board 1's result on disk")
             await wait_for(lambda: _has(game_two, "Nc6"), 15, "board 2's opening on disk")
             await _illegal_king_walk(two)
