@@ -73,8 +73,7 @@ async def test_a_whole_emulated_game_through_the_livechess_api(
         EmulatedBoard(clock=clock, seed=4, identity=BoardIdentity(serial="07425")) as two,
     ):
         specs = [BoardSpec(1, str(one.path)), BoardSpec(2, str(two.path))]
-        # LiveChess shows a result the board decided at once (results = "provisional").
-        config = write_config(tmp_path, specs, results="provisional", extra=LIVECHESS)
+        config = write_config(tmp_path, specs, extra=LIVECHESS)  # results = "confirmed"
         async with running_daemon(config, livechess_port=0) as daemon:
             for number in (1, 2):
                 await wait_for(daemon.sessions[number].online.is_set, 10, f"board {number} up")
