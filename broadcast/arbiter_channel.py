@@ -29,7 +29,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hmac
-import json
 import logging
 import time
 from collections.abc import Coroutine
@@ -50,6 +49,7 @@ from broadcast.messages import (
     CommandReply,
     Ref,
     command_from_json,
+    decode_untrusted_json,
     to_json_dict,
 )
 
@@ -110,9 +110,9 @@ def _decode(text: str | bytes) -> dict[str, Any]:
     if len(text.encode()) > ARBITER_MESSAGE_LIMIT:
         raise CommandRejected(f"message too large (limit {ARBITER_MESSAGE_LIMIT} bytes)")
     try:
-        data = json.loads(text)
-    except ValueError:
-        raise CommandRejected("malformed JSON") from None
+        data = decode_untrusted_json(text)
+    except ValueError as exc:
+        raise CommandRejected(str(exc)) from None
     if not isinstance(data, dict):
         raise CommandRejected("a message must be a JSON object")
     return data

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import json
 from dataclasses import dataclass, field
 from typing import Annotated, Any, ClassVar, Literal, Protocol, get_args
 
@@ -24,6 +25,7 @@ from pydantic_core import ErrorDetails
 
 __all__ = [
     "COMMAND_TYPES",
+    "MALFORMED_JSON",
     "RESULTS",
     "AcceptPosition",
     "AckAlert",
@@ -49,6 +51,7 @@ __all__ = [
     "board_state_from_json",
     "command_from_json",
     "command_to_json",
+    "decode_untrusted_json",
     "to_json_dict",
 ]
 
@@ -352,6 +355,25 @@ def alerts_from_json(text: str | bytes) -> list[Alert]:
         ValueError: not a list of alerts.
     """
     return _ALERTS.validate_json(text, strict=True)
+
+
+#: The one reason every client hears for a message that is not JSON.
+MALFORMED_JSON = "malformed JSON"
+
+
+def decode_untrusted_json(text: str | bytes) -> Any:
+    """Parse a client's JSON message; anything that is not JSON is a :class:`ValueError`.
+
+    ``json`` raises :class:`RecursionError` for arrays or objects nested about a thousand
+    deep: from a client that is malformed input like any other, never a crash.
+
+    Raises:
+        ValueError: the text is not JSON (the message is :data:`MALFORMED_JSON`).
+    """
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        raise ValueError(MALFORMED_JSON) from None
 
 
 def to_json_dict(value: Any) -> Any:

@@ -26,7 +26,6 @@ Spectator messages over 4 KiB close the connection with code 1009.
 from __future__ import annotations
 
 import http
-import json
 import logging
 import time
 from collections.abc import Callable
@@ -54,7 +53,7 @@ from broadcast.http import (
 )
 from broadcast.hub import Hub, Subscription, Update
 from broadcast.listen import listen_error
-from broadcast.messages import BoardState, CommandHandler
+from broadcast.messages import BoardState, CommandHandler, decode_untrusted_json
 from broadcast.public_results import PublicResults, ResultsPolicy
 
 __all__ = ["SPECTATOR_MESSAGE_LIMIT", "BroadcastServer", "parse_since", "snapshot_text"]
@@ -111,9 +110,9 @@ def _spectator_reply(message: str | bytes, sub: Subscription) -> str | None:
     if isinstance(message, bytes):
         return encode_json({"type": "error", "reason": "send text messages, not binary"})
     try:
-        data = json.loads(message)
-    except ValueError:
-        return encode_json({"type": "error", "reason": "malformed JSON"})
+        data = decode_untrusted_json(message)
+    except ValueError as exc:
+        return encode_json({"type": "error", "reason": str(exc)})
     kind = data.get("type") if isinstance(data, dict) else None
     if kind == "ping" and set(data) == {"type"}:
         return encode_json({"type": "pong", "server_time": time.time()})

@@ -19,13 +19,13 @@ Calls understood:
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any
 
 import chess
 
 from broadcast.feed import encode_json
+from broadcast.messages import decode_untrusted_json
 
 __all__ = [
     "EBOARD_FEED",
@@ -129,9 +129,9 @@ def parse_call(message: str | bytes) -> Call | Refusal:
     if isinstance(message, bytes):
         return Refusal(id=None, message="send JSON text frames, not binary ones")
     try:
-        data = json.loads(message)
-    except (ValueError, RecursionError):  # RecursionError: arrays nested thousands deep
-        return Refusal(id=None, message="malformed JSON")
+        data = decode_untrusted_json(message)
+    except ValueError as exc:
+        return Refusal(id=None, message=str(exc))
     if not isinstance(data, dict):
         return Refusal(id=None, message="a call is a JSON object")
     call_id = data.get("id")

@@ -71,6 +71,7 @@ def test_every_command_parses(message: dict[str, Any], command: ArbiterCommand) 
     ("message", "reason", "ref"),
     [
         ("{", "malformed JSON", None),
+        ("[" * 3000, "malformed JSON", None),  # deeper than json's recursion limit
         ("[]", "a message must be a JSON object", None),
         ('"ack_alert"', "a message must be a JSON object", None),
         ('{"id": 7}', "unknown message type: None", None),

@@ -129,6 +129,7 @@ async def test_ping_gets_pong(served: Served) -> None:
     ("message", "reason"),
     [
         ("not json", "malformed JSON"),
+        ("[" * 3000, "malformed JSON"),  # nested deeper than json's recursion limit
         ("[1, 2]", "spectators may only send resume and ping"),
         ('{"type": "set_result", "board": 1, "result": "1-0"}', "spectators may only send"),
         ('{"type": "ping", "extra": 1}', "spectators may only send"),
