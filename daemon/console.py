@@ -39,12 +39,13 @@ from broadcast.messages import Alert, BoardState, BoardStatus
 from broadcast.pgn import format_clock
 from daemon.logs import under_journald
 
-__all__ = ["ConsoleFrame", "LiveConsole", "render", "wanted"]
+__all__ = ["ConsoleFrame", "LiveConsole", "memory_progress", "render", "wanted"]
 
 _STATES = {
     BoardStatus.ONLINE: ("live", "green"),
     BoardStatus.WAITING: ("waiting", "cyan"),
     BoardStatus.CONNECTING: ("connecting", "yellow"),
+    BoardStatus.CATCHING_UP: ("catching up", "bold yellow"),
     BoardStatus.OFFLINE: ("OFFLINE", "bold red"),
     BoardStatus.OUT_OF_SYNC: ("out of sync", "bold yellow"),
     BoardStatus.MANUAL: ("no e-board", "dim"),
@@ -76,6 +77,19 @@ class ConsoleFrame:
     boards: Sequence[BoardState]
     alerts: Sequence[Alert]
     progress: str | None = None
+
+
+def memory_progress(states: Sequence[BoardState]) -> str | None:
+    """The progress line while e-boards' memories are read, or None (dgt-protocol.md §6).
+
+    A board catching up sends the moves it logged while dgtcast could not see it: about
+    8 s for its whole memory at 9600 baud.
+    """
+    boards = [str(state.board) for state in states if state.status is BoardStatus.CATCHING_UP]
+    if not boards:
+        return None
+    which = f"board {boards[0]}" if len(boards) == 1 else f"boards {', '.join(boards)}"
+    return f"reading the memory of {which}: the moves played while unseen (about 8 s each)"
 
 
 def render(frame: ConsoleFrame, now: float) -> RenderableType:

@@ -12,7 +12,7 @@ from contextlib import suppress
 from rich.logging import RichHandler
 
 from daemon.app import Daemon
-from daemon.console import ConsoleFrame, LiveConsole
+from daemon.console import ConsoleFrame, LiveConsole, memory_progress
 
 __all__ = ["console_frame", "log_to_console", "serve_with_console"]
 
@@ -48,4 +48,9 @@ def console_frame(daemon: Daemon) -> ConsoleFrame:
     server = daemon.config.server
     title = f"{name}: {rounds}   viewer http://{server.host}:{daemon.server.port}/"
     boards = sorted(daemon.hub.states(), key=lambda state: state.board)
-    return ConsoleFrame(title=title, boards=boards, alerts=daemon.hub.open_alerts())
+    return ConsoleFrame(
+        title=title,
+        boards=boards,
+        alerts=daemon.hub.open_alerts(),
+        progress=memory_progress(boards),
+    )

@@ -23,7 +23,7 @@ import chess.pgn
 from rich.console import Console
 
 from broadcast.messages import Alert, AlertKind, BoardState, BoardStatus, MoveInfo
-from daemon.console import ConsoleFrame, render, wanted
+from daemon.console import ConsoleFrame, memory_progress, render, wanted
 from drivers.emulator.clock import ClockSettings
 from drivers.emulator.device import EmulatedBoard
 from drivers.emulator.firmware import BoardIdentity
@@ -86,6 +86,26 @@ def test_the_view_shows_boards_clocks_results_and_alerts() -> None:
     assert "Board 3: check its cable" in text
     calm = ConsoleFrame(title="Spring Open: round 2", boards=(running,), alerts=())
     assert "no open alerts" in _text(calm, now=1000.0)
+
+
+def test_boards_reading_their_memory_get_the_progress_line() -> None:
+    catching_up = [
+        BoardState(board=number, status=BoardStatus.CATCHING_UP, serial=str(number))
+        for number in (3, 7)
+    ]
+    live = BoardState(board=1, status=BoardStatus.ONLINE)
+    assert memory_progress([live]) is None
+    line = memory_progress([live, catching_up[0]])
+    assert line is not None
+    assert line.startswith("reading the memory of board 3:")
+    both = memory_progress([live, *catching_up])
+    assert both is not None
+    assert both.startswith("reading the memory of boards 3, 7:")
+    frame = ConsoleFrame(title="Open", boards=(live, *catching_up), alerts=(), progress=both)
+    text = _text(frame, now=0.0)
+    assert "reading the memory of boards 3, 7" in text
+    rows = {line.split("│")[0].strip(): line for line in text.splitlines() if "│" in line}
+    assert "catching up" in rows["3"]
 
 
 def test_the_console_is_for_terminals_only() -> None:
