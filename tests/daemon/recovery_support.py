@@ -10,24 +10,9 @@ import chess
 import chess.pgn
 
 from drivers.emulator.device import EmulatedBoard
-from tests.daemon.support import journal_moves
+from tests.daemon.support import journal_moves, second_half
 
-__all__ = ["check_record", "play_part", "rest_of"]
-
-
-def rest_of(game: chess.pgn.Game, plies: int) -> chess.pgn.Game:
-    """The moves of ``game`` after ``plies``, as a game starting from that position."""
-    moves = list(game.mainline_moves())
-    board = game.board()
-    for move in moves[:plies]:
-        board.push(move)
-    rest = chess.pgn.Game()
-    rest.setup(board)
-    node: chess.pgn.GameNode = rest
-    for move in moves[plies:]:
-        node = node.add_variation(move)
-    rest.headers["Result"] = game.headers.get("Result", "*")
-    return rest
+__all__ = ["check_record", "play_part"]
 
 
 async def play_part(
@@ -40,7 +25,7 @@ async def play_part(
     noise: float = 0.0,
 ) -> None:
     """Plies ``start`` … ``stop`` of ``game`` (the clock is started before ply 0 only)."""
-    part = rest_of(game, start)
+    part = second_half(game, start)
     plies = None if stop is None else stop - start
     await board.play(part, speed=speed, noise=noise, plies=plies, start_clock=start == 0)
 

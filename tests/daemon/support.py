@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import sys
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +20,8 @@ from drivers.backoff import BackoffPolicy
 from drivers.dgt.device_core import DeviceTimeouts
 from tests.waiting import wait_until
 
+DGTCAST = Path(sys.executable).parent / "dgtcast"
+
 __all__ = [
     "FAST_TRACKER",
     "BoardSpec",
@@ -27,6 +30,7 @@ __all__ = [
     "read_game",
     "running_daemon",
     "second_half",
+    "start_daemon",
     "wait_for",
     "write_config",
 ]
@@ -128,6 +132,23 @@ async def wait_for(predicate: Callable[[], bool], within: float, what: str) -> N
     await wait_until(predicate, within, what)
 
 
+async def start_daemon(config: Path) -> asyncio.subprocess.Process:
+    """``dgtcast run`` in its own process; its log goes to ``daemon.log`` beside the config."""
+    with (config.parent / "daemon.log").open("ab") as log:
+        return await asyncio.create_subprocess_exec(
+            str(DGTCAST),
+            "run",
+            "--config",
+            str(config),
+            "--port",
+            "0",
+            "--log-level",
+            "WARNING",
+            stdout=asyncio.subprocess.DEVNULL,
+            stderr=log,
+        )
+
+
 def second_half(game: chess.pgn.Game, plies: int) -> chess.pgn.Game:
     """The rest of ``game`` after ``plies``, as a game from that position."""
     moves = list(game.mainline_moves())
@@ -139,7 +160,7 @@ def second_half(game: chess.pgn.Game, plies: int) -> chess.pgn.Game:
     node: chess.pgn.GameNode = rest
     for move in moves[plies:]:
         node = node.add_variation(move)
-    rest.headers["Result"] = game.headers["Result"]
+    rest.headers["Result"] = game.headers.get("Result", "*")
     return rest
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-import sys
 from pathlib import Path
 
 import chess
@@ -20,29 +19,12 @@ from tests.daemon.support import (
     journal_moves,
     read_game,
     second_half,
+    start_daemon,
     wait_for,
     write_config,
 )
 
-DGTCAST = Path(sys.executable).parent / "dgtcast"
 SPEED = 10.0
-
-
-async def _start(config: Path) -> asyncio.subprocess.Process:
-    """``dgtcast run`` in its own process; its log goes to ``daemon.log`` beside the config."""
-    with (config.parent / "daemon.log").open("ab") as log:
-        return await asyncio.create_subprocess_exec(
-            str(DGTCAST),
-            "run",
-            "--config",
-            str(config),
-            "--port",
-            "0",
-            "--log-level",
-            "WARNING",
-            stdout=asyncio.subprocess.DEVNULL,
-            stderr=log,
-        )
 
 
 def _count(journal_path: Path, kind: str) -> int:
@@ -60,7 +42,7 @@ async def test_kill_9_mid_move_loses_and_duplicates_nothing(
     journal_path = tmp_path / "journal.db"
     async with EmulatedBoard(clock=ClockSettings.from_text("3+2"), seed=7) as board:
         config = write_config(tmp_path, [BoardSpec(1, str(board.path)), BoardSpec(2, None)])
-        daemon = await _start(config)
+        daemon = await start_daemon(config)
         try:
             await wait_for(lambda: _count(journal_path, "placement") > 0, 15, "daemon sees board")
             await board.play(game, speed=SPEED, plies=10)
@@ -69,7 +51,7 @@ async def test_kill_9_mid_move_loses_and_duplicates_nothing(
             await asyncio.sleep(0.2)
             os.kill(daemon.pid, signal.SIGKILL)  # ... when the daemon is killed
             await daemon.wait()
-            daemon = await _start(config)
+            daemon = await start_daemon(config)
             await wait_for(lambda: _count(journal_path, "link") >= 2, 15, "board back")
             board.act(Place(square=chess.F1, piece=chess.Piece(chess.BISHOP, chess.WHITE)))
             rest = second_half(game, 10)

@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-import sys
 from functools import partial
 from pathlib import Path
 
@@ -31,29 +30,13 @@ from tests.daemon.support import (
     journal_moves,
     read_game,
     running_daemon,
+    start_daemon,
     wait_for,
     write_config,
 )
 
-DGTCAST = Path(sys.executable).parent / "dgtcast"
 SPEED = 12.0
 CLOCK = ClockSettings.from_text("3+2")
-
-
-async def _start(config: Path) -> asyncio.subprocess.Process:
-    with (config.parent / "daemon.log").open("ab") as log:
-        return await asyncio.create_subprocess_exec(
-            str(DGTCAST),
-            "run",
-            "--config",
-            str(config),
-            "--port",
-            "0",
-            "--log-level",
-            "WARNING",
-            stdout=asyncio.subprocess.DEVNULL,
-            stderr=log,
-        )
 
 
 def _count(journal_path: Path, kind: str, board: int | None = None) -> int:
@@ -95,7 +78,7 @@ async def test_kill_9_and_a_restart_after_minutes_of_play(
     ):
         boards = (one, two)
         config = write_config(tmp_path, [BoardSpec(1, str(one.path)), BoardSpec(2, str(two.path))])
-        daemon = await _start(config)
+        daemon = await start_daemon(config)
         plays: list[asyncio.Task[None]] = []
         try:
             await wait_for(lambda: _count(journal_path, "placement") >= 2, 20, "boards seen")
@@ -108,7 +91,7 @@ async def test_kill_9_and_a_restart_after_minutes_of_play(
             await daemon.wait()
             before = [_plies(journal_path, n) for n in (1, 2)]
             await asyncio.sleep(down / SPEED)  # the players go on
-            daemon = await _start(config)
+            daemon = await start_daemon(config)
             await asyncio.gather(*plays)
             for number, game in ((1, games[0]), (2, games[1])):
                 signalled = partial(_signalled, journal_path, number, game.headers["Result"])
