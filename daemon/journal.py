@@ -44,6 +44,7 @@ import math
 import os
 import sqlite3
 from collections.abc import Collection, Iterable, Iterator, Mapping
+from pathlib import Path
 from typing import Any, Literal
 
 from daemon.journal_lock import JournalLock
@@ -109,10 +110,13 @@ class Journal:
         synchronous: ``"normal"`` survives process crashes, ``"full"`` also power loss.
         exclusive: hold the journal's lock while open: a second process asking for it is
             refused (the daemon; readers such as ``dgtcast results`` do not ask).
+        read_only: only read (``dgtcast results``, tests, tools): never writes, so a
+            running daemon's writes never wait for it. A journal an older dgtcast wrote is
+            upgraded first, as when opened for writing.
 
     Raises:
-        JournalError: the file is not a journal this version can use, or cannot be
-            written (the check writes one page).
+        JournalError: the file is not a journal this version can use, cannot be written
+            (the check writes one page) or, ``read_only``, does not exist.
         JournalLocked: ``exclusive`` and another process holds the lock.
     """
 
@@ -122,10 +126,19 @@ class Journal:
         *,
         synchronous: Literal["normal", "full"] = "normal",
         exclusive: bool = False,
+        read_only: bool = False,
     ) -> None:
         self.path = os.fspath(path)
-        self._lock = JournalLock(self.path) if exclusive else None
-        if self._lock is not None:
+        self._lock: JournalLock | None = None
+        if read_only:
+            db = _open_read_only(self.path)
+            if _schema_version(db) == SCHEMA_VERSION:
+                self._db = db
+                self._digest = self._last_digest()
+                return
+            db.close()  # older (upgraded below) or not a journal (refused below)
+        if exclusive:
+            self._lock = JournalLock(self.path)
             try:
                 acquired = self._lock.acquire()
             except OSError as exc:
@@ -151,6 +164,7 @@ class Journal:
         self._digest = self._last_digest()
 
     def _set_up(self, synchronous: str) -> None:
+        """Check the file is a journal; create or upgrade its schema (one write)."""
         self._db.execute("PRAGMA busy_timeout = 5000")
         tables = {row[0] for row in self._db.execute("SELECT name FROM sqlite_master")}
         ours = {t for t in tables if not t.startswith("sqlite_") and t not in _INDEXES}
@@ -244,7 +258,7 @@ class Journal:
         if not texts:
             return []
         digest = self._digest
-        self._db.execute("BEGIN")
+        self._db.execute("BEGIN IMMEDIATE")  # the write lock first: no upgrade to fail
         try:
             seq = self.last_seq
             seqs = []
@@ -457,6 +471,28 @@ def _chain(previous: bytes, seq: int, board: int, kind: str, at: float, text: st
     """A record's digest: SHA-256 of the previous digest and the record (16 bytes kept)."""
     line = f"{seq}\x1f{board}\x1f{kind}\x1f{at!r}\x1f{text}".encode()
     return hashlib.sha256(previous + line).digest()[:16]
+
+
+def _open_read_only(path: str) -> sqlite3.Connection:
+    """A connection that cannot write (SQLite's ``mode=ro``)."""
+    if not os.path.exists(path):
+        raise JournalError(f"{path}: no journal")
+    uri = Path(path).absolute().as_uri() + "?mode=ro"
+    try:
+        db = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
+        db.execute("PRAGMA busy_timeout = 5000")
+    except sqlite3.Error as exc:
+        raise JournalError(f"{path}: cannot open the journal: {exc}") from None
+    return db
+
+
+def _schema_version(db: sqlite3.Connection) -> int | None:
+    """The journal's schema version; None when it has none (not a journal)."""
+    try:
+        row = db.execute("SELECT version FROM schema_version").fetchone()
+    except sqlite3.DatabaseError:
+        return None
+    return None if row is None else int(row[0])
 
 
 def _explain(exc: sqlite3.DatabaseError) -> str:

@@ -200,7 +200,7 @@ def _records(config: Config) -> list[Record]:
     path = config.storage.path
     if not path.exists():
         raise JournalError(f"{path}: no journal (has the daemon run this round?)")
-    with Journal(path) as journal:
+    with Journal(path, read_only=True) as journal:
         return list(journal.records(kinds={"result", ROUND}))
 
 

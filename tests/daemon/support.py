@@ -177,7 +177,7 @@ def read_game(path: Path, index: int = 0) -> chess.pgn.Game:
 def journal_moves(journal_path: Path, board: int) -> list[dict[str, Any]]:
     """The main line the journal's move records leave (withdrawals applied)."""
     line: list[dict[str, Any]] = []
-    with Journal(journal_path) as journal:
+    with Journal(journal_path, read_only=True) as journal:
         for record in journal.records(board=board):
             if record.kind == "game.GameStarted":
                 line.clear()
@@ -198,7 +198,7 @@ def press_readings(journal_path: Path, board: int, white_side: str) -> dict[str,
     sides = {white_side: "white", ("right" if white_side == "left" else "left"): "black"}
     presses: dict[str, list[int]] = {"white": [], "black": []}
     running = None
-    with Journal(journal_path) as journal:
+    with Journal(journal_path, read_only=True) as journal:
         for record in journal.records(board=board, kinds={"clock"}):
             now = record.payload["running"]
             if running is not None and now is not None and now != running:

@@ -44,7 +44,7 @@ def _game(number: int) -> chess.pgn.Game:
 def _journal_games(path: Path, board: int) -> list[tuple[int | None, list[str]]]:
     """(Chess960 number, main line) of every game the journal holds for ``board``."""
     games: list[tuple[int | None, list[dict[str, Any]]]] = []
-    with Journal(path) as journal:
+    with Journal(path, read_only=True) as journal:
         for record in journal.records(board=board):
             payload = record.payload
             if record.kind == "game.GameStarted":

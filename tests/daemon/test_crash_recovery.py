@@ -30,7 +30,7 @@ SPEED = 10.0
 def _count(journal_path: Path, kind: str) -> int:
     if not journal_path.exists():
         return 0
-    with Journal(journal_path) as journal:
+    with Journal(journal_path, read_only=True) as journal:
         return sum(1 for _ in journal.records(kinds={kind}))
 
 
@@ -65,7 +65,7 @@ async def test_kill_9_mid_move_loses_and_duplicates_nothing(
     line = journal_moves(journal_path, 1)
     assert [m["uci"] for m in line] == expected
     assert all(m["clock"] is not None for m in line)
-    with Journal(journal_path) as journal:
+    with Journal(journal_path, read_only=True) as journal:
         moves = [r.payload["ply"] for r in journal.records(kinds={"game.MoveMade"})]
         alerts = [r.payload["alert"]["id"] for r in journal.records(kinds={"alert"})]
         starts = list(journal.records(kinds={"daemon_start"}))

@@ -65,7 +65,7 @@ async def test_two_boards_play_real_games_to_the_end(tmp_path: Path, games_dir: 
         assert len(presses["black"]) >= 4, "the clock inputs show the presses"
         for color, readings in presses.items():
             assert clocks[color] == readings[: len(clocks[color])], f"board {board} {color}"
-    with Journal(journal_path) as journal:
+    with Journal(journal_path, read_only=True) as journal:
         kinds = [r.kind for r in journal.records(board=1)]
         assert "game.GameEnded" in kinds
         results = [r.payload for r in journal.records(board=2, kinds={"result"})]

@@ -32,7 +32,7 @@ def _flicker() -> bytes:
 
 
 def _placements(path: Path, board: int) -> int:
-    with Journal(path) as journal:
+    with Journal(path, read_only=True) as journal:
         return sum(1 for _ in journal.records(board=board, kinds={"placement"}))
 
 

@@ -123,6 +123,67 @@ def test_files_that_are_not_journals_are_refused(tmp_path: Path) -> None:
         Journal(newer)
 
 
+def test_a_reader_reads_while_the_writer_holds_the_write_lock(tmp_path: Path) -> None:
+    path = tmp_path / "journal.db"
+    with Journal(path) as journal:
+        journal.append(1, "placement", {"fen": "8/8/8/8/8/8/8/8"}, 1.0)
+    writing = sqlite3.connect(path, isolation_level=None)
+    writing.execute("BEGIN IMMEDIATE")  # the daemon, mid-write
+    try:
+        with Journal(path, read_only=True) as reader:  # would wait for the lock to write
+            assert [r.kind for r in reader.records()] == ["placement"]
+    finally:
+        writing.execute("ROLLBACK")
+        writing.close()
+    with pytest.raises(JournalError, match="no journal"):
+        Journal(tmp_path / "missing.db", read_only=True)
+    assert not (tmp_path / "missing.db").exists()
+
+
+_POLL = """
+import sys
+from daemon.journal import Journal
+path, read_only = sys.argv[1], sys.argv[2] == "ro"
+print("polling", flush=True)
+while True:
+    with Journal(path, read_only=read_only) as journal:
+        sum(1 for _ in journal.records(board=1))
+"""
+
+
+def test_readers_polling_a_live_journal_never_fail_its_writer(tmp_path: Path) -> None:
+    """``dgtcast results export``, a tool or a test reading the journal while the daemon
+    writes: neither a reader nor another process opening it for writing makes an append
+    fail with ``database is locked``."""
+    path = tmp_path / "journal.db"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    with Journal(path) as writer:
+        readers = [
+            subprocess.Popen(
+                [sys.executable, "-c", _POLL, str(path), mode],
+                stdout=subprocess.PIPE,
+                text=True,
+                env=env,
+            )
+            for mode in ("ro", "rw", "rw")
+        ]
+        try:
+            for reader in readers:
+                assert reader.stdout is not None
+                assert reader.stdout.readline() == "polling\n"
+            for n in range(3000):
+                writer.append_many([Entry(board=1, kind="placement", at=1.0 + n, payload={"n": n})])
+            assert all(reader.poll() is None for reader in readers), "a reader failed"
+        finally:
+            for reader in readers:
+                reader.kill()
+                reader.wait()
+                assert reader.stdout is not None
+                reader.stdout.close()
+    with Journal(path, read_only=True) as journal:
+        assert [r.payload["n"] for r in journal.records()] == list(range(3000))
+
+
 # -- crash safety: a real writer process, killed with SIGKILL mid-stream ----------------------
 
 

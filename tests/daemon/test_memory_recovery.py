@@ -27,7 +27,7 @@ def _recovered(game: BoardGame, plies: int) -> bool:
 
 
 def _recovery_records(journal_path: Path, board: int) -> list[str]:
-    with Journal(journal_path) as journal:
+    with Journal(journal_path, read_only=True) as journal:
         return [r.payload["state"] for r in journal.records(board=board, kinds={"recovery"})]
 
 
@@ -98,7 +98,7 @@ async def test_the_8_second_dump_at_9600_baud_keeps_the_line_honest(
             assert daemon.sessions[1].online.is_set()
     journal_path = tmp_path / "journal.db"
     check_record(journal_path, 1, game, board, 37)
-    with Journal(journal_path) as journal:
+    with Journal(journal_path, read_only=True) as journal:
         links = [r.payload["state"] for r in journal.records(board=1, kinds={"link"})]
     assert links == ["online"], "never declared offline during the dump"
     assert board.bytes_sent > 7939

@@ -42,12 +42,12 @@ CLOCK = ClockSettings.from_text("3+2")
 def _count(journal_path: Path, kind: str, board: int | None = None) -> int:
     if not journal_path.exists():
         return 0
-    with Journal(journal_path) as journal:
+    with Journal(journal_path, read_only=True) as journal:
         return sum(1 for _ in journal.records(board=board, kinds={kind}))
 
 
 def _results(journal_path: Path, board: int) -> list[str]:
-    with Journal(journal_path) as journal:
+    with Journal(journal_path, read_only=True) as journal:
         return [str(r.payload["result"]) for r in journal.records(board=board, kinds={"result"})]
 
 

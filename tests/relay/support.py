@@ -134,7 +134,7 @@ async def stop_process(process: asyncio.subprocess.Process, *, kill: bool = Fals
 def journal_open_alerts(path: Path) -> dict[int, dict[str, Any]]:
     """The alerts a daemon's journal leaves open, by the daemon's own id."""
     opened: dict[int, dict[str, Any]] = {}
-    with Journal(path) as journal:
+    with Journal(path, read_only=True) as journal:
         for record in journal.records(kinds={"alert", "alert_ack"}):
             if record.kind == "alert":
                 alert = record.payload["alert"]

@@ -40,7 +40,7 @@ def daemon_config(
 
 
 def arbiter_records(journal_path: Path) -> list[dict[str, object]]:
-    with Journal(journal_path) as journal:
+    with Journal(journal_path, read_only=True) as journal:
         return [dict(r.payload) for r in journal.records(kinds={"arbiter"})]
 
 
