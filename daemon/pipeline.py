@@ -227,7 +227,9 @@ class BoardSession:
     def _receive_placement(self, report: BoardDump | FieldUpdated, at: float) -> None:
         corrections = self._sensors.corrections
         placement = self._sensors.receive_event(report, at)
-        first, self._first_dump = self._first_dump and isinstance(report, BoardDump), False
+        first = self._first_dump and isinstance(report, BoardDump)
+        if isinstance(report, BoardDump):
+            self._first_dump = False  # a field update first does not make it any later dump
         if placement is None or self._catching_up:
             return
         if self._sensors.corrections > corrections:

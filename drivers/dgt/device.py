@@ -14,7 +14,10 @@ Handshake (:meth:`DgtDevice.handshake`, dgt-protocol.md §3, §12.3, §15): rese
 board goes IDLE), version 0x4D, serial number 0x45, long serial number 0x55 (only newer
 boards answer), board dump 0x42, update-nice 0x4B (field updates and clock changes flow
 from now on; clock commands are acknowledged only in this mode, §7.4), then the clock
-version ``2B 03 03 09 00`` through the clock queue, without waiting for its ack. From
+version ``2B 03 03 09 00`` through the clock queue, without waiting for its ack. Field
+updates heard before the handshake's board dump are dropped: a board left in update mode
+(the daemon restarted, a hand on a piece as the port opens) may still be sending them as
+the reset goes out, and the dump that follows supersedes them. From
 then on the board is read again (0x42) after a protocol violation, on
 :meth:`DgtDevice.request_refresh` and every ``refresh`` seconds (drivers/dgt/refresh.py).
 """
@@ -49,6 +52,7 @@ from drivers.dgt.events import (
     ClockAck,
     ClockTimes,
     Event,
+    FieldUpdated,
     LongSerialNumber,
     SerialNumber,
     Trademark,
@@ -117,6 +121,7 @@ class DgtDevice:
         self._helpers: set[asyncio.Task[None]] = set()
         self._wait: asyncio.Timeout | None = None  # the reader's wait for the next deadline
         self._bytes_heard_at: float | None = None  # the link's last bytes, as fed to the core
+        self._dumped = False  # the handshake's board dump has come: field updates count
         self._reader = asyncio.create_task(self._read(), name=f"dgt-device {link.path}")
 
     @classmethod
@@ -335,6 +340,8 @@ class DgtDevice:
             self._wait = None
         self._core.receive_events(events)
         self._answer_waiters(events)
+        if not self._dumped:
+            events = self._after_first_dump(events)
         self._inbox.put(events)
         self._pump()
 
@@ -359,6 +366,18 @@ class DgtDevice:
     def _deadline(self) -> float | None:
         deadline = self._core.next_deadline()
         return deadline if math.isfinite(deadline) else None
+
+    def _after_first_dump(self, events: list[TimedEvent]) -> list[TimedEvent]:
+        """``events`` without the field updates that precede the first board dump."""
+        kept: list[TimedEvent] = []
+        for at, event in events:
+            if isinstance(event, BoardDump):
+                self._dumped = True
+            if self._dumped or not isinstance(event, FieldUpdated):
+                kept.append((at, event))
+            else:
+                log.debug("%s = field update before the board dump dropped", self.path)
+        return kept
 
     def _answer_waiters(self, events: list[TimedEvent]) -> None:
         for _, event in events:

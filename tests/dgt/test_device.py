@@ -36,6 +36,7 @@ from drivers.dgt.link import ClockRefused, ClockTimeout, HandshakeFailed, LinkCl
 from drivers.emulator.clock import ClockSettings
 from drivers.emulator.device import EmulatedBoard
 from drivers.emulator.firmware import BoardMode
+from drivers.emulator.player import Lift, Place
 
 #: Fast enough for tests, slow enough for a busy 2-core CI machine.
 TIMEOUTS = DeviceTimeouts(reply=1.0, long_serial=0.5, clock_ack=0.25, quiet=5.0, probe=1.0)
@@ -219,6 +220,32 @@ async def test_the_watchdog_ends_a_silent_line(board: EmulatedBoard) -> None:
             await device.request_version()
     finally:
         await device.close()
+
+
+async def test_field_updates_before_the_handshake_dump_are_dropped(
+    board: EmulatedBoard, device: DgtDevice
+) -> None:
+    # The daemon dies (no reset sent): the board stays in update mode. As the next one
+    # opens the port, a hand lifts a piece: its field update is on the line before the
+    # reset is heard, ahead of every reply. The dump after it says the same, and more.
+    await device.close()
+    again = await DgtDevice.open(str(board.path), timeouts=TIMEOUTS)
+    try:
+        board.act(Lift(square=chess.E2))
+        await again.handshake()
+        sensors = Sensors()  # the clock version ack: update-nice mode again (§7.4)
+        await read_until(again, sensors, lambda: any(_is_ack(e, 0x09) for e in sensors.events))
+        board.act(Place(square=chess.E2, piece=chess.Piece(chess.PAWN, chess.WHITE)))
+        await read_until(again, sensors, lambda: any(_is_update(e) for e in sensors.events))
+        first = next(e for e in sensors.events if isinstance(e, BoardDump | FieldUpdated))
+        assert isinstance(first, BoardDump), "a field update before the handshake's dump"
+        assert sensors.squares == list(board.physical.fields())
+    finally:
+        await again.close()
+
+
+def _is_update(event: Event) -> bool:
+    return isinstance(event, FieldUpdated)
 
 
 async def test_a_silent_board_fails_the_handshake(board: EmulatedBoard) -> None:
