@@ -46,6 +46,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--serial", type=_serial, help="the board's serial number, 5 digits (default 01025)"
     )
+    parser.add_argument(
+        "--battery",
+        type=_percent,
+        help="act as a Bluetooth board whose battery is at PERCENT (default: a USB board,"
+        " silent when asked)",
+    )
     parser.add_argument("--wait", type=float, default=2.0, help="seconds before the start")
     parser.add_argument("--no-result", action="store_true", help="don't signal the result")
     parser.add_argument("--exit", action="store_true", help="exit when the game is over")
@@ -56,6 +62,16 @@ def _serial(text: str) -> BoardIdentity:
         return BoardIdentity.from_serial(text)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _percent(text: str) -> int:
+    try:
+        value = int(text.rstrip("%"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"a battery level is 0..100, not {text!r}") from None
+    if not 0 <= value <= 100:
+        raise argparse.ArgumentTypeError(f"a battery level is 0..100, not {text!r}")
+    return value
 
 
 def read_game(path: Path, number: int) -> chess.pgn.Game:
@@ -107,6 +123,11 @@ def _clock_settings(args: argparse.Namespace) -> ClockSettings:
     )
 
 
+def _identity(args: argparse.Namespace) -> BoardIdentity:
+    identity: BoardIdentity = args.serial or BoardIdentity()
+    return identity if args.battery is None else identity.bluetooth(args.battery)
+
+
 async def _emulate(args: argparse.Namespace, game: chess.pgn.Game, clock: ClockSettings) -> int:
     stop = asyncio.Event()
     remove = runtime.install_signal_handlers(stop)
@@ -127,7 +148,7 @@ async def _serve(
         white_side=args.white_side,
         baud=args.baud or None,
         seed=args.seed,
-        identity=args.serial,
+        identity=_identity(args),
         placement=chess.BaseBoard(game.board().board_fen()),
     )
     async with board:

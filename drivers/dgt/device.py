@@ -19,7 +19,9 @@ updates heard before the handshake's board dump are dropped: a board left in upd
 (the daemon restarted, a hand on a piece as the port opens) may still be sending them as
 the reset goes out, and the dump that follows supersedes them. From
 then on the board is read again (0x42) after a protocol violation, on
-:meth:`DgtDevice.request_refresh` and every ``refresh`` seconds (drivers/dgt/refresh.py).
+:meth:`DgtDevice.request_refresh` and every ``refresh`` seconds (drivers/dgt/refresh.py),
+and its battery is asked (0x4C) at once and every ``battery`` seconds: the BATTERY_STATUS
+answers of Bluetooth boards come with the other events (drivers/dgt/battery.py).
 """
 
 from __future__ import annotations
@@ -141,6 +143,12 @@ class DgtDevice:
         """Why the device stopped (None while it runs)."""
         return self._inbox.close_reason
 
+    @property
+    def battery_silent(self) -> bool:
+        """The board left the battery requests unanswered and is no longer asked: a USB
+        board (drivers/dgt/battery.py)."""
+        return self._core.battery.silent
+
     async def handshake(self) -> BoardIdentity:
         """Identify the board and start its event stream (dgt-protocol.md §3, §15).
 
@@ -210,9 +218,12 @@ class DgtDevice:
         The EE_MOVES event comes through :meth:`events_received` like any other; the
         board's live messages queue behind it. The watchdog hears the dump's bytes.
 
+        Battery requests wait until the dump arrived (drivers/dgt/battery.py).
+
         Raises:
             LinkClosed: the link is closed.
         """
+        self._core.request_memory(self._loop.time())
         self.send(RequestEEMoves())
 
     async def request_clock(self) -> ClockTimes:

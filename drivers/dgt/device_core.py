@@ -2,7 +2,9 @@
 
 :class:`DeviceCore` decides, given events and ``now``: which clock command goes out next,
 when an unacknowledged one is resent or given up (dgt-protocol.md §7.4), when a silent
-line is probed and when it is declared dead (§12.3). It never awaits or reads a clock.
+line is probed and when it is declared dead (§12.3), when the board is read again
+(drivers/dgt/refresh.py) and when its battery is asked (drivers/dgt/battery.py). It never
+awaits or reads a clock.
 """
 
 from __future__ import annotations
@@ -12,8 +14,9 @@ from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from drivers.dgt.battery import BatteryPoll
 from drivers.dgt.commands import CLOCK_COMMAND_IDS, ClockCommand, Command, RequestSerialNumber
-from drivers.dgt.events import BoardDump, ClockAck, ProtocolViolation
+from drivers.dgt.events import BatteryStatus, BoardDump, ClockAck, EEMoves, ProtocolViolation
 from drivers.dgt.link import TimedEvent
 from drivers.dgt.refresh import BoardRefresh
 
@@ -34,6 +37,9 @@ class DeviceTimeouts:
         refresh: the whole board is read again (0x42) at least this often
             (drivers/dgt/refresh.py).
         refresh_settle: delay between a protocol violation and the dump it asks for.
+        battery: the battery level is asked this often (0x4C, §4.1; Bluetooth boards
+            answer, USB boards are not asked again after two silences,
+            drivers/dgt/battery.py).
     """
 
     reply: float = 1.0
@@ -44,6 +50,7 @@ class DeviceTimeouts:
     probe: float = 1.5
     refresh: float = 10.0
     refresh_settle: float = 0.2
+    battery: float = 60.0
 
     def __post_init__(self) -> None:
         times = (
@@ -54,6 +61,7 @@ class DeviceTimeouts:
             self.probe,
             self.refresh,
             self.refresh_settle,
+            self.battery,
         )
         if min(times) <= 0 or self.clock_resends < 0:
             raise ValueError("timeouts must be positive and resends not negative")
@@ -69,6 +77,7 @@ class DeviceTimeouts:
             probe=self.probe / factor,
             refresh=self.refresh / factor,
             refresh_settle=self.refresh_settle / factor,
+            battery=self.battery / factor,
         )
 
 
@@ -143,6 +152,9 @@ class DeviceCore:
     * Board refresh (:mod:`drivers.dgt.refresh`): once :meth:`start_refresh` is called, a
       board dump is requested after a protocol violation, on :meth:`request_refresh`,
       and every ``refresh`` seconds.
+    * Battery (:mod:`drivers.dgt.battery`): once :meth:`start_refresh` is called, the
+      battery level is asked at once and every ``battery`` seconds, never while the
+      board's memory dump is on its way (:meth:`request_memory`).
 
     After each ``receive_*`` call, send :meth:`commands_to_send`, collect
     :meth:`clock_results`, check :attr:`dead_reason`, and call :meth:`receive_time`
@@ -161,6 +173,7 @@ class DeviceCore:
         self.refresh = BoardRefresh(
             period=timeouts.refresh, settle=timeouts.refresh_settle, reply=timeouts.reply
         )
+        self.battery = BatteryPoll(period=timeouts.battery, reply=timeouts.reply)
 
     @property
     def dead_reason(self) -> str | None:
@@ -187,8 +200,15 @@ class DeviceCore:
         self._queue = deque(job for job in self._queue if job.ticket != ticket)
 
     def start_refresh(self, now: float) -> None:
-        """The handshake is done: read the board again when it may be wrong, and often."""
+        """The handshake is done: read the board again when it may be wrong, and often;
+        ask the battery now and then."""
         self.refresh.start(now)
+        self.battery.start(now)
+        self.battery.receive_time(now)
+
+    def request_memory(self, now: float) -> None:
+        """The board's memory (0x49) is asked: no battery request until its dump arrived."""
+        self.battery.receive_memory_request(now)
 
     def request_refresh(self, now: float) -> None:
         """Read the whole board again as soon as possible (after :meth:`start_refresh`)."""
@@ -205,6 +225,10 @@ class DeviceCore:
                 self.refresh.receive_dump(at)
             elif isinstance(event, ProtocolViolation):
                 self.refresh.receive_violation(at)
+            elif isinstance(event, BatteryStatus):
+                self.battery.receive_answer(at)
+            elif isinstance(event, EEMoves):
+                self.battery.receive_memory_dump(at)
 
     def receive_bytes(self, at: float) -> None:
         """Bytes arrived at ``at`` (maybe part of a long message): the line is alive.
@@ -218,6 +242,7 @@ class DeviceCore:
         """Let deadlines up to ``now`` pass: resend or give up a clock command, probe."""
         self._watchdog.receive_time(now)
         self.refresh.receive_time(now)
+        self.battery.receive_time(now)
         job = self._in_flight
         if job is None or now < job.deadline:
             return
@@ -228,7 +253,8 @@ class DeviceCore:
 
     def commands_to_send(self) -> list[Command]:
         """Return and forget the commands to write, in order."""
-        commands = self._watchdog.commands + self._commands + self.refresh.commands_to_send()
+        refresh, battery = self.refresh.commands_to_send(), self.battery.commands_to_send()
+        commands = self._watchdog.commands + self._commands + refresh + battery
         self._watchdog.commands, self._commands = [], []
         return commands
 
@@ -240,7 +266,12 @@ class DeviceCore:
     def next_deadline(self) -> float:
         """When :meth:`receive_time` must be called next (loop time, maybe ``inf``)."""
         clock = self._in_flight.deadline if self._in_flight else math.inf
-        return min(clock, self._watchdog.next_deadline(), self.refresh.next_deadline())
+        return min(
+            clock,
+            self._watchdog.next_deadline(),
+            self.refresh.next_deadline(),
+            self.battery.next_deadline(),
+        )
 
     def _receive_ack(self, ack: ClockAck, at: float) -> None:
         job = self._in_flight

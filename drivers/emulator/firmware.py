@@ -25,9 +25,10 @@ After each ``receive_*`` call, send :meth:`data_to_send` and wake up again at
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import chess
 
@@ -54,7 +55,14 @@ from drivers.emulator.eeprom import EEPROM_SIZE, EepromLog
 from drivers.emulator.physical import PhysicalBoard, SensorChange
 from drivers.emulator.player import Action, Lift, Place, PressLever, StartClock
 
-__all__ = ["MODE_TRANSITIONS", "BoardFirmware", "BoardIdentity", "BoardMode", "clock_times"]
+__all__ = [
+    "MODE_TRANSITIONS",
+    "BoardFirmware",
+    "BoardIdentity",
+    "BoardMode",
+    "battery_status",
+    "clock_times",
+]
 
 _UPDATE_PERIOD = 1.0  # UPDATE mode: BWTIME "at least every second" (§3)
 
@@ -88,26 +96,15 @@ class BoardIdentity:
         long_serial: 10 characters (LONG_SERIALNR).
         trademark: TRADEMARK text.
         version: firmware (major, minor) for VERSION.
-        battery: BATTERY_STATUS fields.
+        battery: the BATTERY_STATUS a Bluetooth board answers 0x4C with (§4.1); None
+            for a USB board, which stays silent (the default).
     """
 
     serial: str = "01025"
     long_serial: str = "0000001025"
     trademark: str = "dgtcast emulated e-board"
     version: tuple[int, int] = (1, 2)
-    battery: BatteryStatus = field(
-        default_factory=lambda: BatteryStatus(
-            percent=100,
-            time_left_hours=0x7F,
-            time_left_minutes=0x7F,
-            on_hours=0,
-            on_minutes=0,
-            standby_days=0,
-            standby_hours=0,
-            standby_minutes=0,
-            status=0,
-        )
-    )
+    battery: BatteryStatus | None = None
 
     @classmethod
     def from_serial(cls, serial: str) -> BoardIdentity:
@@ -116,10 +113,35 @@ class BoardIdentity:
             raise ValueError(f"a DGT serial number is 5 digits, not {serial!r}")
         return cls(serial=serial, long_serial=serial.rjust(10, "0"))
 
+    def bluetooth(self, percent: int, *, charging: bool = False) -> BoardIdentity:
+        """This identity as a Bluetooth board whose battery is at ``percent``."""
+        return dataclasses.replace(self, battery=battery_status(percent, charging=charging))
+
     @property
     def bus_address(self) -> int:
         """The 14-bit bus address: the serial number's decimal value (§4 BUSADRES)."""
         return int(self.serial) & 0x3FFF
+
+
+def battery_status(percent: int, *, charging: bool = False) -> BatteryStatus:
+    """A Bluetooth board's BATTERY_STATUS (§4.1): ``percent`` left, charging or discharging.
+
+    Raises:
+        ValueError: ``percent`` is not 0..100.
+    """
+    if not 0 <= percent <= 100:
+        raise ValueError(f"a battery level is 0..100 %, not {percent}")
+    return BatteryStatus(
+        percent=percent,
+        time_left_hours=0x7F,
+        time_left_minutes=0x7F,
+        on_hours=0,
+        on_minutes=0,
+        standby_days=0,
+        standby_hours=0,
+        standby_minutes=0,
+        status=0x01 if charging else 0x02,
+    )
 
 
 def clock_times(reading: ClockReading | None) -> ClockTimes:
@@ -364,7 +386,9 @@ class BoardFirmware:
             return
         answer = _ANSWERS.get(type(command))
         if answer is not None:
-            self._send(answer(self, now))
+            event = answer(self, now)
+            if event is not None:  # None: a request this board does not answer
+                self._send(event)
         elif isinstance(command, cmd.RequestEEMoves):
             # Framed directly: the same bytes as encode_event(EEMoves.from_raw(dump)),
             # without building a record object for each of its ~7900 bytes.
@@ -408,7 +432,7 @@ def _run_clock_command(clock: ChessClock, command: cmd.ClockCommand, now: float)
     return clock.acknowledge(command_id)
 
 
-_ANSWERS: Mapping[type[cmd.Command], Callable[[BoardFirmware, float], Event]] = {
+_ANSWERS: Mapping[type[cmd.Command], Callable[[BoardFirmware, float], Event | None]] = {
     cmd.RequestClock: lambda board, now: board.clock_times(now),
     cmd.RequestBoard: lambda board, now: BoardDump(squares=board.physical.fields()),
     cmd.RequestSerialNumber: lambda board, now: SerialNumber(text=board.identity.serial),

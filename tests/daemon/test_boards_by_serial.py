@@ -87,7 +87,9 @@ def test_open_errors_get_their_fix() -> None:
 async def test_probe_reports_serial_firmware_clock_and_battery(tmp_path: Path) -> None:
     async with (
         EmulatedBoard(path=tmp_path / "dgt-a", identity=BoardIdentity.from_serial("20001")),
-        EmulatedBoard(path=tmp_path / "dgt-b", identity=BoardIdentity.from_serial("20002")),
+        EmulatedBoard(
+            path=tmp_path / "dgt-b", identity=BoardIdentity.from_serial("20002").bluetooth(93)
+        ),
     ):
         ports = serial_ports([str(tmp_path / "dgt-*")])
         assert ports[:2] == [str(tmp_path / "dgt-a"), str(tmp_path / "dgt-b")]
@@ -97,7 +99,10 @@ async def test_probe_reports_serial_firmware_clock_and_battery(tmp_path: Path) -
         assert found.clock is not None
         assert not found.clock.no_clock
         assert found.battery is not None
-        assert found.battery.percent == 100
+        assert found.battery.percent == 93
+        usb = await probe_port(str(tmp_path / "dgt-a"), timeouts=FAST)
+        assert isinstance(usb, BoardFound)
+        assert usb.battery is None  # a USB board does not answer 0x4C
     gone = await probe_port(str(tmp_path / "dgt-a"), timeouts=FAST)
     assert isinstance(gone, PortProblem)
     assert gone.reason.endswith("does not exist")
@@ -111,7 +116,9 @@ async def test_boards_command_names_the_configured_board(
     boards += _board(3, port=glob, serial="30009") + _board(4, port=str(tmp_path / "none"))
     config_path = _config(tmp_path, boards)
     async with (
-        EmulatedBoard(path=tmp_path / "dgt-a", identity=BoardIdentity.from_serial("30001")),
+        EmulatedBoard(
+            path=tmp_path / "dgt-a", identity=BoardIdentity.from_serial("30001").bluetooth(100)
+        ),
         EmulatedBoard(path=tmp_path / "dgt-b", identity=BoardIdentity.from_serial("30002")),
     ):
         listing = await list_boards(load_config(config_path, env={}), [glob], timeouts=FAST)

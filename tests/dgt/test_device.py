@@ -14,6 +14,7 @@ from drivers.dgt.commands import (
     ClockBeep,
     ClockSetAndRun,
     ClockVersion,
+    RequestBattery,
     RequestBoard,
     RequestLongSerialNumber,
     RequestSerialNumber,
@@ -99,13 +100,14 @@ async def test_handshake_identifies_the_board_and_starts_update_nice(
     sensors = Sensors()  # the clock version ack comes only in update-nice mode (§7.4)
     await read_until(device, sensors, lambda: any(_is_ack(e, 0x09) for e in sensors.events))
     assert board.firmware.mode is BoardMode.UPDATE_NICE
-    assert board.firmware.commands[:7] == [
+    assert board.firmware.commands[:8] == [
         Reset(),
         RequestVersion(),
         RequestSerialNumber(),
         RequestLongSerialNumber(),
         RequestBoard(),
         StartUpdateNice(),
+        RequestBattery(),  # once at the connection (a USB board: no answer, no harm)
         ClockVersion(),
     ]
 

@@ -13,7 +13,7 @@ import pytest
 
 from daemon.cli import main
 from drivers.dgt import commands as cmd
-from drivers.dgt.events import BoardDump, Event, FieldUpdated
+from drivers.dgt.events import BatteryStatus, BoardDump, Event, FieldUpdated, SerialNumber
 from drivers.emulator.physical import piece_of, square_of
 from tests.emulator.client import PtyClient
 
@@ -106,6 +106,37 @@ async def test_emulate_exits_after_the_game_when_asked(games_dir: Path, tmp_path
             await process.wait()
 
 
+@pytest.mark.parametrize("battery", [None, "84"])
+async def test_emulate_acts_as_a_bluetooth_board_with_battery_else_as_a_usb_board(
+    games_dir: Path, battery: str | None
+) -> None:
+    pgn = str(games_dir / "molinari-bordais-1979.pgn")
+    extra = [] if battery is None else ["--battery", battery]
+    process = await start("--pgn", pgn, "--wait", "30", "--baud", "0", *extra)
+    try:
+        client = PtyClient(await device_of(process))
+        try:
+            # A USB board says nothing to 0x4C: the serial number behind it comes first.
+            client.send(cmd.RequestBattery(), cmd.RequestSerialNumber())
+            events = await client.until(lambda events: any(_is_serial(e) for e in events))
+            if battery is None:
+                assert not any(isinstance(e, BatteryStatus) for e in events)
+            else:
+                (status,) = [e for e in events if isinstance(e, BatteryStatus)]
+                assert status.percent == 84
+                assert events.index(status) < next(i for i, e in enumerate(events) if _is_serial(e))
+        finally:
+            client.close()
+    finally:
+        process.send_signal(signal.SIGINT)
+        async with asyncio.timeout(10):
+            await process.wait()
+
+
+def _is_serial(event: Event) -> bool:
+    return isinstance(event, SerialNumber)
+
+
 @pytest.mark.parametrize(
     "arguments",
     [
@@ -122,3 +153,14 @@ def test_bad_usage_exits_2(
     pgn = ["--pgn", str(games_dir / "molinari-bordais-1979.pgn")]
     assert main(["emulate", *pgn, *arguments]) == 2
     assert "dgtcast emulate:" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("level", ["120", "full"])
+def test_a_bad_battery_level_exits_2(
+    level: str, games_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pgn = ["--pgn", str(games_dir / "molinari-bordais-1979.pgn")]
+    with pytest.raises(SystemExit) as exit_:
+        main(["emulate", *pgn, "--battery", level])
+    assert exit_.value.code == 2
+    assert f"a battery level is 0..100, not '{level}'" in capsys.readouterr().err

@@ -26,7 +26,7 @@ from drivers.dgt.events import (
 )
 from drivers.dgt.protocol import DgtProtocol
 from drivers.emulator.clock import ChessClock, ClockModel, ClockSettings
-from drivers.emulator.firmware import BoardFirmware, BoardIdentity, BoardMode
+from drivers.emulator.firmware import BoardFirmware, BoardIdentity, BoardMode, battery_status
 from drivers.emulator.physical import PhysicalBoard
 from drivers.emulator.player import Lift, Place, PressLever, StartClock
 
@@ -63,7 +63,7 @@ def test_an_idle_board_says_nothing_unasked() -> None:
 
 def test_requests_are_answered_in_any_mode() -> None:
     identity = BoardIdentity(serial="01025", long_serial="3.25012345", version=(3, 10))
-    firmware = BoardFirmware(identity=identity)
+    firmware = BoardFirmware(identity=identity.bluetooth(84, charging=True))
     events = send(
         firmware,
         cmd.RequestBoard(),
@@ -82,13 +82,22 @@ def test_requests_are_answered_in_any_mode() -> None:
         BusAddress(address=1025),  # §4: serial "01025" → 0x08 0x01
         Trademark(text=identity.trademark),
         Version(major=3, minor=10),
-        identity.battery,
+        battery_status(84, charging=True),
     ]
     assert isinstance(events[6], BatteryStatus)
+    assert events[6].charging
+    assert events[6].percent == 84
     clock = events[7]
     assert isinstance(clock, ClockTimes)
     assert clock.left.total_seconds == 90 * 60 + 30
     assert firmware.mode is BoardMode.IDLE  # requests never change the mode (§3)
+
+
+def test_a_usb_board_stays_silent_when_asked_its_battery() -> None:
+    firmware = BoardFirmware()  # battery=None: a USB board (§4.1: Bluetooth boards answer)
+    assert send(firmware, cmd.RequestBattery(), cmd.RequestSerialNumber()) == [
+        SerialNumber(text="01025")
+    ]
 
 
 def test_bus_address_bytes_are_the_serials_binary_value() -> None:
