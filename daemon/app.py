@@ -15,7 +15,7 @@ import datetime as dt
 import logging
 import os
 import time
-from collections.abc import Awaitable, Callable, Coroutine, Mapping
+from collections.abc import Awaitable, Callable, Collection, Coroutine, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
@@ -191,6 +191,8 @@ class Daemon:
         }
         #: The lichess push, once the outputs run (None without [[lichess]]).
         self.lichess: LichessLink | None = None
+        #: The MQTT publisher (``[mqtt]``), to announce the boards a new round adds.
+        self.mqtt: MqttPublisher | None = None
 
     @classmethod
     async def open(cls, config_path: str | os.PathLike[str], options: DaemonOptions) -> Daemon:
@@ -264,6 +266,10 @@ class Daemon:
             game = self.core.games[number]
             if game.section.name == section:
                 session.board = game.config
+        if self.mqtt is not None:  # the boards the round adds are this daemon's too
+            self.mqtt.announce(
+                _ownership(self.config, _mqtt_settings(self.config), self.core.games)
+            )
 
     def _livechess(self) -> LiveChessServer | None:
         settings = livechess_settings(self.config)
@@ -346,8 +352,8 @@ class Daemon:
         jobs: list[Coroutine[Any, Any, None]] = []
         if config.mqtt is not None and config.mqtt.enabled:
             broker = _mqtt_settings(config)
-            mqtt = MqttPublisher(broker, results=config.server.results)
-            mqtt.announce(_ownership(config, broker))
+            self.mqtt = mqtt = MqttPublisher(broker, results=config.server.results)
+            mqtt.announce(_ownership(config, broker, self.core.games))
             jobs.append(CommandListener(broker, self.service).run())
             self.service.result_listeners.append(lambda state, _: _publish_final(mqtt, state))
             jobs.append(mqtt.serve(self.hub))
@@ -401,8 +407,9 @@ def _mqtt_settings(config: Config) -> MqttSettings:
     return mqtt_settings(config.mqtt)
 
 
-def _ownership(config: Config, settings: MqttSettings) -> Ownership:
-    boards = tuple(board.number for board in config.boards)
+def _ownership(config: Config, settings: MqttSettings, games: Collection[int] = ()) -> Ownership:
+    """The boards (the configuration's and those rounds added: ``games``) and sections."""
+    boards = tuple(sorted({board.number for board in config.boards} | set(games)))
     sections = tuple(section.name for section in config.sections if section.name)
     return Ownership(daemon_id=settings.daemon_id, boards=boards, sections=sections, at=time.time())
 

@@ -22,6 +22,7 @@ from daemon.journal import Journal
 from drivers.emulator.device import EmulatedBoard
 from tests.daemon.support import BoardSpec, running_daemon, wait_for, write_config
 from tests.mosquitto import Mosquitto
+from tests.pairing.support import player_line, trf_text
 from tests.relay.support import (
     PREFIX,
     Arbiter,
@@ -147,6 +148,48 @@ async def test_alerts_are_served_by_every_relay_and_acknowledged_at_the_daemon(
                 await wait_for(lambda: len(late.hub.open_alerts()) == 1, 10, "late relay alerts")
                 assert [a.id for a in late.hub.open_alerts()] == [kept * 10_000 + kept_board]
     assert set(journal_open_alerts(tmp_path / "a" / "journal.db")) == {kept}
+
+
+def section_config(folder: Path, broker: Mosquitto) -> Path:
+    """Section OPEN with one board; round 1 pairs two of four players, round 2 all four."""
+    folder.mkdir(parents=True, exist_ok=True)
+    names = ["Adams, Ann", "Brown, Ben", "Clark, Cleo", "Davis, Dan"]
+    lines = [
+        player_line(rank, name, "0.0", rating=2000 - rank) for rank, name in enumerate(names, 1)
+    ]
+    (folder / "open.trf").write_text(trf_text("012 Relay Congress", *lines))
+    (folder / "open-r1.txt").write_text("1\n1 2\n")
+    (folder / "open-r2.txt").write_text("2\n3 1\n2 4\n")
+    path = folder / "event.toml"
+    path.write_text(
+        '[event]\nname = "Relay Congress"\nround = 1\ntime_control = "180+2"\n\n'
+        '[server]\nhost = "127.0.0.1"\nport = 8080\narbiter_token = "arbiter-secret"\n\n'
+        '[storage]\npath = "journal.db"\n\n[[sections]]\nname = "OPEN"\n'
+        '[sections.pairing]\ntrf = "open.trf"\npairings = "open-r{round}.txt"\n'
+        "[[sections.boards]]\nnumber = 1\n" + mqtt_table(broker, "hall-a")
+    )
+    return path
+
+
+async def test_boards_a_new_round_adds_are_announced_and_take_commands(
+    tmp_path: Path, mosquitto: Mosquitto
+) -> None:
+    config = section_config(tmp_path / "a", mosquitto)
+    relay_config = relay_settings(mosquitto, "r1")
+    async with running_relay(relay_config) as relay, running_daemon(config) as daemon:
+        view = relay.view
+        await wait_for(lambda: view.owner_of(1) == "hall-a", 10, "board 1 announced")
+        assert view.owner_of(2) is None
+        daemon.rounds.next_round("OPEN", force=True)
+        await wait_for(lambda: relay.hub.state(2) is not None, 10, "board 2 on the relay")
+        await wait_for(lambda: view.owner_of(2) == "hall-a", 10, "board 2 announced")
+        async with Arbiter.connected(relay.server.port) as arbiter:
+            reply = await arbiter.command({"type": "set_result", "board": 2, "result": "1-0"})
+        assert reply["type"] == "ok", reply
+        await wait_for(lambda: result_of(relay, 2) == ("1-0", BoardStatus.MANUAL), 10, "")
+    assert arbiter_records(tmp_path / "a" / "journal.db") == [
+        {"command": "set_result", "board": 2, "result": "1-0"}
+    ]
 
 
 async def test_a_daemon_claiming_a_live_daemons_board_or_section_is_refused(
