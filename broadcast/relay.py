@@ -35,6 +35,7 @@ from typing import Any
 
 import aiomqtt
 
+from broadcast.connection_limits import ConnectionLimits
 from broadcast.hub import Hub
 from broadcast.lichess import LichessTarget
 from broadcast.lichess_push import LichessPusher
@@ -379,6 +380,10 @@ class RelaySettings:
         command_timeout: seconds an arbiter command waits for the owning daemon.
         lichess / pgn_folder: optional outputs, fed with the public (delayed) boards (a
             lichess refusal is logged: fix the configuration and restart the relay).
+        allowed_origins: web origins besides the relay's own whose pages may use the
+            arbiter channel, as a daemon's ``server.allowed_origins``.
+        limits: connections per client address and in all (None: no limits), as a
+            daemon's (broadcast/connection_limits.py).
     """
 
     mqtt: MqttSettings
@@ -390,6 +395,8 @@ class RelaySettings:
     command_timeout: float = 8.0
     lichess: tuple[LichessTarget, ...] = ()
     pgn_folder: PgnFolderSettings | None = None
+    allowed_origins: tuple[str, ...] = ()
+    limits: ConnectionLimits | None = None
 
 
 class Relay:
@@ -416,6 +423,8 @@ class Relay:
             delay=settings.delay,
             results=settings.results,
             command_timeout=settings.command_timeout + 2.0,
+            allowed_origins=settings.allowed_origins,
+            limits=settings.limits,
         )
 
     async def start(self) -> None:

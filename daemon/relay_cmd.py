@@ -17,6 +17,7 @@ from broadcast.relay import Relay, RelaySettings, default_relay_id
 from daemon import runtime
 from daemon.config import ConfigError, format_config_errors
 from daemon.lichess_config import lichess_targets
+from daemon.limits import connection_limits, quiet_accept_errors, raise_open_file_limit
 from daemon.logs import configure_logging
 from daemon.relay_config import RelayConfig, load_relay_config
 from daemon.settings import mqtt_settings, pgn_folder_settings
@@ -31,8 +32,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--log-level", default="INFO", help="DEBUG shows every MQTT message")
 
 
-def relay_settings(config: RelayConfig, *, port: int | None = None) -> RelaySettings:
-    """The relay's settings from its configuration (``port`` overrides ``[server] port``)."""
+def relay_settings(
+    config: RelayConfig, *, port: int | None = None, open_files: int | None = None
+) -> RelaySettings:
+    """The relay's settings from its configuration (``port`` overrides ``[server] port``;
+    ``open_files``: the process's limit, which bounds the connections it serves)."""
     broker = mqtt_settings(config.mqtt, client_id=config.relay.id or default_relay_id())
     server = config.server
     settings = RelaySettings(
@@ -45,6 +49,8 @@ def relay_settings(config: RelayConfig, *, port: int | None = None) -> RelaySett
         command_timeout=float(config.relay.command_timeout),
         lichess=tuple(lichess_targets(config.lichess)),
         pgn_folder=pgn_folder_settings(config.pgn_folder),
+        allowed_origins=tuple(server.allowed_origins),
+        limits=connection_limits(open_files, server.max_connections_per_client),
     )
     return settings if port is None else replace(settings, port=port)
 
@@ -58,7 +64,8 @@ def run(args: argparse.Namespace) -> int:
         print(format_config_errors(exc), file=sys.stderr)
         return 2
     try:
-        return runtime.run(_serve(relay_settings(config, port=args.port)))
+        settings = relay_settings(config, port=args.port, open_files=raise_open_file_limit())
+        return runtime.run(_serve(settings))
     except ListenError as exc:
         print(f"dgtcast relay: {exc}", file=sys.stderr)
         return 2
@@ -66,6 +73,7 @@ def run(args: argparse.Namespace) -> int:
 
 async def _serve(settings: RelaySettings) -> int:
     relay = Relay(settings)
+    quiet_accept_errors(asyncio.get_running_loop())
     stop = asyncio.Event()
     remove = runtime.install_signal_handlers(stop)
     try:

@@ -1,7 +1,7 @@
 """One client's connection flood under a low open-file limit (issue 17.4), through the
-real daemon in a process of its own.
+real daemon, and a real relay, each in a process of its own.
 
-The daemon runs with 200 open files at most (soft and hard, so it cannot raise it). One
+The server runs with 200 open files at most (soft and hard, so it cannot raise it). One
 client opens 300 connections and sends nothing. Other clients must still be served, and
 the log must not fill with a traceback per failed accept.
 """
@@ -17,9 +17,12 @@ import socket
 import sys
 from pathlib import Path
 
+import pytest
 from websockets.asyncio.client import connect
 
 from tests.daemon.support import BoardSpec, write_config
+from tests.mosquitto import Mosquitto
+from tests.relay.support import relay_file
 
 DGTCAST = Path(sys.executable).parent / "dgtcast"
 OPEN_FILES = 200
@@ -38,10 +41,23 @@ async def _get(port: int, path: str, source: str) -> bytes:
     return status
 
 
-async def test_a_flood_of_idle_connections_leaves_others_served(tmp_path: Path) -> None:
-    config = write_config(tmp_path, [BoardSpec(1, None)])
+@pytest.mark.parametrize("server", ["daemon", "relay"])
+async def test_a_flood_of_idle_connections_leaves_others_served(
+    tmp_path: Path, server: str
+) -> None:
+    with contextlib.ExitStack() as stack:
+        if server == "daemon":
+            config = write_config(tmp_path, [BoardSpec(1, None)])
+            args = ["run", "--config", str(config), "--port", "0"]
+        else:
+            broker = stack.enter_context(Mosquitto(tmp_path / "mosquitto"))
+            args = ["relay", "--config", str(relay_file(tmp_path, broker, "r1")), "--port", "0"]
+        await _flood(tmp_path, args)
+
+
+async def _flood(tmp_path: Path, args: list[str]) -> None:
     daemon = await asyncio.create_subprocess_exec(
-        str(DGTCAST), "run", "--config", str(config), "--port", "0",
+        str(DGTCAST), *args,
         cwd=tmp_path, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
         preexec_fn=_low_limit,
     )  # fmt: skip
@@ -53,7 +69,7 @@ async def test_a_flood_of_idle_connections_leaves_others_served(tmp_path: Path) 
         async with asyncio.timeout(60):
             while port is None:
                 line = (await daemon.stdout.readline()).decode()
-                assert line, "the daemon ended before serving"
+                assert line, "the server ended before serving"
                 if line.startswith("viewer:"):
                     port = int(line.rsplit(":", 1)[1].strip(" /\n"))
         for _ in range(FLOOD):
