@@ -1,20 +1,23 @@
-"""The tracker's pending move: what it holds, which lever presses complete it, how long
-it must stand before it completes without one (docs/reconstruction.md). Pure.
+"""The tracker's pending move: what it holds, the lever presses waiting for a move, which
+of them complete it, when a reply completes it and how long it must stand before it
+completes without either (docs/reconstruction.md). Pure.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import chess
 
 from daemon.game.clock import LeverPress
-from daemon.game.matching import CENTRE, Match
+from daemon.game.matching import CENTRE, Match, MatchKind
 from daemon.game.state import TrackerSettings
 from drivers.observations import ClockSide
 
-__all__ = ["Pending", "assign_presses", "settle_time"]
+__all__ = ["Pending", "Presses", "reply_completes", "settle_time", "showing"]
+
+_MAX_PRESSES = 8
 
 
 @dataclass(slots=True)
@@ -26,37 +29,86 @@ class Pending:
     shown: dict[chess.Color, int | None]  # each side's clock time when it appeared
     visible: bool  # the board shows it now
 
+    def rest(self, published: int) -> Pending | None:
+        """What stays pending once its first ``published`` moves are (None: nothing)."""
+        moves = self.match.moves[published:]
+        if not moves:
+            return None
+        forward = Match(kind=MatchKind.FORWARD, moves=moves)
+        return Pending(forward, self.since, self.shown, self.visible)
 
-def assign_presses(
-    presses: Sequence[LeverPress],
-    since: float,
-    color: chess.Color,
-    moves: int,
-    color_of: Callable[[ClockSide], chess.Color | None],
-) -> list[LeverPress]:
-    """The lever presses that completed the first of ``moves`` moves, in order.
 
-    A press counts for a move when it is by the mover (``color`` moves first, then the
-    colours alternate) and came after the mover's turn began (``since``, then the press
-    of the move before): a press out of turn, or one late for a move already completed,
-    is never taken for a later move.
+def showing(
+    pending: Pending | None, match: Match, at: float, shown: dict[chess.Color, int | None]
+) -> Pending:
+    """The pending move once the board shows ``match`` at ``at``.
+
+    The same match stays pending (standing since ``at`` if it was hidden); another one
+    replaces it, with the clock times ``shown`` now.
     """
-    assigned: list[LeverPress] = []
-    for _ in range(moves):
-        press = next(
-            (
-                p
-                for p in presses
-                if p.at >= since and p not in assigned and color_of(p.side) == color
-            ),
-            None,
-        )
-        if press is None:
-            break
-        assigned.append(press)
-        since = press.at
-        color = not color
-    return assigned
+    if pending is None or pending.match != match:
+        return Pending(match, at, shown, visible=True)
+    if not pending.visible:
+        pending.visible, pending.since = True, at
+    return pending
+
+
+class Presses:
+    """The last lever presses no move has taken yet, oldest first."""
+
+    def __init__(self) -> None:
+        self._presses: list[LeverPress] = []
+
+    def add(self, press: LeverPress) -> None:
+        """Keep ``press`` (and the few before it)."""
+        if self._presses and self._presses[-1].side is not press.side:
+            # The other side's press completed no move and the clock was handed back:
+            # it was pressed without a move (or for one already published); forget it.
+            self._presses.pop()
+        self._presses = [*self._presses[-_MAX_PRESSES + 1 :], press]
+
+    def assign(
+        self,
+        since: float,
+        color: chess.Color,
+        moves: int,
+        color_of: Callable[[ClockSide], chess.Color | None],
+    ) -> list[LeverPress]:
+        """The presses that completed the first of ``moves`` moves, in order.
+
+        A press counts for a move when it is by the mover (``color`` moves first, then the
+        colours alternate) and came after the mover's turn began (``since``, then the press
+        of the move before): a press out of turn, or one late for a move already completed,
+        is never taken for a later move.
+        """
+        assigned: list[LeverPress] = []
+        for _ in range(moves):
+            press = next(
+                (
+                    p
+                    for p in self._presses
+                    if p.at >= since and p not in assigned and color_of(p.side) == color
+                ),
+                None,
+            )
+            if press is None:
+                break
+            assigned.append(press)
+            since = press.at
+            color = not color
+        return assigned
+
+    def take(self, press: LeverPress) -> None:
+        """A move took ``press``."""
+        self._presses.remove(press)
+
+    def forget_before(self, at: float) -> None:
+        """Forget the presses made before ``at``: no move can take them any more."""
+        self._presses = [press for press in self._presses if press.at >= at]
+
+    def clear(self) -> None:
+        """Forget every press."""
+        self._presses = []
 
 
 def settle_time(
@@ -72,3 +124,20 @@ def settle_time(
     if any(chess.BB_SQUARES[move.to_square] & kings_in_centre for move in match.moves):
         wait = max(wait, settings.centre_king_hold)
     return wait
+
+
+def reply_completes(pending: Pending, match: Match, clock_running: bool) -> bool:
+    """Whether ``match``, seen now, is a reply on top of the pending move that completes it.
+
+    Only without a running clock: with one the mover's lever press is awaited instead (a
+    reply seen before it is more likely a piece knocked for a moment, and the press
+    carries the move's clock times).
+    """
+    return (
+        not clock_running
+        and pending.match.kind is MatchKind.FORWARD
+        and match.kind is MatchKind.FORWARD
+        and len(pending.match.moves) == 1
+        and match.moves[:1] == pending.match.moves
+        and len(match.moves) == 2
+    )

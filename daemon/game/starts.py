@@ -16,9 +16,11 @@ from dataclasses import dataclass
 
 import chess
 
+from daemon.game.line import GameLine
 from daemon.game.matching import ROTATED_START, START, PlacementKey, placement_key, rotated
+from daemon.game.rules import continued_from
 
-__all__ = ["STANDARD_NUMBER", "StartPosition", "find_start"]
+__all__ = ["STANDARD_NUMBER", "StartPosition", "find_start", "set_up_game", "starts_new_game"]
 
 _FOUR_ROWS = chess.BB_RANK_1 | chess.BB_RANK_2 | chess.BB_RANK_7 | chess.BB_RANK_8
 #: The Chess960 number of the standard start position.
@@ -73,3 +75,24 @@ def find_start(
     if number is not None:
         return StartPosition(rotated=True, number=number)
     return None
+
+
+def starts_new_game(start: StartPosition, game: GameLine, *, rotated: bool, after: int) -> bool:
+    """Whether ``start``, seen during ``game`` (on a board ``rotated`` or not), starts a new one.
+
+    It does unless it is the game's own start, the same way round, seen again within
+    ``after`` plies: that is a takeback to it.
+    """
+    return start.rotated != rotated or start.key not in game.keys or game.ply >= after
+
+
+def set_up_game(
+    placement: chess.BaseBoard, *, chess960: bool, turn: chess.Color | None
+) -> chess.Board | None:
+    """The game a set-up position starts when the arbiter accepts it before any game.
+
+    ``turn`` is to move (White when None); castling rights only where king and rook
+    stand at home. None when no game can start from the placement.
+    """
+    game = chess.Board(chess960=chess960)
+    return continued_from(placement, game, chess.WHITE if turn is None else turn)

@@ -2,19 +2,11 @@
 
 The tracker never reads a clock: every input carries ``at`` and timers fire from
 :meth:`GameTracker.receive_tick` (or from the next input, as of their own deadline).
-The algorithm is in docs/reconstruction.md; in short:
-
-* Each placement is turned to real board coordinates (a board set up rotated reports
-  ``square ^ 63``, dgt-protocol.md §5.2) and matched as a whole against the positions
-  reachable from the game (:mod:`daemon.game.matching`). Placements that match nothing
-  are the normal state of a hand over the board.
-* A match ahead of the game is a *pending* move. A lever press by the mover completes
-  it at once; without one it completes when its placement has stood for a settle time
-  (short without a running clock, long with one: the press is then the normal signal).
-  A pending move that the next placements contradict is simply replaced; a published one
-  is corrected (:class:`MovesWithdrawn` then :class:`MoveMade`).
-* Nothing matched for the hold time: :class:`OutOfSync`, once; any match ends it, and so
-  does :meth:`GameTracker.accept_position`. Clock, flags and the kings gesture go on.
+Each placement, in real board coordinates, is matched as a whole against the game
+(:mod:`daemon.game.matching`); a match ahead of it is a pending move, completed by a lever
+press, a reply or its settle time (:mod:`daemon.game.pending`), and published on the game
+line (:mod:`daemon.game.line`); nothing matched for the hold time is :class:`OutOfSync`.
+The algorithm, case by case, is in docs/reconstruction.md.
 """
 
 from __future__ import annotations
@@ -29,23 +21,22 @@ from daemon.game.events import (
     GameEvent,
     GameStarted,
     InSync,
-    MoveMade,
-    MovesWithdrawn,
     OutOfSync,
     PositionAccepted,
     ResultSignalled,
 )
-from daemon.game.matching import (
-    START,
-    Match,
-    MatchKind,
-    find_match,
-    placement_key,
-    rotated,
+from daemon.game.gesture import KingsGesture
+from daemon.game.line import GameLine
+from daemon.game.matching import START, Match, MatchKind, placement_key, rotated
+from daemon.game.pending import Pending, Presses, reply_completes, settle_time, showing
+from daemon.game.rules import game_outcome
+from daemon.game.starts import (
+    STANDARD_NUMBER,
+    StartPosition,
+    find_start,
+    set_up_game,
+    starts_new_game,
 )
-from daemon.game.pending import Pending, assign_presses, settle_time
-from daemon.game.rules import continued_from, game_outcome, result_of_kings
-from daemon.game.starts import STANDARD_NUMBER, StartPosition, find_start
 from daemon.game.state import TrackerSettings, TrackerState, Trigger, next_state
 from drivers.observations import (
     ClockObserved,
@@ -56,8 +47,6 @@ from drivers.observations import (
 )
 
 __all__ = ["GameTracker"]
-
-_MAX_PRESSES = 8
 
 
 class GameTracker:
@@ -76,17 +65,14 @@ class GameTracker:
         )
         self._state = TrackerState.WAITING
         self._rotated = False
-        self._board = chess.Board()
-        self._base_ply = 0
-        self._history = [START]
+        self._line = GameLine(chess.Board(), 0.0)
         self._start_key = START  # the game's start position (Chess960: one of 960)
-        self._turn_began = [0.0]
-        self._presses: list[LeverPress] = []
+        self._presses = Presses()
         self._pending: Pending | None = None
         self._sensed: chess.BaseBoard | None = None
         self._seen = chess.BaseBoard()
         self._unmatched_since: float | None = None
-        self._gesture: tuple[str, float] | None = None
+        self._gesture = KingsGesture()
         self._online = True
         self._result = "*"
         self._events: list[GameEvent] = []
@@ -96,12 +82,12 @@ class GameTracker:
     @property
     def board(self) -> chess.Board:
         """A copy of the game as published (moves since the start or accepted position)."""
-        return self._board.copy()
+        return self._line.board.copy()
 
     @property
     def ply(self) -> int:
         """Plies played so far (0 before White's first move)."""
-        return self._base_ply + len(self._board.move_stack)
+        return self._line.ply
 
     @property
     def state(self) -> TrackerState:
@@ -166,7 +152,7 @@ class GameTracker:
         """
         self._fire_timers(observation.at)
         context = ClockContext(
-            board=self._board,
+            board=self._line.board,
             start_stands=self._start_stands(),
             moving=self._moving_color(),
             ended=self._state in (TrackerState.WAITING, TrackerState.ENDED),
@@ -175,11 +161,7 @@ class GameTracker:
         self._events.extend(self._clock.events_received())
         if press is None or self._state not in (TrackerState.PLAYING, TrackerState.OUT_OF_SYNC):
             return
-        if self._presses and self._presses[-1].side is not press.side:
-            # The other side's press completed no move and the clock was handed back:
-            # it was pressed without a move (or for one already published); forget it.
-            self._presses.pop()
-        self._presses = [*self._presses[-_MAX_PRESSES + 1 :], press]
+        self._presses.add(press)
         self._complete_by_press(observation.at)
 
     def receive_link(self, observation: LinkObserved) -> None:
@@ -192,7 +174,7 @@ class GameTracker:
         if not self._online:
             self._hide_pending()
             self._unmatched_since = None
-            self._gesture = None
+            self._gesture.clear()
 
     def receive_tick(self, now: float) -> None:
         """Let time pass: fire every timer due by ``now``.
@@ -220,15 +202,13 @@ class GameTracker:
             return False
         if self._state is TrackerState.WAITING:
             return self._accept_new_game(now)
-        match = find_match(self._board, placement_key(self._seen), self._history)
+        match = self._line.match(placement_key(self._seen))
         if match is not None:
             if match.kind is not MatchKind.CURRENT:
                 self._pending = Pending(match, now, self._clock_snapshot(), visible=True)
                 self._settle(now)
             return True
-        running = self._clock.running_color
-        turn = (not self._board.turn) if running is None else running
-        board = continued_from(self._seen, self._board, turn)
+        board = self._line.continued(self._seen, self._clock.running_color)
         if board is None:
             return False
         self._restart_from(board, now)
@@ -239,7 +219,7 @@ class GameTracker:
         if self._state not in (TrackerState.PLAYING, TrackerState.OUT_OF_SYNC):
             return True
         seen = rotated(sensed) if self._rotated else sensed
-        return find_match(self._board, placement_key(seen), self._history) is not None
+        return self._line.match(placement_key(seen)) is not None
 
     def color_at(self, side: ClockSide) -> chess.Color | None:
         """The colour sitting at a clock side, None while unknown."""
@@ -256,14 +236,9 @@ class GameTracker:
         self._fire_timers(now)
         if self._state not in (TrackerState.PLAYING, TrackerState.OUT_OF_SYNC):
             return False
-        board = self._board.copy(stack=False)
-        for move in moves:
-            if not board.is_legal(move):
-                return False
-            board.push(move)
-        if self._state is TrackerState.OUT_OF_SYNC:
-            self._state = next_state(self._state, Trigger.MATCH)
-            self._events.append(InSync(at=now))
+        if not self._line.playable(moves):
+            return False
+        self._back_in_sync(now)
         self._pending = None
         self._unmatched_since = None
         nobody: dict[chess.Color, int | None] = {chess.WHITE: None, chess.BLACK: None}
@@ -287,21 +262,15 @@ class GameTracker:
     # -- new games ------------------------------------------------------------------
 
     def _new_game_start(self, raw: chess.BaseBoard) -> StartPosition | None:
-        """The start position this placement shows when it starts a new game, else None.
-
-        Any Chess960 start position counts in a Chess960 section (:mod:`daemon.game.starts`);
-        the game's own start, seen again within a few plies, is a takeback instead.
+        """The start position this placement shows when it starts a new game, else None
+        (in a Chess960 section any of the 960, :func:`find_start` and :func:`starts_new_game`).
         """
         start = find_start(raw, placement_key(raw), chess960=self.settings.chess960)
-        if start is None:
-            return None
-        if self._state in (TrackerState.WAITING, TrackerState.ENDED):
+        if start is None or self._state in (TrackerState.WAITING, TrackerState.ENDED):
             return start
-        if start.rotated != self._rotated or start.key not in self._history:
-            return start
-        if self.ply >= self.settings.new_game_after_plies:
-            return start
-        return None
+        after = self.settings.new_game_after_plies
+        new = starts_new_game(start, self._line, rotated=self._rotated, after=after)
+        return start if new else None
 
     def _start_game(self, start: StartPosition, at: float) -> None:
         self._state = next_state(self._state, Trigger.START)
@@ -313,77 +282,51 @@ class GameTracker:
         self._events.append(GameStarted(rotated=start.rotated, chess960=start.number, at=at))
 
     def _reset_game(self, board: chess.Board, at: float) -> None:
-        self._board = board
-        self._base_ply = 2 * (board.fullmove_number - 1) + (board.turn == chess.BLACK)
-        self._history = [placement_key(board)]
-        self._turn_began = [at]
-        self._presses = []
+        self._line = GameLine(board, at)
+        self._presses.clear()
         self._pending = None
         self._unmatched_since = None
-        self._gesture = None
+        self._gesture.clear()
 
     # -- placements -----------------------------------------------------------------
 
     def _see(self, sensed: chess.BaseBoard, at: float) -> None:
         self._seen = rotated(sensed) if self._rotated else sensed.copy()
-        gesture = result_of_kings(self._seen)
-        self._note_gesture(gesture, at)
-        match = None
-        if gesture is None:
-            pending = self._pending
-            backwards = pending is not None and pending.match.kind is MatchKind.TAKEBACK
-            key = placement_key(self._seen)
-            match = find_match(self._board, key, self._history, backwards=backwards)
+        if self._gesture.see(self._seen, at):  # no position of any game
+            self._hide_pending()
+            self._unmatched_since = None
+            return
+        pending = self._pending
+        backwards = pending is not None and pending.match.kind is MatchKind.TAKEBACK
+        match = self._line.match(placement_key(self._seen), backwards=backwards)
         if match is None:
             self._hide_pending()
-            if gesture is None and self._unmatched_since is None:
+            if self._unmatched_since is None:
                 self._unmatched_since = at
             return
         self._unmatched_since = None
-        if self._state is TrackerState.OUT_OF_SYNC:
-            self._state = next_state(self._state, Trigger.MATCH)
-            self._events.append(InSync(at=at))
+        self._back_in_sync(at)
         if match.kind is MatchKind.CURRENT:
             self._pending = None
             return
         match = self._complete_by_reply(match, at)
         if self._state is TrackerState.ENDED:
             return
-        self._show_pending(match, at)
+        self._pending = showing(self._pending, match, at, self._clock_snapshot())
         self._complete_by_press(at)
 
-    def _note_gesture(self, gesture: str | None, at: float) -> None:
-        if gesture is None:
-            self._gesture = None
-        elif self._gesture is None or self._gesture[0] != gesture:
-            self._gesture = (gesture, at)
-            self._unmatched_since = None
-
-    def _show_pending(self, match: Match, at: float) -> None:
-        pending = self._pending
-        if pending is not None and pending.match == match:
-            if not pending.visible:
-                pending.visible, pending.since = True, at
-            return
-        self._pending = Pending(match, at, self._clock_snapshot(), visible=True)
+    def _back_in_sync(self, at: float) -> None:
+        if self._state is TrackerState.OUT_OF_SYNC:
+            self._state = next_state(self._state, Trigger.MATCH)
+            self._events.append(InSync(at=at))
 
     def _complete_by_reply(self, match: Match, at: float) -> Match:
-        """Without a running clock, a reply on top of the pending move completes it.
+        """Complete the pending move if ``match`` is a reply that does (:func:`reply_completes`).
 
-        With a running clock the mover's lever press is awaited instead: a reply seen
-        before it is more likely a piece knocked for a moment, and the press carries the
-        move's clock times. Returns what stays pending: the reply, or ``match``.
+        Returns what stays pending: the reply, or ``match``.
         """
         pending = self._pending
-        if (
-            self._clock.is_running
-            or pending is None
-            or pending.match.kind is not MatchKind.FORWARD
-            or match.kind is not MatchKind.FORWARD
-            or len(pending.match.moves) != 1
-            or match.moves[:1] != pending.match.moves
-            or len(match.moves) != 2
-        ):
+        if pending is None or not reply_completes(pending, match, self._clock.is_running):
             return match
         presses: list[LeverPress | None] = [*self._assign_presses(pending.match)] or [None]
         self._publish(pending, presses, at)
@@ -398,15 +341,11 @@ class GameTracker:
 
     # -- completing moves -----------------------------------------------------------
 
-    def _base_turn(self, match: Match) -> chess.Color:
-        """The side to move in the position the match starts from (after withdrawing)."""
-        return self._board.turn if match.back % 2 == 0 else not self._board.turn
-
     def _assign_presses(self, match: Match) -> list[LeverPress]:
         """The lever presses that completed the leading moves of ``match``, in order."""
-        since = self._turn_began[len(self._history) - 1 - match.back]
-        color = self._base_turn(match)
-        return assign_presses(self._presses, since, color, len(match.moves), self._clock.color_of)
+        since = self._line.turn_began(match.back)
+        color = self._line.base_turn(match)
+        return self._presses.assign(since, color, len(match.moves), self._clock.color_of)
 
     def _complete_by_press(self, at: float) -> None:
         pending = self._pending
@@ -424,26 +363,14 @@ class GameTracker:
         count = len(presses)
         for move, press in zip(match.moves[:count], presses, strict=True):
             self._play(move, press, pending.shown, at)
-        rest = match.moves[count:]
-        self._pending = None
-        if rest:
-            forward = Match(kind=MatchKind.FORWARD, moves=rest)
-            self._pending = Pending(forward, pending.since, pending.shown, pending.visible)
-        oldest = self._turn_began[max(0, len(self._turn_began) - 2)]
-        self._presses = [p for p in self._presses if p.at >= oldest]
+        self._pending = pending.rest(count)
+        self._presses.forget_before(self._line.turn_began(1))
         self._end_if_over(at)
 
     def _withdraw(self, match: Match, at: float) -> None:
-        from_ply = self.ply - match.back + 1
-        for _ in range(match.back):
-            self._board.pop()
-            self._history.pop()
-            self._turn_began.pop()
-        reason = "correction" if match.kind is MatchKind.CORRECTION else "takeback"
-        self._events.append(MovesWithdrawn(from_ply=from_ply, reason=reason, at=at))
+        self._events.append(self._line.withdraw(match, at))
         if match.kind is MatchKind.TAKEBACK:
-            self._presses = []
-            self._turn_began[-1] = at
+            self._presses.clear()
 
     def _play(
         self,
@@ -452,30 +379,15 @@ class GameTracker:
         shown: dict[chess.Color, int | None],
         at: float,
     ) -> None:
-        color = self._board.turn
-        san = self._board.san(move)
-        number = self._board.fullmove_number
-        times = self._clock.move_clock(color, press, shown[color], number)
-        self._board.push(move)
-        self._history.append(placement_key(self._board))
-        self._turn_began.append(at if press is None else press.at)
+        board = self._line.board
+        times = self._clock.move_clock(board.turn, press, shown[board.turn], board.fullmove_number)
         if press is not None:
-            self._presses.remove(press)
-        self._events.append(
-            MoveMade(
-                ply=self.ply,
-                uci=move.uci(),
-                san=san,
-                clock=times.clock,
-                clock_before=times.clock_before,
-                emt=times.emt,
-                fen=self._board.fen(),
-                at=at,
-            )
-        )
+            self._presses.take(press)
+        began = at if press is None else press.at
+        self._events.append(self._line.play(move, times, began, at))
 
     def _end_if_over(self, at: float) -> None:
-        outcome = game_outcome(self._board)
+        outcome = game_outcome(self._line.board)
         if outcome is None:
             return
         self._state = next_state(self._state, Trigger.END)
@@ -494,8 +406,9 @@ class GameTracker:
             timers.append((pending.since + wait, self._settle))
         if self._unmatched_since is not None and self._state is TrackerState.PLAYING:
             timers.append((self._unmatched_since + self.settings.out_of_sync_hold, self._lose))
-        if self._gesture is not None:
-            timers.append((self._gesture[1] + self.settings.result_settle_time, self._signal))
+        signals_at = self._gesture.signals_at(self.settings.result_settle_time)
+        if signals_at is not None:
+            timers.append((signals_at, self._signal))
         return timers
 
     def _fire_timers(self, now: float) -> None:
@@ -515,19 +428,18 @@ class GameTracker:
 
     def _lose(self, when: float) -> None:
         self._state = next_state(self._state, Trigger.LOSE)
-        self._events.append(
-            OutOfSync(expected_fen=self._board.fen(), placement=self._seen.board_fen(), at=when)
-        )
+        expected, placement = self._line.board.fen(), self._seen.board_fen()
+        self._events.append(OutOfSync(expected_fen=expected, placement=placement, at=when))
 
     def _signal(self, when: float) -> None:
-        assert self._gesture is not None
-        result = self._gesture[0]
+        result = self._gesture.result
+        assert result is not None
         self._state = next_state(self._state, Trigger.END)
         self._result = result
         self._pending = None
-        self._presses = []
+        self._presses.clear()
         self._unmatched_since = None
-        self._gesture = None
+        self._gesture.clear()
         self._events.append(ResultSignalled(result=result, at=when))
 
     # -- clock context --------------------------------------------------------------
@@ -535,7 +447,7 @@ class GameTracker:
     def _start_stands(self) -> bool:
         return (
             self._state is TrackerState.PLAYING
-            and self._history == [self._start_key]
+            and self._line.keys == [self._start_key]
             and self._pending is None
             and self._unmatched_since is None
         )
@@ -544,18 +456,17 @@ class GameTracker:
         pending = self._pending
         if pending is None or not pending.match.moves:
             return None
-        return self._base_turn(pending.match)
+        return self._line.base_turn(pending.match)
 
     # -- accepted positions ---------------------------------------------------------
 
     def _accept_new_game(self, now: float) -> bool:
         assert self._sensed is not None
-        turn = self._clock.running_color
-        game = chess.Board(chess960=self.settings.chess960)
-        board = continued_from(self._sensed, game, chess.WHITE if turn is None else turn)
+        chess960, turn = self.settings.chess960, self._clock.running_color
+        board = set_up_game(self._sensed, chess960=chess960, turn=turn)
         if board is None:
             return False
-        standard = STANDARD_NUMBER if self.settings.chess960 else None
+        standard = STANDARD_NUMBER if chess960 else None
         self._start_game(StartPosition(rotated=False, number=standard), now)
         if placement_key(board) != START:
             self._restart_from(board, now)
