@@ -255,7 +255,7 @@ class RelayView:
             if daemon_id not in owners and self._claims:
                 continue
             for alert in alerts.values():
-                shown[relay_alert_id(alert.board, alert.id)] = (daemon_id, alert)
+                shown[relay_alert_id(alert.board, alert.id, daemon_id)] = (daemon_id, alert)
         for relay_id in set(self._origins) - set(shown):
             del self._origins[relay_id]
             self.hub.alert_acknowledged(relay_id)

@@ -131,7 +131,7 @@ class RemoteCommands:
         if waiter is None or waiter.done():
             log.info("< late answer to %s: %s", answer[0], answer[1])
             return
-        waiter.set_result(with_relay_ids(answer[1]))
+        waiter.set_result(answer[1])
 
     async def _deliver(self, delivery: Delivery) -> CommandReply:
         request = CommandRequest(
@@ -148,7 +148,7 @@ class RemoteCommands:
             log.info("> %s to %s: %s", request.request, delivery.daemon_id, delivery.command)
             if not delivery.online:
                 return _queued(delivery)
-            return await self._wait(waiter, delivery)
+            return with_relay_ids(await self._wait(waiter, delivery), delivery.daemon_id)
         except RelayOffline:
             return CommandReply(
                 ok=False, reason="the relay has no connection to the broker; nothing was sent"

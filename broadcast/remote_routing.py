@@ -4,11 +4,14 @@ A relay learns who owns which board from the daemons' retained announcements (a
 :class:`Router`); :func:`plan_command` says where a command goes, or answers it at once.
 Alert ids are per daemon; a relay shows alert ``local_id`` of board ``board`` as
 :func:`relay_alert_id` (``local_id * 10000 + board``), unique across daemons because
-each board has one owner.
+each board has one owner. Alerts about the event (board 0: the journal, a lichess round)
+are every daemon's: their relay ids carry a 24-bit digest of the daemon's id, the same on
+every relay.
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -37,8 +40,15 @@ BOARD_SPAN = 10_000
 _WIDE = 1 << 50  # boards from BOARD_SPAN on: a pairing above every id of the first form
 
 
-def relay_alert_id(board: int, local_id: int) -> int:
-    """The id a relay gives alert ``local_id`` of a daemon, raised for ``board``."""
+_EVENT = 1 << 51  # event alerts (board 0): above both forms, below 2**53 (JavaScript)
+_LOCAL_BITS = 21  # local ids below 2,097,152 (the engine's, and output alerts' from 1e6)
+
+
+def relay_alert_id(board: int, local_id: int, daemon_id: str = "") -> int:
+    """The id a relay gives alert ``local_id`` of daemon ``daemon_id``, raised for ``board``."""
+    if board == 0:
+        digest = int.from_bytes(hashlib.sha256(daemon_id.encode()).digest()[:3], "big")
+        return _EVENT + (digest << _LOCAL_BITS) + local_id % (1 << _LOCAL_BITS)
     if board < BOARD_SPAN:
         return local_id * BOARD_SPAN + board
     total = board + local_id
@@ -158,15 +168,16 @@ def merge_clock_replies(replies: Iterable[CommandReply], offline: dict[str, str]
     return CommandReply(ok=False, reason=reasons, details=details)
 
 
-def with_relay_ids(reply: CommandReply) -> CommandReply:
-    """A daemon's answer with its alert ids turned into relay ids."""
+def with_relay_ids(reply: CommandReply, daemon_id: str) -> CommandReply:
+    """Daemon ``daemon_id``'s answer with its alert ids turned into relay ids."""
     alerts = reply.details.get("alerts")
     if not isinstance(alerts, list):
         return reply
     shown = []
     for alert in alerts:
         if isinstance(alert, dict) and isinstance(alert.get("id"), int):
-            alert = {**alert, "id": relay_alert_id(int(alert["board"]), alert["id"])}
+            relay_id = relay_alert_id(int(alert["board"]), alert["id"], daemon_id)
+            alert = {**alert, "id": relay_id}
         shown.append(alert)
     return CommandReply(
         ok=reply.ok, reason=reply.reason, details={**reply.details, "alerts": shown}

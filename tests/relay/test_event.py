@@ -227,7 +227,7 @@ def open_alerts(event: Event) -> set[int]:
     ids = set()
     for hall in HALLS:
         opened = journal_open_alerts(event.journal(hall))
-        ids |= {relay_alert_id(alert["board"], i) for i, alert in opened.items()}
+        ids |= {relay_alert_id(alert["board"], i, hall) for i, alert in opened.items()}
     return ids
 
 

@@ -213,6 +213,23 @@ def test_open_alerts_get_relay_ids_and_closing_ones_are_acknowledged() -> None:
     assert view.alert_origin(10_001) is None
 
 
+def test_event_alerts_of_two_daemons_are_both_shown_and_go_back_to_their_own() -> None:
+    # Both daemons push their sections to lichess with the same expired token: each
+    # raises its first output alert (id 1,000,000) about the event (board 0).
+    hub = Hub()
+    view = RelayView(hub, PREFIX)
+    announce(view, "hall-a", [1])
+    announce(view, "hall-b", [2])
+    list_alerts(view, "hall-a", [alert(1_000_000, 0, "lichess_refused")])
+    list_alerts(view, "hall-b", [alert(1_000_000, 0, "lichess_refused"), alert(3, 0)])
+    shown = [a.id for a in hub.open_alerts()]
+    assert len(set(shown)) == 3
+    assert all(0 < i < 2**53 for i in shown)
+    origins = {view.alert_origin(i) for i in shown}
+    assert origins == {("hall-a", 1_000_000), ("hall-b", 1_000_000), ("hall-b", 3)}
+    assert relay_alert_id(0, 3, "hall-b") in shown  # the same id on every relay
+
+
 def test_alerts_of_a_daemon_whose_boards_were_taken_over_are_withdrawn() -> None:
     hub = Hub()
     view = RelayView(hub, PREFIX)
@@ -229,15 +246,23 @@ def test_alerts_of_a_daemon_whose_boards_were_taken_over_are_withdrawn() -> None
 
 @settings(max_examples=200, deadline=None)
 @given(
-    first=st.tuples(st.integers(1, 30_000), st.integers(1, 10**6)),
-    second=st.tuples(st.integers(1, 30_000), st.integers(1, 10**6)),
+    first=st.tuples(st.integers(1, 30_000), st.integers(1, 2 * 10**6)),
+    second=st.tuples(st.integers(0, 30_000), st.integers(1, 2 * 10**6)),
+    daemons=st.tuples(st.sampled_from(["hall-a", "hall-b"]), st.sampled_from(["a", "hall-b"])),
 )
 def test_relay_alert_ids_are_distinct_and_safe_in_javascript(
-    first: tuple[int, int], second: tuple[int, int]
+    first: tuple[int, int], second: tuple[int, int], daemons: tuple[str, str]
 ) -> None:
     one, two = relay_alert_id(*first), relay_alert_id(*second)
     assert (one == two) == (first == second)
     assert 0 < one < 2**53
+    event = [
+        relay_alert_id(0, local, daemon)
+        for local, daemon in zip((first[1], second[1]), daemons, strict=True)
+    ]
+    assert (event[0] == event[1]) == ((first[1], daemons[0]) == (second[1], daemons[1]))
+    assert event[0] not in (one, two)
+    assert 0 < event[0] < 2**53
 
 
 def test_a_relay_hub_numbers_from_its_start() -> None:
