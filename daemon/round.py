@@ -36,21 +36,16 @@ from daemon.board_game import (
     apply_event,
     board_status,
     game_headers,
-    line_sans,
     make_tracker,
     moves_recovered,
     render_pgn,
 )
+from daemon.board_recovery import fill_gap, replay_memory
 from daemon.board_watch import BoardRules
 from daemon.config import BoardConfig, Config, Section
-from daemon.game.events import (
-    GameEvent,
-    GapCandidates,
-)
-from daemon.game.gap import search_gap
-from daemon.game.matching import rotated
+from daemon.game.events import GameEvent
 from daemon.game.record import GameRecord
-from daemon.game.recovery import memory_needed, plan_recovery
+from daemon.game.recovery import memory_needed
 from daemon.game.state import TrackerSettings
 from daemon.game.tracker import GameTracker
 from daemon.inputs import (
@@ -63,7 +58,6 @@ from daemon.inputs import (
     RECOVERY,
     START,
     TICK,
-    board_from_fen,
     clock_from_payload,
     link_from_payload,
     placement_from_payload,
@@ -72,13 +66,7 @@ from daemon.journal import ROUND
 from daemon.link_silence import BOARD_SILENCE, LinkSilence
 from daemon.results import CommandRefused
 from daemon.round_change import RoundChange, section_after
-from drivers.memory import memory_from_payload
-from drivers.observations import (
-    ClockSide,
-    LinkObserved,
-    LinkState,
-    PlacementObserved,
-)
+from drivers.observations import LinkObserved, LinkState
 
 __all__ = [
     "Outcome",
@@ -86,11 +74,6 @@ __all__ = [
     "command_from_payload",
     "command_payload",
 ]
-
-
-#: Positions the gap search visits at most: about a second of one core (it runs on the
-#: event loop); a longer search gives up and the board goes out of sync as before.
-_GAP_NODES = 40_000
 
 
 @dataclass(slots=True)
@@ -239,73 +222,13 @@ class RoundCore:
         at: float,
         outcome: Outcome,
     ) -> None:
-        """Catching up from the board's memory (inputs.RECOVERY, daemon/game/recovery.py).
-
-        While the memory is read the tracker is paused like an offline board (no timer
-        runs on a placement that is behind); then the log is replayed into it. If the
-        board still shows a position ahead of the game, the gap is searched.
-        """
+        """Catching up from the board's memory (:mod:`daemon.board_recovery`)."""
         game = self.games[board]
-        self._replay_memory(game, tracker, payload, at)
+        replay_memory(game, tracker, payload, at)
         self._drain_tracker(board, outcome, recovered="memory")
-        placement = payload.get("placement")
-        if payload["state"] != "reading" and isinstance(placement, str):
-            running = payload.get("running")
-            side = ClockSide(running) if isinstance(running, str) else None
-            found = self._search_gap(board, tracker, board_from_fen(placement), side, at)
+        found = fill_gap(game, tracker, payload, at)
+        if found is not None:
             self._drain_tracker(board, outcome, recovered="search", extra=found)
-
-    def _search_gap(
-        self,
-        board: int,
-        tracker: GameTracker,
-        sensed: chess.BaseBoard,
-        running: ClockSide | None,
-        at: float,
-    ) -> list[GameEvent]:
-        """The board is ahead and nothing remembers how: the legal lines that lead there
-        (daemon/game/gap.py). One line is played; several are offered to the arbiter
-        (the :class:`GapCandidates` returned)."""
-        if tracker.shows_game(sensed):
-            return []
-        to_move = None if running is None else tracker.color_at(running)
-        real = rotated(sensed) if tracker.rotated else sensed
-        game_board = tracker.board
-        found = search_gap(game_board, real, to_move=to_move, node_limit=_GAP_NODES)
-        if len(found.lines) == 1 and found.complete:
-            tracker.play_line(found.lines[0], at)
-        elif found.lines:
-            game = self.games[board]
-            game.candidates = tuple(tuple(m.uci() for m in line) for line in found.lines)
-            lines = tuple(tuple(line_sans(game_board, line)) for line in found.lines)
-            event = GapCandidates(
-                from_ply=tracker.ply + 1, lines=lines, complete=found.complete, at=at
-            )
-            return [event]
-        return []
-
-    def _replay_memory(
-        self, game: BoardGame, tracker: GameTracker, payload: Mapping[str, Any], at: float
-    ) -> None:
-        state = str(payload["state"])
-        if state == "reading":
-            game.catching_up = True
-            tracker.receive_link(LinkObserved(state=LinkState.OFFLINE, at=at))
-            return
-        game.catching_up = False
-        tracker.receive_link(LinkObserved(state=LinkState.ONLINE, at=at))
-        if state != "read":
-            return
-        control = game.section.event.time_control
-        memory = memory_from_payload(payload["memory"])
-        plan = plan_recovery(tracker, memory, at, start_seconds=control.base + control.increment)
-        if plan is None:
-            return
-        for observation in plan.observations:
-            if isinstance(observation, PlacementObserved):
-                tracker.receive_placement(observation)
-            else:
-                tracker.receive_clock(observation)
 
     def _choose_line(self, board: int, line: int, at: float, outcome: Outcome) -> None:
         game = self._game(board)
