@@ -34,7 +34,7 @@ from typing import Any
 import chess
 
 from broadcast.livechess.eboards import start_fen
-from broadcast.livechess.resources import Player, Tournament, is_live, split_name
+from broadcast.livechess.resources import Tournament, index_player_json, is_live
 from broadcast.messages import BoardState, MoveInfo
 from broadcast.pgn import format_clock, game_pgn
 from broadcast.pgn_folder import PgnFolderSettings, PgnFolderWriter, round_folder
@@ -148,17 +148,6 @@ def livechess_pgn(state: BoardState) -> str:
     return "\n".join([*tags, "", *body]) + "\n"
 
 
-def _player(player: Player) -> dict[str, Any]:
-    first, middle, last = split_name(player.name)
-    return {
-        "fname": first,
-        "mname": middle,
-        "lname": last,
-        "title": player.title,
-        "federation": player.federation,
-    }
-
-
 def _json(value: Any) -> str:
     return json.dumps(value, indent=2, ensure_ascii=False) + "\n"
 
@@ -225,8 +214,8 @@ class LiveChessFolderLayout:
             games.append(text)
             pairings.append(
                 {
-                    "white": _player(pairing.white),
-                    "black": _player(pairing.black),
+                    "white": index_player_json(pairing.white),
+                    "black": index_player_json(pairing.black),
                     "result": state.result,
                     "live": is_live(state),
                 }

@@ -36,6 +36,7 @@ __all__ = [
     "Player",
     "Resources",
     "Tournament",
+    "index_player_json",
     "is_live",
     "move_string",
     "player_json",
@@ -125,7 +126,14 @@ def split_name(name: str) -> tuple[str | None, str | None, str | None]:
 
 
 def player_json(player: Player) -> dict[str, Any]:
-    """A player as LiveChess writes one (§6): fname, mname, lname, title, federation, ..."""
+    """A player as the LiveChess API answers one (§6): :func:`index_player_json`, then
+    gender and fideid."""
+    return {**index_player_json(player), "gender": None, "fideid": player.fide_id}
+
+
+def index_player_json(player: Player) -> dict[str, Any]:
+    """A player as LiveChess writes one in a round's ``index.json`` (§7): fname, mname,
+    lname, title, federation."""
     first, middle, last = split_name(player.name)
     return {
         "fname": first,
@@ -133,8 +141,6 @@ def player_json(player: Player) -> dict[str, Any]:
         "lname": last,
         "title": player.title,
         "federation": player.federation,
-        "gender": None,
-        "fideid": player.fide_id,
     }
 
 
