@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import subprocess
 import sys
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
@@ -23,11 +24,13 @@ from tests.waiting import wait_until
 DGTCAST = Path(sys.executable).parent / "dgtcast"
 
 __all__ = [
+    "DGTCAST",
     "FAST_TRACKER",
     "BoardSpec",
     "journal_moves",
     "press_readings",
     "read_game",
+    "refused_start",
     "running_daemon",
     "second_half",
     "start_daemon",
@@ -147,6 +150,20 @@ async def start_daemon(config: Path) -> asyncio.subprocess.Process:
             stdout=asyncio.subprocess.DEVNULL,
             stderr=log,
         )
+
+
+def refused_start(config: Path, *flags: str) -> str:
+    """``dgtcast run`` that must refuse to start: it exits with 2 (asserted); its stderr."""
+    done = subprocess.run(
+        [str(DGTCAST), "run", "--config", str(config), "--port", "0", *flags],
+        cwd=config.parent,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 2, done.stderr
+    return done.stderr
 
 
 def second_half(game: chess.pgn.Game, plies: int) -> chess.pgn.Game:

@@ -10,8 +10,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -19,10 +17,9 @@ from websockets.asyncio.client import connect
 from websockets.exceptions import InvalidStatus
 
 from daemon.app import Daemon
-from tests.daemon.support import BoardSpec, running_daemon, write_config
+from tests.daemon.support import BoardSpec, refused_start, running_daemon, write_config
 
 TOKEN = "arbiter-secret"  # write_config's default
-DGTCAST = Path(sys.executable).parent / "dgtcast"
 
 
 async def _auth(url: str, token: str, **options: object) -> dict[str, object]:
@@ -100,16 +97,7 @@ async def test_wrong_tokens_are_slowed_down_per_client_and_logged(
 
 def test_a_short_token_on_loopback_is_refused_at_start(tmp_path: Path) -> None:
     config = write_config(tmp_path, [BoardSpec(1, None)], token="sesame")
-    done = subprocess.run(
-        [str(DGTCAST), "run", "--config", str(config), "--port", "0"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    assert done.returncode == 2
-    assert done.stderr.splitlines() == [
+    assert refused_start(config).splitlines() == [
         f'{config}: server.arbiter_token: too short, also on "127.0.0.1":'
         " use at least 12 random characters"
     ]

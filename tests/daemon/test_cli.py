@@ -4,14 +4,11 @@ from __future__ import annotations
 
 import importlib.metadata
 import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
 from daemon import cli
-
-DGTCAST = Path(sys.executable).parent / "dgtcast"
+from tests.daemon.support import DGTCAST
 
 
 def test_python_daemon_beside_dgtcast_is_named_with_the_fix() -> None:

@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import asyncio
-import sys
 from pathlib import Path
 
 from drivers.emulator.clock import ClockSettings
 from drivers.emulator.device import EmulatedBoard
-from tests.daemon.support import BoardSpec, running_daemon, wait_for, write_config
+from tests.daemon.support import DGTCAST, BoardSpec, running_daemon, wait_for, write_config
 
-DGTCAST = Path(sys.executable).parent / "dgtcast"
 MODE_23 = ClockSettings(base_seconds=300, increment_seconds=5, mode=23)
 MODE_12 = ClockSettings(base_seconds=300, increment_seconds=5, mode=12)
 

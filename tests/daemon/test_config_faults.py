@@ -7,15 +7,12 @@ one line naming the key, and nothing is opened.
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.daemon.support import BoardSpec, write_config
+from tests.daemon.support import BoardSpec, refused_start, write_config
 
-DGTCAST = Path(sys.executable).parent / "dgtcast"
 HUGE = "100000000000000000000"  # 10^20
 
 CASES: list[tuple[str, str, str, str]] = [
@@ -61,16 +58,7 @@ def test_a_config_edge_is_one_line_and_exit_2(
     assert old in text
     config.write_text(text.replace(old, new, 1))
     (tmp_path / "tournament.trf").write_text("012 Test Open\n")
-    done = subprocess.run(
-        [str(DGTCAST), "run", "--config", str(config), "--port", "0"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    assert done.returncode == 2
-    assert done.stderr.splitlines() == [f"{config}: {expected}"]
+    assert refused_start(config).splitlines() == [f"{config}: {expected}"]
     assert not (tmp_path / "journal.db").exists()
 
 
@@ -82,15 +70,6 @@ def test_a_pairing_file_that_does_not_exist_is_named(tmp_path: Path) -> None:
         )
     )
     (tmp_path / "round2.txt").write_text("1\n1 2\n")
-    done = subprocess.run(
-        [str(DGTCAST), "run", "--config", str(config), "--port", "0"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    assert done.returncode == 2
-    assert done.stderr.splitlines() == [
+    assert refused_start(config).splitlines() == [
         f"{config}: pairing.trf: no such file: {tmp_path / 'gone.trf'}"
     ]

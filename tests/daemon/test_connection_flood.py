@@ -14,17 +14,15 @@ import json
 import resource
 import signal
 import socket
-import sys
 from pathlib import Path
 
 import pytest
 from websockets.asyncio.client import connect
 
-from tests.daemon.support import BoardSpec, write_config
+from tests.daemon.support import DGTCAST, BoardSpec, write_config
 from tests.mosquitto import Mosquitto
 from tests.relay.support import relay_file
 
-DGTCAST = Path(sys.executable).parent / "dgtcast"
 OPEN_FILES = 200
 FLOOD = 300
 

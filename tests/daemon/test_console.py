@@ -15,7 +15,6 @@ import os
 import re
 import signal
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -27,8 +26,8 @@ from daemon.console import ConsoleFrame, memory_progress, render, wanted
 from drivers.emulator.clock import ClockSettings
 from drivers.emulator.device import EmulatedBoard
 from drivers.emulator.firmware import BoardIdentity
+from tests.daemon.support import DGTCAST
 
-DGTCAST = Path(sys.executable).parent / "dgtcast"
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b[()][AB0-9]|\r")
 
 

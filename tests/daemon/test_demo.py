@@ -6,7 +6,6 @@ import asyncio
 import json
 import re
 import signal
-import sys
 import urllib.request
 from pathlib import Path
 
@@ -14,9 +13,9 @@ import chess.pgn
 
 from daemon.config import load_config
 from daemon.demo import DEMO_CONFIG, GAMES, PLAN, write_demo_config
+from tests.daemon.support import DGTCAST
 
 ROOT = Path(__file__).resolve().parent.parent.parent
-DGTCAST = Path(sys.executable).parent / "dgtcast"
 
 
 def test_demo_plan_games_are_shipped_and_legal() -> None:

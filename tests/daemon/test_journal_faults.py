@@ -12,7 +12,6 @@ import contextlib
 import os
 import shutil
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,9 +22,13 @@ import pytest
 from broadcast.messages import SetResult
 from daemon.inputs import CLOCK, LINK, PLACEMENT
 from daemon.journal import Journal
-from tests.daemon.support import BoardSpec, running_daemon, wait_for, write_config
-
-DGTCAST = Path(sys.executable).parent / "dgtcast"
+from tests.daemon.support import (
+    BoardSpec,
+    refused_start,
+    running_daemon,
+    wait_for,
+    write_config,
+)
 
 
 @contextlib.contextmanager
@@ -133,14 +136,7 @@ def test_a_journal_that_cannot_be_written_is_refused_at_start(tmp_path: Path) ->
         Journal(disk / "j.db").close()
         subprocess.run(["mount", "-o", "remount,ro", str(disk)], check=True)
         started = time.monotonic()
-        done = subprocess.run(
-            [str(DGTCAST), "run", "--config", str(config), "--port", "0"],
-            capture_output=True,
-            text=True,
-            timeout=60,
-            check=False,
-        )
-        assert done.returncode == 2
-        assert done.stderr.count("\n") == 1, done.stderr
-        assert "Read-only file system" in done.stderr or "cannot be written" in done.stderr
+        stderr = refused_start(config)
+        assert stderr.count("\n") == 1, stderr
+        assert "Read-only file system" in stderr or "cannot be written" in stderr
         assert time.monotonic() - started < 30

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -14,9 +13,7 @@ from daemon.config import load_config
 from daemon.journal import ROUND, Journal
 from daemon.journal_identity import compare_identity, identity_of, open_round_journal
 from daemon.journal_records import JournalError, RoundIdentity
-from tests.daemon.support import BoardSpec, write_config
-
-DGTCAST = Path(sys.executable).parent / "dgtcast"
+from tests.daemon.support import DGTCAST, BoardSpec, refused_start, write_config
 
 
 def _config(folder: Path, *, round_number: int = 2, event: str = "Test Open") -> Path:
@@ -24,17 +21,6 @@ def _config(folder: Path, *, round_number: int = 2, event: str = "Test Open") ->
     text = path.read_text().replace("round = 2", f"round = {round_number}")
     path.write_text(text.replace('name = "Test Open"', f'name = "{event}"'))
     return path
-
-
-def _run(config: Path, *flags: str) -> subprocess.CompletedProcess[str]:
-    """``dgtcast run`` expected to refuse at once."""
-    return subprocess.run(
-        [str(DGTCAST), "run", "--config", str(config), "--port", "0", *flags],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
 
 
 def _start_and_stop(config: Path, *, new_journal: bool = False) -> Path:
@@ -57,10 +43,9 @@ def test_another_rounds_journal_is_refused_in_one_line_and_left_as_it_was(tmp_pa
     _start_and_stop(_config(tmp_path, round_number=1))
     journal = tmp_path / "journal.db"
     before = journal.read_bytes()
-    done = _run(_config(tmp_path, round_number=2))
-    assert done.returncode == 2
-    lines = done.stderr.strip().splitlines()
-    assert len(lines) == 1, done.stderr
+    stderr = refused_start(_config(tmp_path, round_number=2))
+    lines = stderr.strip().splitlines()
+    assert len(lines) == 1, stderr
     assert 'journal belongs to event "Test Open", round 1' in lines[0]
     assert "dgtcast round next" in lines[0]
     assert "--new-journal" in lines[0]
@@ -69,10 +54,9 @@ def test_another_rounds_journal_is_refused_in_one_line_and_left_as_it_was(tmp_pa
 
 def test_another_events_journal_is_refused(tmp_path: Path) -> None:
     _start_and_stop(_config(tmp_path, event="Spring Open"))
-    done = _run(_config(tmp_path, event="Autumn Open"))
-    assert done.returncode == 2
-    assert done.stderr.count("\n") == 1
-    assert 'journal belongs to event "Spring Open", round 2, not event "Autumn Open"' in done.stderr
+    stderr = refused_start(_config(tmp_path, event="Autumn Open"))
+    assert stderr.count("\n") == 1
+    assert 'journal belongs to event "Spring Open", round 2, not event "Autumn Open"' in stderr
 
 
 def test_new_journal_starts_beside_the_old_one_and_a_restart_finds_it(tmp_path: Path) -> None:
@@ -136,10 +120,9 @@ def test_a_second_daemon_on_the_same_journal_is_refused(tmp_path: Path) -> None:
         assert first.stdout is not None
         while "viewer:" not in (line := first.stdout.readline()):
             assert line, "the first daemon did not start"
-        done = _run(config)
-        assert done.returncode == 2
-        assert done.stderr.count("\n") == 1
-        assert "in use by another dgtcast daemon" in done.stderr
+        stderr = refused_start(config)
+        assert stderr.count("\n") == 1
+        assert "in use by another dgtcast daemon" in stderr
     finally:
         first.terminate()
         assert first.wait(30) == 0

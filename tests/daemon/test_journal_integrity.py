@@ -5,8 +5,6 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import sqlite3
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -16,9 +14,7 @@ from daemon.config import load_config
 from daemon.journal import SCHEMA_VERSION, Journal
 from daemon.journal_identity import identity_of
 from daemon.journal_records import Entry, JournalDamaged, JournalError
-from tests.daemon.support import BoardSpec, write_config
-
-DGTCAST = Path(sys.executable).parent / "dgtcast"
+from tests.daemon.support import BoardSpec, refused_start, write_config
 
 
 def _fill(path: Path, count: int) -> None:
@@ -33,16 +29,6 @@ def _sha(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def _run(config: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [str(DGTCAST), "run", "--config", str(config), "--port", "0"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-
-
 def test_a_foreign_sqlite_file_is_refused_and_not_written(tmp_path: Path) -> None:
     path = tmp_path / "journal.db"
     db = sqlite3.connect(path)
@@ -55,10 +41,9 @@ def test_a_foreign_sqlite_file_is_refused_and_not_written(tmp_path: Path) -> Non
         Journal(path)
     assert _sha(path) == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["journal.db"]
-    done = _run(write_config(tmp_path, [BoardSpec(1, None)]))
-    assert done.returncode == 2
-    assert done.stderr.count("\n") == 1, done.stderr
-    assert "not a dgtcast journal (it holds players)" in done.stderr
+    stderr = refused_start(write_config(tmp_path, [BoardSpec(1, None)]))
+    assert stderr.count("\n") == 1, stderr
+    assert "not a dgtcast journal (it holds players)" in stderr
     assert _sha(path) == before
 
 
@@ -101,10 +86,9 @@ def test_a_damaged_page_stops_the_daemon_with_the_record_number(tmp_path: Path) 
     with Journal(path) as journal, pytest.raises(JournalDamaged) as caught:
         list(journal.records())
     assert 1 < caught.value.seq < 3000
-    done = _run(config)
-    assert done.returncode == 2
-    assert done.stderr.count("\n") == 1, done.stderr
-    assert f"journal damaged at record {caught.value.seq}" in done.stderr
+    stderr = refused_start(config)
+    assert stderr.count("\n") == 1, stderr
+    assert f"journal damaged at record {caught.value.seq}" in stderr
 
 
 def test_a_schema_1_journal_is_upgraded_and_chained_from_then_on(tmp_path: Path) -> None:

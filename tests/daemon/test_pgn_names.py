@@ -13,16 +13,14 @@ import io
 import json
 import re
 import shutil
-import sys
 import urllib.request
 from pathlib import Path
 
 import chess.pgn
 
-from tests.daemon.support import BoardSpec, running_daemon, write_config
+from tests.daemon.support import DGTCAST, BoardSpec, running_daemon, write_config
 
 ROOT = Path(__file__).resolve().parent.parent.parent
-DGTCAST = Path(sys.executable).parent / "dgtcast"
 
 #: A tag pair as PGN §8.1.1 writes it: a symbol, a string token, on one line.
 TAG_LINE = re.compile(r'\[([A-Za-z0-9_]+) "((?:[^"\\]|\\["\\])*)"\]')

@@ -12,7 +12,6 @@ import shutil
 import signal
 import socket
 import subprocess
-import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
@@ -20,9 +19,8 @@ import pytest
 
 from daemon.app import STARTED
 from daemon.journal import Journal
-from tests.daemon.support import BoardSpec, write_config
+from tests.daemon.support import DGTCAST, BoardSpec, write_config
 
-DGTCAST = Path(sys.executable).parent / "dgtcast"
 ROOT = Path(__file__).resolve().parent.parent.parent
 
 
