@@ -13,12 +13,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from broadcast.pgn import format_clock
-from daemon.config import BoardConfig, Config, ConfigError, format_config_errors, load_config
+from daemon.config import BoardConfig, Config, load_config_or_report
 from drivers.dgt.device_core import DeviceTimeouts
 from drivers.dgt.events import BatteryStatus, ClockTimes
 from drivers.dgt.ports import PortSpec, serial_ports
@@ -42,10 +41,8 @@ def run(args: argparse.Namespace) -> int:
     """Probe the ports, print the table; exit code 2 on a bad configuration."""
     config: Config | None = None
     if args.config is not None:
-        try:
-            config = load_config(args.config)
-        except ConfigError as exc:
-            print(format_config_errors(exc), file=sys.stderr)
+        config = load_config_or_report(args.config)
+        if config is None:
             return 2
     listing = asyncio.run(list_boards(config, args.port))
     print(render(listing))

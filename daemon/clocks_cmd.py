@@ -17,7 +17,7 @@ import asyncio
 import sys
 
 from daemon import runtime
-from daemon.config import Config, ConfigError, format_config_errors, load_config
+from daemon.config import Config, load_config_or_report
 from daemon.pipeline import ClockSetResult, board_supervisor, set_clock
 from drivers.dgt.supervisor import LinkUp
 
@@ -33,10 +33,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Set the clocks; exit 1 when any clock was not set, 2 on a bad configuration."""
-    try:
-        config = load_config(args.config)
-    except ConfigError as exc:
-        print(format_config_errors(exc), file=sys.stderr)
+    config = load_config_or_report(args.config)
+    if config is None:
         return 2
     results = runtime.run(set_all(config, patience=args.timeout))
     for result in results:

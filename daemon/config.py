@@ -29,6 +29,7 @@ from __future__ import annotations
 import datetime as dt
 import ipaddress
 import os
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -77,6 +78,7 @@ __all__ = [
     "WebhookConfig",
     "format_config_errors",
     "load_config",
+    "load_config_or_report",
     "parse_config",
     "weak_token_problem",
 ]
@@ -229,6 +231,16 @@ def load_config(
         env=os.environ if env is None else env,
         now=dt.datetime.now().astimezone() if now is None else now,
     )
+
+
+def load_config_or_report(path: str | os.PathLike[str]) -> Config | None:
+    """:func:`load_config` for a command: None once the problems are printed to stderr
+    (:func:`format_config_errors`); the command then exits with code 2."""
+    try:
+        return load_config(path)
+    except ConfigError as exc:
+        print(format_config_errors(exc), file=sys.stderr)
+        return None
 
 
 def parse_config(

@@ -25,7 +25,7 @@ import chess.pgn
 from broadcast.listen import ListenError
 from daemon import runtime
 from daemon.app import Daemon, DaemonOptions
-from daemon.config import Config, ConfigError, format_config_errors, load_config
+from daemon.config import Config, load_config_or_report
 from daemon.console import LiveConsole, wanted
 from daemon.console_link import log_to_console, serve_with_console
 from daemon.durations import TimeControl
@@ -119,10 +119,8 @@ def run(args: argparse.Namespace) -> int:
         log_to_console(console, args.log_level)
     if args.config is None:
         args.config = str(write_demo_config(args.workdir))
-    try:
-        config = load_config(args.config)
-    except ConfigError as exc:
-        print(format_config_errors(exc), file=sys.stderr)
+    config = load_config_or_report(args.config)
+    if config is None:
         return 2
     if not args.keep_journal:
         _remove_journal(config.storage.path)

@@ -22,7 +22,7 @@ from websockets.asyncio.client import connect
 from websockets.exceptions import InvalidHandshake, WebSocketException
 
 from broadcast.messages import NextRound, command_to_json
-from daemon.config import Config, ConfigError, format_config_errors, load_config
+from daemon.config import Config, load_config_or_report
 
 __all__ = ["add_arguments", "next_round", "run"]
 
@@ -44,10 +44,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Send ``next_round`` and print the daemon's answer."""
-    try:
-        config = load_config(args.config)
-    except ConfigError as exc:
-        print(format_config_errors(exc), file=sys.stderr)
+    config = load_config_or_report(args.config)
+    if config is None:
         return 2
     command = NextRound(section=args.section, force=args.force)
     try:

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
-from daemon.config import Config, ConfigError, Section, format_config_errors, load_config
+from daemon.config import Config, Section, load_config_or_report
 from daemon.journal import ROUND, Journal
 from daemon.journal_records import JournalError, Record
 from daemon.pairing.handoff import RoundResults
@@ -67,10 +67,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Export the round's TRF; see the module docstring for the exit codes."""
-    try:
-        config = load_config(args.config)
-    except ConfigError as exc:
-        print(format_config_errors(exc), file=sys.stderr)
+    config = load_config_or_report(args.config)
+    if config is None:
         return EXIT_BAD_INPUT
     try:
         section = _section(config, args.section)
