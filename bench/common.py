@@ -20,7 +20,7 @@ import platform
 import resource
 import statistics
 import sys
-from collections.abc import AsyncIterator, Iterable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -42,6 +42,7 @@ __all__ = [
     "machine",
     "median",
     "open_idle_spectators",
+    "open_spectators",
     "percentile",
     "process_cpu_seconds",
     "process_rss_kib",
@@ -49,6 +50,7 @@ __all__ = [
     "send_line",
     "shared_dir",
     "stdin_lines",
+    "upgrade_request",
     "write_round_config",
 ]
 
@@ -210,12 +212,7 @@ class _IdleSpectator(asyncio.Protocol):
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         assert isinstance(transport, asyncio.Transport)
-        key = base64.b64encode(os.urandom(16)).decode()
-        transport.write(
-            "GET /ws HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\n"
-            f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\n"
-            "Sec-WebSocket-Version: 13\r\n\r\n".encode()
-        )
+        transport.write(upgrade_request())
 
     def data_received(self, data: bytes) -> None:
         if self.upgraded.done():
@@ -234,24 +231,42 @@ class _IdleSpectator(asyncio.Protocol):
             self.upgraded.set_exception(ConnectionError("closed during the handshake"))
 
 
-async def open_idle_spectators(port: int, count: int) -> list[asyncio.Transport]:
-    """Open ``count`` idle spectators of ``ws://127.0.0.1:port/ws`` (100 handshakes at once)."""
+def upgrade_request() -> bytes:
+    """The request a bare websocket client of ``/ws`` opens with (a fresh key each time)."""
+    key = base64.b64encode(os.urandom(16)).decode()
+    return (
+        "GET /ws HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\n"
+        f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\n"
+        "Sec-WebSocket-Version: 13\r\n\r\n"
+    ).encode()
+
+
+async def open_spectators(
+    port: int, count: int, client: Callable[[asyncio.Future[None]], asyncio.Protocol]
+) -> list[asyncio.Transport]:
+    """Open ``count`` websocket clients of ``ws://127.0.0.1:port/ws``, 100 handshakes at once.
+
+    ``client(ready)`` makes each one's protocol, which sets ``ready`` once it is in.
+    """
     loop = asyncio.get_running_loop()
     gate = asyncio.Semaphore(100)
     transports: list[asyncio.Transport] = []
 
     async def one() -> None:
         async with gate:
-            upgraded: asyncio.Future[None] = loop.create_future()
-            transport, _ = await loop.create_connection(
-                lambda: _IdleSpectator(upgraded), "127.0.0.1", port
-            )
+            ready: asyncio.Future[None] = loop.create_future()
+            transport, _ = await loop.create_connection(lambda: client(ready), "127.0.0.1", port)
             transports.append(transport)
             async with asyncio.timeout(30):
-                await upgraded
+                await ready
 
     await asyncio.gather(*(one() for _ in range(count)))
     return transports
+
+
+async def open_idle_spectators(port: int, count: int) -> list[asyncio.Transport]:
+    """Open ``count`` idle spectators of ``ws://127.0.0.1:port/ws``."""
+    return await open_spectators(port, count, _IdleSpectator)
 
 
 # --- Rounds and games --------------------------------------------------------------------

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import base64
 import multiprocessing
 import multiprocessing.connection
 import os
@@ -31,6 +30,8 @@ import statistics
 import time
 from dataclasses import dataclass, field
 
+from common import open_spectators, raise_fd_limit, upgrade_request
+
 from broadcast.hub import Hub
 from broadcast.messages import BoardState, BoardStatus, CommandReply, MoveInfo
 from broadcast.server import BroadcastServer
@@ -38,14 +39,6 @@ from broadcast.server import BroadcastServer
 __all__ = ["main"]
 
 LINE = ["e4", "e5", "Nf3", "Nc6", "Bb5", "a6", "Ba4", "Nf6", "O-O", "Be7", "Re1", "b5"]
-
-
-def raise_fd_limit() -> int:
-    """Raise the open-file limit to the hard limit; returns the new soft limit."""
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    if soft < hard:
-        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
-    return resource.getrlimit(resource.RLIMIT_NOFILE)[0]
 
 
 def rss_mib() -> float:
@@ -89,14 +82,7 @@ class Spectator(asyncio.Protocol):
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         assert isinstance(transport, asyncio.Transport)
-        key = base64.b64encode(os.urandom(16)).decode()
-        transport.write(
-            (
-                "GET /ws HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\n"
-                f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\n"
-                "Sec-WebSocket-Version: 13\r\n\r\n"
-            ).encode()
-        )
+        transport.write(upgrade_request())
 
     def data_received(self, data: bytes) -> None:
         if not self.upgraded:
@@ -123,28 +109,10 @@ class Spectator(asyncio.Protocol):
                 self.watch.done.set()
 
 
-async def _open(port: int, count: int, watch: Watch) -> list[asyncio.Transport]:
-    loop = asyncio.get_running_loop()
-    gate = asyncio.Semaphore(100)
-    transports: list[asyncio.Transport] = []
-
-    async def one() -> None:
-        async with gate:
-            ready: asyncio.Future[None] = loop.create_future()
-            transport, _ = await loop.create_connection(
-                lambda: Spectator(watch, ready), "127.0.0.1", port
-            )
-            transports.append(transport)
-            await asyncio.wait_for(ready, 30)
-
-    await asyncio.gather(*(one() for _ in range(count)))
-    return transports
-
-
 async def _client_main(port: int, count: int, pipe: multiprocessing.connection.Connection) -> None:
     loop = asyncio.get_running_loop()
     watch = Watch(expected=count)
-    transports = await _open(port, count, watch)
+    transports = await open_spectators(port, count, lambda ready: Spectator(watch, ready))
     pipe.send("ready")
     while True:
         command = await loop.run_in_executor(None, pipe.recv)
