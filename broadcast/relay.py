@@ -37,13 +37,17 @@ import aiomqtt
 
 from broadcast.connection_limits import ConnectionLimits
 from broadcast.hub import Hub
-from broadcast.lichess import LichessTarget
+from broadcast.lichess import LichessTarget, Refusal
 from broadcast.lichess_push import LichessPusher
+from broadcast.lichess_refusal import raise_refusal_alert
 from broadcast.messages import (
+    AckAlert,
     Alert,
+    ArbiterCommand,
     BoardState,
     BoardStatus,
     Color,
+    CommandReply,
     alerts_from_json,
     board_state_from_json,
 )
@@ -55,6 +59,7 @@ from broadcast.mqtt_client import (
     new_client,
     raise_if_cancelled,
 )
+from broadcast.output_alerts import RELAY_FIRST_ID, OutputAlerts
 from broadcast.pgn import with_clock_tags
 from broadcast.pgn_folder import PgnFolderSettings, PgnFolderWriter
 from broadcast.public_results import ResultsPolicy
@@ -379,7 +384,7 @@ class RelaySettings:
         results: which results the public sees, as a daemon's ``server.results``.
         command_timeout: seconds an arbiter command waits for the owning daemon.
         lichess / pgn_folder: optional outputs, fed with the public (delayed) boards (a
-            lichess refusal is logged: fix the configuration and restart the relay).
+            lichess refusal raises the relay's own ``lichess_refused`` alert).
         allowed_origins: web origins besides the relay's own whose pages may use the
             arbiter channel, as a daemon's ``server.allowed_origins``.
         limits: connections per client address and in all (None: no limits), as a
@@ -414,9 +419,16 @@ class Relay:
             timeout=settings.command_timeout,
         )
         self.link.receive_answer = self.commands.receive_answer
+        #: The relay's own alerts (a lichess refusal), acknowledged here.
+        self.output_alerts = OutputAlerts(self.hub, time.time, first_id=RELAY_FIRST_ID)
+        self.lichess = (
+            LichessPusher(settings.lichess, on_refusal=self._lichess_refused)
+            if settings.lichess
+            else None
+        )
         self.server = BroadcastServer(
             self.hub,
-            self.commands,
+            _RelayCommands(self.commands, self.output_alerts),
             host=settings.host,
             port=settings.port,
             arbiter_token=settings.arbiter_token,
@@ -450,11 +462,29 @@ class Relay:
     def _jobs(self) -> list[Coroutine[Any, Any, None]]:
         public, settings = self.server.public_hub, self.settings
         jobs: list[Coroutine[Any, Any, None]] = [self.link.run()]
-        if settings.lichess:
-            jobs.append(LichessPusher(settings.lichess).serve(public))
+        if self.lichess is not None:
+            jobs.append(self.lichess.serve(public))
         if settings.pgn_folder is not None:
             jobs.append(PgnFolderWriter(settings.pgn_folder).serve(public))
         return jobs
+
+    def _lichess_refused(self, refusal: Refusal) -> None:
+        fix = "put a new token or round id in the relay's file and restart the relay"
+        assert self.lichess is not None  # only its pusher refuses
+        raise_refusal_alert(self.output_alerts, refusal, self.lichess.resume, fix=fix)
+
+
+class _RelayCommands:
+    """The arbiter's commands: the relay's own alerts acknowledged here, the rest routed."""
+
+    def __init__(self, routed: RemoteCommands, alerts: OutputAlerts) -> None:
+        self._routed = routed
+        self._alerts = alerts
+
+    async def execute(self, command: ArbiterCommand) -> CommandReply:
+        if isinstance(command, AckAlert) and self._alerts.owns(command.id):
+            return self._alerts.acknowledge(command.id)
+        return await self._routed.execute(command)
 
 
 class _Stop(Exception):

@@ -22,10 +22,10 @@ from pathlib import Path
 from broadcast.hub import Hub
 from broadcast.lichess import Refusal
 from broadcast.lichess_push import LichessPusher
-from broadcast.messages import AlertKind
+from broadcast.lichess_refusal import raise_refusal_alert
+from broadcast.output_alerts import OutputAlerts
 from daemon.config import Config, ConfigError, load_config
 from daemon.lichess_config import lichess_targets
-from daemon.output_alerts import OutputAlerts
 
 __all__ = ["WATCH_INTERVAL", "LichessLink"]
 
@@ -60,21 +60,8 @@ class LichessLink:
             tasks.create_task(self._watch())
 
     def _refused(self, refusal: Refusal) -> None:
-        self._alerts.raise_alert(
-            AlertKind.LICHESS_REFUSED,
-            {
-                "round_id": refusal.round_id,
-                "status": refusal.status,
-                "message": refusal.message,
-            },
-            f"lichess refused round {refusal.round_id} ({refusal.status}: {refusal.message}):"
-            " fix the token or the round id in the configuration and save it, or fix it on"
-            " lichess and acknowledge this alert to push again",
-            on_ack=lambda: self._resume(refusal.round_id),
-        )
-
-    def _resume(self, round_id: str) -> None:
-        self.pusher.resume(round_id)
+        fix = "fix the token or the round id in the configuration and save it"
+        raise_refusal_alert(self._alerts, refusal, self.pusher.resume, fix=fix)
 
     async def _watch(self) -> None:
         stamp = _stamp(self._source)

@@ -38,13 +38,13 @@ from broadcast.messages import (
     SetClocks,
     to_json_dict,
 )
+from broadcast.output_alerts import OutputAlerts
 from daemon.arbiter import Decision
 from daemon.game.events import GameEvent
 from daemon.inputs import ARBITER, INPUT_KINDS, JOURNAL, TICK
 from daemon.journal import EVENT_BOARD, Journal
 from daemon.journal_hold import HeldJournal
 from daemon.journal_records import Entry
-from daemon.output_alerts import OutputAlerts
 from daemon.results import CommandRefused
 from daemon.round import Outcome, RoundCore, command_payload
 from daemon.snapshot import SnapshotPolicy, dump_state, load_state

@@ -11,43 +11,17 @@ each. A round that disappears (404) stops again; acknowledging its alert resumes
 from __future__ import annotations
 
 import itertools
-import json
 from pathlib import Path
 
 from broadcast.messages import AckAlert, Alert, ConfirmResult, SetResult
 from daemon.app import Daemon
 from drivers.emulator.clock import ClockSettings
 from drivers.emulator.device import EmulatedBoard
-from tests.broadcast.conftest import Answer, ReceivedRequest, RecordingServer
+from tests.broadcast.conftest import RecordingServer
+from tests.broadcast.fake_lichess import BAD, GOOD, FakeLichess, path_of
 from tests.daemon.support import BoardSpec, read_game, running_daemon, wait_for, write_config
 
 ROUND_A, ROUND_B = "TestRdAa", "TestRdBb"
-GOOD, BAD = "lip_good_token_1", "lip_bad_token"
-
-
-def path_of(round_id: str) -> str:
-    return f"/api/broadcast/round/{round_id}/push"
-
-
-class FakeLichess:
-    """Answers like lichess: 401 for a bad token, 404 for a round marked gone, else 200."""
-
-    def __init__(self, server: RecordingServer) -> None:
-        self.server = server
-        self.gone: set[str] = set()
-        server.answer_for = self.answer
-
-    def answer(self, request: ReceivedRequest) -> Answer:
-        if request.headers.get("authorization") != f"Bearer {GOOD}":
-            return Answer(status=401, reason="Unauthorized", body=b'{"error":"No such token"}')
-        if request.path in self.gone:
-            self.gone.discard(request.path)
-            return Answer(status=404, reason="Not Found", body=b'{"error":"No such round"}')
-        games = request.body.decode().count("[Event ")
-        return Answer(body=json.dumps({"games": [{"tags": {}, "moves": 0}] * games}).encode())
-
-    def to(self, round_id: str) -> list[ReceivedRequest]:
-        return [r for r in self.server.requests if r.path == path_of(round_id)]
 
 
 def write_round(tmp_path: Path, eboard: str, lichess_url: str, token: str) -> Path:

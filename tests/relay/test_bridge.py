@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from broadcast.messages import BoardStatus
+from broadcast.lichess import LichessTarget
+from broadcast.messages import Alert, BoardStatus
 from broadcast.mqtt import MqttPublisher, Ownership
 from broadcast.mqtt_client import MqttLinkState, MqttSettings
 from broadcast.ownership import check_ownership
@@ -20,6 +21,8 @@ from daemon.app import Daemon, DaemonOptions
 from daemon.config import ConfigError
 from daemon.journal import Journal
 from drivers.emulator.device import EmulatedBoard
+from tests.broadcast.conftest import RecordingServer
+from tests.broadcast.fake_lichess import GOOD, FakeLichess, path_of
 from tests.daemon.support import BoardSpec, running_daemon, wait_for, write_config
 from tests.mosquitto import Mosquitto
 from tests.pairing.support import player_line, trf_text
@@ -190,6 +193,38 @@ async def test_boards_a_new_round_adds_are_announced_and_take_commands(
     assert arbiter_records(tmp_path / "a" / "journal.db") == [
         {"command": "set_result", "board": 2, "result": "1-0"}
     ]
+
+
+async def test_a_lichess_refusal_on_a_relay_is_its_own_alert_acknowledged_there(
+    tmp_path: Path, mosquitto: Mosquitto
+) -> None:
+    hall_a = daemon_config(tmp_path / "a", mosquitto, "hall-a", [BoardSpec(1, None)])
+    server = RecordingServer()
+    await server.start()
+    fake = FakeLichess(server)
+    fake.gone.add(path_of("RelayRd1"))  # the round was deleted on lichess
+    target = LichessTarget(token=GOOD, rounds={"2": "RelayRd1"}, base_url=server.url(""))
+    settings = relay_settings(mosquitto, "r1", lichess=(target,), results="provisional")
+
+    def refusals(relay: Relay) -> list[Alert]:
+        return [a for a in relay.hub.open_alerts() if a.kind == "lichess_refused"]
+
+    try:
+        async with running_relay(settings) as relay, running_daemon(hall_a):
+            await wait_for(lambda: len(refusals(relay)) == 1, 20, "the relay's refusal alert")
+            (alert,) = refusals(relay)
+            assert (alert.board, alert.details["status"]) == (0, 404)
+            assert "No such round" in alert.action
+            assert "restart the relay" in alert.action
+            before = len(fake.to("RelayRd1"))
+            async with Arbiter.connected(relay.server.port) as arbiter:
+                reply = await arbiter.command({"type": "ack_alert", "id": alert.id})
+            assert reply["type"] == "ok", reply
+            assert refusals(relay) == []
+            await wait_for(lambda: len(fake.to("RelayRd1")) > before, 20, "pushed again")
+    finally:
+        await server.close()
+    assert arbiter_records(tmp_path / "a" / "journal.db") == []  # answered by the relay
 
 
 async def test_a_daemon_claiming_a_live_daemons_board_or_section_is_refused(

@@ -1,9 +1,11 @@
 """Alerts raised by the outputs (a lichess round that refuses our pushes), not by a board.
 
-They are about the event (board 0), live only as long as the daemon runs (a restart
-tries the output again and raises them anew if the trouble is still there) and are not
-journalled. Their ids start at :data:`FIRST_ID`, far above the alert engine's, so one
-``ack_alert`` command serves both; acknowledging one calls its ``on_ack`` (the lichess
+They are about the event (board 0), live only as long as the daemon (or relay) runs (a
+restart tries the output again and raises them anew if the trouble is still there) and
+are not journalled. A daemon's ids start at :data:`FIRST_ID`, far above its alert
+engine's, so one ``ack_alert`` command serves both; a relay's start at
+:data:`RELAY_FIRST_ID`, above every id it gives the daemons' alerts
+(:mod:`broadcast.remote_routing`). Acknowledging one calls its ``on_ack`` (the lichess
 push resumes: the arbiter says the token or round is fixed).
 """
 
@@ -18,27 +20,32 @@ from typing import Any
 from broadcast.hub import Hub
 from broadcast.messages import Alert, AlertKind, CommandReply, to_json_dict
 
-__all__ = ["FIRST_ID", "OutputAlerts"]
+__all__ = ["FIRST_ID", "RELAY_FIRST_ID", "OutputAlerts"]
 
 log = logging.getLogger(__name__)
 
-#: The first id of an output alert.
+#: The first id of a daemon's output alert.
 FIRST_ID = 1_000_000
+#: The first id of a relay's own output alert (below 2**53: exact in JavaScript).
+RELAY_FIRST_ID = 1 << 52
 _EVENT_BOARD = 0
 
 
 class OutputAlerts:
-    """The open output alerts, published on ``hub``."""
+    """The open output alerts, published on ``hub``; ids from ``first_id`` on."""
 
-    def __init__(self, hub: Hub, wall_clock: Callable[[], float]) -> None:
+    def __init__(
+        self, hub: Hub, wall_clock: Callable[[], float], *, first_id: int = FIRST_ID
+    ) -> None:
         self._hub = hub
         self._wall_clock = wall_clock
-        self._ids = itertools.count(FIRST_ID)
+        self._first_id = first_id
+        self._ids = itertools.count(first_id)
         self._open: dict[int, tuple[Alert, Callable[[], None] | None]] = {}
 
     def owns(self, alert_id: int) -> bool:
         """Whether ``alert_id`` is an output alert's id."""
-        return alert_id >= FIRST_ID
+        return alert_id >= self._first_id
 
     def raise_alert(
         self,
