@@ -27,7 +27,8 @@ Integrity. Each record carries a digest chained to the previous record's, so an 
 removed or reordered record is found by :meth:`Journal.verify` ("journal damaged at record
 N"), as is a page SQLite cannot read. A file holding other tables is never written to.
 
-The record types and the exceptions are in :mod:`daemon.journal_records`.
+The record types and the exceptions are in :mod:`daemon.journal_records`; the file's
+schema, its creation and upgrade, and opening it read-only in :mod:`daemon.journal_file`.
 
 Exceptions::
 
@@ -44,9 +45,15 @@ import math
 import os
 import sqlite3
 from collections.abc import Collection, Iterable, Iterator, Mapping
-from pathlib import Path
 from typing import Any, Literal
 
+from daemon.journal_file import (
+    SCHEMA_VERSION,
+    explain,
+    open_read_only,
+    schema_version,
+    set_up,
+)
 from daemon.journal_lock import JournalLock
 from daemon.journal_records import (
     Entry,
@@ -65,8 +72,6 @@ __all__ = [
     "Journal",
 ]
 
-#: Version of the tables below; a journal written by a newer version is refused.
-SCHEMA_VERSION = 2
 #: The board number of records that concern the whole event (daemon start, clocks set).
 EVENT_BOARD = 0
 #: Record kind: a section moved to another round (``{"section": name, "round": n, …}``).
@@ -75,30 +80,6 @@ ROUND = "round"
 _PAGE = 512
 #: Kinds few records have, indexed (records_rare) so that finding them reads no other.
 _RARE_KINDS = frozenset({ROUND, "daemon_start"})
-_TABLES = frozenset({"schema_version", "records", "meta", "snapshots"})
-_INDEXES = frozenset({"records_by_board", "records_rare"})
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL);
-CREATE TABLE IF NOT EXISTS records (
-    seq     INTEGER PRIMARY KEY,
-    board   INTEGER NOT NULL,
-    kind    TEXT    NOT NULL,
-    at      REAL    NOT NULL,
-    payload TEXT    NOT NULL,
-    digest  BLOB
-);
-CREATE INDEX IF NOT EXISTS records_by_board ON records (board, seq);
-CREATE INDEX IF NOT EXISTS records_rare ON records (kind, seq)
-    WHERE kind IN ('round', 'daemon_start');
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS snapshots (
-    seq         INTEGER PRIMARY KEY,
-    at          REAL    NOT NULL,
-    fingerprint TEXT    NOT NULL,
-    digest      BLOB    NOT NULL,
-    state       BLOB    NOT NULL
-);
-"""
 _INSERT = "INSERT INTO records (seq, board, kind, at, payload, digest) VALUES (?, ?, ?, ?, ?, ?)"
 
 
@@ -131,8 +112,8 @@ class Journal:
         self.path = os.fspath(path)
         self._lock: JournalLock | None = None
         if read_only:
-            db = _open_read_only(self.path)
-            if _schema_version(db) == SCHEMA_VERSION:
+            db = open_read_only(self.path)
+            if schema_version(db) == SCHEMA_VERSION:
                 self._db = db
                 self._digest = self._last_digest()
                 return
@@ -154,56 +135,14 @@ class Journal:
             self._release()
             raise JournalError(f"{self.path}: cannot open the journal: {exc}") from None
         try:
-            self._set_up(synchronous)
+            set_up(self._db, self.path, synchronous)
         except sqlite3.DatabaseError as exc:
             self.close()
-            raise JournalError(f"{self.path}: {_explain(exc)}") from None
+            raise JournalError(f"{self.path}: {explain(exc)}") from None
         except BaseException:
             self.close()
             raise
         self._digest = self._last_digest()
-
-    def _set_up(self, synchronous: str) -> None:
-        """Check the file is a journal; create or upgrade its schema (one write)."""
-        self._db.execute("PRAGMA busy_timeout = 5000")
-        tables = {row[0] for row in self._db.execute("SELECT name FROM sqlite_master")}
-        ours = {t for t in tables if not t.startswith("sqlite_") and t not in _INDEXES}
-        if (ours and "schema_version" not in ours) or not ours <= _TABLES:
-            foreign = ", ".join(sorted(ours - _TABLES)) or "no schema_version"
-            raise JournalError(f"{self.path}: not a dgtcast journal (it holds {foreign})")
-        self._db.execute("PRAGMA journal_mode = WAL")
-        self._db.execute(f"PRAGMA synchronous = {synchronous.upper()}")
-        self._db.execute("BEGIN IMMEDIATE")
-        try:
-            self._create_or_upgrade()
-            self._db.execute("COMMIT")
-        except BaseException:
-            self._db.execute("ROLLBACK")
-            raise
-
-    def _create_or_upgrade(self) -> None:
-        exists = self._db.execute(
-            "SELECT 1 FROM sqlite_master WHERE name = 'schema_version'"
-        ).fetchone()
-        version = None
-        if exists:
-            row = self._db.execute("SELECT version FROM schema_version").fetchone()
-            version = None if row is None else int(row[0])
-        if version is not None and version > SCHEMA_VERSION:
-            raise JournalError(
-                f"{self.path}: journal schema {version} is newer than this"
-                f" dgtcast's ({SCHEMA_VERSION})"
-            )
-        if version == 1:  # no digests, identity or snapshots yet: add them
-            self._db.execute("ALTER TABLE records ADD COLUMN digest BLOB")
-        for statement in _SCHEMA.split(";"):
-            if statement.strip():
-                self._db.execute(statement)
-        if version is None:
-            self._db.execute("DELETE FROM schema_version")
-            self._db.execute("INSERT INTO schema_version VALUES (?)", (SCHEMA_VERSION,))
-        else:  # a write, so that an unwritable journal is refused now, not mid-round
-            self._db.execute("UPDATE schema_version SET version = ?", (SCHEMA_VERSION,))
 
     def _last_digest(self) -> bytes:
         row = self._db.execute("SELECT digest FROM records ORDER BY seq DESC LIMIT 1").fetchone()
@@ -471,34 +410,3 @@ def _chain(previous: bytes, seq: int, board: int, kind: str, at: float, text: st
     """A record's digest: SHA-256 of the previous digest and the record (16 bytes kept)."""
     line = f"{seq}\x1f{board}\x1f{kind}\x1f{at!r}\x1f{text}".encode()
     return hashlib.sha256(previous + line).digest()[:16]
-
-
-def _open_read_only(path: str) -> sqlite3.Connection:
-    """A connection that cannot write (SQLite's ``mode=ro``)."""
-    if not os.path.exists(path):
-        raise JournalError(f"{path}: no journal")
-    uri = Path(path).absolute().as_uri() + "?mode=ro"
-    try:
-        db = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
-        db.execute("PRAGMA busy_timeout = 5000")
-    except sqlite3.Error as exc:
-        raise JournalError(f"{path}: cannot open the journal: {exc}") from None
-    return db
-
-
-def _schema_version(db: sqlite3.Connection) -> int | None:
-    """The journal's schema version; None when it has none (not a journal)."""
-    try:
-        row = db.execute("SELECT version FROM schema_version").fetchone()
-    except sqlite3.DatabaseError:
-        return None
-    return None if row is None else int(row[0])
-
-
-def _explain(exc: sqlite3.DatabaseError) -> str:
-    text = str(exc)
-    if "readonly" in text or "read-only" in text:
-        return f"the journal cannot be written ({text})"
-    if "unable to open" in text:
-        return f"the journal cannot be opened for writing ({text})"
-    return f"not a dgtcast journal ({text})"
