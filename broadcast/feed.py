@@ -117,13 +117,16 @@ class ResultChanged:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class StatusChanged:
     """``status``: the e-board went online, offline, out of sync, catching up, ...; or more
-    plies of its game were recovered (played while it was out of sight, issue 11)."""
+    plies of its game were recovered (played while it was out of sight, issue 11); or its
+    battery level changed (wireless boards)."""
 
     TYPE: ClassVar[str] = "status"
     seq: int
     board: int
     status: BoardStatus
     recovered_plies: int = 0
+    battery: int | None = None
+    battery_charging: bool = False
 
 
 FeedEvent = (
@@ -236,6 +239,11 @@ def _clock_changed(known: BoardState, new: BoardState, tolerance: float) -> bool
     )
 
 
+def _health(state: BoardState) -> tuple[object, ...]:
+    """What a ``status`` event tells of a board."""
+    return (state.status, state.recovered_plies, state.battery, state.battery_charging)
+
+
 def _other_events(
     known: BoardState, new: BoardState, seqs: Iterator[int], tolerance: float
 ) -> list[FeedEvent]:
@@ -256,10 +264,15 @@ def _other_events(
         events.append(
             ResultChanged(seq=next(seqs), board=b, result=new.result, result_final=new.result_final)
         )
-    if (known.status, known.recovered_plies) != (new.status, new.recovered_plies):
+    if _health(known) != _health(new):
         events.append(
             StatusChanged(
-                seq=next(seqs), board=b, status=new.status, recovered_plies=new.recovered_plies
+                seq=next(seqs),
+                board=b,
+                status=new.status,
+                recovered_plies=new.recovered_plies,
+                battery=new.battery,
+                battery_charging=new.battery_charging,
             )
         )
     return events

@@ -25,6 +25,7 @@ from pydantic_core import ErrorDetails
 
 __all__ = [
     "COMMAND_TYPES",
+    "LOW_BATTERY",
     "MALFORMED_JSON",
     "RESULTS",
     "AcceptPosition",
@@ -105,6 +106,11 @@ class MoveInfo:
     emt: float | None = None  # time spent on the move ([%emt]), seconds
 
 
+#: Below this % a wireless e-board's battery is shown as low (the arbiter page's twin is
+#: ``LOW_BATTERY`` in broadcast/static/model.js).
+LOW_BATTERY = 20
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class BoardState:
     """A complete snapshot of one board, enough to render it from scratch.
@@ -136,6 +142,8 @@ class BoardState:
     port: str | None = None  # the device path it was last heard on
     variant: str = "standard"  # or "chess960" (the PGN then has Variant, SetUp and FEN)
     recovered_plies: int = 0  # plies of this game recovered, not seen live (docs/alerts.md)
+    battery: int | None = None  # % left, as a wireless e-board reports it; None: never (USB)
+    battery_charging: bool = False  # the e-board is on its charger (with ``battery``)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

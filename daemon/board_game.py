@@ -34,6 +34,7 @@ from daemon.game.state import TrackerSettings
 from daemon.game.tracker import GameTracker
 from daemon.rendered_game import RenderedGame
 from drivers.observations import (
+    BatteryObserved,
     ClockObserved,
     ClockSide,
     PlacementObserved,
@@ -71,6 +72,7 @@ class BoardGame:
     port: str | None = None  # the device path of its last link-up
     placement: PlacementObserved | None = None  # the last sensed placement (next round)
     reading: ClockObserved | None = None  # the last clock reading (next round)
+    battery: BatteryObserved | None = None  # the last level a wireless e-board reported
 
 
 def make_tracker(board: BoardConfig, section: Section, base: TrackerSettings) -> GameTracker | None:

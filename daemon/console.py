@@ -35,7 +35,7 @@ from rich.spinner import Spinner
 from rich.table import Table
 from rich.text import Text
 
-from broadcast.messages import Alert, BoardState, BoardStatus
+from broadcast.messages import LOW_BATTERY, Alert, BoardState, BoardStatus
 from broadcast.pgn import format_clock
 from daemon.logs import under_journald
 
@@ -141,7 +141,11 @@ def _link(state: BoardState) -> Text:
     serial = f"#{state.serial}" if state.serial else "not heard"
     if state.status is BoardStatus.OFFLINE:
         return Text(f"{serial} lost", style="red")
-    return Text(serial)
+    link = Text(serial)
+    if state.battery is not None:  # a wireless e-board (docs/integrations.md)
+        low = state.battery < LOW_BATTERY and not state.battery_charging
+        link.append(f" {state.battery}%", style="bold yellow" if low else "")
+    return link
 
 
 def _clocks(state: BoardState, now: float) -> str:

@@ -1,9 +1,10 @@
 """The inputs of the deterministic core, as journal records.
 
 Everything the round's pure core acts on is one of these records: a sensed placement, a
-clock reading, a link change, a timer tick that fired, or an arbiter command. The daemon
-appends each to the journal *before* acting on it; replaying them in order rebuilds every
-game, clock, alert and result exactly (docs/architecture.md, "the journal is the input log").
+clock reading, a link change, a battery level, a timer tick that fired, or an arbiter
+command. The daemon appends each to the journal *before* acting on it; replaying them in
+order rebuilds every game, clock, alert and result exactly (docs/architecture.md, "the
+journal is the input log").
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import chess
 
 from daemon.journal import ROUND
 from drivers.observations import (
+    BatteryObserved,
     ClockObserved,
     ClockSide,
     LinkObserved,
@@ -24,6 +26,7 @@ from drivers.observations import (
 
 __all__ = [
     "ARBITER",
+    "BATTERY",
     "CLOCK",
     "FLOOD",
     "INPUT_KINDS",
@@ -33,6 +36,8 @@ __all__ = [
     "RECOVERY",
     "START",
     "TICK",
+    "battery_from_payload",
+    "battery_payload",
     "board_fen",
     "board_from_fen",
     "clock_from_payload",
@@ -59,11 +64,14 @@ RECOVERY: Final = "recovery"
 #: The e-board sends far more sensor changes than hands make (a faulty board, a piece
 #: flickering on a sensor), or calmed down again: ``{"flooding": bool, "rate": float}``.
 FLOOD: Final = "flood"
+#: A wireless e-board reported its battery level: ``{"percent": 0..100, "charging": bool}``
+#: (journalled when it changed; USB boards never report one).
+BATTERY: Final = "battery"
 #: Record kinds that are inputs (replayed); every other kind is a decision (audit only).
 #: ``round`` (:data:`daemon.journal.ROUND`) is a section moving on to another round
 #: (daemon/round_change.py).
 INPUT_KINDS: Final = frozenset(
-    {PLACEMENT, CLOCK, LINK, TICK, ARBITER, ROUND, JOURNAL, RECOVERY, START, FLOOD}
+    {PLACEMENT, CLOCK, LINK, TICK, ARBITER, ROUND, JOURNAL, RECOVERY, START, FLOOD, BATTERY}
 )
 
 
@@ -200,3 +208,15 @@ def link_payload(
 def link_from_payload(payload: Mapping[str, Any], at: float) -> LinkObserved:
     """The inverse of :func:`link_payload`."""
     return LinkObserved(state=LinkState(payload["state"]), at=at)
+
+
+def battery_payload(observation: BatteryObserved) -> dict[str, Any]:
+    """``{"percent": …, "charging": …}``."""
+    return {"percent": observation.percent, "charging": observation.charging}
+
+
+def battery_from_payload(payload: Mapping[str, Any], at: float) -> BatteryObserved:
+    """The inverse of :func:`battery_payload`."""
+    return BatteryObserved(
+        percent=int(payload["percent"]), charging=bool(payload["charging"]), at=at
+    )

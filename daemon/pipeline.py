@@ -37,11 +37,13 @@ from daemon.config import BoardConfig, Section
 from daemon.flood import FloodGuard
 from daemon.game.state import TrackerState
 from daemon.inputs import (
+    BATTERY,
     CLOCK,
     FLOOD,
     LINK,
     PLACEMENT,
     RECOVERY,
+    battery_payload,
     board_fen,
     clock_payload,
     link_payload,
@@ -52,10 +54,10 @@ from daemon.service import RoundService
 from drivers.backoff import BackoffPolicy
 from drivers.dgt.commands import ClockAscii, ClockSetAndRun
 from drivers.dgt.device_core import DeviceTimeouts
-from drivers.dgt.events import BoardDump, ClockTimes, EEMoves, FieldUpdated
+from drivers.dgt.events import BatteryStatus, BoardDump, ClockTimes, EEMoves, FieldUpdated
 from drivers.dgt.link import ClockRefused, DgtLinkError
 from drivers.dgt.memory import board_memory
-from drivers.dgt.observe import SensorBoard, clock_observation
+from drivers.dgt.observe import SensorBoard, battery_observation, clock_observation
 from drivers.dgt.ports import PortSpec
 from drivers.dgt.supervisor import BoardSupervisor, LinkDown, LinkUp, Report
 from drivers.memory import memory_payload
@@ -114,6 +116,7 @@ class BoardSession:
         self.supervisor = supervisor or board_supervisor(board)
         self._sensors = SensorBoard()
         self._last_clock: dict[str, object] | None = None
+        self._last_battery: dict[str, object] | None = None  # journalled on this connection
         self._wall_clock = wall_clock
         self._last_wall = -math.inf
         self.online = asyncio.Event()
@@ -208,7 +211,7 @@ class BoardSession:
                 self._end_catching_up({"state": "failed", "reason": "link lost"}, at)
                 log.warning("= board %d offline: %s", number, report.reason)
                 self._sensors = SensorBoard()  # the next dump resynchronises
-                self._last_clock = None
+                self._last_clock = self._last_battery = None
                 self._last_placement, self._held = None, None
                 self._cancel_refresh()
                 payload = link_payload(LinkObserved(state=LinkState.OFFLINE, at=at), report.reason)
@@ -217,6 +220,8 @@ class BoardSession:
                 self._receive_placement(report, at)
             case ClockTimes():
                 self._receive_clock(clock_observation(report, at), at)
+            case BatteryStatus():
+                self._receive_battery(report, at)
             case EEMoves() if self._catching_up:
                 memory = board_memory(report.records)
                 log.info("= board %d memory read: %d steps", number, len(memory.steps))
@@ -238,6 +243,14 @@ class BoardSession:
             self._start_catching_up(at)
             return
         self._offer_placement(placement, at)
+
+    def _receive_battery(self, report: BatteryStatus, at: float) -> None:
+        """A wireless board's battery level (asked every minute, drivers/dgt/battery.py):
+        journalled when it changed (a reconnect journals it once again)."""
+        payload = battery_payload(battery_observation(report, at))
+        if payload != self._last_battery:
+            self._last_battery = payload
+            self._send(BATTERY, payload, at)
 
     def _start_catching_up(self, at: float) -> None:
         """Ask the board's memory; hold its reports back until it comes."""

@@ -50,6 +50,7 @@ from daemon.game.state import TrackerSettings
 from daemon.game.tracker import GameTracker
 from daemon.inputs import (
     ARBITER,
+    BATTERY,
     CLOCK,
     FLOOD,
     JOURNAL,
@@ -58,6 +59,7 @@ from daemon.inputs import (
     RECOVERY,
     START,
     TICK,
+    battery_from_payload,
     clock_from_payload,
     link_from_payload,
     placement_from_payload,
@@ -203,6 +205,9 @@ class RoundCore:
         elif kind == RECOVERY:
             self._recover(board, tracker, payload, at, outcome)
             outcome.boards.add(board)
+        elif kind == BATTERY:
+            game.battery = battery_from_payload(payload, at)
+            outcome.boards.add(board)
         else:
             raise ValueError(f"not an input kind: {kind}")
         self._drain_tracker(board, outcome)
@@ -284,6 +289,7 @@ class RoundCore:
         if old is not None:
             game.online, game.serial, game.port = old.online, old.serial, old.port
             game.placement, game.reading = old.placement, old.reading
+            game.battery = old.battery
         self.games[board.number] = game
         event = section.event
         rules = BoardRules.of_event(
@@ -423,4 +429,6 @@ class RoundCore:
             port=game.port,
             variant=game.section.event.variant,
             recovered_plies=game.recovered_plies,
+            battery=game.battery.percent if game.battery else None,
+            battery_charging=bool(game.battery and game.battery.charging),
         )

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import chess
 
 __all__ = [
+    "BatteryObserved",
     "ClockObserved",
     "ClockSide",
     "LinkObserved",
@@ -88,6 +89,27 @@ class LinkObserved:
 
     state: LinkState
     at: float
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BatteryObserved:
+    """The e-board's battery level, as a wireless board reports it.
+
+    Board health for the arbiter and the broadcast, not an input of the game: it is not
+    an :data:`Observation`.
+
+    Attributes:
+        percent: remaining capacity, 0..100.
+        charging: the board is on its charger.
+    """
+
+    percent: int
+    charging: bool
+    at: float
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.percent <= 100:
+            raise ValueError(f"a battery level is 0..100 %, not {self.percent}")
 
 
 Observation = PlacementObserved | ClockObserved | LinkObserved

@@ -36,6 +36,7 @@ from broadcast.messages import BoardState, BoardStatus, MoveInfo
 __all__ = [
     "EBoards",
     "FeedGroup",
+    "battery_text",
     "clock_json",
     "eboard_json",
     "eboard_state",
@@ -92,12 +93,18 @@ def eboard_json(state: BoardState, *, flipped: bool) -> dict[str, Any]:
         "serialnr": state.serial,
         "source": state.port if online else None,
         "state": eboard_state(state),
-        "battery": None,  # USB boards report none (dgt-protocol.md §4: Bluetooth only)
+        "battery": battery_text(state),
         "comment": None,
         "board": state.fen.split(" ", 1)[0],
         "flipped": flipped,
         "clock": clock_json(state),
     }
+
+
+def battery_text(state: BoardState) -> str | None:
+    """``battery`` of an e-board (§3): ``"84%"`` as a Bluetooth board last reported it;
+    null for a USB board, which reports none (dgt-protocol.md §4.1)."""
+    return None if state.battery is None else f"{state.battery}%"
 
 
 def source_json(state: BoardState) -> dict[str, Any]:

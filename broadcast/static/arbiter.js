@@ -11,6 +11,8 @@ import { AlertList, clockTime } from "./alerts.js";
 import { el } from "./boardview.js";
 import {
   Action,
+  LOW_BATTERY,
+  batteryText,
   FeedState,
   formatClock,
   playerText,
@@ -106,7 +108,8 @@ class BoardRow {
     resultCell.append(this.result, " ", this.final);
     const statusCell = el("td", "status-cell");
     this.recovered = el("span", "recovered");
-    statusCell.append(this.status, this.recovered);
+    this.battery = el("span", "battery");
+    statusCell.append(this.status, this.recovered, this.battery);
     this.tr.append(el("td", "number", String(number)), players, statusCell, resultCell, commands);
     this.choice.addEventListener("change", () => this.enable());
     this.set.addEventListener("click", () => page.setResult(this, this.choice.value));
@@ -124,6 +127,10 @@ class BoardRow {
     this.status.dataset.status = board.status;
     this.status.title = recoveredText(board.recovered_plies);
     this.recovered.textContent = recoveredText(board.recovered_plies);
+    const percent = board.battery ?? null;
+    const charging = Boolean(board.battery_charging);
+    this.battery.textContent = batteryText(percent, charging);
+    this.battery.classList.toggle("low", percent !== null && percent < LOW_BATTERY && !charging);
     this.tr.dataset.status = board.status;
     this.result.textContent = board.result === "*" ? "*" : resultText(board.result);
     this.result.dataset.result = board.result;

@@ -113,6 +113,8 @@ export function applyToBoards(boards, event) {
   } else if (event.type === "status") {
     board.status = event.status;
     board.recovered_plies = event.recovered_plies ?? 0;
+    board.battery = event.battery ?? null;
+    board.battery_charging = event.battery_charging ?? false;
   }
   return true;
 }
@@ -222,6 +224,15 @@ const STATUS_TEXT = {
 export function recoveredText(plies) {
   if (!plies) return "";
   return `${plies} ${plies === 1 ? "ply" : "plies"} recovered`;
+}
+
+/** Below this % a wireless e-board's battery is marked low on the arbiter page. */
+export const LOW_BATTERY = 20;
+
+/** "battery 84%" ("… charging"), or "" for a board that never reported one (USB). */
+export function batteryText(percent, charging) {
+  if (percent === null || percent === undefined) return "";
+  return `battery ${percent}%${charging ? " charging" : ""}`;
 }
 
 /** A board status in words. */

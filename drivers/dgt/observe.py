@@ -11,10 +11,16 @@ from collections.abc import Mapping
 
 import chess
 
-from drivers.dgt.events import BoardDump, ClockTimes, Event, FieldUpdated
-from drivers.observations import ClockObserved, ClockSide, PlacementObserved
+from drivers.dgt.events import BatteryStatus, BoardDump, ClockTimes, Event, FieldUpdated
+from drivers.observations import BatteryObserved, ClockObserved, ClockSide, PlacementObserved
 
-__all__ = ["PIECES", "SensorBoard", "clock_observation", "square_of_field"]
+__all__ = [
+    "PIECES",
+    "SensorBoard",
+    "battery_observation",
+    "clock_observation",
+    "square_of_field",
+]
 
 #: DGT piece codes 0x01–0x0C → pieces (dgt-protocol.md §5.1; note the order R N B K Q).
 PIECES: Mapping[int, chess.Piece] = {
@@ -127,3 +133,12 @@ def clock_observation(times: ClockTimes, at: float) -> ClockObserved:
         connected=not times.no_clock,
         at=at,
     )
+
+
+def battery_observation(status: BatteryStatus, at: float) -> BatteryObserved:
+    """Turn a BATTERY_STATUS into a :class:`BatteryObserved` (dgt-protocol.md §4.1).
+
+    Byte 0 is the remaining capacity in %; a value above 100 (the field holds 0..127) is
+    read as 100. Status bit 0 means charging.
+    """
+    return BatteryObserved(percent=min(status.percent, 100), charging=status.charging, at=at)

@@ -100,7 +100,7 @@ class FeedModel:
         names = {
             "clock": ("white_clock", "black_clock", "running", "clock_at"),
             "result": ("result", "result_final"),
-            "status": ("status",),
+            "status": ("status", "recovered_plies", "battery", "battery_charging"),
         }[kind]
         for name in names:
             state[name] = message[name]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import chess
@@ -9,8 +10,10 @@ import chess.pgn
 import pytest
 from playwright.async_api import Page, expect
 
+from daemon.app import Daemon
 from drivers.emulator.clock import ClockSettings
 from drivers.emulator.device import EmulatedBoard
+from drivers.emulator.firmware import BoardIdentity
 from tests.browser.conftest import LOOP, Pages
 from tests.daemon.recovery_support import play_part
 from tests.daemon.support import BoardSpec, running_daemon, wait_for, write_config
@@ -157,3 +160,31 @@ async def test_the_arbiter_chooses_the_line_played_during_a_gap(
             row = page.locator('tr[data-board="1"]')
             await expect(row.locator(".recovered")).to_have_text("4 plies recovered")
             await pages.close()
+
+
+async def test_the_arbiter_page_shows_the_battery_of_wireless_boards(
+    tmp_path: Path, pages: Pages
+) -> None:
+    low = BoardIdentity.from_serial("23946").bluetooth(15)
+    async with (
+        EmulatedBoard(identity=low, seed=1) as one,
+        EmulatedBoard(identity=BoardIdentity.from_serial("07425"), seed=2) as two,
+    ):
+        config = write_config(tmp_path, [BoardSpec(1, str(one.path)), BoardSpec(2, str(two.path))])
+        async with running_daemon(config) as daemon:
+            # Asked at once when a board connects: no need to wait the minute.
+            await wait_for(lambda: _battery(daemon, 1) == 15, 20, "board 1's battery")
+            page = await pages.open(f"http://127.0.0.1:{daemon.server.port}/arbiter")
+            await sign_in(page, TOKEN)
+            first = page.locator('tr[data-board="1"] .battery')
+            await expect(first).to_have_text("battery 15%")
+            await expect(first).to_have_class(re.compile(r"\blow\b"))
+            await expect(page.locator('tr[data-board="2"] .status')).to_have_text(re.compile("."))
+            await expect(page.locator('tr[data-board="2"] .battery')).to_have_text("")  # USB
+            await page.screenshot(path=tmp_path / "arbiter-battery.png", full_page=True)
+            await pages.close()
+
+
+def _battery(daemon: Daemon, board: int) -> int | None:
+    state = daemon.hub.state(board)
+    return None if state is None else state.battery

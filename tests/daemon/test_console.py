@@ -53,6 +53,7 @@ def test_the_view_shows_boards_clocks_results_and_alerts() -> None:
         clock_at=1000.0,
         status=BoardStatus.ONLINE,
         serial="10001",
+        battery=84,  # a Bluetooth board
     )
     over = BoardState(
         board=2, section="U12", white="A, B", black="C, D", result="1-0", serial="10002"
@@ -72,7 +73,8 @@ def test_the_view_shows_boards_clocks_results_and_alerts() -> None:
     rows = {line.split("│")[0].strip(): line for line in text.splitlines() if "│" in line}
     assert "▸1:28:59  1:29:30" in rows["1"]  # White's clock ran 61 s since the reading
     assert "1... c5" in rows["1"]
-    assert "#10001" in rows["1"]
+    assert "#10001 84%" in rows["1"]
+    assert "%" not in rows["U12 2"]  # a USB board: no battery
     assert "live" in rows["1"]
     assert "1-0 provisional" in rows["U12 2"]
     assert "#3 lost" in rows["3"]

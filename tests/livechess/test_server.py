@@ -87,6 +87,10 @@ async def test_eboards_lists_every_heard_board_with_the_documented_fields(
         "clock": {"white": 5399, "black": 5400, "run": True, "time": 1_764_000_000_250},
     }
     assert second["serialnr"] == "10002"
+    assert second["battery"] is None  # never reported: a USB board
+    server.hub.publish_board(board_state(2, [], serial="10002", battery=84, battery_charging=True))
+    listed = await client.call("eboards", {})
+    assert listed["param"][1]["battery"] == "84%"  # a Bluetooth board (livechess-api.md §3)
     sources = await client.call("sources", {})
     assert [s["device"] for s in sources["param"]] == ["/dev/ttyACM1", "/dev/ttyACM2"]
     assert sources["param"][0] == {
