@@ -28,8 +28,9 @@ from drivers.dgt.events import (
 from drivers.emulator.clock import ClockSettings
 from drivers.emulator.device import EmulatedBoard
 from drivers.emulator.firmware import BoardMode
-from drivers.emulator.physical import PhysicalBoard, piece_of, square_of
+from drivers.emulator.physical import PhysicalBoard
 from tests.emulator.client import PtyClient
+from tests.emulator.support import placement, read_pgn
 from tests.waiting import wait_until
 
 
@@ -47,22 +48,6 @@ def sensors(events: list[Event]) -> list[int]:
         elif isinstance(event, FieldUpdated) and fields:
             fields[event.field] = event.piece
     return fields
-
-
-def placement(fields: list[int], *, rotated: bool = False) -> chess.BaseBoard:
-    board = chess.BaseBoard(None)
-    for field, code in enumerate(fields):
-        piece = piece_of(code)
-        if piece is not None:
-            board.set_piece_at(square_of(field, rotated=rotated), piece)
-    return board
-
-
-def read_pgn(path: Path) -> chess.pgn.Game:
-    with path.open() as handle:
-        game = chess.pgn.read_game(handle)
-    assert game is not None
-    return game
 
 
 async def test_the_path_opens_like_a_serial_port(board: EmulatedBoard) -> None:

@@ -20,6 +20,7 @@ from drivers.emulator.player import (
     StartClock,
     TimedAction,
 )
+from tests.emulator.support import random_games
 
 
 def perform(board: PhysicalBoard, schedule: list[TimedAction]) -> list[chess.BaseBoard]:
@@ -215,20 +216,6 @@ def test_stopping_after_some_plies_and_arriving_late() -> None:
 def test_nobody_turning_up_means_only_the_clock_starts(plies: int | None, late_by: float) -> None:
     schedule = HumanPlayer().play(game_of("1. e4 *"), plies=plies, late_by=late_by)
     assert schedule == [TimedAction(at=0.0, action=StartClock())]
-
-
-@st.composite
-def random_games(draw: st.DrawFn) -> list[chess.Move]:
-    board = chess.Board()
-    moves = []
-    for _ in range(draw(st.integers(min_value=1, max_value=40))):
-        legal = sorted(board.legal_moves, key=lambda m: m.uci())
-        if not legal:
-            break
-        move = draw(st.sampled_from(legal))
-        moves.append(move)
-        board.push(move)
-    return moves
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])

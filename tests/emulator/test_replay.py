@@ -15,8 +15,9 @@ from drivers.dgt.events import BoardDump, ClockTimes, Event, FieldUpdated
 from drivers.dgt.protocol import DgtProtocol
 from drivers.emulator.clock import ChessClock, ClockSettings, Side
 from drivers.emulator.firmware import BoardFirmware
-from drivers.emulator.physical import PhysicalBoard, piece_of, square_of
+from drivers.emulator.physical import PhysicalBoard
 from drivers.emulator.player import HumanPlayer, TimedAction
+from tests.emulator.support import placement, random_games, read_pgn
 
 
 def run(firmware: BoardFirmware, schedule: list[TimedAction], until: float) -> list[Event]:
@@ -45,19 +46,7 @@ def replay(events: list[Event], *, rotated: bool) -> chess.BaseBoard:
     for event in events:
         if isinstance(event, FieldUpdated):
             fields[event.field] = event.piece
-    board = chess.BaseBoard(None)
-    for field, code in enumerate(fields):
-        piece = piece_of(code)
-        if piece is not None:
-            board.set_piece_at(square_of(field, rotated=rotated), piece)
-    return board
-
-
-def read_pgn(path: Path) -> chess.pgn.Game:
-    with path.open() as handle:
-        game = chess.pgn.read_game(handle)
-    assert game is not None
-    return game
+    return placement(fields, rotated=rotated)
 
 
 def test_a_real_game_with_noise_replays_to_its_end(games_dir: Path) -> None:
@@ -83,23 +72,9 @@ def _seconds(times: ClockTimes, side: Side) -> int:
     return (times.right if side == "right" else times.left).total_seconds
 
 
-@st.composite
-def short_games(draw: st.DrawFn) -> list[chess.Move]:
-    board = chess.Board()
-    moves = []
-    for _ in range(draw(st.integers(min_value=0, max_value=30))):
-        legal = sorted(board.legal_moves, key=lambda m: m.uci())
-        if not legal:
-            break
-        move = draw(st.sampled_from(legal))
-        moves.append(move)
-        board.push(move)
-    return moves
-
-
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
-    moves=short_games(),
+    moves=random_games(min_plies=0, max_plies=30),
     seed=st.integers(0, 2**16),
     noise=st.floats(0.0, 1.0),
     rotated=st.booleans(),
