@@ -191,18 +191,24 @@ def test_a_snapshot_holds_the_round_change(tmp_path: Path) -> None:
     assert restored.config.sections[0].event.round == 2
 
 
-def test_a_round_whose_boards_belong_to_another_section_is_refused(tmp_path: Path) -> None:
+def _open_with_pairing(tmp_path: Path, extra: str = "") -> Path:
+    """The two sections, the Open in round 4 with its pairing files (round 5's: two games)."""
     for name in ("tournament-example.trf", "round4-pairings.txt"):
         shutil.copy(ROOT / "config" / name, tmp_path / name)
     (tmp_path / "round5-pairings.txt").write_text("2\n1 10\n2 6\n")
-    text = SECTIONS.replace(
-        'name = "Open"\n',
-        'name = "Open"\nround = 4\n[sections.pairing]\ntrf = "tournament-example.trf"\n'
-        'pairings = "round{round}-pairings.txt"\nfirst_board = 10\n',
-    )
     path = tmp_path / "event.toml"
-    path.write_text(text)
-    core = RoundCore(load_config(path, env={}))
+    path.write_text(
+        SECTIONS.replace(
+            'name = "Open"\n',
+            'name = "Open"\nround = 4\n[sections.pairing]\ntrf = "tournament-example.trf"\n'
+            f'pairings = "round{{round}}-pairings.txt"\n{extra}',
+        )
+    )
+    return path
+
+
+def test_a_round_whose_boards_belong_to_another_section_is_refused(tmp_path: Path) -> None:
+    core = RoundCore(load_config(_open_with_pairing(tmp_path, "first_board = 10\n"), env={}))
     with Journal(tmp_path / "j.db") as journal:
         keeper = RoundKeeper(core, RoundService(core, journal, Hub()), {})
         reply = keeper.next_round("Open", force=True)
@@ -216,17 +222,7 @@ def test_a_round_whose_boards_belong_to_another_section_is_refused(tmp_path: Pat
 
 
 def test_unconfirmed_results_refuse_the_change_unless_forced(tmp_path: Path) -> None:
-    for name in ("tournament-example.trf", "round4-pairings.txt"):
-        shutil.copy(ROOT / "config" / name, tmp_path / name)
-    (tmp_path / "round5-pairings.txt").write_text("2\n1 10\n2 6\n")
-    text = SECTIONS.replace(
-        'name = "Open"\n',
-        'name = "Open"\nround = 4\n[sections.pairing]\ntrf = "tournament-example.trf"\n'
-        'pairings = "round{round}-pairings.txt"\n',
-    )
-    path = tmp_path / "event.toml"
-    path.write_text(text)
-    core = RoundCore(load_config(path, env={}))
+    core = RoundCore(load_config(_open_with_pairing(tmp_path), env={}))
     _command(core, SetResult(board=1, result="1-0"), 10.0)
     with Journal(tmp_path / "j.db") as journal:
         keeper = RoundKeeper(core, RoundService(core, journal, Hub()), {})
