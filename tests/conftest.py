@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.mosquitto import Mosquitto, find_mosquitto
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -41,6 +43,17 @@ def recordings_dir(shared_dir: Path) -> Path:
 def games_dir(shared_dir: Path) -> Path:
     """Real games in PGN."""
     return shared_dir / "data" / "games"
+
+
+@pytest.fixture
+def mosquitto(tmp_path: Path) -> Iterator[Mosquitto]:
+    """A running broker of the test's own on a free loopback port, with persistence, stopped
+    after the test."""
+    if find_mosquitto() is None:
+        pytest.fail("mosquitto is not installed (make system)")
+    broker = Mosquitto(tmp_path / "mosquitto")
+    with broker:
+        yield broker
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -1,4 +1,4 @@
-"""Fixtures of the broadcast tests: a real mosquitto broker and a recording HTTP server."""
+"""Fixtures of the broadcast tests: a recording HTTP server (the broker is in tests/conftest.py)."""
 
 from __future__ import annotations
 
@@ -6,26 +6,13 @@ import asyncio
 import collections
 import contextlib
 import ssl
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.mosquitto import Mosquitto, find_mosquitto
-
 __all__ = ["Answer", "ReceivedRequest", "RecordingServer"]
-
-
-@pytest.fixture
-def mosquitto(tmp_path: Path) -> Iterator[Mosquitto]:
-    """A running broker of its own on a free loopback port, stopped after the test."""
-    if find_mosquitto() is None:
-        pytest.fail("mosquitto is not installed (make system)")
-    broker = Mosquitto(tmp_path / "mosquitto")
-    with broker:
-        yield broker
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
