@@ -10,7 +10,7 @@ import pytest
 from broadcast.hub import Hub
 from broadcast.messages import ConfirmResult, SetResult
 from daemon.config import BoardConfig, ConfigError, load_config
-from daemon.inputs import ARBITER
+from daemon.inputs import ARBITER, BATTERY
 from daemon.journal import EVENT_BOARD, ROUND, Journal
 from daemon.pairing import PairingFileError
 from daemon.round import RoundCore, command_payload
@@ -100,6 +100,18 @@ def test_core_moves_one_section_on(tmp_path: Path) -> None:
     u12 = core.board_state(11, 200.0)
     assert (u12.round, u12.result) == ("3.11", "0-1"), "the other section is untouched"
     assert [p["board"] for p in pending_results(core, "Open")] == [2, 3]
+
+
+def test_an_eboards_battery_level_stays_with_it_into_the_next_round(tmp_path: Path) -> None:
+    core = _core(tmp_path)
+    assert core.board_state(1, 50.0).battery is None  # never reported (a USB board)
+    outcome = core.apply(1, BATTERY, {"percent": 37, "charging": False}, 60.0)
+    assert outcome.boards == {1}
+    assert core.board_state(1, 60.0).battery == 37
+    change = _change("Open", 2, (1, "D, D", "A, A"))
+    core.apply(EVENT_BOARD, ROUND, change.payload(), 200.0)
+    state = core.board_state(1, 200.0)
+    assert (state.battery, state.battery_charging, state.round) == (37, False, "2.1")
 
 
 def test_core_refuses_another_sections_board_and_unknown_sections(tmp_path: Path) -> None:
