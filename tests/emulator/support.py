@@ -1,4 +1,4 @@
-"""Helpers of the emulator tests: games read or drawn, and placements from field codes."""
+"""Helpers of the emulator tests: games read or drawn, what a driver would sense."""
 
 from __future__ import annotations
 
@@ -8,9 +8,10 @@ import chess
 import chess.pgn
 from hypothesis import strategies as st
 
+from drivers.dgt.events import BoardDump, Event, FieldUpdated
 from drivers.emulator.physical import piece_of, square_of
 
-__all__ = ["placement", "random_games", "read_pgn"]
+__all__ = ["placement", "random_games", "read_pgn", "sensors"]
 
 
 def read_pgn(path: Path) -> chess.pgn.Game:
@@ -19,6 +20,17 @@ def read_pgn(path: Path) -> chess.pgn.Game:
         game = chess.pgn.read_game(handle)
     assert game is not None
     return game
+
+
+def sensors(events: list[Event]) -> list[int]:
+    """The fields a driver would believe in: the first dump plus every update after it."""
+    fields: list[int] = []
+    for event in events:
+        if isinstance(event, BoardDump) and not fields:
+            fields = list(event.squares)
+        elif isinstance(event, FieldUpdated) and fields:
+            fields[event.field] = event.piece
+    return fields
 
 
 def placement(fields: list[int], *, rotated: bool = False) -> chess.BaseBoard:

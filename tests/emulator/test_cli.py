@@ -13,9 +13,9 @@ import pytest
 
 from daemon.cli import main
 from drivers.dgt import commands as cmd
-from drivers.dgt.events import BatteryStatus, BoardDump, Event, FieldUpdated, SerialNumber
-from drivers.emulator.physical import piece_of, square_of
+from drivers.dgt.events import BatteryStatus, Event, SerialNumber
 from tests.emulator.client import PtyClient
+from tests.emulator.support import placement, sensors
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -41,21 +41,6 @@ async def device_of(process: asyncio.subprocess.Process) -> Path:
     return Path(line.removeprefix("device: ").strip())
 
 
-def placement(events: list[Event]) -> chess.BaseBoard:
-    fields: list[int] = []
-    for event in events:
-        if isinstance(event, BoardDump) and not fields:
-            fields = list(event.squares)
-        elif isinstance(event, FieldUpdated) and fields:
-            fields[event.field] = event.piece
-    board = chess.BaseBoard(None)
-    for field, code in enumerate(fields):
-        piece = piece_of(code)
-        if piece is not None:
-            board.set_piece_at(square_of(field), piece)
-    return board
-
-
 async def test_emulate_plays_the_game_and_stops_on_ctrl_c(games_dir: Path) -> None:
     pgn = games_dir / "molinari-bordais-1979.pgn"
     with pgn.open() as handle:
@@ -70,7 +55,7 @@ async def test_emulate_plays_the_game_and_stops_on_ctrl_c(games_dir: Path) -> No
         client = PtyClient(path)
         try:
             client.send(cmd.RequestBoard(), cmd.StartUpdateNice())
-            await client.until(lambda events: placement(events) == final, within=20)
+            await client.until(lambda events: placement(sensors(events)) == final, within=20)
         finally:
             client.close()
         assert process.stdout is not None

@@ -20,7 +20,6 @@ from drivers.dgt.events import (
     ClockTimes,
     EEMoves,
     Event,
-    FieldUpdated,
     ProtocolViolation,
     SerialNumber,
     Version,
@@ -30,24 +29,13 @@ from drivers.emulator.device import EmulatedBoard
 from drivers.emulator.firmware import BoardMode
 from drivers.emulator.physical import PhysicalBoard
 from tests.emulator.client import PtyClient
-from tests.emulator.support import placement, read_pgn
+from tests.emulator.support import placement, read_pgn, sensors
 from tests.waiting import wait_until
 
 
 def has(kind: type[Event], count: int = 1) -> Callable[[list[Event]], bool]:
     """A predicate: at least ``count`` events of ``kind`` arrived."""
     return lambda events: sum(isinstance(e, kind) for e in events) >= count
-
-
-def sensors(events: list[Event]) -> list[int]:
-    """The fields a driver would believe in: the first dump plus every update after it."""
-    fields: list[int] = []
-    for event in events:
-        if isinstance(event, BoardDump) and not fields:
-            fields = list(event.squares)
-        elif isinstance(event, FieldUpdated) and fields:
-            fields[event.field] = event.piece
-    return fields
 
 
 async def test_the_path_opens_like_a_serial_port(board: EmulatedBoard) -> None:
