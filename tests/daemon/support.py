@@ -25,6 +25,7 @@ DGTCAST = Path(sys.executable).parent / "dgtcast"
 
 __all__ = [
     "DGTCAST",
+    "FAST_TIMEOUTS",
     "FAST_TRACKER",
     "BoardSpec",
     "journal_moves",
@@ -46,6 +47,9 @@ FAST_TRACKER = TrackerSettings(
     result_settle_time=0.5,
     centre_king_hold=1.0,
 )
+
+#: Device timeouts shortened likewise.
+FAST_TIMEOUTS = DeviceTimeouts(quiet=3.0, probe=3.0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,12 +112,13 @@ async def running_daemon(
     set_clocks: bool = False,
     board_patience: float = 5.0,
     livechess_port: int | None = None,
+    device_timeouts: DeviceTimeouts = FAST_TIMEOUTS,
 ) -> AsyncIterator[Daemon]:
     """A daemon serving ``config`` on a free port, stopped cleanly on exit."""
     options = DaemonOptions(
         tracker=tracker,
         port=0,
-        device_timeouts=DeviceTimeouts(quiet=3.0, probe=3.0),
+        device_timeouts=device_timeouts,
         backoff=BackoffPolicy(initial=0.05, maximum=0.5),
         set_clocks_at_start=set_clocks,
         board_patience=board_patience,

@@ -15,17 +15,16 @@ from typing import Any
 import pytest
 from websockets.asyncio.client import connect
 
-from daemon.app import Daemon, DaemonOptions
+from daemon.app import Daemon
 from daemon.inputs import BATTERY
 from daemon.journal import Journal
-from drivers.backoff import BackoffPolicy
 from drivers.dgt.battery import BATTERY_MISSES
 from drivers.dgt.commands import RequestBattery
 from drivers.dgt.device_core import DeviceTimeouts
 from drivers.emulator.device import EmulatedBoard
 from drivers.emulator.firmware import BoardIdentity
 from tests.broadcast.feed_client import FeedModel, recv_json
-from tests.daemon.support import FAST_TRACKER, BoardSpec, wait_for, write_config
+from tests.daemon.support import FAST_TRACKER, BoardSpec, running_daemon, wait_for, write_config
 from tests.livechess.client import LiveChessClient
 
 #: The battery asked every 0.3 s instead of every minute.
@@ -39,22 +38,10 @@ async def daemon_on(config: Path, *, snapshot: bool = True) -> AsyncIterator[Dae
     """A daemon on ``config``; ``snapshot=False``: one whose settings differ from the last
     run's, so the snapshot its clean stop left is not used and every input is replayed."""
     tracker = FAST_TRACKER if snapshot else dataclasses.replace(FAST_TRACKER, settle_time=0.31)
-    options = DaemonOptions(
-        tracker=tracker,
-        port=0,
-        device_timeouts=TIMEOUTS,
-        backoff=BackoffPolicy(initial=0.05, maximum=0.5),
-        livechess_port=0,
-    )
-    daemon = await Daemon.open(config, options)
-    await daemon.start()
-    stop = asyncio.Event()
-    task = asyncio.create_task(daemon.run(stop))
-    try:
+    async with running_daemon(
+        config, tracker=tracker, livechess_port=0, device_timeouts=TIMEOUTS
+    ) as daemon:
         yield daemon
-    finally:
-        stop.set()
-        await asyncio.wait_for(task, 15)
 
 
 @asynccontextmanager
