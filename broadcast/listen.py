@@ -1,4 +1,4 @@
-"""Why the broadcast server cannot listen, in one line (docs/faults.md).
+"""Why a server cannot listen, in one line (docs/faults.md); the port it listens on.
 
 A busy port, an unknown host or a privileged port is the operator's to fix, not a bug:
 the daemon, the demo and the relay print :class:`ListenError` as one line naming the
@@ -10,7 +10,9 @@ from __future__ import annotations
 import errno
 import socket
 
-__all__ = ["ListenError", "listen_error"]
+from websockets.asyncio.server import Server
+
+__all__ = ["ListenError", "listen_error", "listening_port"]
 
 _REASONS = {
     errno.EADDRINUSE: "the port is in use (another dgtcast, or another program, listens there)",
@@ -31,3 +33,12 @@ def listen_error(host: str, port: int, exc: OSError) -> ListenError:
     else:
         reason = _REASONS.get(exc.errno or 0) or (exc.strerror or str(exc))
     return ListenError(f"cannot listen on {address}: {reason}")
+
+
+def listening_port(server: Server | None, name: str) -> int:
+    """The TCP port ``server`` listens on (its first socket's); before it is started, a
+    RuntimeError that names the server (``name``)."""
+    if server is None:
+        raise RuntimeError(f"{name} is not started")
+    port: int = server.sockets[0].getsockname()[1]
+    return port

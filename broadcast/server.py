@@ -52,7 +52,7 @@ from broadcast.http import (
     HttpRoutes,
 )
 from broadcast.hub import Hub, Subscription, Update
-from broadcast.listen import listen_error
+from broadcast.listen import listen_error, listening_port
 from broadcast.messages import BoardState, CommandHandler, decode_untrusted_json
 from broadcast.public_results import PublicResults, ResultsPolicy
 
@@ -223,10 +223,7 @@ class BroadcastServer:
     @property
     def port(self) -> int:
         """The TCP port the server listens on (after :meth:`start`)."""
-        if self._server is None:
-            raise RuntimeError("the server is not started")
-        port: int = self._server.sockets[0].getsockname()[1]
-        return port
+        return listening_port(self._server, "the server")
 
     @property
     def spectator_count(self) -> int:

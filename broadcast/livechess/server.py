@@ -34,7 +34,7 @@ from websockets.http11 import Request, Response
 from broadcast.arbiter_channel import until_either_ends
 from broadcast.feed import encode_json
 from broadcast.hub import Hub
-from broadcast.listen import ListenError, listen_error
+from broadcast.listen import ListenError, listen_error, listening_port
 from broadcast.livechess.eboards import EBoards, FeedGroup
 from broadcast.livechess.protocol import (
     MESSAGE_LIMIT,
@@ -147,10 +147,7 @@ class LiveChessServer:
     @property
     def port(self) -> int:
         """The TCP port listened on (after :meth:`start`)."""
-        if self._server is None:
-            raise RuntimeError("the LiveChess server is not started")
-        port: int = self._server.sockets[0].getsockname()[1]
-        return port
+        return listening_port(self._server, "the LiveChess server")
 
     @property
     def client_count(self) -> int:
