@@ -73,6 +73,14 @@ class RenderedGame:
             self._text = pgn[:split], pgn[split:], self._board.fen()
         return self._text
 
+    def __getstate__(self) -> dict[str, object]:
+        """For snapshots: the last position is all the rendering needs of the game's
+        board (a move stack is as big as the rest of the rendering together)."""
+        state = dict(vars(self))
+        state["_board"] = self._board.copy(stack=False)
+        state["_text"] = None
+        return state
+
     def _visit(self, recorded: RecordedMove) -> None:
         move = chess.Move.from_uci(recorded.uci)
         node = chess.pgn.Game().add_variation(move)  # the comment, as GameRecord.game() sets it

@@ -93,6 +93,7 @@ class RoundService:
         self.replayed_from = 0
         self._since_snapshot = 0
         self._snapshot_at = wall_clock()
+        self._cost_since_snapshot = 0.0  # seconds the core took for those inputs
         self._failing = False
         self.clock_setter: ClockSetter | None = None
         #: Told (records read, records in all) while :meth:`replay` reads a long journal.
@@ -116,6 +117,7 @@ class RoundService:
         Raises:
             JournalDamaged: a record was changed, removed or cannot be read.
         """
+        began = time.perf_counter()
         after = self.replayed_from = self._load_snapshot()
         self.journal.verify(after=after)
         count = 0
@@ -141,6 +143,7 @@ class RoundService:
         for alert in self.core.engine.open_alerts:
             self.hub.publish_alert(alert)
         self._since_snapshot = count
+        self._cost_since_snapshot = time.perf_counter() - began
         return count
 
     def _load_snapshot(self) -> int:
@@ -172,6 +175,7 @@ class RoundService:
             return False
         finally:
             self._since_snapshot, self._snapshot_at = 0, now
+            self._cost_since_snapshot = 0.0
         return True
 
     # -- inputs ------------------------------------------------------------------------
@@ -191,6 +195,7 @@ class RoundService:
 
     def _act(self, entry: Entry, *, journalled: bool) -> Outcome:
         """Apply an input, journal it (unless ``journalled``) with its decisions, publish."""
+        began = time.perf_counter()
         try:
             outcome = self.core.apply(entry.board, entry.kind, entry.payload, entry.at)
         except CommandRefused:
@@ -201,10 +206,16 @@ class RoundService:
             raise
         finally:
             self._deadlines_changed.set()
+        applied = time.perf_counter()
         self._journal(None if journalled else entry, outcome)
+        written = time.perf_counter()
         self._publish(outcome)
+        # what a replay of this input will cost: the core's work, not the journal's
+        self._cost_since_snapshot += applied - began + time.perf_counter() - written
         self._since_snapshot += 1
-        if self.snapshots.due(self._since_snapshot, entry.at - self._snapshot_at):
+        if self.snapshots.due(
+            self._since_snapshot, entry.at - self._snapshot_at, self._cost_since_snapshot
+        ):
             self.take_snapshot()
         return outcome
 

@@ -24,6 +24,7 @@ import gc
 import hashlib
 import io
 import pickle
+import zlib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -39,28 +40,43 @@ from daemon.round import RoundCore
 __all__ = ["SnapshotPolicy", "dump_state", "fingerprint", "load_state"]
 
 #: Bumped when the snapshot's layout changes in a way the source hash would miss.
-FORMAT = 1
+FORMAT = 2
 
 _PACKAGES = ("daemon", "broadcast", "drivers")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SnapshotPolicy:
-    """When the service takes a snapshot.
+    """When the service takes a snapshot: as soon as a restart would take too long.
+
+    A restart replays the inputs after the last snapshot through the same core that
+    applied them live, so the time the core took for them live is what their replay
+    will take (a little more: live, it also rendered what it published). Clock readings
+    cost little and moves much (a move is matched, played, checked and rendered), so
+    counting inputs alone leaves a move-heavy stretch of the round slow to restart.
 
     Attributes:
-        every_inputs: after this many inputs since the last one. At 500 boards with
-            running clocks (about 550 inputs a second) that is one a minute; replaying
-            that many clock readings takes about a second (docs/performance.md, row 7).
+        replay_seconds: after the inputs since the last snapshot took this long to
+            apply and render live. At 500 boards of classical chess with running clocks
+            that is about one a minute (docs/performance.md, row 7).
+        every_inputs: or after this many inputs since the last one.
         every_seconds: or after this long, if any input came since.
     """
 
+    replay_seconds: float = 1.0
     every_inputs: int = 30_000
     every_seconds: float = 600.0
 
-    def due(self, inputs: int, seconds: float) -> bool:
-        """Whether a snapshot is due after ``inputs`` inputs and ``seconds`` seconds."""
-        return inputs >= self.every_inputs or (inputs > 0 and seconds >= self.every_seconds)
+    def due(self, inputs: int, seconds: float, cost: float = 0.0) -> bool:
+        """Whether a snapshot is due after ``inputs`` inputs, ``seconds`` seconds and
+        ``cost`` seconds of the core's time since the last one."""
+        if inputs <= 0:
+            return False
+        return (
+            cost >= self.replay_seconds
+            or inputs >= self.every_inputs
+            or seconds >= self.every_seconds
+        )
 
 
 def fingerprint(config: Config, tracker: TrackerSettings | None) -> str:
@@ -73,11 +89,16 @@ def fingerprint(config: Config, tracker: TrackerSettings | None) -> str:
 
 
 def dump_state(core: RoundCore) -> bytes:
-    """The core's whole state as bytes (about 35 KiB per board of a long game)."""
+    """The core's whole state as bytes (about 6 KiB per board of a long game).
+
+    Compressed (zlib, fastest level: a fifth of the size): a restart then reads a few
+    hundred pages of the journal instead of thousands, and a snapshot written late in
+    a round lies scattered over the file's free pages.
+    """
     out = io.BytesIO()
     with _no_gc():
         _Pickler(out, protocol=pickle.HIGHEST_PROTOCOL).dump(vars(core))
-    return out.getvalue()
+    return zlib.compress(out.getbuffer(), 1)
 
 
 def load_state(core: RoundCore, data: bytes) -> None:
@@ -87,7 +108,7 @@ def load_state(core: RoundCore, data: bytes) -> None:
         Exception: whatever unpickling raises; ``core`` is then unchanged.
     """
     with _no_gc():
-        state = pickle.loads(data)
+        state = pickle.loads(zlib.decompress(data))
     if not isinstance(state, dict) or set(state) != set(vars(core)):
         raise ValueError("the snapshot does not hold a round's state")
     vars(core).update(state)
@@ -145,8 +166,7 @@ _FIELDS: dict[type, tuple[str, ...]] = {}
 
 def _board_state(*values: Any) -> Any:
     state = object.__new__(chess._BoardState)
-    for name, value in zip(_BOARD_STATE, values, strict=True):
-        setattr(state, name, value)
+    state.__dict__.update(zip(_BOARD_STATE, values, strict=True))
     return state
 
 

@@ -14,6 +14,7 @@ from daemon.journal import Journal
 from drivers.emulator.clock import ClockSettings
 from drivers.emulator.device import EmulatedBoard
 from drivers.emulator.player import Lift, Place
+from tests.daemon.snapshot_check import check_restarts_from_snapshots
 from tests.daemon.support import (
     BoardSpec,
     journal_moves,
@@ -73,3 +74,4 @@ async def test_kill_9_mid_move_loses_and_duplicates_nothing(
     assert alerts, "the kings gesture raises result_signalled"
     assert len(alerts) == len(set(alerts)), "an alert raised twice"
     assert len(starts) == 1, "the round start must survive the restart"
+    assert check_restarts_from_snapshots(config) >= 12

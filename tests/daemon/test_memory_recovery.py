@@ -17,6 +17,7 @@ from daemon.journal import Journal
 from drivers.emulator.clock import ClockSettings
 from drivers.emulator.device import EmulatedBoard
 from tests.daemon.recovery_support import check_record, play_part
+from tests.daemon.snapshot_check import check_restarts_from_snapshots
 from tests.daemon.support import BoardSpec, read_game, running_daemon, wait_for, write_config
 
 SPEED = 12.0
@@ -65,6 +66,7 @@ async def test_daemon_started_at_move_20_of_every_game(tmp_path: Path, games_dir
     check_record(journal_path, 1, long, one, 37)
     check_record(journal_path, 2, other, two, 30)
     assert _recovery_records(journal_path, 1) == ["reading", "read"]
+    assert check_restarts_from_snapshots(config) >= 12
 
 
 async def test_the_8_second_dump_at_9600_baud_keeps_the_line_honest(

@@ -5,7 +5,9 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
+import pickle
 import sqlite3
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -236,13 +238,15 @@ def test_another_config_or_a_broken_snapshot_falls_back_to_the_whole_journal(
         other = _restart(config, journal, fingerprint(config, None))  # other tracker timers
         assert other.replayed_from == 0
         db = sqlite3.connect(config.storage.path)
-        db.execute("UPDATE snapshots SET state = X'80054e2e'")  # a pickle of None
-        db.commit()
-        with caplog.at_level(logging.WARNING):
-            broken = _restart(config, journal, fp)
-        assert broken.replayed_from == 0
-        assert "not used" in caplog.text
-        assert _observed(broken.core) == full
+        for state in (zlib.compress(pickle.dumps(None)), b"not zlib"):
+            db.execute("UPDATE snapshots SET state = ?", (state,))
+            db.commit()
+            caplog.clear()
+            with caplog.at_level(logging.WARNING):
+                broken = _restart(config, journal, fp)
+            assert broken.replayed_from == 0
+            assert "not used" in caplog.text
+            assert _observed(broken.core) == full
         db.execute("DELETE FROM snapshots")
         db.commit()
         db.close()
@@ -289,3 +293,35 @@ def test_state_that_cannot_be_pickled_skips_the_snapshot_not_the_input(
         assert "snapshot not written" in caplog.text
         assert journal.latest_snapshot(service.fingerprint or "") is None
         assert [r.kind for r in journal.records(kinds=INPUT_KINDS)] == [LINK]
+
+
+def test_the_policy_counts_the_replay_time_as_well_as_inputs_and_seconds() -> None:
+    policy = SnapshotPolicy()
+    assert not policy.due(29_999, 599.0, 0.99)
+    assert policy.due(29_999, 599.0, 1.0)  # a move-heavy stretch: few inputs, costly
+    assert policy.due(30_000, 0.0, 0.0)
+    assert policy.due(1, 600.0, 0.0)
+    assert not policy.due(0, 1e9, 1e9)  # nothing came since the last
+
+
+@pytest.mark.parametrize(("budget", "taken"), [(1e-9, True), (1e9, False)])
+def test_the_service_takes_a_snapshot_once_replaying_would_take_its_budget(
+    tmp_path: Path, budget: float, taken: bool
+) -> None:
+    config = _config(tmp_path)
+    inputs = list(board_inputs(1, 4))
+    fp = fingerprint(config, FAST_TRACKER)
+    clock = _Clock()
+    policy = SnapshotPolicy(replay_seconds=budget, every_inputs=10**9, every_seconds=1e12)
+    with Journal(config.storage.path) as journal:
+        core = RoundCore(config, FAST_TRACKER)
+        service = RoundService(
+            core, journal, Hub(), wall_clock=clock, fingerprint=fp, snapshots=policy
+        )
+        _drive(service, clock, inputs)
+        found = journal.latest_snapshot(fp)
+        if taken:  # every input costs more than a nanosecond of the core's time
+            assert found is not None
+            assert found[0] == journal.last_seq
+        else:
+            assert found is None
