@@ -1,7 +1,7 @@
 """Restart-and-recover time: building the daemon on a 500-board journal (it replays it).
 
 Run ``.venv/bin/python bench/recovery.py [--boards 500] [--minutes M] [--classical]
-[--no-snapshots]``.
+[--no-snapshots] [--keep DIR]``.
 
 The journal is made the way the daemon makes it, without the daemon's waiting: every
 board plays a real game (``../shared/data/games``) at blitz pace (3+2, the emulator's
@@ -18,11 +18,13 @@ about six minutes each).
 
 ``--classical``: the boards play 90+30 games thought out to last the whole ``--minutes``
 (default 300: the end of a five-hour round), so every board's clock is journalled every
-second all round long (about 9 million clock readings at 500 boards). The writer then
-renders the boards and adds a snapshot every 30,000 inputs, as the daemon's service does
-(:class:`~daemon.snapshot.SnapshotPolicy`); the blitz journal gets snapshots too unless
-``--no-snapshots`` (which gives the replay of the whole journal, the figure before
-snapshots). The time each snapshot took to make is reported: the daemon pauses that long.
+second until its flag falls (about 3.5 hours in; the players then move on without a
+clock). The writer renders the boards and adds a snapshot as the daemon's service does
+(:class:`~daemon.snapshot.SnapshotPolicy`, by the inputs' times); the blitz journal gets
+snapshots too unless ``--no-snapshots`` (which gives the replay of the whole journal, the
+figure before snapshots). The time each snapshot takes to make and write is reported: the
+daemon's loop pauses that long. A second restart follows on the same journal with a
+snapshot at its last record: the restart right after a snapshot.
 
 Timed: ``Daemon.open(config, options)``, which opens the journal, loads the newest
 snapshot, replays the inputs after it through the core and publishes every board to the
@@ -208,6 +210,9 @@ class Written:
     seconds: float
     seen: dict[str, Any]
     snapshot_seconds: list[float]
+    tail: int  # inputs after the last snapshot
+    final: bytes  # the state after the last input (b"": no snapshots)
+    fingerprint: str
 
 
 def round_config(config_path: Path) -> Config:
@@ -228,23 +233,28 @@ def write_journal(
     Args:
         snapshots: add snapshots as the daemon's service does (None: none).
         publish_each: render the boards an input changed, as the service publishes them
-            (False: only before each snapshot, which leaves the same rendered games).
+            (False: only before each snapshot, which leaves the same rendered games; the
+            core's time that decides snapshots then leaves the rendering out, so they
+            come a little later than the daemon's).
     """
     started = time.perf_counter()
     config = round_config(config_path)
     core = RoundCore(config)
     print_ = fingerprint(config, None)
     count = records = since = 0
+    last, cost = EPOCH, 0.0
     made: list[float] = []
     entries: list[Entry | Decision] = []
     with Journal(path) as journal:
         journal.stamp_identity(identity_of(config))
         journal.append(EVENT_BOARD, STARTED, {"at": EPOCH}, EPOCH)
         for at, board, kind, payload in inputs:
+            began = time.perf_counter()
             outcome = core.apply(board, kind, payload, at)
             if publish_each:
                 for number in outcome.boards:
                     core.board_state(number, at)  # what the service publishes
+            cost += time.perf_counter() - began
             entries.append(Entry(board=board, kind=kind, at=at, payload=payload))
             entries += [
                 Entry(board=b, kind="game." + type(e).__name__, at=e.at, payload=to_json_dict(e))
@@ -256,13 +266,15 @@ def write_journal(
             if count % 1000 == 0:
                 records += len(journal.append_many(entries))
                 entries = []
-            if snapshots is not None and snapshots.due(since, 0.0):
+            if snapshots is not None and snapshots.due(since, at - last, cost):
                 records += len(journal.append_many(entries))
-                entries, since = [], 0
+                entries, since, last, cost = [], 0, at, 0.0
                 made.append(_snapshot(journal, core, print_, at))
         records += len(journal.append_many(entries))
     plies = {n: len(g.record.moves) for n, g in core.games.items()}
     _check_pgn(core)
+    for number in core.games:
+        core.board_state(number, last)  # as the service keeps them
     return Written(
         inputs=count,
         records=records,
@@ -270,14 +282,17 @@ def write_journal(
         seconds=time.perf_counter() - started,
         seen=_seen(core),
         snapshot_seconds=made,
+        tail=since,
+        final=dump_state(core) if snapshots is not None else b"",
+        fingerprint=print_,
     )
 
 
 def _snapshot(journal: Journal, core: RoundCore, print_: str, at: float) -> float:
-    """Add a snapshot as the service does; returns the seconds the daemon would pause."""
-    began = time.perf_counter()
+    """Add a snapshot as the service does; returns the seconds the daemon pauses for it."""
     for number in core.games:
-        core.board_state(number, at)  # the service keeps every board rendered
+        core.board_state(number, at)  # the service keeps every board rendered as it publishes
+    began = time.perf_counter()
     journal.write_snapshot(journal.last_seq, at, print_, dump_state(core))
     return time.perf_counter() - began
 
@@ -317,6 +332,8 @@ class Recovery:
         replayed: inputs the daemon replayed.
         snapshot_seq: the record the snapshot it loaded ends at (0: none).
         rss_before_kib / rss_after_kib: the restarted process's RSS before and after.
+        quick_wall_s / quick_cpu_s: the same restart with a snapshot at the last record
+            (None: no snapshots).
     """
 
     boards: int
@@ -328,6 +345,8 @@ class Recovery:
     snapshot_seq: int
     rss_before_kib: int
     rss_after_kib: int
+    quick_wall_s: float | None = None
+    quick_cpu_s: float | None = None
 
     @property
     def plies(self) -> int:
@@ -340,11 +359,18 @@ class Recovery:
         grown = (self.rss_after_kib - self.rss_before_kib) / 1024
         made = w.snapshot_seconds
         snapshots = (
-            f"{len(made)} snapshots made, {sum(made) / len(made):.2f} s each (max {max(made):.2f})"
+            f"{len(made)} snapshots made, each pausing {sum(made) / len(made):.2f} s"
+            f" (max {max(made):.2f})"
             if made
             else "no snapshots"
         )
         start = f"after the snapshot at record {self.snapshot_seq:,}" if self.snapshot_seq else ""
+        quick = (
+            ""
+            if self.quick_wall_s is None
+            else f"\nrestart right after a snapshot: {self.quick_wall_s:.2f} s"
+            f" ({self.quick_cpu_s or 0.0:.2f} s CPU); games, clocks and alert ids as written"
+        )
         return (
             f"journal: {self.boards} boards, {self.plies} plies, {w.inputs:,} inputs, "
             f"{w.records:,} records, {self.journal_mib:.0f} MiB (written in {w.seconds:.1f} s);"
@@ -352,7 +378,7 @@ class Recovery:
             f"restart: Daemon.open(...) replayed {self.replayed:,} inputs {start} in"
             f" {self.wall_s:.2f} s ({self.cpu_s:.2f} s CPU); RSS"
             f" {self.rss_before_kib / 1024:.0f} MiB before, +{grown:.0f} MiB after;"
-            " games, clocks and alert ids as written"
+            " games, clocks and alert ids as written" + quick
         )
 
 
@@ -387,11 +413,21 @@ async def _restart_child(work: Path, config: Path) -> dict[str, Any]:
 
 
 def measure(
-    boards: int, seconds: float | None, *, classical: bool = False, snapshots: bool = True
+    boards: int,
+    seconds: float | None,
+    *,
+    classical: bool = False,
+    snapshots: bool = True,
+    keep: Path | None = None,
 ) -> Recovery:
-    """Write a journal of ``boards`` boards, then time a daemon's start on it."""
+    """Write a journal of ``boards`` boards, then time a daemon's start on it.
+
+    Args:
+        keep: write the journal and its configuration in this (new) folder and keep them.
+    """
     with tempfile.TemporaryDirectory(prefix="dgtcast-recovery-") as folder:
-        work = Path(folder)
+        work = Path(folder) if keep is None else keep
+        work.mkdir(parents=True, exist_ok=True)
         ports = [str(work / f"board-{n}") for n in range(1, boards + 1)]
         control = "5400+30" if classical else "180+2"
         config = write_round_config(work, ports, time_control=control)
@@ -403,8 +439,14 @@ def measure(
         )
         size = sum(os.path.getsize(p) for p in work.glob("journal.db*")) / 2**20
         restart = asyncio.run(_restart_child(work, config))
-    if restart["seen"] != written.seen:
-        raise RuntimeError("the restart did not rebuild the games, clocks and alerts journalled")
+        quick = None
+        if written.final:
+            with Journal(journal) as kept:
+                kept.write_snapshot(kept.last_seq, EPOCH, written.fingerprint, written.final)
+            quick = asyncio.run(_restart_child(work, config))
+    for seen in (restart, quick):
+        if seen is not None and seen["seen"] != written.seen:
+            raise RuntimeError("a restart did not rebuild the games, clocks and alerts journalled")
     return Recovery(
         boards=boards,
         written=written,
@@ -415,6 +457,8 @@ def measure(
         snapshot_seq=restart["from"],
         rss_before_kib=restart["rss"][0],
         rss_after_kib=restart["rss"][1],
+        quick_wall_s=None if quick is None else quick["wall"],
+        quick_cpu_s=None if quick is None else quick["cpu"],
     )
 
 
@@ -425,6 +469,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--minutes", type=float, help="play per board (default: whole games)")
     parser.add_argument("--classical", action="store_true", help="90+30 games, 300 minutes")
     parser.add_argument("--no-snapshots", action="store_true", help="replay the whole journal")
+    parser.add_argument("--keep", type=Path, help="write the journal in this folder and keep it")
     parser.add_argument("--role", choices=["restart"], help=argparse.SUPPRESS)
     parser.add_argument("--config", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -434,7 +479,11 @@ def main(argv: list[str] | None = None) -> int:
     minutes = 300.0 if args.classical and args.minutes is None else args.minutes
     seconds = None if minutes is None else minutes * 60
     recovery = measure(
-        args.boards, seconds, classical=args.classical, snapshots=not args.no_snapshots
+        args.boards,
+        seconds,
+        classical=args.classical,
+        snapshots=not args.no_snapshots,
+        keep=args.keep,
     )
     print(recovery.summary())
     return 0
