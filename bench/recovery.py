@@ -39,6 +39,7 @@ import asyncio
 import datetime as dt
 import heapq
 import os
+import sqlite3
 import sys
 import tempfile
 import time
@@ -200,6 +201,19 @@ def round_inputs(
     return heapq.merge(*streams, key=lambda item: (item[0], item[1]))
 
 
+@dataclass(frozen=True, slots=True)
+class Tail:
+    """The costliest stretch between two snapshots: a crash just before the second one
+    leaves it all to replay."""
+
+    cost: float  # seconds of the core's time it took live
+    inputs: int
+    seq: int  # the first snapshot's record
+    state: bytes  # and its state
+    end: int  # the last record of the stretch
+    seen: dict[str, Any]  # the round at its end
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Written:
     """What :func:`write_journal` wrote."""
@@ -213,6 +227,7 @@ class Written:
     tail: int  # inputs after the last snapshot
     final: bytes  # the state after the last input (b"": no snapshots)
     fingerprint: str
+    worst: Tail | None
 
 
 def round_config(config_path: Path) -> Config:
@@ -244,6 +259,8 @@ def write_journal(
     count = records = since = 0
     last, cost = EPOCH, 0.0
     made: list[float] = []
+    base: tuple[int, bytes] = (0, b"")  # the last snapshot: its record and its state
+    worst: Tail | None = None
     entries: list[Entry | Decision] = []
     with Journal(path) as journal:
         journal.stamp_identity(identity_of(config))
@@ -268,8 +285,13 @@ def write_journal(
                 entries = []
             if snapshots is not None and snapshots.due(since, at - last, cost):
                 records += len(journal.append_many(entries))
+                if base[0] and (worst is None or cost > worst.cost):  # a crash just now
+                    end = journal.last_seq
+                    worst = Tail(cost, since, base[0], base[1], end, _seen(core))
                 entries, since, last, cost = [], 0, at, 0.0
-                made.append(_snapshot(journal, core, print_, at))
+                pause, state = _snapshot(journal, core, print_, at)
+                made.append(pause)
+                base = (journal.last_seq, state)
         records += len(journal.append_many(entries))
     plies = {n: len(g.record.moves) for n, g in core.games.items()}
     _check_pgn(core)
@@ -285,16 +307,19 @@ def write_journal(
         tail=since,
         final=dump_state(core) if snapshots is not None else b"",
         fingerprint=print_,
+        worst=worst,
     )
 
 
-def _snapshot(journal: Journal, core: RoundCore, print_: str, at: float) -> float:
-    """Add a snapshot as the service does; returns the seconds the daemon pauses for it."""
+def _snapshot(journal: Journal, core: RoundCore, print_: str, at: float) -> tuple[float, bytes]:
+    """Add a snapshot as the service does; returns the seconds the daemon pauses for it
+    and the state."""
     for number in core.games:
         core.board_state(number, at)  # the service keeps every board rendered as it publishes
     began = time.perf_counter()
-    journal.write_snapshot(journal.last_seq, at, print_, dump_state(core))
-    return time.perf_counter() - began
+    state = dump_state(core)
+    journal.write_snapshot(journal.last_seq, at, print_, state)
+    return time.perf_counter() - began, state
 
 
 def _seen(core: RoundCore) -> dict[str, Any]:
@@ -334,6 +359,8 @@ class Recovery:
         rss_before_kib / rss_after_kib: the restarted process's RSS before and after.
         quick_wall_s / quick_cpu_s: the same restart with a snapshot at the last record
             (None: no snapshots).
+        worst_wall_s / worst_cpu_s: a restart with the costliest tail the journal had
+            (cut at the end of it; None: fewer than two snapshots).
     """
 
     boards: int
@@ -347,6 +374,8 @@ class Recovery:
     rss_after_kib: int
     quick_wall_s: float | None = None
     quick_cpu_s: float | None = None
+    worst_wall_s: float | None = None
+    worst_cpu_s: float | None = None
 
     @property
     def plies(self) -> int:
@@ -371,6 +400,14 @@ class Recovery:
             else f"\nrestart right after a snapshot: {self.quick_wall_s:.2f} s"
             f" ({self.quick_cpu_s or 0.0:.2f} s CPU); games, clocks and alert ids as written"
         )
+        tail = self.written.worst
+        if tail is not None and self.worst_wall_s is not None:
+            quick += (
+                f"\nrestart with the costliest tail ({tail.inputs:,} inputs after record"
+                f" {tail.seq:,} that took {tail.cost:.2f} s of the core's time live):"
+                f" {self.worst_wall_s:.2f} s ({self.worst_cpu_s or 0.0:.2f} s CPU);"
+                " games, clocks and alert ids as at its end"
+            )
         return (
             f"journal: {self.boards} boards, {self.plies} plies, {w.inputs:,} inputs, "
             f"{w.records:,} records, {self.journal_mib:.0f} MiB (written in {w.seconds:.1f} s);"
@@ -444,6 +481,13 @@ def measure(
             with Journal(journal) as kept:
                 kept.write_snapshot(kept.last_seq, EPOCH, written.fingerprint, written.final)
             quick = asyncio.run(_restart_child(work, config))
+        worst = None
+        tail = written.worst
+        if tail is not None:
+            _cut(journal, tail, written.fingerprint)
+            worst = asyncio.run(_restart_child(work, config))
+            if worst["seen"] != tail.seen:
+                raise RuntimeError("the restart with the costliest tail differs")
     for seen in (restart, quick):
         if seen is not None and seen["seen"] != written.seen:
             raise RuntimeError("a restart did not rebuild the games, clocks and alerts journalled")
@@ -459,7 +503,21 @@ def measure(
         rss_after_kib=restart["rss"][1],
         quick_wall_s=None if quick is None else quick["wall"],
         quick_cpu_s=None if quick is None else quick["cpu"],
+        worst_wall_s=None if worst is None else worst["wall"],
+        worst_cpu_s=None if worst is None else worst["cpu"],
     )
+
+
+def _cut(path: Path, tail: Tail, print_: str) -> None:
+    """The journal as a crash at the end of ``tail`` left it: later records and
+    snapshots gone (a bench's liberty: the daemon never removes a record)."""
+    db = sqlite3.connect(path)
+    with db:
+        db.execute("DELETE FROM records WHERE seq > ?", (tail.end,))
+        db.execute("DELETE FROM snapshots")
+    db.close()
+    with Journal(path) as journal:
+        journal.write_snapshot(tail.seq, EPOCH, print_, tail.state)
 
 
 def main(argv: list[str] | None = None) -> int:
