@@ -89,11 +89,11 @@ def fingerprint(config: Config, tracker: TrackerSettings | None) -> str:
 
 
 def dump_state(core: RoundCore) -> bytes:
-    """The core's whole state as bytes (about 6 KiB per board of a long game).
+    """The core's whole state as bytes (about 7 KiB per board of a long game).
 
-    Compressed (zlib, fastest level: a fifth of the size): a restart then reads a few
-    hundred pages of the journal instead of thousands, and a snapshot written late in
-    a round lies scattered over the file's free pages.
+    Compressed (zlib, fastest level: a fifth of the size): a snapshot written late in a
+    round lies scattered over the file's free pages, and a restart then reads a few
+    hundred of them instead of thousands.
     """
     out = io.BytesIO()
     with _no_gc():
