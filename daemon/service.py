@@ -206,12 +206,11 @@ class RoundService:
             raise
         finally:
             self._deadlines_changed.set()
-        applied = time.perf_counter()
+        # what a replay of this input will cost: the core's work (here and rendering in
+        # _publish), not the journal's or the spectators'
+        self._cost_since_snapshot += time.perf_counter() - began
         self._journal(None if journalled else entry, outcome)
-        written = time.perf_counter()
         self._publish(outcome)
-        # what a replay of this input will cost: the core's work, not the journal's
-        self._cost_since_snapshot += applied - began + time.perf_counter() - written
         self._since_snapshot += 1
         if self.snapshots.due(
             self._since_snapshot, entry.at - self._snapshot_at, self._cost_since_snapshot
@@ -303,7 +302,9 @@ class RoundService:
     def _publish(self, outcome: Outcome) -> None:
         now = self._wall_clock()
         for number in sorted(outcome.boards):
+            began = time.perf_counter()
             state = self.core.board_state(number, now)
+            self._cost_since_snapshot += time.perf_counter() - began
             self.hub.publish_board(state)
             for decision in outcome.decisions:
                 if decision.kind == "result" and decision.board == number:
