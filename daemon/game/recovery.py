@@ -11,11 +11,13 @@ the board wrote at its lever press.
 
 Where the game stands in the log (:func:`plan_recovery`), first that applies:
 
-1. **The game's start.** For each start position in the log (normal or rotated, latest
-   first), a scratch tracker replays the log from there; the first point where its line
-   equals the known line is the anchor. Moves are followed, not placements, so a
-   repetition (1. Nf3 Nf6 2. Ng1 Ng8 …) cannot make it skip plies. A tracker with no
-   game yet (daemon started mid-round) starts at the last start position.
+1. **The game's start.** For each placement of the log that is the game's start position
+   (normal or rotated; in a Chess960 section the game's own Chess960 start, the one the
+   board tags EE_FOURROWS, §6), latest first, a scratch tracker replays the log from
+   there; the first point where its line equals the known line is the anchor. Moves are
+   followed, not placements, so a repetition (1. Nf3 Nf6 2. Ng1 Ng8 …) cannot make it
+   skip plies. A tracker with no game yet (daemon started mid-round) starts at the last
+   start position (any of the 960 in a Chess960 section).
 2. **The last placement sensed.** When the start is no longer in the log (the cyclic
    buffer overwrote it, or the game began from an accepted position): the one stretch of
    the log where the board stood as last sensed. Two such stretches (a repetition) are
@@ -34,7 +36,8 @@ from dataclasses import dataclass, field
 import chess
 
 from daemon.game.events import GameStarted, MoveMade, MovesWithdrawn
-from daemon.game.matching import ROTATED_START, START, placement_key
+from daemon.game.matching import placement_key
+from daemon.game.starts import StartPosition, find_start
 from daemon.game.state import TrackerState
 from daemon.game.tracker import GameTracker
 from drivers.memory import BoardMemory, LoggedPress
@@ -43,7 +46,6 @@ from drivers.observations import ClockObserved, ClockSide, PlacementObserved
 __all__ = ["Anchor", "RecoveryPlan", "memory_needed", "plan_recovery"]
 
 Fed = PlacementObserved | ClockObserved
-_STARTS = (START, ROTATED_START)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -78,7 +80,8 @@ def memory_needed(tracker: GameTracker, placement: chess.BaseBoard) -> bool:
         return False
     if tracker.state is TrackerState.WAITING:
         kings = chess.popcount(placement.kings)
-        return key not in (START, ROTATED_START) and kings == 2 and len(placement.piece_map()) > 2
+        start = _start_shown(tracker, placement)
+        return start is None and kings == 2 and len(placement.piece_map()) > 2
     sensed = tracker.sensed
     return sensed is None or placement_key(sensed) != key
 
@@ -109,22 +112,28 @@ def plan_recovery(
 def _start_anchor(
     tracker: GameTracker, memory: BoardMemory, start_seconds: int | None
 ) -> Anchor | None:
-    starts = [
-        i for i, board in memory.placements() if placement_key(board) in (START, ROTATED_START)
-    ]
+    shown = [(i, _start_shown(tracker, board)) for i, board in memory.placements()]
+    starts = [(i, start) for i, start in shown if start is not None]
     if not starts:
         return None
     if tracker.state is TrackerState.WAITING:
-        return Anchor(index=starts[-1], how="start")
+        return Anchor(index=starts[-1][0], how="start")
     board = tracker.board
-    if board.root().board_fen() != chess.STARTING_BOARD_FEN:
-        return None  # a game from an accepted position never passed the start
+    root = placement_key(board.root())
     known = [move.uci() for move in board.move_stack]
-    for start in reversed(starts):
-        index = _where_line_reached(tracker, memory, start, known, start_seconds)
+    for first, start in reversed(starts):
+        if start.key != root:
+            continue  # another game's start (or the game began from an accepted position)
+        index = _where_line_reached(tracker, memory, first, known, start_seconds)
         if index is not None:
             return Anchor(index=index, how="start")
     return None
+
+
+def _start_shown(tracker: GameTracker, placement: chess.BaseBoard) -> StartPosition | None:
+    """The start position ``placement`` shows (any Chess960 one in a Chess960 section)."""
+    chess960 = tracker.settings.chess960
+    return find_start(placement, placement_key(placement), chess960=chess960)
 
 
 def _where_line_reached(

@@ -12,10 +12,13 @@ from pathlib import Path
 
 import chess
 import chess.pgn
+import pytest
 
-from daemon.game.events import MoveMade
+from daemon.game.events import GameStarted, MoveMade
 from daemon.game.recovery import memory_needed, plan_recovery
+from daemon.game.state import TrackerSettings
 from daemon.game.tracker import GameTracker
+from drivers.dgt.eeprom import EETag, EETagCode
 from drivers.dgt.events import EEMoves
 from drivers.dgt.memory import board_memory
 from drivers.emulator.clock import ChessClock, ClockSettings
@@ -26,13 +29,16 @@ from drivers.emulator.player import HumanPlayer
 from drivers.memory import BoardMemory, memory_from_payload, memory_payload
 from drivers.observations import PlacementObserved
 from tests.daemon.support import read_game
+from tests.game.chess960_games import GAMES, chess960_game
 
 CLOCK = ClockSettings.from_text("3+2")
 
 
-def _firmware(*, rotated: bool = False, size: int | None = None) -> BoardFirmware:
+def _firmware(
+    *, rotated: bool = False, size: int | None = None, placement: chess.BaseBoard | None = None
+) -> BoardFirmware:
     firmware = BoardFirmware(
-        physical=PhysicalBoard(rotated=rotated),
+        physical=PhysicalBoard(placement, rotated=rotated),
         clock=ChessClock(ClockSettings.from_text("3+2")),
     )
     if size is not None:
@@ -58,6 +64,10 @@ def _memory(firmware: BoardFirmware) -> BoardMemory:
 
 
 def _feed(tracker: GameTracker, memory: BoardMemory, at: float) -> list[MoveMade]:
+    return [e for e in _feed_events(tracker, memory, at) if isinstance(e, MoveMade)]
+
+
+def _feed_events(tracker: GameTracker, memory: BoardMemory, at: float) -> list[object]:
     plan = plan_recovery(tracker, memory, at, start_seconds=CLOCK.start_seconds)
     assert plan is not None
     for observation in plan.observations:
@@ -65,7 +75,7 @@ def _feed(tracker: GameTracker, memory: BoardMemory, at: float) -> list[MoveMade
             tracker.receive_placement(observation)
         else:
             tracker.receive_clock(observation)
-    return [e for e in tracker.events_received() if isinstance(e, MoveMade)]
+    return list(tracker.events_received())
 
 
 def test_a_whole_game_comes_back_with_every_clock(games_dir: Path) -> None:
@@ -150,3 +160,69 @@ def test_the_journal_payload_round_trips(games_dir: Path) -> None:
     _play(firmware, game, at=0.0)
     memory = _memory(firmware)
     assert memory_from_payload(memory_payload(memory)) == memory
+
+
+CHESS960 = TrackerSettings(chess960=True)
+
+
+@pytest.mark.parametrize("rotated", [False, True])
+@pytest.mark.parametrize("number", sorted(GAMES))
+def test_a_chess960_game_comes_back_castling_and_clocks_included(
+    number: int, rotated: bool
+) -> None:
+    game = chess960_game(number)
+    firmware = _firmware(rotated=rotated)
+    _play(firmware, game, at=0.0, seed=number)
+    records = EEMoves.from_raw(firmware.eeprom.dump()).records
+    assert EETag(tag=EETagCode.FOUR_ROWS) in records  # the board marks the start (§6)
+    memory = _memory(firmware)
+    assert _feed(GameTracker(), memory, 1.0) == []  # a standard section: no game starts
+    tracker = GameTracker(CHESS960)
+    assert memory_needed(tracker, firmware.physical.placement)
+    assert not memory_needed(tracker, chess.BaseBoard(game.board().board_fen()))
+    events = _feed_events(tracker, memory, 1000.0)
+    started = [e for e in events if isinstance(e, GameStarted)]
+    assert [(e.chess960, e.rotated) for e in started] == [(number, rotated)]
+    moves = [e for e in events if isinstance(e, MoveMade)]
+    assert [m.uci for m in moves] == [m.uci() for m in game.mainline_moves()]
+    assert [m.clock for m in moves] == [seconds for _, seconds in firmware.presses]
+
+
+def test_a_tracker_that_knows_a_chess960_game_gets_the_rest_castling_included() -> None:
+    game = chess960_game(672)
+    start = chess.BaseBoard(game.board().board_fen())
+    firmware = _firmware(rotated=True, placement=start)  # switched on set up: no other start
+    at = _play(firmware, game, at=0.0)
+    memory = _memory(firmware)
+    known = GameTracker(CHESS960)
+    cut = next(i for i in range(len(memory.steps)) if _chess960_plies(memory, i) == 3)
+    seen = _feed(known, BoardMemory(steps=memory.steps[:cut]), 500.0)
+    assert len(seen) == 3  # the castling moves (plies 5 and 6) are still to come
+    rest = _feed(known, memory, 1000.0 + at)
+    assert [m.ply for m in rest] == list(range(4, 27))
+    assert [m.uci for m in seen + rest] == [m.uci() for m in game.mainline_moves()]
+    assert [m.clock for m in seen + rest] == [seconds for _, seconds in firmware.presses]
+
+
+def test_a_new_chess960_game_after_the_known_one_comes_back_whole() -> None:
+    known = GameTracker(CHESS960)
+    firmware = _firmware()
+    _play(firmware, chess960_game(194), at=0.0)
+    assert len(_feed(known, _memory(firmware), 500.0)) == 18
+    firmware.receive_new_clock(ChessClock(CLOCK), 600.0)
+    firmware.presses.clear()
+    game = chess960_game(672)
+    _play(firmware, game, at=600.0, seed=7)
+    events = _feed_events(known, _memory(firmware), 2000.0)
+    started = [e.chess960 for e in events if isinstance(e, GameStarted)]
+    assert started == [672]
+    moves = [e for e in events if isinstance(e, MoveMade)]
+    assert [m.uci for m in moves] == [m.uci() for m in game.mainline_moves()]
+    assert [m.clock for m in moves] == [seconds for _, seconds in firmware.presses]
+
+
+def _chess960_plies(memory: BoardMemory, end: int) -> int:
+    part = BoardMemory(steps=memory.steps[:end])
+    if plan_recovery(GameTracker(CHESS960), part, 1.0) is None:
+        return 0
+    return len(_feed(GameTracker(CHESS960), part, 1.0))
