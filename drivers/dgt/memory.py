@@ -9,10 +9,11 @@ Rules of dgt-protocol.md §6 applied here:
   that block is the placement at power-up, not a series of changes.
 * Earlier games and power-ups precede the current one: they are kept (the game layer
   finds the point where the game it knows stands).
-* ``EE_DOWNLOADED`` only marks an earlier read; the begin-position and empty-board tags
-  repeat what the field records already say (with hysteresis); ``EE_NOP`` pads. All are
-  skipped. The ``r`` bit (a change less than ~250 ms after the previous one) carries no
-  information whole placements need.
+* ``EE_DOWNLOADED`` only marks an earlier read; the begin-position, four-rows
+  (``EE_FOURROWS``: a Chess960 start) and empty-board tags repeat what the field records
+  already say (with hysteresis); ``EE_NOP`` pads. All are skipped: the game layer knows a
+  start from its placement. The ``r`` bit (a change less than ~250 ms after the previous
+  one) carries no information whole placements need.
 * A lone piece may overwrite the previous field record instead of appending: the
   placements stay right, only an intermediate stage of a hand is missing.
 * Clock records name the physical left/right display (not swapped on a rotated board)
