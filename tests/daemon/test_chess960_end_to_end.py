@@ -24,6 +24,7 @@ from drivers.emulator.castling import CASTLING_ORDERS, CastlingOrder
 from drivers.emulator.clock import ClockSettings
 from drivers.emulator.device import EmulatedBoard
 from tests.daemon.support import BoardSpec, running_daemon, wait_for, write_config
+from tests.game.chess960_games import chess960_game
 from tests.game.test_chess960 import LINES
 
 SPEED = 40.0
@@ -31,14 +32,7 @@ SPEED = 40.0
 
 def _game(number: int) -> chess.pgn.Game:
     """The line of start position ``number`` as a PGN game (Variant, SetUp, FEN)."""
-    board = chess.Board.from_chess960_pos(number)
-    game = chess.pgn.Game()
-    game.setup(board)
-    node: chess.pgn.GameNode = game
-    for san in LINES[number].split():
-        node = node.add_variation(board.parse_san(san))
-        board.push(node.move)
-    return game
+    return chess960_game(number, LINES)
 
 
 def _journal_games(path: Path, board: int) -> list[tuple[int | None, list[str]]]:
