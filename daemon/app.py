@@ -15,7 +15,7 @@ import datetime as dt
 import logging
 import os
 import time
-from collections.abc import Awaitable, Callable, Collection, Coroutine, Mapping
+from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
@@ -266,10 +266,12 @@ class Daemon:
             game = self.core.games[number]
             if game.section.name == section:
                 session.board = game.config
-        if self.mqtt is not None:  # the boards the round adds are this daemon's too
-            self.mqtt.announce(
-                _ownership(self.config, _mqtt_settings(self.config), self.core.games)
-            )
+        self._announce()  # the boards the round adds are this daemon's too
+
+    def _announce(self) -> None:
+        """Tell the broker every board the round has (and the sections) is this daemon's."""
+        if self.mqtt is not None:
+            self.mqtt.announce(_ownership(self.config, self.mqtt.topics.daemon_id, self.core.games))
 
     def _livechess(self) -> LiveChessServer | None:
         settings = livechess_settings(self.config)
@@ -353,7 +355,7 @@ class Daemon:
         if config.mqtt is not None and config.mqtt.enabled:
             broker = _mqtt_settings(config)
             self.mqtt = mqtt = MqttPublisher(broker, results=config.server.results)
-            mqtt.announce(_ownership(config, broker, self.core.games))
+            self._announce()
             jobs.append(CommandListener(broker, self.service).run())
             self.service.result_listeners.append(lambda state, _: _publish_final(mqtt, state))
             jobs.append(mqtt.serve(self.hub))
@@ -407,11 +409,12 @@ def _mqtt_settings(config: Config) -> MqttSettings:
     return mqtt_settings(config.mqtt)
 
 
-def _ownership(config: Config, settings: MqttSettings, games: Collection[int] = ()) -> Ownership:
-    """The boards (the configuration's and those rounds added: ``games``) and sections."""
-    boards = tuple(sorted({board.number for board in config.boards} | set(games)))
+def _ownership(config: Config, daemon_id: str, boards: Iterable[int]) -> Ownership:
+    """``boards`` (the round's, which a new round may add to) and the named sections."""
     sections = tuple(section.name for section in config.sections if section.name)
-    return Ownership(daemon_id=settings.daemon_id, boards=boards, sections=sections, at=time.time())
+    return Ownership(
+        daemon_id=daemon_id, boards=tuple(sorted(boards)), sections=sections, at=time.time()
+    )
 
 
 async def claim_boards(config: Config) -> None:
@@ -426,7 +429,8 @@ async def claim_boards(config: Config) -> None:
     if config.mqtt is None or not config.mqtt.enabled:
         return
     settings = _mqtt_settings(config)
-    problems = await check_ownership(settings, _ownership(config, settings))
+    boards = (board.number for board in config.boards)
+    problems = await check_ownership(settings, _ownership(config, settings.daemon_id, boards))
     if problems:
         raise ConfigError([f"{config.source}: {line}" for line in problems])
 
