@@ -36,9 +36,5 @@ def raise_refusal_alert(
         {"round_id": refusal.round_id, "status": refusal.status, "message": refusal.message},
         f"lichess refused round {refusal.round_id} ({refusal.status}: {refusal.message}):"
         f" {fix}, or {ACK_TO_RESUME}",
-        on_ack=lambda: _call(resume, refusal.round_id),
+        on_ack=lambda: resume(refusal.round_id),
     )
-
-
-def _call(resume: Callable[[str], object], round_id: str) -> None:
-    resume(round_id)

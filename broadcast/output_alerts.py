@@ -41,7 +41,7 @@ class OutputAlerts:
         self._wall_clock = wall_clock
         self._first_id = first_id
         self._ids = itertools.count(first_id)
-        self._open: dict[int, tuple[Alert, Callable[[], None] | None]] = {}
+        self._open: dict[int, tuple[Alert, Callable[[], object] | None]] = {}
 
     def owns(self, alert_id: int) -> bool:
         """Whether ``alert_id`` is an output alert's id."""
@@ -52,7 +52,7 @@ class OutputAlerts:
         kind: AlertKind,
         details: dict[str, Any],
         action: str,
-        on_ack: Callable[[], None] | None = None,
+        on_ack: Callable[[], object] | None = None,
     ) -> Alert:
         """Raise an alert about the event; ``on_ack`` runs when an arbiter acknowledges it."""
         alert = Alert(
