@@ -16,9 +16,11 @@ import chess.pgn
 
 from daemon.app import Daemon, DaemonOptions
 from daemon.game.state import TrackerSettings
+from daemon.inputs import clock_payload
 from daemon.journal import Journal
 from drivers.backoff import BackoffPolicy
 from drivers.dgt.device_core import DeviceTimeouts
+from drivers.observations import ClockObserved, ClockSide
 from tests.waiting import wait_until
 
 DGTCAST = Path(sys.executable).parent / "dgtcast"
@@ -227,3 +229,21 @@ def press_readings(journal_path: Path, board: int, white_side: str) -> dict[str,
                 presses[sides[running]].append(int(record.payload[running]))
             running = now if now is not None else running
     return presses
+
+
+def clock_input(
+    left: int, right: int, running: str | None, lever: str | None = None
+) -> dict[str, Any]:
+    """A clock reading as the board session journals it (no flag fallen, a clock cabled);
+    the lever is up on the running side unless ``lever`` says otherwise."""
+    reading = ClockObserved(
+        left_seconds=left,
+        right_seconds=right,
+        left_flag=False,
+        right_flag=False,
+        running=None if running is None else ClockSide(running),
+        lever=ClockSide(lever or running or "left"),
+        connected=True,
+        at=0.0,
+    )
+    return clock_payload(reading)

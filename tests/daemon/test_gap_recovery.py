@@ -22,7 +22,7 @@ from daemon.results import CommandRefused
 from daemon.round import Outcome, RoundCore, command_payload
 from daemon.snapshot import dump_state, load_state
 from drivers.memory import BoardMemory, LoggedPowerUp, memory_payload
-from tests.daemon.support import FAST_TRACKER, BoardSpec, write_config
+from tests.daemon.support import FAST_TRACKER, BoardSpec, clock_input, write_config
 
 
 def _core(tmp_path: Path) -> RoundCore:
@@ -31,15 +31,7 @@ def _core(tmp_path: Path) -> RoundCore:
 
 
 def _clock(running: str | None, left: int = 180, right: int = 180) -> dict[str, Any]:
-    return {
-        "left": left,
-        "right": right,
-        "left_flag": False,
-        "right_flag": False,
-        "running": running,
-        "lever": running or "left",
-        "connected": True,
-    }
+    return clock_input(left, right, running)
 
 
 def _play_live(core: RoundCore, moves: list[str]) -> tuple[chess.Board, float]:

@@ -24,6 +24,7 @@ from daemon.inputs import CLOCK, LINK, PLACEMENT
 from daemon.journal import Journal
 from tests.daemon.support import (
     BoardSpec,
+    clock_input,
     refused_start,
     running_daemon,
     wait_for,
@@ -68,15 +69,7 @@ def _config(folder: Path, disk: Path) -> Path:
 
 
 def _clock(left: int) -> dict[str, object]:
-    return {
-        "left": left,
-        "right": 5400,
-        "left_flag": False,
-        "right_flag": False,
-        "running": "left",
-        "lever": "right",
-        "connected": True,
-    }
+    return clock_input(left, 5400, "left", "right")
 
 
 @pytest.mark.error_log  # the journal failing is logged at ERROR

@@ -29,7 +29,7 @@ from daemon.round import RoundCore
 from daemon.service import RoundService
 from daemon.snapshot import SnapshotPolicy, dump_state, fingerprint
 from tests.conftest import ROOT
-from tests.daemon.support import FAST_TRACKER, BoardSpec, write_config
+from tests.daemon.support import FAST_TRACKER, BoardSpec, clock_input, write_config
 
 START = 1_780_000_000.0
 GAMES = sorted((ROOT / "config" / "games").glob("*.pgn"))
@@ -43,15 +43,7 @@ def _game(index: int) -> chess.pgn.Game:
 
 
 def _clock(left: int, right: int, running: str | None, lever: str) -> dict[str, Any]:
-    return {
-        "left": left,
-        "right": right,
-        "left_flag": False,
-        "right_flag": False,
-        "running": running,
-        "lever": lever,
-        "connected": True,
-    }
+    return clock_input(left, right, running, lever)
 
 
 def board_inputs(number: int, plies: int) -> Iterator[tuple[float, int, str, dict[str, Any]]]:
