@@ -21,6 +21,7 @@ from daemon.journal import Journal
 from drivers.backoff import BackoffPolicy
 from drivers.dgt.device_core import DeviceTimeouts
 from drivers.observations import ClockObserved, ClockSide
+from tests.emulator.support import read_game
 from tests.waiting import wait_until
 
 DGTCAST = Path(sys.executable).parent / "dgtcast"
@@ -30,6 +31,7 @@ __all__ = [
     "FAST_TIMEOUTS",
     "FAST_TRACKER",
     "BoardSpec",
+    "clock_input",
     "journal_moves",
     "press_readings",
     "read_game",
@@ -186,16 +188,6 @@ def second_half(game: chess.pgn.Game, plies: int) -> chess.pgn.Game:
         node = node.add_variation(move)
     rest.headers["Result"] = game.headers.get("Result", "*")
     return rest
-
-
-def read_game(path: Path, index: int = 0) -> chess.pgn.Game:
-    """Game ``index`` of a PGN file."""
-    with path.open() as handle:
-        for _ in range(index):
-            chess.pgn.skip_game(handle)
-        game = chess.pgn.read_game(handle)
-    assert game is not None
-    return game
 
 
 def journal_moves(journal_path: Path, board: int) -> list[dict[str, Any]]:

@@ -8,9 +8,6 @@ import asyncio
 from collections.abc import Callable
 from pathlib import Path
 
-import chess
-import chess.pgn
-
 from drivers.dgt.battery import BATTERY_MISSES
 from drivers.dgt.commands import RequestBattery, RequestEEMoves
 from drivers.dgt.device import DgtDevice
@@ -18,6 +15,7 @@ from drivers.dgt.device_core import DeviceTimeouts
 from drivers.dgt.events import BatteryStatus, BoardDump, ClockTimes, EEMoves, Event, FieldUpdated
 from drivers.emulator.device import EmulatedBoard
 from drivers.emulator.firmware import BoardIdentity
+from tests.emulator.support import read_game
 
 #: Battery asked every 0.2 s: many requests during a short game.
 TIMEOUTS = DeviceTimeouts(reply=1.0, long_serial=0.5, clock_ack=0.25, quiet=5.0, battery=0.2)
@@ -56,9 +54,7 @@ def asked(board: EmulatedBoard) -> int:
 async def test_a_bluetooth_board_reports_its_level_while_a_game_streams_on(
     games_dir: Path,
 ) -> None:
-    with (games_dir / "molinari-bordais-1979.pgn").open(encoding="utf-8") as handle:
-        game = chess.pgn.read_game(handle)
-    assert game is not None
+    game = read_game(games_dir / "molinari-bordais-1979.pgn")
     identity = BoardIdentity().bluetooth(84)
     async with EmulatedBoard(identity=identity, baud=9600, seed=5) as board:
         device = await DgtDevice.open(str(board.path), timeouts=TIMEOUTS)

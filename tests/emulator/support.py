@@ -11,12 +11,14 @@ from hypothesis import strategies as st
 from drivers.dgt.events import BoardDump, Event, FieldUpdated
 from drivers.emulator.physical import piece_of, square_of
 
-__all__ = ["placement", "random_games", "read_pgn", "sensors"]
+__all__ = ["placement", "random_games", "read_game", "sensors"]
 
 
-def read_pgn(path: Path) -> chess.pgn.Game:
-    """The first game of a PGN file."""
+def read_game(path: Path, index: int = 0) -> chess.pgn.Game:
+    """Game ``index`` of a PGN file."""
     with path.open() as handle:
+        for _ in range(index):
+            chess.pgn.skip_game(handle)
         game = chess.pgn.read_game(handle)
     assert game is not None
     return game

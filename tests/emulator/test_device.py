@@ -29,7 +29,7 @@ from drivers.emulator.device import EmulatedBoard
 from drivers.emulator.firmware import BoardMode
 from drivers.emulator.physical import PhysicalBoard
 from tests.emulator.client import PtyClient
-from tests.emulator.support import placement, read_pgn, sensors
+from tests.emulator.support import placement, read_game, sensors
 from tests.waiting import wait_until
 
 
@@ -77,7 +77,7 @@ async def test_idle_until_asked_then_update_nice(board: EmulatedBoard, client: P
 async def test_a_real_game_replays_to_its_final_position(
     board: EmulatedBoard, client: PtyClient, games_dir: Path
 ) -> None:
-    game = read_pgn(games_dir / "molinari-bordais-1979.pgn")
+    game = read_game(games_dir / "molinari-bordais-1979.pgn")
     final = game.end().board()
     client.send(cmd.RequestBoard(), cmd.StartUpdateNice())
     await client.until(has(BoardDump))
@@ -103,7 +103,7 @@ async def test_a_rotated_board_reports_xor_63(games_dir: Path) -> None:
         try:
             client.send(cmd.RequestBoard(), cmd.StartUpdateBoard())
             await client.until(has(BoardDump))
-            await board.play(read_pgn(games_dir / "molinari-bordais-1979.pgn"), speed=200)
+            await board.play(read_game(games_dir / "molinari-bordais-1979.pgn"), speed=200)
             final = board.physical.placement
             await client.until(lambda events: placement(sensors(events), rotated=True) == final)
             assert not any(isinstance(e, ClockTimes) for e in client.events)
@@ -282,7 +282,7 @@ def test_a_board_must_be_entered_first() -> None:
 async def test_a_second_game_is_set_up_and_clocked_anew(
     board: EmulatedBoard, client: PtyClient, games_dir: Path
 ) -> None:
-    game = read_pgn(games_dir / "molinari-bordais-1979.pgn")
+    game = read_game(games_dir / "molinari-bordais-1979.pgn")
     await board.play(game, speed=1000)
     board.reset_clock(ClockSettings(base_seconds=60, increment_seconds=0))
     assert board.clock.running is None

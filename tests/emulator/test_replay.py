@@ -17,7 +17,7 @@ from drivers.emulator.clock import ChessClock, ClockSettings, Side
 from drivers.emulator.firmware import BoardFirmware
 from drivers.emulator.physical import PhysicalBoard
 from drivers.emulator.player import HumanPlayer, TimedAction
-from tests.emulator.support import placement, random_games, read_pgn
+from tests.emulator.support import placement, random_games, read_game
 
 
 def run(firmware: BoardFirmware, schedule: list[TimedAction], until: float) -> list[Event]:
@@ -50,7 +50,7 @@ def replay(events: list[Event], *, rotated: bool) -> chess.BaseBoard:
 
 
 def test_a_real_game_with_noise_replays_to_its_end(games_dir: Path) -> None:
-    game = read_pgn(games_dir / "anastasian-lewis.pgn")
+    game = read_game(games_dir / "anastasian-lewis.pgn")
     plies = len(list(game.mainline_moves()))
     firmware = BoardFirmware(
         clock=ChessClock(ClockSettings(base_seconds=3600, increment_seconds=30))
