@@ -54,19 +54,19 @@ async def test_a_flood_of_idle_connections_leaves_others_served(
 
 
 async def _flood(tmp_path: Path, args: list[str]) -> None:
-    daemon = await asyncio.create_subprocess_exec(
+    process = await asyncio.create_subprocess_exec(
         str(DGTCAST), *args,
         cwd=tmp_path, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
         preexec_fn=_low_limit,
     )  # fmt: skip
-    assert daemon.stdout is not None
-    assert daemon.stderr is not None
+    assert process.stdout is not None
+    assert process.stderr is not None
     flood: list[socket.socket] = []
     try:
         port = None
         async with asyncio.timeout(60):
             while port is None:
-                line = (await daemon.stdout.readline()).decode()
+                line = (await process.stdout.readline()).decode()
                 assert line, "the server ended before serving"
                 if line.startswith("viewer:"):
                     port = int(line.rsplit(":", 1)[1].strip(" /\n"))
@@ -87,10 +87,10 @@ async def _flood(tmp_path: Path, args: list[str]) -> None:
     finally:
         for sock in flood:
             sock.close()
-        daemon.send_signal(signal.SIGTERM)
+        process.send_signal(signal.SIGTERM)
         async with asyncio.timeout(60):
-            _, err = await daemon.communicate()
-    assert daemon.returncode == 0
+            _, err = await process.communicate()
+    assert process.returncode == 0
     log = err.decode()
     assert "Traceback" not in log
     assert log.count("cannot accept connections") <= 1
