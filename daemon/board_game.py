@@ -13,9 +13,7 @@ from dataclasses import dataclass, field
 
 import chess
 
-from broadcast.messages import (
-    BoardStatus,
-)
+from broadcast.messages import BoardStatus
 from broadcast.pgn import clock_tags
 from daemon.config import BoardConfig, Section
 from daemon.game.events import (
