@@ -33,8 +33,8 @@ lint: $(STAMP)
 # The source is type-checked for every platform arbiters run (tests and bench are POSIX-only).
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy
-	$(VENV)/bin/mypy --platform win32 --cache-dir .mypy_cache/win32 daemon drivers broadcast
-	$(VENV)/bin/mypy --platform darwin --cache-dir .mypy_cache/darwin daemon drivers broadcast
+	$(VENV)/bin/mypy --platform win32 --cache-dir .mypy_cache/win32 base daemon drivers broadcast
+	$(VENV)/bin/mypy --platform darwin --cache-dir .mypy_cache/darwin base daemon drivers broadcast
 
 pytest: setup system
 	$(VENV)/bin/pytest

@@ -30,11 +30,10 @@ import statistics
 import time
 from dataclasses import dataclass, field
 
+from broadcast.feed.hub import Hub
+from broadcast.feed.messages import BoardState, BoardStatus, CommandReply, MoveInfo
+from broadcast.web.server import BroadcastServer
 from common import open_spectators, raise_fd_limit, upgrade_request
-
-from broadcast.hub import Hub
-from broadcast.messages import BoardState, BoardStatus, CommandReply, MoveInfo
-from broadcast.server import BroadcastServer
 
 __all__ = ["main"]
 

@@ -15,8 +15,8 @@ import time
 from pathlib import Path
 from typing import Literal
 
-from daemon.journal import Journal
-from daemon.journal_records import Entry
+from daemon.journal.records import Entry
+from daemon.journal.store import Journal
 
 __all__ = ["main", "measure"]
 

@@ -12,7 +12,7 @@ CLOCK_MONOTONIC, one clock for every process of the machine):
   and a lever press, about one ply every 4 s per board, clocks at 3+2 sending a BWTIME
   every second (UPDATE_NICE, dgt-protocol.md §3). Boards start within ``stagger`` seconds
   of each other so that their seconds do not tick together.
-* **daemon**: :class:`~daemon.app.Daemon` serving a round of those N boards with its
+* **daemon**: :class:`~daemon.shell.app.Daemon` serving a round of those N boards with its
   default settings: journal (SQLite, WAL) in a temporary folder on disk, feed live (no
   public delay).
 * **spectator**: one websocket client of ``ws://…/ws`` (``websockets.asyncio.client``).
@@ -45,6 +45,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from farm import serve_farm
+from websockets.asyncio.client import connect
+
 from common import (
     Child,
     median,
@@ -57,10 +60,7 @@ from common import (
     stdin_lines,
     write_round_config,
 )
-from farm import serve_farm
-from websockets.asyncio.client import connect
-
-from daemon.app import Daemon, DaemonOptions
+from daemon.shell.app import Daemon, DaemonOptions
 
 __all__ = [
     "LatencyRun",

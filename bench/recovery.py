@@ -8,11 +8,11 @@ board plays a real game (``../shared/data/games``) at blitz pace (3+2, the emula
 human thinking 0.5-5 s a move, a little noise) on the emulator's pure board and clock;
 what its sensors and clock report goes through the driver's pure
 :class:`~drivers.dgt.observe.SensorBoard` and :func:`~drivers.dgt.observe.clock_observation`
-as in :class:`~daemon.pipeline.BoardSession` (a placement per change, a clock reading
+as in :class:`~daemon.shell.pipeline.BoardSession` (a placement per change, a clock reading
 each second while the clock runs, a link record when the board comes online). The boards'
-inputs are merged in time order and run through a :class:`~daemon.round.RoundCore`;
+inputs are merged in time order and run through a :class:`~daemon.round.core.RoundCore`;
 each input is appended with the game events and decisions it caused: the records
-:class:`~daemon.service.RoundService` writes, in transactions of 1,000 inputs instead
+:class:`~daemon.shell.service.RoundService` writes, in transactions of 1,000 inputs instead
 of one each. ``--minutes`` cuts every game after that much play (whole games by default,
 about six minutes each).
 
@@ -20,7 +20,7 @@ about six minutes each).
 (default 300: the end of a five-hour round), so every board's clock is journalled every
 second until its flag falls (about 3.5 hours in; the players then move on without a
 clock). The writer renders the boards and adds a snapshot as the daemon's service does
-(:class:`~daemon.snapshot.SnapshotPolicy`, by the inputs' times); the blitz journal gets
+(:class:`~daemon.round.snapshot.SnapshotPolicy`, by the inputs' times); the blitz journal gets
 snapshots too unless ``--no-snapshots`` (which gives the replay of the whole journal, the
 figure before snapshots). The time each snapshot takes to make and write is reported: the
 daemon's loop pauses that long. A second restart follows on the same journal with a
@@ -49,6 +49,8 @@ from pathlib import Path
 from typing import Any
 
 import chess.pgn
+
+from broadcast.feed.messages import to_json_dict
 from common import (
     BLITZ_CLOCK,
     NOISE,
@@ -59,18 +61,23 @@ from common import (
     send_line,
     write_round_config,
 )
-
-from broadcast.messages import to_json_dict
-from daemon.app import STARTED, Daemon, DaemonOptions
-from daemon.arbiter import Decision
-from daemon.config import Config, load_config
-from daemon.inputs import CLOCK, LINK, PLACEMENT, clock_payload, link_payload, placement_payload
-from daemon.journal import EVENT_BOARD, Journal
-from daemon.journal_identity import identity_of
-from daemon.journal_records import Entry
-from daemon.rendered_game import RenderedGame
-from daemon.round import RoundCore
-from daemon.snapshot import SnapshotPolicy, dump_state, fingerprint
+from daemon.arbiter.engine import Decision
+from daemon.config.model import Config, load_config
+from daemon.journal.identity import identity_of
+from daemon.journal.inputs import (
+    CLOCK,
+    LINK,
+    PLACEMENT,
+    clock_payload,
+    link_payload,
+    placement_payload,
+)
+from daemon.journal.records import Entry
+from daemon.journal.store import EVENT_BOARD, Journal
+from daemon.round.core import RoundCore
+from daemon.round.rendered_game import RenderedGame
+from daemon.round.snapshot import SnapshotPolicy, dump_state, fingerprint
+from daemon.shell.app import STARTED, Daemon, DaemonOptions
 from drivers.dgt.events import BoardDump, FieldUpdated
 from drivers.dgt.observe import SensorBoard, clock_observation
 from drivers.emulator.clock import ChessClock, ClockSettings

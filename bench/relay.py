@@ -7,9 +7,9 @@ Each run starts, on this machine and over loopback only, in their own processes:
 * **broker**: mosquitto (as the tests start it: persistence on, a free port);
 * **farm**: N e-boards with clocks on ptys playing real games at blitz pace
   (:func:`farm.serve_farm`, as ``bench/latency.py``);
-* **daemon**: :class:`~daemon.app.Daemon` serving the round and publishing it to the
+* **daemon**: :class:`~daemon.shell.app.Daemon` serving the round and publishing it to the
   broker (``[mqtt]``, retained board states, QoS 1);
-* **relays**: 1, then 2 :class:`~broadcast.relay.Relay` processes following the broker;
+* **relays**: 1, then 2 :class:`~broadcast.relay.server.Relay` processes following the broker;
 * per relay, **crowd**: ``--spectators`` idle websocket spectators reading every frame,
   and **watch**: one measuring spectator; one more watch on the daemon itself, the
   baseline without broker and relay.
@@ -34,6 +34,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from farm import serve_farm
+from latency import idle_crowd, match_moves, watch_feed
+
+from broadcast.outputs.mqtt_client import MqttSettings
+from broadcast.relay.server import Relay, RelaySettings
 from common import (
     ROOT,
     Child,
@@ -47,12 +52,7 @@ from common import (
     stdin_lines,
     write_round_config,
 )
-from farm import serve_farm
-from latency import idle_crowd, match_moves, watch_feed
-
-from broadcast.mqtt_client import MqttSettings
-from broadcast.relay import Relay, RelaySettings
-from daemon.app import Daemon, DaemonOptions
+from daemon.shell.app import Daemon, DaemonOptions
 
 sys.path.insert(0, str(ROOT))
 from tests.mosquitto import Mosquitto

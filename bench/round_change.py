@@ -3,7 +3,7 @@
 Run ``.venv/bin/python bench/round_change.py [--boards 500] [--repeat 5]``.
 
 A configuration of N e-boards (one section) is loaded into a
-:class:`~daemon.round.RoundCore`; each board sees a placement and a clock reading, as a
+:class:`~daemon.round.core.RoundCore`; each board sees a placement and a clock reading, as a
 live round leaves them. Then the round change's journal payload is applied (new players
 on every board: fresh game records and trackers fed the last placement, results
 forgotten, alerts closed), and every board's state is rendered for the broadcast, as the
@@ -20,11 +20,11 @@ from pathlib import Path
 
 import chess
 
-from daemon.config import BoardConfig, load_config
-from daemon.inputs import CLOCK, PLACEMENT, board_fen, clock_payload
-from daemon.journal import EVENT_BOARD, ROUND
-from daemon.round import RoundCore
-from daemon.round_change import RoundChange
+from daemon.config.model import BoardConfig, load_config
+from daemon.journal.inputs import CLOCK, PLACEMENT, board_fen, clock_payload
+from daemon.journal.store import EVENT_BOARD, ROUND
+from daemon.round.change import RoundChange
+from daemon.round.core import RoundCore
 from drivers.observations import ClockObserved, ClockSide
 
 

@@ -25,14 +25,17 @@ _DESCRIPTION = "DGT e-boards and clocks to live broadcast, arbiters and pairing 
 # name -> (module providing add_arguments/run, help). Imported lazily: `dgtcast emulate`
 # must not pay for the broadcast stack.
 _COMMANDS: dict[str, tuple[str, str]] = {
-    "run": ("daemon.run_cmd", "run a round: every e-board, alerts, journal, broadcast"),
-    "boards": ("daemon.boards_cmd", "list the serial ports that answer as DGT boards"),
-    "clocks": ("daemon.clocks_cmd", "set every e-board clock to the time control (mode 23)"),
-    "round": ("daemon.round_cmd", "move the running daemon on to the next round"),
-    "results": ("daemon.pairing.results_cmd", "write the round's TRF from the journal"),
-    "relay": ("daemon.relay_cmd", "serve every daemon's boards from the MQTT broker"),
-    "demo": ("daemon.demo", "run the embedded demo: emulated boards replaying famous games"),
-    "emulate": ("daemon.emulate_cmd", "create a virtual DGT board + clock on a pty"),
+    "run": ("daemon.commands.run", "run a round: every e-board, alerts, journal, broadcast"),
+    "boards": ("daemon.commands.boards", "list the serial ports that answer as DGT boards"),
+    "clocks": ("daemon.commands.clocks", "set every e-board clock to the time control (mode 23)"),
+    "round": ("daemon.commands.round", "move the running daemon on to the next round"),
+    "results": ("daemon.commands.results", "write the round's TRF from the journal"),
+    "relay": ("daemon.commands.relay", "serve every daemon's boards from the MQTT broker"),
+    "demo": (
+        "daemon.commands.demo",
+        "run the embedded demo: emulated boards replaying famous games",
+    ),
+    "emulate": ("daemon.commands.emulate", "create a virtual DGT board + clock on a pty"),
 }
 
 
@@ -54,7 +57,7 @@ def build_parser(load: Callable[[str], _Command] = _load) -> argparse.ArgumentPa
 
 #: dgtcast's top-level packages (pyproject.toml); another distribution installing one of
 #: these names into the same environment overwrites dgtcast's files, and pip says nothing.
-TOP_LEVEL = ("daemon", "drivers", "broadcast")
+TOP_LEVEL = ("base", "daemon", "drivers", "broadcast")
 
 
 def clashing_distributions(owners: Mapping[str, Sequence[str]]) -> dict[str, list[str]]:

@@ -7,15 +7,15 @@ and the code that relies on it (docs/architecture.md, "Library internals").
 
 ================================  ===================================================
 pyserial-asyncio-fast             ``SerialTransport._read_ready`` replaced by one
-(drivers/dgt/link.py)             ``os.read`` (pyserial's ``read`` selects, which fails
+(drivers/dgt/aio/link.py)             ``os.read`` (pyserial's ``read`` selects, which fails
                                   above descriptor 1023); ``_fatal_error`` replaced so
                                   an unplugged board's failed write is not an ERROR;
                                   ``_abort``, ``_close``, ``_serial``, ``_protocol``,
                                   ``_max_read_size`` used by both
-websockets (broadcast/server.py)  ``Connection.send_in_progress``: the spectator fast
+websockets (broadcast/web/server.py)  ``Connection.send_in_progress``: the spectator fast
                                   path writes whole frames only between messages
 aiomqtt                           ``Client._client``, the paho client: manual PUBACKs
-(broadcast/mqtt_client.py)        (``manual_ack_set``, ``ack``) and closing a socket
+(broadcast/outputs/mqtt_client.py)        (``manual_ack_set``, ``ack``) and closing a socket
                                   opened by a cancelled connect (``socket``,
                                   ``_sock_close``)
 ================================  ===================================================
@@ -36,7 +36,7 @@ from serial_asyncio_fast import SerialTransport
 from websockets.asyncio.client import connect
 from websockets.asyncio.server import ServerConnection, serve
 
-from drivers.dgt.link import _SerialTransport
+from drivers.dgt.aio.link import _SerialTransport
 
 
 def _parameters(function: object) -> list[str]:
@@ -48,7 +48,7 @@ def test_pyserial_asyncio_fast_transport_still_has_what_the_link_overrides() -> 
     for name in ("_read_ready", "_fatal_error", "_abort", "_close", "_ensure_reader"):
         assert callable(getattr(SerialTransport, name, None)), (
             f"pyserial-asyncio-fast {version}: SerialTransport.{name} is gone;"
-            " drivers/dgt/link.py overrides or calls it"
+            " drivers/dgt/aio/link.py overrides or calls it"
         )
     assert _parameters(SerialTransport._fatal_error)[:3] == ["self", "exc", "message"]
     assert _parameters(SerialTransport._close)[:2] == ["self", "exc"]
@@ -57,7 +57,7 @@ def test_pyserial_asyncio_fast_transport_still_has_what_the_link_overrides() -> 
     for attribute in ("self._serial", "self._protocol", "self._max_read_size"):
         assert attribute in source, (
             f"pyserial-asyncio-fast {version}: {attribute} is no longer set by"
-            " SerialTransport.__init__; drivers/dgt/link.py reads it"
+            " SerialTransport.__init__; drivers/dgt/aio/link.py reads it"
         )
 
 
@@ -84,7 +84,7 @@ async def test_websockets_connection_still_tells_a_send_in_progress() -> None:
     assert len(mid_send) == 1
     assert isinstance(mid_send[0], asyncio.Future), (
         f"websockets {version}: Connection.send_in_progress no longer marks a fragmented"
-        " send; broadcast/server.py relies on it"
+        " send; broadcast/web/server.py relies on it"
     )
 
 
@@ -94,7 +94,7 @@ async def test_aiomqtt_client_still_wraps_a_paho_client() -> None:
     inner = getattr(client, "_client", None)
     assert isinstance(inner, paho.Client), (
         f"aiomqtt {version}: Client._client is no longer paho's client;"
-        " broadcast/remote.py and broadcast/mqtt.py use it"
+        " broadcast/relay/remote.py and broadcast/outputs/mqtt.py use it"
     )
     for name in ("manual_ack_set", "ack", "socket", "_sock_close"):
         assert callable(getattr(inner, name, None)), f"paho-mqtt: Client.{name} is gone"

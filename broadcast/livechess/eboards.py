@@ -30,8 +30,8 @@ from typing import Any
 
 import chess
 
-from broadcast.feed import encode_json
-from broadcast.messages import BoardState, BoardStatus, MoveInfo
+from broadcast.feed.events import encode_json
+from broadcast.feed.messages import BoardState, BoardStatus, MoveInfo
 
 __all__ = [
     "EBoards",

@@ -20,7 +20,7 @@ the arbiter (an illegal move that stood, FIDE 7.5) is written as ``SetUp``/``FEN
 and the moves from there, with a comment naming the moves before it, so the file stays
 valid PGN and goes on updating (Broadcaster issues #63, #67).
 
-The files are written by :class:`~broadcast.pgn_folder.PgnFolderWriter` (atomic
+The files are written by :class:`~broadcast.outputs.pgn_folder.PgnFolderWriter` (atomic
 replacement, only what changed, retries): :func:`livechess_folder_writer`.
 """
 
@@ -33,11 +33,11 @@ from typing import Any
 
 import chess
 
+from broadcast.feed.messages import BoardState, MoveInfo
+from broadcast.feed.pgn import format_clock, game_pgn
 from broadcast.livechess.eboards import start_fen
 from broadcast.livechess.resources import Tournament, index_player_json, is_live
-from broadcast.messages import BoardState, MoveInfo
-from broadcast.pgn import format_clock, game_pgn
-from broadcast.pgn_folder import PgnFolderSettings, PgnFolderWriter, round_folder
+from broadcast.outputs.pgn_folder import PgnFolderSettings, PgnFolderWriter, round_folder
 
 __all__ = [
     "EPGN",

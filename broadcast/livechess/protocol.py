@@ -24,8 +24,8 @@ from typing import Any
 
 import chess
 
-from broadcast.feed import encode_json
-from broadcast.messages import decode_untrusted_json
+from broadcast.feed.events import encode_json
+from broadcast.feed.messages import decode_untrusted_json
 
 __all__ = [
     "EBOARD_FEED",

@@ -27,8 +27,8 @@ from typing import Any
 
 import chess
 
+from broadcast.feed.messages import BoardState, BoardStatus
 from broadcast.livechess.eboards import clock_json, start_fen
-from broadcast.messages import BoardState, BoardStatus
 
 __all__ = [
     "RESULT_NAMES",

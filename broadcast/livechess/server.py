@@ -9,7 +9,7 @@ page from any origin (lichess's DGT page, an overlay) can read them. The pure pa
 One hub listener feeds every connection. Each connection has a receiver (calls in,
 answers out) and a sender (feed events out). The sender never queues: a change marks
 the connection's feeds dirty, and when the socket can take more (``write_limit`` bytes
-buffered at most, as for spectators, broadcast/server.py) it sends the latest event of
+buffered at most, as for spectators, broadcast/web/server.py) it sends the latest event of
 each dirty feed; a subscriber that missed events gets the next one in full. A client
 that never reads costs its write buffer and nothing else, and delays no one.
 """
@@ -31,10 +31,9 @@ from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.datastructures import Headers
 from websockets.http11 import Request, Response
 
-from broadcast.arbiter_channel import until_either_ends
-from broadcast.feed import encode_json
-from broadcast.hub import Hub
-from broadcast.listen import ListenError, listen_error, listening_port
+from broadcast.feed.events import encode_json
+from broadcast.feed.hub import Hub
+from broadcast.feed.messages import BoardState
 from broadcast.livechess.eboards import EBoards, FeedGroup
 from broadcast.livechess.protocol import (
     MESSAGE_LIMIT,
@@ -52,7 +51,8 @@ from broadcast.livechess.protocol import (
     parse_call,
 )
 from broadcast.livechess.resources import Resources, Tournament
-from broadcast.messages import BoardState
+from broadcast.web.arbiter_channel import until_either_ends
+from broadcast.web.listen import ListenError, listen_error, listening_port
 
 __all__ = ["API_PATH", "LiveChessServer", "LiveChessSettings"]
 

@@ -32,8 +32,8 @@ from dataclasses import dataclass
 
 import chess
 
-from broadcast.messages import Color
-from daemon.durations import ClockRules
+from base.colors import Color
+from daemon.game.durations import ClockRules
 from daemon.game.events import ClockSidesLearned, ClockUpdated, FlagFell, GameEvent
 from daemon.game.rules import color_name, flag_result
 from drivers.observations import ClockObserved, ClockSide

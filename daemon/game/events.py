@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final, get_args
 
-from broadcast.messages import Color
+from base.colors import Color
 from drivers.observations import ClockSide
 
 __all__ = [
@@ -38,7 +38,7 @@ __all__ = [
     "ResultSignalled",
 ]
 
-#: Colour names used in events (:data:`~broadcast.messages.Color`).
+#: Colour names used in events (:data:`~base.colors.Color`).
 COLORS: Final = frozenset(get_args(Color))
 #: Decisive and drawn PGN results the board can produce.
 GAME_RESULTS: Final = frozenset({"1-0", "0-1", "1/2-1/2"})

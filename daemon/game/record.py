@@ -30,7 +30,7 @@ from dataclasses import dataclass
 import chess
 import chess.pgn
 
-from broadcast.pgn_tags import escape_tag_value
+from base.pgn_tags import escape_tag_value
 from daemon.game.events import (
     FlagFell,
     GameEnded,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import chess
 
-from broadcast.messages import Color
+from base.colors import Color
 from daemon.game.matching import CENTRE
 
 __all__ = [

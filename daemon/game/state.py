@@ -20,7 +20,7 @@ import enum
 from dataclasses import dataclass
 from typing import Final
 
-from daemon.durations import ClockRules
+from daemon.game.durations import ClockRules
 from drivers.observations import ClockSide
 
 __all__ = [

@@ -5,7 +5,8 @@
 * :mod:`~daemon.pairing.pairings`: the pairing engine's output, and each board's players.
 * :mod:`~daemon.pairing.handoff`: confirmed results into the round's TRF columns, the
   MQTT ``<prefix>/results`` payload, and the configured command.
-* :mod:`~daemon.pairing.results_cmd`: ``dgtcast results export``.
+* ``dgtcast results export`` lives in :mod:`~daemon.commands.results`. May import ``base``
+  and ``daemon.config``.
 
 Exceptions::
 

@@ -37,11 +37,11 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+from base.atomic_file import write_atomically
 from daemon.pairing.command import CommandReport, run_command
 from daemon.pairing.pairings import Pairing
 from daemon.pairing.scoring import RoundEntry
 from daemon.pairing.trf import PairingFileError, Tournament
-from drivers.atomic_file import write_atomically
 
 __all__ = [
     "TRF_CODES",
@@ -72,7 +72,7 @@ def result_codes(result: str, *, moves_played: int | None = None) -> tuple[str, 
     """White's and Black's TRF codes for a result (``1-0`` ... ``--``).
 
     Args:
-        result: a PGN result or a forfeit (broadcast/messages.py ``RESULTS`` but ``*``).
+        result: a PGN result or a forfeit (broadcast/feed/messages.py ``RESULTS`` but ``*``).
         moves_played: plies made on the board, when known; under 2 a game result gets
             the codes of a game that lasted less than one move (``W D L``).
 

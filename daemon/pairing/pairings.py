@@ -66,7 +66,7 @@ class BoardPlayers:
     """Who plays on a board: everything the PGN headers and ``[[boards]]`` need.
 
     The ``white*``/``black*`` fields are named like the keys of ``[[boards]]``
-    (:class:`daemon.config.BoardConfig`); :meth:`board_fields` gives them as a dict.
+    (:class:`daemon.config.model.BoardConfig`); :meth:`board_fields` gives them as a dict.
     """
 
     board: int

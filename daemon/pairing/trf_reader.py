@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 
-from broadcast.pgn_tags import tag_value_problem
+from base.pgn_tags import tag_value_problem
 from daemon.pairing.scoring import (
     BYE_CODES,
     GAME_CODES,

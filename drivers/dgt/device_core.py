@@ -1,4 +1,4 @@
-"""The decisions of one connected DGT board, sans I/O (see :mod:`drivers.dgt.device`).
+"""The decisions of one connected DGT board, sans I/O (see :mod:`drivers.dgt.aio.device`).
 
 :class:`DeviceCore` decides, given events and ``now``: which clock command goes out next,
 when an unacknowledged one is resent or given up (dgt-protocol.md §7.4), when a silent
@@ -16,8 +16,14 @@ from dataclasses import dataclass, field
 
 from drivers.dgt.battery import BatteryPoll
 from drivers.dgt.commands import CLOCK_COMMAND_IDS, ClockCommand, Command, RequestSerialNumber
-from drivers.dgt.events import BatteryStatus, BoardDump, ClockAck, EEMoves, ProtocolViolation
-from drivers.dgt.link import TimedEvent
+from drivers.dgt.events import (
+    BatteryStatus,
+    BoardDump,
+    ClockAck,
+    EEMoves,
+    ProtocolViolation,
+    TimedEvent,
+)
 from drivers.dgt.refresh import BoardRefresh
 
 __all__ = ["ClockDone", "DeviceCore", "DeviceTimeouts"]

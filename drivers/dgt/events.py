@@ -38,6 +38,7 @@ __all__ = [
     "LongSerialNumber",
     "ProtocolViolation",
     "SerialNumber",
+    "TimedEvent",
     "Trademark",
     "UnknownMessage",
     "Version",
@@ -455,3 +456,6 @@ Event = (
     | UnknownMessage
     | ProtocolViolation
 )
+
+#: An event and the loop time its last byte arrived at.
+TimedEvent = tuple[float, Event]

@@ -9,7 +9,7 @@ from typing import Any
 
 from websockets.asyncio.client import ClientConnection
 
-from broadcast.messages import (
+from broadcast.feed.messages import (
     ArbiterCommand,
     BoardState,
     BoardStatus,

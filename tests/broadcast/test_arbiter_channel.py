@@ -15,13 +15,8 @@ from hypothesis import strategies as st
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
-from broadcast.arbiter_channel import (
-    ARBITER_MESSAGE_LIMIT,
-    parse_command,
-    until_either_ends,
-)
-from broadcast.hub import Hub
-from broadcast.messages import (
+from broadcast.feed.hub import Hub
+from broadcast.feed.messages import (
     COMMAND_TYPES,
     AcceptPosition,
     AckAlert,
@@ -38,8 +33,13 @@ from broadcast.messages import (
     command_from_json,
     command_to_json,
 )
-from broadcast.server import BroadcastServer
-from daemon.round import command_from_payload, command_payload
+from broadcast.web.arbiter_channel import (
+    ARBITER_MESSAGE_LIMIT,
+    parse_command,
+    until_either_ends,
+)
+from broadcast.web.server import BroadcastServer
+from daemon.round.core import command_from_payload, command_payload
 from tests.broadcast.feed_client import RecordingHandler, recv_json, state_after
 
 TOKEN = "s3cret-token"
@@ -287,7 +287,7 @@ async def test_handler_that_hangs_or_fails(
                 raise RuntimeError("bug")
 
         channel.server.arbiter.handler = Broken()
-        with caplog.at_level(logging.ERROR, logger="broadcast.arbiter_channel"):
+        with caplog.at_level(logging.ERROR, logger="broadcast.web.arbiter_channel"):
             await ws.send(json.dumps({"type": "set_clocks", "ref": 2}))
             assert await recv_json(ws) == {"type": "error", "ref": 2, "reason": "internal error"}
         assert "failed" in caplog.text

@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from broadcast.delay import DelayLine, PublicDelay
-from broadcast.hub import Hub
-from broadcast.messages import BoardState
+from broadcast.feed.delay import DelayLine, PublicDelay
+from broadcast.feed.hub import Hub
+from broadcast.feed.messages import BoardState
 from tests.broadcast.feed_client import state_after
 
 

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from broadcast.feed import (
+from broadcast.feed.events import (
     BoardAnnounced,
     ClockChanged,
     MovesAppended,
@@ -23,8 +23,15 @@ from broadcast.feed import (
     event_to_json,
     state_to_json,
 )
-from broadcast.hub import Hub
-from broadcast.messages import Alert, AlertKind, BoardState, BoardStatus, MoveInfo, to_json_dict
+from broadcast.feed.hub import Hub
+from broadcast.feed.messages import (
+    Alert,
+    AlertKind,
+    BoardState,
+    BoardStatus,
+    MoveInfo,
+    to_json_dict,
+)
 from tests.broadcast.feed_client import LINE, FeedModel, state_after
 
 

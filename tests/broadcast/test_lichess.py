@@ -12,8 +12,9 @@ from dataclasses import replace
 
 import pytest
 
-from broadcast.hub import Hub
-from broadcast.lichess import (
+from broadcast.feed.hub import Hub
+from broadcast.feed.messages import BoardState
+from broadcast.outputs.lichess import (
     LichessRouter,
     LichessTarget,
     Refusal,
@@ -22,8 +23,7 @@ from broadcast.lichess import (
     refusal_message,
     summarize_reply,
 )
-from broadcast.lichess_push import LichessPusher
-from broadcast.messages import BoardState
+from broadcast.outputs.lichess_push import LichessPusher
 from tests.broadcast.conftest import Answer, ReceivedRequest, RecordingServer
 
 TOKEN = "lip_secret123"
@@ -329,7 +329,7 @@ def spacing(pusher: LichessPusher) -> list[float]:
 async def test_push_retries_500_and_429_then_succeeds(
     http_server: RecordingServer, caplog: pytest.LogCaptureFixture
 ) -> None:
-    caplog.set_level(logging.INFO, logger="broadcast.lichess_push")
+    caplog.set_level(logging.INFO, logger="broadcast.outputs.lichess_push")
     http_server.script.extend(
         [
             Answer(status=500, reason="Internal Server Error"),

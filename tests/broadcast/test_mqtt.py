@@ -17,10 +17,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from broadcast.hub import Hub
-from broadcast.messages import Alert, AlertKind, BoardState, BoardStatus, MoveInfo
-from broadcast.mqtt import MqttMessage, MqttOutbox, MqttPublisher, Topics
-from broadcast.mqtt_client import MqttLinkState, MqttSettings
+from broadcast.feed.hub import Hub
+from broadcast.feed.messages import Alert, AlertKind, BoardState, BoardStatus, MoveInfo
+from broadcast.outputs.mqtt import MqttMessage, MqttOutbox, MqttPublisher, Topics
+from broadcast.outputs.mqtt_client import MqttLinkState, MqttSettings
 from tests.conftest import ROOT
 from tests.mosquitto import Mosquitto
 from tests.waiting import wait_until
@@ -468,9 +468,9 @@ async def test_a_late_subscriber_gets_the_retained_state_but_no_old_alerts(
 
 CHILD = """
 import asyncio, sys
-from broadcast.messages import BoardState
-from broadcast.mqtt import MqttPublisher
-from broadcast.mqtt_client import MqttSettings
+from broadcast.feed.messages import BoardState
+from broadcast.outputs.mqtt import MqttPublisher
+from broadcast.outputs.mqtt_client import MqttSettings
 
 async def main() -> None:
     settings = MqttSettings(host="127.0.0.1", port=int(sys.argv[1]), prefix=sys.argv[2],

@@ -11,7 +11,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from broadcast.outgoing import (
+from broadcast.outputs.outgoing import (
     Outcome,
     PostFailed,
     check_url,

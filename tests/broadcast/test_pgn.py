@@ -8,8 +8,8 @@ from pathlib import Path
 import chess.pgn
 import pytest
 
-from broadcast.messages import BoardState
-from broadcast.pgn import format_clock, game_pgn, round_pgn
+from broadcast.feed.messages import BoardState
+from broadcast.feed.pgn import format_clock, game_pgn, round_pgn
 
 
 @pytest.mark.parametrize(

@@ -15,15 +15,15 @@ from pathlib import Path, PurePosixPath
 import chess.pgn
 import pytest
 
-from broadcast.hub import Hub
-from broadcast.messages import BoardState
-from broadcast.pgn_folder import (
+from base.atomic_file import write_atomically
+from broadcast.feed.hub import Hub
+from broadcast.feed.messages import BoardState
+from broadcast.outputs.pgn_folder import (
     PgnFolderLayout,
     PgnFolderSettings,
     PgnFolderWriter,
     round_folder,
 )
-from drivers.atomic_file import write_atomically
 
 
 def game(board: int, moves: str = "1. e4 *", *, section: str = "", round_: str = "3") -> BoardState:

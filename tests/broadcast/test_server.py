@@ -11,10 +11,10 @@ import pytest
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
-from broadcast.feed import state_to_json
-from broadcast.hub import Hub
-from broadcast.messages import BoardState, MoveInfo
-from broadcast.server import BroadcastServer, parse_since
+from broadcast.feed.events import state_to_json
+from broadcast.feed.hub import Hub
+from broadcast.feed.messages import BoardState, MoveInfo
+from broadcast.web.server import BroadcastServer, parse_since
 from tests.broadcast.feed_client import FeedModel, RecordingHandler, recv_json, state_after
 
 

@@ -10,9 +10,9 @@ from dataclasses import dataclass
 import pytest
 from websockets.asyncio.client import connect
 
-from broadcast.hub import Hub
-from broadcast.pgn import game_pgn
-from broadcast.server import BroadcastServer
+from broadcast.feed.hub import Hub
+from broadcast.feed.pgn import game_pgn
+from broadcast.web.server import BroadcastServer
 from tests.broadcast.feed_client import (
     RecordingHandler,
     http_get,

@@ -11,10 +11,10 @@ from collections.abc import Callable
 
 from websockets.asyncio.client import ClientConnection, connect
 
-from broadcast.feed import state_to_json
-from broadcast.hub import Hub
-from broadcast.messages import BoardState, MoveInfo
-from broadcast.server import BroadcastServer
+from broadcast.feed.events import state_to_json
+from broadcast.feed.hub import Hub
+from broadcast.feed.messages import BoardState, MoveInfo
+from broadcast.web.server import BroadcastServer
 from tests.broadcast.feed_client import FeedModel, RecordingHandler
 
 READERS = 180

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from broadcast.http import CHESSGROUND_ROOT, safe_file
-from broadcast.hub import Hub
-from broadcast.pgn import game_pgn, round_pgn
-from broadcast.server import BroadcastServer
+from broadcast.feed.hub import Hub
+from broadcast.feed.pgn import game_pgn, round_pgn
+from broadcast.web.http import CHESSGROUND_ROOT, safe_file
+from broadcast.web.server import BroadcastServer
 from tests.broadcast.feed_client import RecordingHandler, http_get, state_after
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from broadcast.hub import Hub
-from broadcast.messages import Alert, AlertKind
-from broadcast.webhook import AlertWebhook, WebhookSettings, alert_body
+from broadcast.feed.hub import Hub
+from broadcast.feed.messages import Alert, AlertKind
+from broadcast.outputs.webhook import AlertWebhook, WebhookSettings, alert_body
 from tests.broadcast.conftest import Answer, RecordingServer
 from tests.mosquitto import free_port
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import chess
 
-from broadcast.messages import ArbiterCommand, BoardState, BoardStatus, CommandReply, MoveInfo
+from broadcast.feed.messages import ArbiterCommand, BoardState, BoardStatus, CommandReply, MoveInfo
 
 __all__ = ["NoArbiter", "board_state", "free_port"]
 

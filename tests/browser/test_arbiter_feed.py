@@ -11,9 +11,9 @@ import pytest
 import pytest_asyncio
 from playwright.async_api import Page, expect
 
-from broadcast.hub import Hub
-from broadcast.messages import Alert, AlertKind, BoardStatus
-from broadcast.server import BroadcastServer
+from broadcast.feed.hub import Hub
+from broadcast.feed.messages import Alert, AlertKind, BoardStatus
+from broadcast.web.server import BroadcastServer
 from tests.browser.conftest import LOOP, Pages
 from tests.browser.servers import NoArbiter, board_state, free_port
 

@@ -10,7 +10,7 @@ import chess.pgn
 import pytest
 from playwright.async_api import Page, expect
 
-from daemon.app import Daemon
+from daemon.shell.app import Daemon
 from drivers.emulator.clock import ClockSettings
 from drivers.emulator.device import EmulatedBoard
 from drivers.emulator.firmware import BoardIdentity

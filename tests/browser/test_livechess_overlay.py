@@ -16,9 +16,9 @@ from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.datastructures import Headers
 from websockets.http11 import Request, Response
 
-from broadcast.hub import Hub
+from broadcast.feed.hub import Hub
+from broadcast.feed.messages import BoardStatus
 from broadcast.livechess.server import LiveChessServer, LiveChessSettings
-from broadcast.messages import BoardStatus
 from tests.browser.conftest import LOOP, Pages
 from tests.livechess.client import board_state
 

@@ -9,9 +9,9 @@ import pytest
 import pytest_asyncio
 from playwright.async_api import expect
 
-from broadcast.hub import Hub
-from broadcast.messages import MoveInfo
-from broadcast.server import BroadcastServer
+from broadcast.feed.hub import Hub
+from broadcast.feed.messages import MoveInfo
+from broadcast.web.server import BroadcastServer
 from tests.browser.conftest import LOOP, Pages
 from tests.browser.pagetools import wait_for_pieces
 from tests.browser.servers import NoArbiter, board_state, free_port

@@ -10,8 +10,8 @@ import pytest
 import pytest_asyncio
 from playwright.async_api import WebSocket, expect
 
-from broadcast.hub import Hub
-from broadcast.server import BroadcastServer
+from broadcast.feed.hub import Hub
+from broadcast.web.server import BroadcastServer
 from tests.browser.conftest import LOOP, Pages
 from tests.browser.pagetools import clock_seconds, wait_for_pieces
 from tests.browser.servers import NoArbiter, board_state, free_port

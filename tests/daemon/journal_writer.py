@@ -10,8 +10,8 @@ from __future__ import annotations
 import hashlib
 import sys
 
-from daemon.journal import Journal
-from daemon.journal_records import Entry
+from daemon.journal.records import Entry
+from daemon.journal.store import Journal
 
 __all__ = ["digest", "entry", "main"]
 

@@ -8,15 +8,15 @@ import contextlib
 from pathlib import Path
 from typing import Any
 
-from broadcast.hub import Hub
-from daemon.app import load_round_config
-from daemon.config import Config
-from daemon.inputs import INPUT_KINDS
-from daemon.journal import Journal
-from daemon.results import CommandRefused
-from daemon.round import RoundCore
-from daemon.service import RoundService
-from daemon.snapshot import dump_state, fingerprint, load_state
+from broadcast.feed.hub import Hub
+from daemon.arbiter.results import CommandRefused
+from daemon.config.model import Config
+from daemon.journal.inputs import INPUT_KINDS
+from daemon.journal.store import Journal
+from daemon.round.core import RoundCore
+from daemon.round.snapshot import dump_state, fingerprint, load_state
+from daemon.shell.app import load_round_config
+from daemon.shell.service import RoundService
 
 __all__ = ["check_restarts_from_snapshots", "observed"]
 

@@ -14,11 +14,11 @@ from typing import Any
 import chess
 import chess.pgn
 
-from daemon.app import Daemon, DaemonOptions
+from base.backoff import BackoffPolicy
 from daemon.game.state import TrackerSettings
-from daemon.inputs import clock_payload
-from daemon.journal import Journal
-from drivers.backoff import BackoffPolicy
+from daemon.journal.inputs import clock_payload
+from daemon.journal.store import Journal
+from daemon.shell.app import Daemon, DaemonOptions
 from drivers.dgt.device_core import DeviceTimeouts
 from drivers.observations import ClockObserved, ClockSide
 from tests.emulator.support import read_game

@@ -17,8 +17,8 @@ from pathlib import Path
 import chess
 import chess.pgn
 
-from broadcast.messages import Alert
-from daemon.app import Daemon
+from broadcast.feed.messages import Alert
+from daemon.shell.app import Daemon
 from drivers.emulator.clock import ClockSettings
 from drivers.emulator.device import EmulatedBoard
 from drivers.emulator.player import Lift, Place

@@ -10,11 +10,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from broadcast.messages import Alert, Color
-from daemon.arbiter import AlertEngine, AlertSettings, Decision
-from daemon.board_watch import BoardRules
-from daemon.config import load_config
-from daemon.durations import TimeControl
+from base.colors import Color
+from broadcast.feed.messages import Alert
+from daemon.arbiter.engine import AlertEngine, AlertSettings, Decision
+from daemon.arbiter.results import CommandRefused, ResultSource
+from daemon.arbiter.watch import BoardRules
+from daemon.config.model import load_config
+from daemon.game.durations import TimeControl
 from daemon.game.events import (
     ClockUpdated,
     FlagFell,
@@ -29,8 +31,7 @@ from daemon.game.events import (
     ResultSignalled,
 )
 from daemon.game.tracker import GameTracker
-from daemon.journal import Journal
-from daemon.results import CommandRefused, ResultSource
+from daemon.journal.store import Journal
 from drivers.dgt.events import ClockTimes
 from drivers.dgt.observe import SensorBoard, clock_observation
 from drivers.dgt.protocol import DgtProtocol

@@ -16,7 +16,7 @@ import pytest
 from websockets.asyncio.client import connect
 from websockets.exceptions import InvalidStatus
 
-from daemon.app import Daemon
+from daemon.shell.app import Daemon
 from tests.daemon.support import BoardSpec, refused_start, running_daemon, write_config
 
 TOKEN = "arbiter-secret"  # write_config's default
@@ -79,7 +79,7 @@ async def test_wrong_tokens_are_slowed_down_per_client_and_logged(
 ) -> None:
     async with running_daemon(_config(tmp_path)) as daemon:
         url = _url(daemon)
-        with caplog.at_level(logging.WARNING, logger="broadcast.arbiter_guard"):
+        with caplog.at_level(logging.WARNING, logger="broadcast.web.arbiter_guard"):
             first = await _auth(url, "guess-1")
             assert first == {"type": "error", "reason": "bad token"}
             second = asyncio.create_task(_auth(url, "guess-2"))

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from broadcast.messages import Alert, Color
-from daemon.arbiter import AlertEngine, AlertSettings
-from daemon.board_watch import BoardRules
-from daemon.durations import ClockRules, TimeControl
+from base.colors import Color
+from broadcast.feed.messages import Alert
+from daemon.arbiter.engine import AlertEngine, AlertSettings
+from daemon.arbiter.watch import BoardRules
+from daemon.game.durations import ClockRules, TimeControl
 from daemon.game.events import ClockUpdated, FlagFell, GameEvent, GameStarted
 
 T0 = 1_750_000_000.0

@@ -13,13 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from daemon.board_check import explain_board
-from daemon.boards_cmd import list_boards, render
 from daemon.cli import main
-from daemon.config import BoardConfig, ConfigError, load_config
-from drivers.dgt.device_core import DeviceTimeouts
-from drivers.dgt.ports import PortSpec, serial_ports
-from drivers.dgt.probe import (
+from daemon.commands.boards import list_boards, render
+from daemon.config.model import BoardConfig, ConfigError, load_config
+from daemon.shell.board_check import explain_board
+from drivers.dgt.aio.ports import PortSpec, serial_ports
+from drivers.dgt.aio.probe import (
     FIX_OTHER_SERIAL,
     FIX_PERMISSION,
     BoardFound,
@@ -27,6 +26,7 @@ from drivers.dgt.probe import (
     explain_open_error,
     probe_port,
 )
+from drivers.dgt.device_core import DeviceTimeouts
 from drivers.emulator.device import EmulatedBoard
 from drivers.emulator.firmware import BoardIdentity
 from tests.daemon.support import running_daemon, wait_for
@@ -160,7 +160,7 @@ async def test_daemon_finds_boards_by_serial_and_warns_about_the_missing(
     boards = _board(1, port=glob, serial="50002") + _board(2, port=glob, serial="50001")
     boards += _board(3, port=glob, serial="50003") + _board(4, port=str(tmp_path / "absent"))
     config = _config(tmp_path, boards)
-    caplog.set_level(logging.WARNING, logger="daemon.board_check")
+    caplog.set_level(logging.WARNING, logger="daemon.shell.board_check")
     async with (
         EmulatedBoard(path=tmp_path / "dgt-a", identity=BoardIdentity.from_serial("50001")),
         EmulatedBoard(path=tmp_path / "dgt-b", identity=BoardIdentity.from_serial("50002")),

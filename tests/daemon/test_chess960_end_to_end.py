@@ -18,8 +18,8 @@ from typing import Any
 import chess
 import chess.pgn
 
-from daemon.app import Daemon
-from daemon.journal import Journal
+from daemon.journal.store import Journal
+from daemon.shell.app import Daemon
 from drivers.emulator.castling import CASTLING_ORDERS, CastlingOrder
 from drivers.emulator.clock import ClockSettings
 from drivers.emulator.device import EmulatedBoard

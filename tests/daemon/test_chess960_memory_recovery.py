@@ -16,8 +16,8 @@ from pathlib import Path
 
 import chess
 
-from daemon.board_game import BoardGame
-from daemon.journal import Journal
+from daemon.journal.store import Journal
+from daemon.round.board_game import BoardGame
 from drivers.emulator.clock import ClockSettings
 from drivers.emulator.device import EmulatedBoard
 from tests.daemon.recovery_support import check_record, play_part

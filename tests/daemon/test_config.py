@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from daemon.config import (
+from daemon.config.model import (
     ARBITER_TOKEN_ENV,
     EXIT_BAD_CONFIG,
     Config,
@@ -17,7 +17,7 @@ from daemon.config import (
     format_config_errors,
     load_config,
 )
-from daemon.durations import Period, TimeControl, format_duration, parse_duration
+from daemon.game.durations import Period, TimeControl, format_duration, parse_duration
 from tests.conftest import ROOT
 
 NOW = dt.datetime(2026, 6, 24, 9, 41, 7, tzinfo=dt.timezone(dt.timedelta(hours=10)))

@@ -21,8 +21,8 @@ from pathlib import Path
 import chess.pgn
 from rich.console import Console
 
-from broadcast.messages import Alert, AlertKind, BoardState, BoardStatus, MoveInfo
-from daemon.console import ConsoleFrame, memory_progress, render, wanted
+from broadcast.feed.messages import Alert, AlertKind, BoardState, BoardStatus, MoveInfo
+from daemon.shell.console import ConsoleFrame, memory_progress, render, wanted
 from drivers.emulator.clock import ClockSettings
 from drivers.emulator.device import EmulatedBoard
 from drivers.emulator.firmware import BoardIdentity
@@ -229,6 +229,6 @@ async def test_run_into_a_pipe_writes_log_lines_only(tmp_path: Path) -> None:
         await asyncio.wait_for(process.wait(), 20)
     text = "".join(lines)
     assert "viewer:  http://127.0.0.1:" in text
-    assert " WARNING daemon.board_check board 2 has no e-board link" in text
+    assert " WARNING daemon.shell.board_check board 2 has no e-board link" in text
     assert "┃" not in text
     assert "\x1b[" not in text

@@ -10,7 +10,7 @@ from pathlib import Path
 import chess
 import chess.pgn
 
-from daemon.journal import Journal
+from daemon.journal.store import Journal
 from drivers.emulator.clock import ClockSettings
 from drivers.emulator.device import EmulatedBoard
 from drivers.emulator.player import Lift, Place

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import chess.pgn
 
-from daemon.config import load_config
-from daemon.demo import DEMO_CONFIG, GAMES, PLAN, write_demo_config
+from daemon.commands.demo import DEMO_CONFIG, GAMES, PLAN, write_demo_config
+from daemon.config.model import load_config
 from tests.daemon.support import DGTCAST
 
 ROOT = Path(__file__).resolve().parent.parent.parent

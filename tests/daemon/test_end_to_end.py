@@ -7,8 +7,8 @@ from pathlib import Path
 import chess
 import chess.pgn
 
-from broadcast.messages import ConfirmResult
-from daemon.journal import Journal
+from broadcast.feed.messages import ConfirmResult
+from daemon.journal.store import Journal
 from drivers.emulator.clock import ClockSettings
 from drivers.emulator.device import EmulatedBoard
 from tests.daemon.support import (

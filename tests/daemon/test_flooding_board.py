@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from daemon.journal import Journal
+from daemon.journal.store import Journal
 from drivers.dgt.boardside import encode_event
 from drivers.dgt.events import FieldUpdated
 from drivers.emulator.clock import ClockSettings

@@ -15,12 +15,12 @@ from typing import Any
 import chess
 import pytest
 
-from broadcast.messages import AlertKind, ChooseLine
-from daemon.config import load_config
-from daemon.inputs import ARBITER, CLOCK, LINK, PLACEMENT, RECOVERY, board_fen
-from daemon.results import CommandRefused
-from daemon.round import Outcome, RoundCore, command_payload
-from daemon.snapshot import dump_state, load_state
+from broadcast.feed.messages import AlertKind, ChooseLine
+from daemon.arbiter.results import CommandRefused
+from daemon.config.model import load_config
+from daemon.journal.inputs import ARBITER, CLOCK, LINK, PLACEMENT, RECOVERY, board_fen
+from daemon.round.core import Outcome, RoundCore, command_payload
+from daemon.round.snapshot import dump_state, load_state
 from drivers.memory import BoardMemory, LoggedPowerUp, memory_payload
 from tests.daemon.support import FAST_TRACKER, BoardSpec, clock_input, write_config
 

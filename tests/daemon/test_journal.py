@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from daemon.journal import SCHEMA_VERSION, Journal
-from daemon.journal_records import Entry, JournalError, Record
+from daemon.journal.records import Entry, JournalError, Record
+from daemon.journal.store import SCHEMA_VERSION, Journal
 from tests.conftest import ROOT
 from tests.daemon.journal_writer import digest
 
@@ -142,7 +142,7 @@ def test_a_reader_reads_while_the_writer_holds_the_write_lock(tmp_path: Path) ->
 
 _POLL = """
 import sys
-from daemon.journal import Journal
+from daemon.journal.store import Journal
 path, read_only = sys.argv[1], sys.argv[2] == "ro"
 print("polling", flush=True)
 while True:

@@ -19,9 +19,9 @@ from pathlib import Path
 import chess
 import pytest
 
-from broadcast.messages import SetResult
-from daemon.inputs import CLOCK, LINK, PLACEMENT
-from daemon.journal import Journal
+from broadcast.feed.messages import SetResult
+from daemon.journal.inputs import CLOCK, LINK, PLACEMENT
+from daemon.journal.store import Journal
 from tests.daemon.support import (
     BoardSpec,
     clock_input,

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from daemon.app import Daemon, DaemonOptions
-from daemon.config import load_config
-from daemon.journal import ROUND, Journal
-from daemon.journal_identity import compare_identity, identity_of, open_round_journal
-from daemon.journal_records import JournalError, RoundIdentity
+from daemon.config.model import load_config
+from daemon.journal.identity import compare_identity, identity_of, open_round_journal
+from daemon.journal.records import JournalError, RoundIdentity
+from daemon.journal.store import ROUND, Journal
+from daemon.shell.app import Daemon, DaemonOptions
 from tests.daemon.support import DGTCAST, BoardSpec, refused_start, write_config
 
 

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from daemon.app import Daemon, DaemonOptions
-from daemon.config import load_config
-from daemon.journal import SCHEMA_VERSION, Journal
-from daemon.journal_identity import identity_of
-from daemon.journal_records import Entry, JournalDamaged, JournalError
+from daemon.config.model import load_config
+from daemon.journal.identity import identity_of
+from daemon.journal.records import Entry, JournalDamaged, JournalError
+from daemon.journal.store import SCHEMA_VERSION, Journal
+from daemon.shell.app import Daemon, DaemonOptions
 from tests.daemon.support import BoardSpec, refused_start, write_config
 
 

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from broadcast.lichess import LichessTarget
-from daemon.config import Config, ConfigError, load_config
-from daemon.lichess_config import lichess_targets
+from broadcast.outputs.lichess import LichessTarget
+from daemon.config.lichess import lichess_targets
+from daemon.config.model import Config, ConfigError, load_config
 
 NOW = dt.datetime(2026, 6, 24, 9, 0, tzinfo=dt.UTC)
 

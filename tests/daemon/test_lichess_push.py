@@ -13,8 +13,8 @@ from __future__ import annotations
 import itertools
 from pathlib import Path
 
-from broadcast.messages import AckAlert, Alert, ConfirmResult, SetResult
-from daemon.app import Daemon
+from broadcast.feed.messages import AckAlert, Alert, ConfirmResult, SetResult
+from daemon.shell.app import Daemon
 from drivers.emulator.clock import ClockSettings
 from drivers.emulator.device import EmulatedBoard
 from tests.broadcast.conftest import RecordingServer

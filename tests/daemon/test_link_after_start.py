@@ -6,11 +6,11 @@ import asyncio
 import time
 from pathlib import Path
 
-from broadcast.messages import BoardStatus
-from daemon.app import Daemon, DaemonOptions
-from daemon.config import load_config
-from daemon.inputs import LINK, START, TICK
-from daemon.round import RoundCore
+from broadcast.feed.messages import BoardStatus
+from daemon.config.model import load_config
+from daemon.journal.inputs import LINK, START, TICK
+from daemon.round.core import RoundCore
+from daemon.shell.app import Daemon, DaemonOptions
 from tests.daemon.support import FAST_TRACKER, BoardSpec, wait_for, write_config
 
 

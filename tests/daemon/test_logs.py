@@ -1,4 +1,4 @@
-"""Log lines for the terminal and for systemd's journal (daemon/logs.py)."""
+"""Log lines for the terminal and for systemd's journal (daemon/shell/logs.py)."""
 
 from __future__ import annotations
 
@@ -7,11 +7,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-from daemon.logs import under_journald
+from daemon.shell.logs import under_journald
 
 SCRIPT = """
 import logging
-from daemon.logs import configure_logging
+from daemon.shell.logs import configure_logging
 configure_logging("info")
 log = logging.getLogger("daemon.session")
 log.debug("not shown")

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import chess
 
-from daemon.app import Daemon
+from daemon.shell.app import Daemon
 from drivers.emulator.clock import ClockSettings, Side
 from drivers.emulator.device import EmulatedBoard
 from drivers.emulator.player import Lift, Place

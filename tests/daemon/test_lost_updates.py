@@ -17,7 +17,7 @@ from pathlib import Path
 import chess.pgn
 import pytest
 
-from daemon.app import Daemon
+from daemon.shell.app import Daemon
 from drivers.dgt.commands import RequestBoard
 from drivers.emulator.clock import ClockSettings
 from drivers.emulator.device import EmulatedBoard

@@ -11,9 +11,9 @@ import asyncio
 from functools import partial
 from pathlib import Path
 
-from broadcast.messages import AlertKind, BoardStatus
-from daemon.board_game import BoardGame
-from daemon.journal import Journal
+from broadcast.feed.messages import AlertKind, BoardStatus
+from daemon.journal.store import Journal
+from daemon.round.board_game import BoardGame
 from drivers.emulator.clock import ClockSettings
 from drivers.emulator.device import EmulatedBoard
 from tests.daemon.recovery_support import check_record, play_part

@@ -20,8 +20,8 @@ from pathlib import Path
 import chess.pgn
 import pytest
 
-from broadcast.messages import AlertKind, ChooseLine
-from daemon.journal import Journal
+from broadcast.feed.messages import AlertKind, ChooseLine
+from daemon.journal.store import Journal
 from drivers.emulator.clock import ClockSettings
 from drivers.emulator.device import EmulatedBoard
 from tests.daemon.recovery_support import check_record, play_part

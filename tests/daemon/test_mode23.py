@@ -8,8 +8,8 @@ from pathlib import Path
 
 import chess
 
-from daemon.durations import ClockRules, TimeControl
-from daemon.mode23 import IncrementControl, IncrementState, move_number_of
+from daemon.game.durations import ClockRules, TimeControl
+from daemon.round.mode23 import IncrementControl, IncrementState, move_number_of
 from drivers.emulator.clock import ClockReading, ClockSettings
 from drivers.emulator.device import EmulatedBoard
 from drivers.emulator.player import HumanPlayer

@@ -5,9 +5,9 @@ from __future__ import annotations
 import asyncio
 from typing import cast
 
-from daemon.config import BoardConfig
-from daemon.pipeline import BoardSession
-from daemon.service import RoundService
+from daemon.config.model import BoardConfig
+from daemon.shell.pipeline import BoardSession
+from daemon.shell.service import RoundService
 
 
 async def test_reports_of_one_burst_never_come_out_earlier_than_the_one_before() -> None:

@@ -7,18 +7,18 @@ from pathlib import Path
 
 import pytest
 
-from broadcast.hub import Hub
-from broadcast.messages import ConfirmResult, SetResult
-from daemon.config import BoardConfig, ConfigError, load_config
-from daemon.inputs import ARBITER, BATTERY
-from daemon.journal import EVENT_BOARD, ROUND, Journal
+from broadcast.feed.hub import Hub
+from broadcast.feed.messages import ConfirmResult, SetResult
+from daemon.config.model import BoardConfig, ConfigError, load_config
+from daemon.journal.inputs import ARBITER, BATTERY
+from daemon.journal.store import EVENT_BOARD, ROUND, Journal
 from daemon.pairing import PairingFileError
-from daemon.round import RoundCore, command_payload
-from daemon.round_change import RoundChange
-from daemon.round_source import plan_round
-from daemon.rounds import RoundKeeper, pending_results
-from daemon.service import RoundService
-from daemon.snapshot import dump_state, load_state
+from daemon.round.change import RoundChange
+from daemon.round.core import RoundCore, command_payload
+from daemon.round.snapshot import dump_state, load_state
+from daemon.round.source import plan_round
+from daemon.shell.rounds import RoundKeeper, pending_results
+from daemon.shell.service import RoundService
 from tests.conftest import ROOT
 
 SECTIONS = """\
@@ -116,7 +116,7 @@ def test_an_eboards_battery_level_stays_with_it_into_the_next_round(tmp_path: Pa
 
 def test_core_refuses_another_sections_board_and_unknown_sections(tmp_path: Path) -> None:
     core = _core(tmp_path)
-    from daemon.results import CommandRefused
+    from daemon.arbiter.results import CommandRefused
 
     with pytest.raises(CommandRefused, match="belongs to section 'U12'"):
         core.apply(EVENT_BOARD, ROUND, _change("Open", 2, (11, "a", "b")).payload(), 1.0)

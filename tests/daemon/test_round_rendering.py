@@ -14,11 +14,11 @@ import chess
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from daemon.board_game import BoardGame, game_headers, render_pgn
-from daemon.config import parse_config
+from daemon.config.model import parse_config
 from daemon.game.events import GameStarted, MoveMade, MovesWithdrawn
 from daemon.game.record import GameRecord, pgn_text
-from daemon.inputs import board_fen, board_from_fen
+from daemon.journal.inputs import board_fen, board_from_fen
+from daemon.round.board_game import BoardGame, game_headers, render_pgn
 
 CONFIG = """
 [event]

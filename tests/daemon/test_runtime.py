@@ -1,4 +1,4 @@
-"""The event loop and stop signals of each platform (daemon/runtime.py)."""
+"""The event loop and stop signals of each platform (daemon/shell/runtime.py)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,11 @@ import sys
 
 import pytest
 
-from daemon import cli, demo, emulate_cmd, runtime
-from drivers.dgt.device import DgtDevice
+from daemon import cli
+from daemon.commands import demo
+from daemon.commands import emulate as emulate_cmd
+from daemon.shell import runtime
+from drivers.dgt.aio.device import DgtDevice
 from drivers.dgt.device_core import DeviceTimeouts
 from drivers.dgt.events import BoardDump
 from drivers.emulator.device import EmulatedBoard

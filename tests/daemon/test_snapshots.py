@@ -18,16 +18,16 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from broadcast.hub import Hub
-from broadcast.messages import AckAlert, SetResult
-from daemon import snapshot
-from daemon.app import Daemon, DaemonOptions
-from daemon.config import Config, load_config
-from daemon.inputs import CLOCK, INPUT_KINDS, LINK, PLACEMENT, TICK, board_fen
-from daemon.journal import Journal
-from daemon.round import RoundCore
-from daemon.service import RoundService
-from daemon.snapshot import SnapshotPolicy, dump_state, fingerprint
+from broadcast.feed.hub import Hub
+from broadcast.feed.messages import AckAlert, SetResult
+from daemon.config.model import Config, load_config
+from daemon.journal.inputs import CLOCK, INPUT_KINDS, LINK, PLACEMENT, TICK, board_fen
+from daemon.journal.store import Journal
+from daemon.round import snapshot
+from daemon.round.core import RoundCore
+from daemon.round.snapshot import SnapshotPolicy, dump_state, fingerprint
+from daemon.shell.app import Daemon, DaemonOptions
+from daemon.shell.service import RoundService
 from tests.conftest import ROOT
 from tests.daemon.support import FAST_TRACKER, BoardSpec, clock_input, write_config
 

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from daemon.app import STARTED
-from daemon.journal import Journal
+from daemon.journal.store import Journal
+from daemon.shell.app import STARTED
 from tests.daemon.support import DGTCAST, BoardSpec, write_config
 
 ROOT = Path(__file__).resolve().parent.parent.parent

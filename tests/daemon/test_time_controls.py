@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from daemon.config import ConfigError, load_config
-from daemon.durations import ClockRules, Period, TimeControl
+from daemon.config.model import ConfigError, load_config
+from daemon.game.durations import ClockRules, Period, TimeControl
 from tests.conftest import ROOT
 
 NOW = dt.datetime(2026, 6, 24, 9, 0, tzinfo=dt.UTC)

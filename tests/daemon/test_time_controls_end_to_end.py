@@ -17,8 +17,8 @@ from pathlib import Path
 
 import chess
 
-from broadcast.messages import AcceptPosition, Alert
-from daemon.app import Daemon
+from broadcast.feed.messages import AcceptPosition, Alert
+from daemon.shell.app import Daemon
 from drivers.emulator.clock import ClockSettings
 from drivers.emulator.device import EmulatedBoard
 from drivers.emulator.player import HumanPlayer, Lift, Place

@@ -20,10 +20,10 @@ from pathlib import Path
 
 import chess.pgn
 
-from broadcast.messages import ConfirmResult, NextRound
-from daemon.app import Daemon
+from broadcast.feed.messages import ConfirmResult, NextRound
 from daemon.cli import main
 from daemon.pairing import Tournament
+from daemon.shell.app import Daemon
 from drivers.emulator.clock import ClockSettings
 from drivers.emulator.device import EmulatedBoard
 from drivers.emulator.firmware import BoardIdentity

@@ -1,4 +1,4 @@
-"""The one backoff of every reconnecting part (drivers/backoff.py)."""
+"""The one backoff of every reconnecting part (base/backoff.py)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from drivers.backoff import Backoff, BackoffPolicy
+from base.backoff import Backoff, BackoffPolicy
 
 
 def test_doubles_up_to_the_maximum_and_honours_retry_after() -> None:

@@ -9,6 +9,8 @@ import chess
 import chess.pgn
 import pytest
 
+from drivers.dgt.aio.device import DgtDevice
+from drivers.dgt.aio.link import ClockRefused, ClockTimeout, HandshakeFailed, LinkClosed
 from drivers.dgt.commands import (
     ClockAscii,
     ClockBeep,
@@ -22,7 +24,6 @@ from drivers.dgt.commands import (
     Reset,
     StartUpdateNice,
 )
-from drivers.dgt.device import DgtDevice
 from drivers.dgt.device_core import DeviceTimeouts
 from drivers.dgt.events import (
     BoardDump,
@@ -33,7 +34,6 @@ from drivers.dgt.events import (
     ProtocolViolation,
     Trademark,
 )
-from drivers.dgt.link import ClockRefused, ClockTimeout, HandshakeFailed, LinkClosed
 from drivers.emulator.clock import ClockSettings
 from drivers.emulator.device import EmulatedBoard
 from drivers.emulator.firmware import BoardMode

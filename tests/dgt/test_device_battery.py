@@ -8,9 +8,9 @@ import asyncio
 from collections.abc import Callable
 from pathlib import Path
 
+from drivers.dgt.aio.device import DgtDevice
 from drivers.dgt.battery import BATTERY_MISSES
 from drivers.dgt.commands import RequestBattery, RequestEEMoves
-from drivers.dgt.device import DgtDevice
 from drivers.dgt.device_core import DeviceTimeouts
 from drivers.dgt.events import BatteryStatus, BoardDump, ClockTimes, EEMoves, Event, FieldUpdated
 from drivers.emulator.device import EmulatedBoard

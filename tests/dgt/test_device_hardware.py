@@ -11,9 +11,9 @@ import os
 
 import pytest
 
+from drivers.dgt.aio.device import DgtDevice
+from drivers.dgt.aio.link import ClockError
 from drivers.dgt.commands import ClockVersion
-from drivers.dgt.device import DgtDevice
-from drivers.dgt.link import ClockError
 
 pytestmark = pytest.mark.hardware
 

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from drivers.dgt.aio.link import DgtLink, Inbox, LinkClosed, PortUnavailable
 from drivers.dgt.commands import RequestBoard, RequestVersion
-from drivers.dgt.events import BoardDump, Version
-from drivers.dgt.link import DgtLink, Inbox, LinkClosed, PortUnavailable, TimedEvent
+from drivers.dgt.events import BoardDump, TimedEvent, Version
 from drivers.emulator.device import EmulatedBoard
 
 
@@ -38,7 +38,7 @@ async def test_a_request_is_written_and_its_answer_decoded_with_its_arrival_time
 async def test_the_trace_log_shows_bytes_sent_received_and_state(
     board: EmulatedBoard, caplog: pytest.LogCaptureFixture
 ) -> None:
-    caplog.set_level(logging.DEBUG, logger="drivers.dgt.link")
+    caplog.set_level(logging.DEBUG, logger="drivers.dgt.aio.link")
     link = await DgtLink.open(str(board.path))
     link.send(RequestVersion())
     await next_event(link)

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from drivers.dgt import ports
-from drivers.dgt.ports import DEFAULT_PATTERNS, PortSpec, patterns_for
+from drivers.dgt.aio import ports
+from drivers.dgt.aio.ports import DEFAULT_PATTERNS, PortSpec, patterns_for
 
 
 @pytest.fixture

@@ -12,12 +12,9 @@ from typing import TypeVar
 import chess
 import pytest
 
-from drivers.backoff import BackoffPolicy
-from drivers.dgt.commands import ClockAscii
-from drivers.dgt.device_core import DeviceTimeouts
-from drivers.dgt.events import BoardDump, FieldUpdated, ProtocolViolation
-from drivers.dgt.link import DgtLink, LinkClosed
-from drivers.dgt.supervisor import (
+from base.backoff import BackoffPolicy
+from drivers.dgt.aio.link import DgtLink, LinkClosed
+from drivers.dgt.aio.supervisor import (
     BoardSupervisor,
     LinkDown,
     LinkUp,
@@ -25,6 +22,9 @@ from drivers.dgt.supervisor import (
     SupervisorState,
     TimedReport,
 )
+from drivers.dgt.commands import ClockAscii
+from drivers.dgt.device_core import DeviceTimeouts
+from drivers.dgt.events import BoardDump, FieldUpdated, ProtocolViolation
 from drivers.emulator.device import EmulatedBoard
 from drivers.emulator.firmware import BoardIdentity
 from drivers.emulator.player import Lift, Place

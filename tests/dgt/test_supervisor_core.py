@@ -6,8 +6,8 @@ import random
 
 import pytest
 
-from drivers.backoff import Backoff, BackoffPolicy
-from drivers.dgt.supervisor import (
+from base.backoff import Backoff, BackoffPolicy
+from drivers.dgt.aio.supervisor import (
     TRANSITIONS,
     LinkCounters,
     SupervisorState,

@@ -14,8 +14,8 @@ import chess
 import chess.pgn
 import pytest
 
-from daemon.demo import emulated_clock
-from daemon.durations import ClockRules, TimeControl
+from daemon.commands.demo import emulated_clock
+from daemon.game.durations import ClockRules, TimeControl
 from daemon.game.events import MoveMade
 from daemon.game.state import TrackerSettings
 from drivers.emulator.clock import ChessClock, ClockSettings

@@ -10,7 +10,7 @@ from typing import Any
 import chess
 from websockets.asyncio.client import ClientConnection
 
-from broadcast.messages import BoardState, BoardStatus, MoveInfo
+from broadcast.feed.messages import BoardState, BoardStatus, MoveInfo
 
 __all__ = ["LiveChessClient", "board_state"]
 

@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 from websockets.asyncio.client import connect
 
-from daemon.app import Daemon
-from daemon.inputs import BATTERY
-from daemon.journal import Journal
+from daemon.journal.inputs import BATTERY
+from daemon.journal.store import Journal
+from daemon.shell.app import Daemon
 from drivers.dgt.battery import BATTERY_MISSES
 from drivers.dgt.commands import RequestBattery
 from drivers.dgt.device_core import DeviceTimeouts

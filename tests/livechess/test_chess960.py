@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import chess
 
+from broadcast.feed.messages import BoardState, MoveInfo
 from broadcast.livechess.eboards import FeedGroup
-from broadcast.messages import BoardState, MoveInfo
 
 
 def _state() -> BoardState:

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from daemon.config import ConfigError, load_config
-from daemon.livechess_link import livechess_folder, livechess_settings, tournaments
-from daemon.round import RoundCore
+from daemon.config.model import ConfigError, load_config
+from daemon.links.livechess import livechess_folder, livechess_settings, tournaments
+from daemon.round.core import RoundCore
 from tests.daemon.support import BoardSpec, write_config
 
 

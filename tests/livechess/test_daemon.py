@@ -15,10 +15,10 @@ import chess.pgn
 import pytest
 from websockets.asyncio.client import connect
 
-from broadcast.listen import ListenError
+from broadcast.feed.messages import ConfirmResult
 from broadcast.livechess.server import LiveChessServer
-from broadcast.messages import ConfirmResult
-from daemon.app import Daemon, DaemonOptions
+from broadcast.web.listen import ListenError
+from daemon.shell.app import Daemon, DaemonOptions
 from drivers.emulator.clock import ClockSettings
 from drivers.emulator.device import EmulatedBoard
 from drivers.emulator.firmware import BoardIdentity

@@ -10,9 +10,9 @@ from pathlib import Path
 import chess
 import chess.pgn
 
+from broadcast.feed.messages import AcceptPosition, ConfirmResult
 from broadcast.livechess.folder import LiveChessFolderLayout, livechess_pgn
 from broadcast.livechess.resources import Pairing, Player, Tournament
-from broadcast.messages import AcceptPosition, ConfirmResult
 from drivers.emulator.clock import ClockSettings
 from drivers.emulator.device import EmulatedBoard
 from drivers.emulator.player import Lift, Place, PressLever

@@ -15,11 +15,11 @@ from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed
 
 import broadcast.livechess.eboards as eboards_module
-from broadcast.feed import encode_json
-from broadcast.hub import Hub
+from broadcast.feed.events import encode_json
+from broadcast.feed.hub import Hub
+from broadcast.feed.messages import BoardStatus
 from broadcast.livechess.resources import Pairing, Player, Tournament
 from broadcast.livechess.server import LiveChessServer, LiveChessSettings
-from broadcast.messages import BoardStatus
 from tests.broadcast.feed_client import http_get
 from tests.livechess.client import LiveChessClient, board_state
 

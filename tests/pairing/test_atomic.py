@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from base.atomic_file import write_atomically
 from daemon.pairing.scoring import RoundEntry
 from daemon.pairing.trf import Tournament
-from drivers.atomic_file import write_atomically
 from tests.conftest import ROOT
 from tests.pairing.support import player_line, trf_text
 

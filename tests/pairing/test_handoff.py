@@ -9,15 +9,15 @@ from pathlib import Path
 import chess
 import pytest
 
-from daemon.arbiter import AlertEngine, AlertSettings
-from daemon.board_watch import BoardRules
-from daemon.durations import TimeControl
+from daemon.arbiter.engine import AlertEngine, AlertSettings
+from daemon.arbiter.results import ResultSource, ResultState
+from daemon.arbiter.watch import BoardRules
+from daemon.game.durations import TimeControl
 from daemon.game.events import FlagFell, GameEnded, GameStarted, MoveMade, ResultSignalled
 from daemon.game.rules import flag_result
 from daemon.pairing.handoff import ResultHandoff, RoundResults, result_codes, result_from_codes
 from daemon.pairing.pairings import parse_pairings, read_pairings
 from daemon.pairing.trf import Tournament
-from daemon.results import ResultSource, ResultState
 from tests.pairing.support import block, column, copy_example, player_line, trf_text
 
 T0 = 1_777_078_800.0  # round start

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from daemon.config import BoardConfig, load_config
+from daemon.config.model import BoardConfig, load_config
 from daemon.pairing.pairings import (
     BoardPlayers,
     Pairing,

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from daemon.arbiter import AlertEngine, AlertSettings
-from daemon.config import load_config
-from daemon.journal import Journal
-from daemon.pairing import results_cmd
+from daemon.arbiter.engine import AlertEngine, AlertSettings
+from daemon.commands import results as results_cmd
+from daemon.config.model import load_config
+from daemon.journal.store import Journal
 from daemon.pairing.handoff import ResultHandoff
 from daemon.pairing.pairings import read_pairings
 from daemon.pairing.trf import Tournament

@@ -1,7 +1,7 @@
 """A TRF writer for the crash test: replaces a file over and over until killed.
 
 Run as ``python trf_writer.py PATH FIRST SECOND``. It writes the contents of FIRST and
-SECOND in turn to PATH with :func:`~drivers.atomic_file.write_atomically` and prints
+SECOND in turn to PATH with :func:`~base.atomic_file.write_atomically` and prints
 the number of writes done after each, so the test can kill it when it chooses.
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from drivers.atomic_file import write_atomically
+from base.atomic_file import write_atomically
 
 __all__ = ["main"]
 

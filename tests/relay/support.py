@@ -17,9 +17,9 @@ from typing import Any
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake
 
-from broadcast.mqtt_client import MqttSettings
-from broadcast.relay import Relay, RelaySettings
-from daemon.journal import Journal
+from broadcast.outputs.mqtt_client import MqttSettings
+from broadcast.relay.server import Relay, RelaySettings
+from daemon.journal.store import Journal
 from tests.daemon.support import second_half
 from tests.mosquitto import Mosquitto
 

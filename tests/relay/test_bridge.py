@@ -10,16 +10,16 @@ from pathlib import Path
 
 import pytest
 
-from broadcast.lichess import LichessTarget
-from broadcast.messages import Alert, BoardStatus
-from broadcast.mqtt import MqttPublisher, Ownership
-from broadcast.mqtt_client import MqttLinkState, MqttSettings
-from broadcast.ownership import check_ownership
-from broadcast.pgn_folder import PgnFolderSettings
-from broadcast.relay import Relay
-from daemon.app import Daemon, DaemonOptions
-from daemon.config import ConfigError
-from daemon.journal import Journal
+from broadcast.feed.messages import Alert, BoardStatus
+from broadcast.outputs.lichess import LichessTarget
+from broadcast.outputs.mqtt import MqttPublisher, Ownership
+from broadcast.outputs.mqtt_client import MqttLinkState, MqttSettings
+from broadcast.outputs.pgn_folder import PgnFolderSettings
+from broadcast.relay.ownership import check_ownership
+from broadcast.relay.server import Relay
+from daemon.config.model import ConfigError
+from daemon.journal.store import Journal
+from daemon.shell.app import Daemon, DaemonOptions
 from drivers.emulator.device import EmulatedBoard
 from tests.broadcast.conftest import RecordingServer
 from tests.broadcast.fake_lichess import GOOD, FakeLichess, path_of

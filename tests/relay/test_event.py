@@ -23,9 +23,9 @@ from typing import Any
 
 import chess.pgn
 
-from broadcast.relay import Relay
-from broadcast.remote_routing import relay_alert_id
-from daemon.journal import Journal
+from broadcast.relay.routing import relay_alert_id
+from broadcast.relay.server import Relay
+from daemon.journal.store import Journal
 from drivers.emulator.clock import ClockSettings
 from drivers.emulator.device import EmulatedBoard
 from tests.broadcast.feed_client import http_get

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from daemon.config import ConfigError
-from daemon.relay_cmd import add_arguments, relay_settings, run
-from daemon.relay_config import load_relay_config
+from daemon.commands.relay import add_arguments, relay_settings, run
+from daemon.config.model import ConfigError
+from daemon.config.relay import load_relay_config
 
 GOOD = """\
 [server]

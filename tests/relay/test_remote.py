@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from broadcast.hub import Hub
-from broadcast.messages import (
+from broadcast.feed.hub import Hub
+from broadcast.feed.messages import (
     AcceptPosition,
     AckAlert,
     ArbiterCommand,
@@ -19,16 +19,16 @@ from broadcast.messages import (
     SetClocks,
     SetResult,
 )
-from broadcast.mqtt import Ownership
-from broadcast.mqtt_client import MqttSettings
-from broadcast.ownership import find_clashes
-from broadcast.relay import RelayView
-from broadcast.remote import CommandListener, RelayOffline, RemoteCommands
-from broadcast.remote_routing import plan_command
-from broadcast.remote_wire import CommandRequest
-from daemon.app import Daemon, DaemonOptions
-from daemon.inputs import ARBITER, LINK
-from daemon.journal import Journal
+from broadcast.outputs.mqtt import Ownership
+from broadcast.outputs.mqtt_client import MqttSettings
+from broadcast.relay.ownership import find_clashes
+from broadcast.relay.remote import CommandListener, RelayOffline, RemoteCommands
+from broadcast.relay.routing import plan_command
+from broadcast.relay.server import RelayView
+from broadcast.relay.wire import CommandRequest
+from daemon.journal.inputs import ARBITER, LINK
+from daemon.journal.store import Journal
+from daemon.shell.app import Daemon, DaemonOptions
 from tests.daemon.support import BoardSpec, write_config
 from tests.relay.test_view import alert, announce, list_alerts, say
 

@@ -9,8 +9,8 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from broadcast.hub import Hub
-from broadcast.messages import (
+from broadcast.feed.hub import Hub
+from broadcast.feed.messages import (
     Alert,
     AlertKind,
     BoardState,
@@ -20,9 +20,9 @@ from broadcast.messages import (
     board_state_from_json,
     to_json_dict,
 )
-from broadcast.mqtt import Ownership
-from broadcast.relay import RelayHub, RelayView
-from broadcast.remote_routing import relay_alert_id
+from broadcast.outputs.mqtt import Ownership
+from broadcast.relay.routing import relay_alert_id
+from broadcast.relay.server import RelayHub, RelayView
 
 PREFIX = "event"
 

@@ -1,0 +1,346 @@
+"""The hub: latest state of every board, feed events derived from it, and subscriptions.
+
+The daemon calls :meth:`Hub.publish_board`, :meth:`Hub.publish_alert` and
+:meth:`Hub.alert_acknowledged`. The hub diffs each new :class:`BoardState` with what the
+feed has already said about that board and derives numbered feed events (``move``,
+``correction``, ``takeback``, ``clock``, ``result``, ``status``, ``board``). The last
+events are kept in a bounded ring so that a client that reconnects can resume.
+
+Consumers (websocket feeds, MQTT, lichess push, PGN folder, webhooks) call
+:meth:`Hub.subscribe` and then ``await subscription.receive()``. A subscription never
+queues: it holds a cursor into the ring plus a set of "dirty" boards and alerts, so a
+consumer that falls behind costs a bounded amount of memory and, when it reads again,
+gets either the events it missed (still in the ring) or a ``missed`` update carrying the
+latest state of every board. One slow consumer never delays the others.
+
+Everything here runs on the event loop thread; publishing never awaits.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import dataclasses
+import itertools
+from collections.abc import Callable
+from dataclasses import dataclass
+from types import TracebackType
+
+from broadcast.feed.events import (
+    FeedEvent,
+    FeedMessage,
+    diff_states,
+    encode_json,
+    event_to_json,
+    state_to_json,
+)
+from broadcast.feed.messages import Alert, BoardState
+from broadcast.feed.pgn import in_round_order
+
+__all__ = ["Hub", "Subscription", "Update"]
+
+# --- Subscriptions -------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Update:
+    """What changed for one subscriber since its previous :meth:`Subscription.receive`.
+
+    Attributes:
+        events: the feed events since the subscriber's cursor, in sequence order.
+        boards: the latest state of every board that changed (every board if missed).
+        alerts: the latest version of every alert raised or acknowledged since.
+        missed: events were lost (the ring moved on, or a resume asked for events no
+            longer kept): ``events`` is empty and ``boards`` holds every board, so the
+            consumer starts again from scratch.
+        resumed: the ``since`` of the resume this update answers, if any.
+        seq: the hub's last sequence number; the subscriber's cursor is now here.
+    """
+
+    events: tuple[FeedMessage, ...] = ()
+    boards: tuple[BoardState, ...] = ()
+    alerts: tuple[Alert, ...] = ()
+    missed: bool = False
+    resumed: int | None = None
+    seq: int = 0
+
+
+class Subscription:
+    """One consumer's view of the hub: a cursor and dirty sets, never a queue.
+
+    Use as ``with hub.subscribe() as sub:`` (or ``async with``), then
+    ``update = await sub.receive()`` in a loop, or ``async for update in sub``.
+    """
+
+    def __init__(self, hub: Hub, *, since: int | None, alerts: bool, boards: bool = True) -> None:
+        self._hub = hub
+        self._wants_alerts = alerts
+        self._wants_boards = boards
+        self._cursor = hub.seq
+        self._full = since is None
+        self._resume: int | None = since
+        self._dirty_boards: set[int] = set()
+        self._dirty_alerts: set[int] = set()
+        self._ready = asyncio.Event()
+        self._ready.set()
+        self.closed = False
+
+    def resume(self, since: int) -> None:
+        """Ask for the events after ``since``; the next update answers it."""
+        self._resume = since
+        self._ready.set()
+
+    def has_pending(self) -> bool:
+        """Whether :meth:`receive` would return at once."""
+        return bool(
+            self._full
+            or self._resume is not None
+            or self._dirty_boards
+            or self._dirty_alerts
+            or self._cursor != self._hub.seq
+        )
+
+    def advance(self, from_seq: int, to_seq: int) -> bool:
+        """Move a caught-up cursor past events its consumer was handed another way.
+
+        Succeeds only when the cursor is at ``from_seq`` and nothing else is pending
+        (no snapshot, resume or dirty board or alert), so nothing is skipped.
+
+        Returns:
+            Whether the cursor moved to ``to_seq``.
+        """
+        if (
+            self._cursor != from_seq
+            or self._full
+            or self._resume is not None
+            or self._dirty_boards
+            or self._dirty_alerts
+        ):
+            return False
+        self._cursor = to_seq
+        return True
+
+    async def receive(self) -> Update:
+        """Wait until something changed, then return it (see :meth:`receive_nowait`)."""
+        while not self.has_pending():
+            self._ready.clear()
+            await self._ready.wait()
+        return self.receive_nowait()
+
+    def receive_nowait(self) -> Update:
+        """Everything that changed since the last call; moves the cursor to the hub's."""
+        hub, resumed = self._hub, self._resume
+        if resumed is not None:
+            self._cursor = resumed
+        messages = None if self._full else hub.messages_since(self._cursor)
+        if messages is None:
+            boards: tuple[BoardState, ...] = tuple(hub.states())
+        else:
+            boards = tuple(s for b in sorted(self._dirty_boards) if (s := hub.state(b)))
+        alerts = tuple(a for i in sorted(self._dirty_alerts) if (a := hub.alert(i)))
+        self._full, self._resume, self._cursor = False, None, hub.seq
+        self._dirty_boards.clear()
+        self._dirty_alerts.clear()
+        return Update(
+            events=tuple(messages or ()),
+            boards=boards,
+            alerts=alerts,
+            missed=messages is None,
+            resumed=resumed,
+            seq=hub.seq,
+        )
+
+    def close(self) -> None:
+        """Stop receiving; the hub forgets this subscription."""
+        self.closed = True
+        self._hub._unsubscribe(self)
+
+    def _board_changed(self, board: int, *, evented: bool) -> None:
+        if self._wants_boards:
+            self._dirty_boards.add(board)
+            self._ready.set()
+        elif evented and self._cursor != self._hub.seq:
+            self._ready.set()  # the events are read through the cursor (unless handed over)
+
+    def _alert_changed(self, alert_id: int) -> None:
+        if self._wants_alerts:
+            self._dirty_alerts.add(alert_id)
+            self._ready.set()
+
+    def __enter__(self) -> Subscription:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    async def __aenter__(self) -> Subscription:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def __aiter__(self) -> Subscription:
+        return self
+
+    async def __anext__(self) -> Update:
+        return await self.receive()
+
+
+# --- The hub -------------------------------------------------------------------------
+
+
+class Hub:
+    """Latest board states and alerts, numbered feed events, and their subscribers.
+
+    Args:
+        ring_size: how many recent feed events are kept for resuming clients.
+        clock_tolerance: see :func:`diff_states`.
+        max_closed_alerts: how many acknowledged alerts are remembered.
+    """
+
+    def __init__(
+        self, *, ring_size: int = 4096, clock_tolerance: float = 1.5, max_closed_alerts: int = 500
+    ) -> None:
+        if ring_size < 1:
+            raise ValueError("ring_size must be at least 1")
+        self._ring: collections.deque[FeedMessage] = collections.deque(maxlen=ring_size)
+        self._seq = 0
+        self._clock_tolerance = clock_tolerance
+        self._states: dict[int, BoardState] = {}
+        self._known: dict[int, BoardState] = {}
+        self._texts: dict[int, str] = {}
+        self._alerts: dict[int, Alert] = {}
+        self._closed_alerts: collections.deque[int] = collections.deque()
+        self._max_closed_alerts = max_closed_alerts
+        self._subscriptions: set[Subscription] = set()
+        self._listeners: list[Callable[[BoardState], None]] = []
+
+    @property
+    def seq(self) -> int:
+        """The sequence number of the last feed event (0 before any)."""
+        return self._seq
+
+    def publish_board(self, state: BoardState) -> list[FeedEvent]:
+        """Take a board's new state; returns the feed events it caused (maybe none).
+
+        Subscribers are marked and woken when events were derived or the PGN changed;
+        listeners (see :meth:`add_listener`) are called with every state.
+        """
+        board = state.board
+        previous = self._states.get(board)
+        events, known = diff_states(
+            self._known.get(board),
+            state,
+            next_seq=self._seq + 1,
+            clock_tolerance=self._clock_tolerance,
+        )
+        self._states[board], self._known[board] = state, known
+        self._texts.pop(board, None)
+        for event in events:
+            self._ring.append(FeedMessage(event=event, text=encode_json(event_to_json(event))))
+            self._seq = event.seq
+        for listener in list(self._listeners):
+            listener(state)
+        if events or previous is None or previous.pgn != state.pgn:
+            for sub in self._subscriptions:
+                sub._board_changed(board, evented=bool(events))
+        return events
+
+    def publish_alert(self, alert: Alert) -> None:
+        """Take a new (or updated) alert and wake the subscribers that want alerts."""
+        self._alerts[alert.id] = alert
+        if alert.acknowledged:
+            self._remember_closed(alert.id)
+        for sub in self._subscriptions:
+            sub._alert_changed(alert.id)
+
+    def alert_acknowledged(self, alert_id: int) -> bool:
+        """Mark an alert acknowledged; False if the hub does not know it."""
+        alert = self._alerts.get(alert_id)
+        if alert is None:
+            return False
+        if not alert.acknowledged:
+            self.publish_alert(dataclasses.replace(alert, acknowledged=True))
+        return True
+
+    def _remember_closed(self, alert_id: int) -> None:
+        self._closed_alerts.append(alert_id)
+        while len(self._closed_alerts) > self._max_closed_alerts:
+            self._alerts.pop(self._closed_alerts.popleft(), None)
+
+    def state(self, board: int) -> BoardState | None:
+        """The latest state of one board."""
+        return self._states.get(board)
+
+    def states(self) -> list[BoardState]:
+        """Every board's latest state, by section (lowest board first), then board."""
+        return in_round_order(self._states.values())
+
+    def state_text(self, board: int) -> str:
+        """The latest state of one board as feed JSON text (cached until it changes)."""
+        text = self._texts.get(board)
+        if text is None:
+            text = self._texts[board] = encode_json(state_to_json(self._states[board]))
+        return text
+
+    def alert(self, alert_id: int) -> Alert | None:
+        """The latest version of one alert (acknowledged ones are kept for a while)."""
+        return self._alerts.get(alert_id)
+
+    def open_alerts(self) -> list[Alert]:
+        """Alerts not acknowledged yet, oldest first."""
+        return sorted((a for a in self._alerts.values() if not a.acknowledged), key=lambda a: a.id)
+
+    def messages_since(self, seq: int) -> list[FeedMessage] | None:
+        """The feed events after ``seq``; None when some are no longer in the ring."""
+        if seq == self._seq:
+            return []
+        if seq > self._seq or not self._ring or self._ring[0].event.seq > seq + 1:
+            return None
+        start = seq + 1 - self._ring[0].event.seq
+        return list(itertools.islice(self._ring, start, None))
+
+    def subscribe(
+        self, *, since: int | None = None, alerts: bool = True, boards: bool = True
+    ) -> Subscription:
+        """A new subscription.
+
+        Args:
+            since: resume after this sequence number; None starts with a ``missed``
+                update holding every board (a snapshot).
+            alerts: whether alert changes are wanted (and wake the subscriber).
+            boards: whether the states of changed boards are wanted in
+                :attr:`Update.boards`. A new PGN alone (the clock tags of every
+                reading) then wakes the subscriber too; consumers of the feed events
+                only (websocket spectators) pass False, so a ticking clock wakes none.
+        """
+        sub = Subscription(self, since=since, alerts=alerts, boards=boards)
+        self._subscriptions.add(sub)
+        return sub
+
+    def _unsubscribe(self, sub: Subscription) -> None:
+        self._subscriptions.discard(sub)
+
+    @property
+    def subscriber_count(self) -> int:
+        """How many subscriptions are open."""
+        return len(self._subscriptions)
+
+    def add_listener(self, listener: Callable[[BoardState], None]) -> Callable[[], None]:
+        """Call ``listener`` synchronously with every published state; returns a remover.
+
+        For components that must see every state as it arrives (the public delay line);
+        a listener must not block.
+        """
+        self._listeners.append(listener)
+        return lambda: self._listeners.remove(listener)

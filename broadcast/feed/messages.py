@@ -1,0 +1,397 @@
+"""What the daemon hands to the broadcast layer, and what arbiters send back.
+
+``broadcast`` knows messages, not DGT or trackers: the daemon's pipeline turns each game
+snapshot into a :class:`BoardState` and each alert into an :class:`Alert`; the broadcast
+layer fans them out (websocket feed, PGN endpoints, MQTT, lichess, PGN folder). Arbiter
+commands arrive as :data:`ArbiterCommand` values and are executed by a
+:class:`CommandHandler` that the daemon (or a relay) provides.
+
+Every value here is JSON-friendly through :func:`to_json_dict`. Arbiter commands have one
+codec, :func:`command_to_json` and :func:`command_from_json` (untrusted data, validated
+by pydantic, with one-line reasons); the arbiter channel, the relays' command topics and
+the journal all use it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import json
+from dataclasses import dataclass, field
+from typing import Annotated, Any, ClassVar, Protocol, get_args
+
+from pydantic import ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic_core import ErrorDetails
+
+from base.colors import Color
+
+__all__ = [
+    "COMMAND_TYPES",
+    "LOW_BATTERY",
+    "MALFORMED_JSON",
+    "RESULTS",
+    "AcceptPosition",
+    "AckAlert",
+    "Alert",
+    "AlertKind",
+    "ArbiterCommand",
+    "BoardState",
+    "BoardStatus",
+    "ChooseLine",
+    "CommandHandler",
+    "CommandRejected",
+    "CommandReply",
+    "ConfirmResult",
+    "MoveInfo",
+    "NextRound",
+    "Positive",
+    "Ref",
+    "SetClocks",
+    "SetResult",
+    "Text",
+    "alerts_from_json",
+    "board_state_from_json",
+    "command_from_json",
+    "command_to_json",
+    "decode_untrusted_json",
+    "to_json_dict",
+]
+
+#: A player's colour, as every message and event spells it.
+
+#: Results an arbiter may set: normal results, and forfeits (+- -+ --) per the TRF codes.
+RESULTS = frozenset({"1-0", "0-1", "1/2-1/2", "+-", "-+", "--", "*"})
+
+
+class AlertKind(enum.StrEnum):
+    """The kinds of :class:`Alert` the daemon's alert engine raises (docs/alerts.md)."""
+
+    FLAG_FALL = "flag_fall"
+    LATE_ARRIVAL = "late_arrival"
+    BOARD_OFFLINE = "board_offline"
+    BOARD_ONLINE = "board_online"
+    BOARD_FLOODING = "board_flooding"
+    CLOCK_OFFLINE = "clock_offline"
+    CLOCK_ONLINE = "clock_online"
+    OUT_OF_SYNC = "out_of_sync"
+    CLOCK_MISMATCH = "clock_mismatch"
+    RESULT_SIGNALLED = "result_signalled"
+    GAME_OVER = "game_over"
+    MOVES_RECOVERED = "moves_recovered"
+    GAP_AMBIGUOUS = "gap_ambiguous"
+    LICHESS_REFUSED = "lichess_refused"  # raised by the lichess push, not by a board
+    JOURNAL_FAILED = "journal_failed"
+    JOURNAL_RECOVERED = "journal_recovered"
+
+
+class BoardStatus(enum.Enum):
+    """What a spectator should know about the board itself."""
+
+    ONLINE = "online"  # e-board heard, game in sync
+    OFFLINE = "offline"  # e-board cable pulled / silent
+    OUT_OF_SYNC = "out_of_sync"  # placement matches no position of the game
+    MANUAL = "manual"  # no e-board: results entered by arbiters
+    WAITING = "waiting"  # e-board heard, game not started yet
+    CATCHING_UP = "catching_up"  # reading the e-board's memory of what was played unseen
+    CONNECTING = "connecting"  # daemon (re)started, e-board not heard since
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MoveInfo:
+    """One ply of the main line."""
+
+    san: str
+    uci: str
+    clock: float | None  # mover's remaining time after the move ([%clk]), seconds
+    emt: float | None = None  # time spent on the move ([%emt]), seconds
+
+
+#: Below this % a wireless e-board's battery is shown as low (the arbiter page's twin is
+#: ``LOW_BATTERY`` in broadcast/static/model.js).
+LOW_BATTERY = 20
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BoardState:
+    """A complete snapshot of one board, enough to render it from scratch.
+
+    ``pgn`` is the full game (tags + main line with ``[%clk]``) as the public should see
+    it; the tags lichess matches games on never change during a game.
+    """
+
+    board: int
+    section: str = ""
+    round: str = ""
+    white: str = ""
+    black: str = ""
+    white_elo: int | None = None
+    black_elo: int | None = None
+    pgn: str = ""
+    fen: str = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1"
+    moves: tuple[MoveInfo, ...] = ()
+    last_move: str | None = None  # uci
+    white_clock: float | None = None  # seconds remaining at ``clock_at``
+    black_clock: float | None = None
+    running: Color | None = None  # None: stopped
+    clock_at: float | None = None  # wall-clock time (epoch seconds) of the clock reading
+    status: BoardStatus = BoardStatus.WAITING
+    result: str = "*"
+    result_final: bool = False  # confirmed by an arbiter (or decided on the board)
+    updated_at: float = 0.0  # wall-clock time of this snapshot (epoch seconds)
+    serial: str | None = None  # the e-board's serial number, once it has been heard
+    port: str | None = None  # the device path it was last heard on
+    variant: str = "standard"  # or "chess960" (the PGN then has Variant, SetUp and FEN)
+    recovered_plies: int = 0  # plies of this game recovered, not seen live (docs/alerts.md)
+    battery: int | None = None  # % left, as a wireless e-board reports it; None: never (USB)
+    battery_charging: bool = False  # the e-board is on its charger (with ``battery``)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Alert:
+    """An arbiter alert (kinds listed in docs/alerts.md)."""
+
+    id: int
+    kind: AlertKind
+    board: int
+    at: float  # wall-clock time, epoch seconds
+    details: dict[str, Any] = field(default_factory=dict)
+    action: str = ""  # the suggested action, in words
+    acknowledged: bool = False
+
+
+# --- Arbiter commands ----------------------------------------------------------------
+#
+# Adding a command is adding one class here (a ``TYPE``, its fields, ``DEFERRABLE``) and
+# its name to ``ArbiterCommand``; the wire codec below, the arbiter channel, the relays
+# and the journal all take it from there. The daemon then carries it out in
+# ``daemon/round/core.py`` (mypy checks that every command has a case there).
+
+#: Field types of commands, validated strictly (no "7" for 7, no true for 1).
+Positive = Annotated[int, Field(strict=True, gt=0)]
+Text = Annotated[str, Field(strict=True)]
+_COMMAND_CONFIG = ConfigDict(extra="forbid")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AckAlert:
+    """``{"type": "ack_alert", "id": 7}``."""
+
+    __pydantic_config__ = _COMMAND_CONFIG
+    TYPE: ClassVar[str] = "ack_alert"
+    DEFERRABLE: ClassVar[bool] = True
+    id: Positive
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SetResult:
+    """``{"type": "set_result", "board": 3, "result": "1-0"}``."""
+
+    __pydantic_config__ = _COMMAND_CONFIG
+    TYPE: ClassVar[str] = "set_result"
+    DEFERRABLE: ClassVar[bool] = True
+    board: Positive
+    result: Text
+
+    def __post_init__(self) -> None:
+        if self.result not in RESULTS:
+            raise ValueError(f"result must be one of {sorted(RESULTS)}")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ConfirmResult:
+    """``{"type": "confirm_result", "board": 3}``: a provisional result becomes final."""
+
+    __pydantic_config__ = _COMMAND_CONFIG
+    TYPE: ClassVar[str] = "confirm_result"
+    DEFERRABLE: ClassVar[bool] = True
+    board: Positive
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AcceptPosition:
+    """``{"type": "accept_position", "board": 3}``: the game goes on from the board."""
+
+    __pydantic_config__ = _COMMAND_CONFIG
+    TYPE: ClassVar[str] = "accept_position"
+    DEFERRABLE: ClassVar[bool] = False
+    board: Positive
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ChooseLine:
+    """``{"type": "choose_line", "board": 3, "line": 2}``: the moves played during a gap
+    are candidate line 2 of the board's ``gap_ambiguous`` alert (docs/alerts.md)."""
+
+    __pydantic_config__ = _COMMAND_CONFIG
+    TYPE: ClassVar[str] = "choose_line"
+    DEFERRABLE: ClassVar[bool] = False
+    board: Positive
+    line: Positive
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SetClocks:
+    """``{"type": "set_clocks"}``: set every e-board clock to the time control."""
+
+    __pydantic_config__ = _COMMAND_CONFIG
+    TYPE: ClassVar[str] = "set_clocks"
+    DEFERRABLE: ClassVar[bool] = False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NextRound:
+    """``{"type": "next_round", "section": "U12", "force": false}``: on to the next round.
+
+    ``section`` "" moves every section. Refused while results are not confirmed, unless
+    ``force`` (docs/tournament.md).
+    """
+
+    __pydantic_config__ = _COMMAND_CONFIG
+    TYPE: ClassVar[str] = "next_round"
+    DEFERRABLE: ClassVar[bool] = False
+    section: Text = ""
+    force: Annotated[bool, Field(strict=True)] = False
+
+
+#: Every arbiter command. ``TYPE`` is its name on the wire; ``DEFERRABLE`` says whether
+#: it still holds when carried out later (a relay queues it for an offline daemon) or is
+#: about the board as it is now (refused when it would arrive late).
+ArbiterCommand = (
+    AckAlert | SetResult | ConfirmResult | AcceptPosition | ChooseLine | SetClocks | NextRound
+)
+
+#: The command classes by their wire name.
+COMMAND_TYPES: dict[str, type[ArbiterCommand]] = {c.TYPE: c for c in get_args(ArbiterCommand)}
+_ADAPTERS: dict[str, TypeAdapter[Any]] = {name: TypeAdapter(c) for name, c in COMMAND_TYPES.items()}
+
+#: A client's reference for a command, echoed in the answer.
+Ref = str | int | None
+
+
+class CommandRejected(ValueError):
+    """A message that is not exactly a command; ``reason`` is the one line sent back."""
+
+    def __init__(self, reason: str, ref: Ref = None) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.ref = ref
+
+
+def command_to_json(command: ArbiterCommand) -> dict[str, Any]:
+    """A command as JSON data: ``{"type": "set_result", "board": 3, "result": "1-0"}``."""
+    values = {f.name: getattr(command, f.name) for f in dataclasses.fields(command)}
+    return {"type": command.TYPE, **values}
+
+
+def command_from_json(data: object, ref: Ref = None) -> ArbiterCommand:
+    """The inverse of :func:`command_to_json`, for untrusted data (validated by pydantic).
+
+    Raises:
+        CommandRejected: not exactly one command; the reason names the field and why
+            (``ref`` is carried along for the answer).
+    """
+    if not isinstance(data, dict):
+        raise CommandRejected("a message must be a JSON object", ref)
+    kind = data.get("type")
+    if not isinstance(kind, str) or kind not in _ADAPTERS:
+        raise CommandRejected(f"unknown message type: {kind!r}", ref)
+    fields = {name: value for name, value in data.items() if name != "type"}
+    try:
+        command: ArbiterCommand = _ADAPTERS[kind].validate_python(fields)
+    except ValidationError as exc:
+        raise CommandRejected(_reason(kind, exc.errors()), ref) from None
+    return command
+
+
+def _reason(kind: str, errors: list[ErrorDetails]) -> str:
+    """The first problem as one line: unexpected fields, then missing ones, then values."""
+    extra = sorted(str(e["loc"][0]) for e in errors if e["type"] == "unexpected_keyword_argument")
+    if extra:
+        return f"unexpected field(s) for {kind}: {', '.join(extra)}"
+    missing = [str(e["loc"][0]) for e in errors if e["type"] == "missing"]
+    if missing:
+        return f"missing field for {kind}: {missing[0]}"
+    error = errors[0]
+    name = str(error["loc"][0]) if error["loc"] else ""
+    if error["type"] in ("int_type", "greater_than"):
+        return f"'{name}' must be a positive integer"
+    if error["type"] == "string_type":
+        return f"'{name}' must be a string"
+    if error["type"] == "value_error":
+        return str(error.get("ctx", {}).get("error", error["msg"]))
+    return f"'{name}': {error['msg']}" if name else error["msg"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CommandReply:
+    """The answer to one arbiter command: ok, or an error with a reason."""
+
+    ok: bool
+    reason: str = ""
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+class CommandHandler(Protocol):
+    """Executes arbiter commands; implemented by the daemon (and by relays)."""
+
+    async def execute(self, command: ArbiterCommand) -> CommandReply: ...
+
+
+_BOARD_STATE = TypeAdapter(BoardState)
+_ALERTS = TypeAdapter(list[Alert])
+
+
+def board_state_from_json(text: str | bytes) -> BoardState:
+    """A board state from its JSON (:func:`to_json_dict`), as a daemon published it.
+
+    Untrusted (a relay reads it from the broker): validated strictly by pydantic; fields
+    it does not know (from a newer daemon) are ignored.
+
+    Raises:
+        ValueError: not a board state (a pydantic ``ValidationError``, or a bad board).
+    """
+    state = _BOARD_STATE.validate_json(text, strict=True)
+    if state.board < 1:
+        raise ValueError(f"bad board number {state.board!r}")
+    return state
+
+
+def alerts_from_json(text: str | bytes) -> list[Alert]:
+    """A JSON list of alerts (:func:`to_json_dict`), validated strictly as above.
+
+    Raises:
+        ValueError: not a list of alerts.
+    """
+    return _ALERTS.validate_json(text, strict=True)
+
+
+#: The one reason every client hears for a message that is not JSON.
+MALFORMED_JSON = "malformed JSON"
+
+
+def decode_untrusted_json(text: str | bytes) -> Any:
+    """Parse a client's JSON message; anything that is not JSON is a :class:`ValueError`.
+
+    ``json`` raises :class:`RecursionError` for arrays or objects nested about a thousand
+    deep: from a client that is malformed input like any other, never a crash.
+
+    Raises:
+        ValueError: the text is not JSON (the message is :data:`MALFORMED_JSON`).
+    """
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        raise ValueError(MALFORMED_JSON) from None
+
+
+def to_json_dict(value: Any) -> Any:
+    """Turn a message (dataclass, enum, tuple) into plain JSON-able data."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: to_json_dict(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, enum.Enum):
+        return value.value
+    if isinstance(value, tuple | list):
+        return [to_json_dict(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): to_json_dict(v) for k, v in value.items()}
+    return value

@@ -1,0 +1,83 @@
+"""Alerts raised by the outputs (a lichess round that refuses our pushes), not by a board.
+
+They are about the event (board 0), live only as long as the daemon (or relay) runs (a
+restart tries the output again and raises them anew if the trouble is still there) and
+are not journalled. A daemon's ids start at :data:`FIRST_ID`, far above its alert
+engine's, so one ``ack_alert`` command serves both; a relay's start at
+:data:`RELAY_FIRST_ID`, above every id it gives the daemons' alerts
+(:mod:`broadcast.relay.routing`). Acknowledging one calls its ``on_ack`` (the lichess
+push resumes: the arbiter says the token or round is fixed).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from broadcast.feed.hub import Hub
+from broadcast.feed.messages import Alert, AlertKind, CommandReply, to_json_dict
+
+__all__ = ["FIRST_ID", "RELAY_FIRST_ID", "OutputAlerts"]
+
+log = logging.getLogger(__name__)
+
+#: The first id of a daemon's output alert.
+FIRST_ID = 1_000_000
+#: The first id of a relay's own output alert (below 2**53: exact in JavaScript).
+RELAY_FIRST_ID = 1 << 52
+_EVENT_BOARD = 0
+
+
+class OutputAlerts:
+    """The open output alerts, published on ``hub``; ids from ``first_id`` on."""
+
+    def __init__(
+        self, hub: Hub, wall_clock: Callable[[], float], *, first_id: int = FIRST_ID
+    ) -> None:
+        self._hub = hub
+        self._wall_clock = wall_clock
+        self._first_id = first_id
+        self._ids = itertools.count(first_id)
+        self._open: dict[int, tuple[Alert, Callable[[], object] | None]] = {}
+
+    def owns(self, alert_id: int) -> bool:
+        """Whether ``alert_id`` is an output alert's id."""
+        return alert_id >= self._first_id
+
+    def raise_alert(
+        self,
+        kind: AlertKind,
+        details: dict[str, Any],
+        action: str,
+        on_ack: Callable[[], object] | None = None,
+    ) -> Alert:
+        """Raise an alert about the event; ``on_ack`` runs when an arbiter acknowledges it."""
+        alert = Alert(
+            id=next(self._ids),
+            kind=kind,
+            board=_EVENT_BOARD,
+            at=self._wall_clock(),
+            details=details,
+            action=action,
+        )
+        self._open[alert.id] = (alert, on_ack)
+        log.warning("= alert %d %s: %s", alert.id, alert.kind, action)
+        self._hub.publish_alert(alert)
+        return alert
+
+    def acknowledge(self, alert_id: int) -> CommandReply:
+        """The arbiter's ``ack_alert`` for an output alert."""
+        entry = self._open.pop(alert_id, None)
+        if entry is None:
+            return CommandReply(
+                ok=False, reason=f"alert {alert_id} is not open (acknowledged already, or unknown)"
+            )
+        alert, on_ack = entry
+        self._hub.alert_acknowledged(alert_id)
+        if on_ack is not None:
+            on_ack()
+        acked = dataclasses.replace(alert, acknowledged=True)
+        return CommandReply(ok=True, details={"alerts": [to_json_dict(acked)]})

@@ -1,0 +1,275 @@
+"""Arbiter commands over MQTT, from any relay to the daemon that owns the board.
+
+Topics under the prefix (docs/deployment.md)::
+
+    <prefix>/daemon/<id>/boards      retained Ownership: the daemon's boards and sections
+    <prefix>/daemon/<id>/commands    QoS 1, the daemon's persistent session: commands
+    <prefix>/relay/<relay>/replies   QoS 1: the daemons' answers to one relay
+
+* Relay side: :class:`RemoteCommands` is the relay's ``CommandHandler``. It routes by the
+  daemons' retained ownership announcements (a
+  :class:`~broadcast.relay.routing.Router`), publishes with QoS 1 and waits for the
+  answer. To a daemon that is offline, results and acknowledgements are still published
+  (the broker keeps them in the daemon's persistent session) and the arbiter is told
+  they are queued; accepting a position is refused (the pieces may move meanwhile) and
+  ``set_clocks`` skips offline daemons.
+* Daemon side: :class:`CommandListener` holds the persistent session (fixed client id,
+  ``clean_session = false``), executes each command with the daemon's handler (which
+  journals it), answers, and only then acknowledges the message (``PUBACK``): a daemon
+  killed in between gets the command again when it returns.
+* The wire format is in :mod:`broadcast.relay.wire`, the routing in
+  :mod:`broadcast.relay.routing`, the start-up ownership check in
+  :mod:`broadcast.relay.ownership`.
+
+Exceptions::
+
+    RelayOffline (ConnectionError)    the relay has no broker connection: nothing was sent
+    CommandRejected (ValueError)      a request that is not exactly a command (from
+                                      broadcast.feed.messages); logged, never raised on
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import itertools
+import logging
+import secrets
+import time
+from collections.abc import Awaitable, Callable
+
+import aiomqtt
+
+from broadcast.feed.messages import (
+    ArbiterCommand,
+    CommandHandler,
+    CommandRejected,
+    CommandReply,
+    SetClocks,
+)
+from broadcast.outputs.mqtt import Topics
+from broadcast.outputs.mqtt_client import (
+    MqttLink,
+    MqttSettings,
+    acknowledge,
+    client_log,
+    new_client,
+    raise_if_cancelled,
+)
+from broadcast.relay.routing import (
+    Delivery,
+    Router,
+    merge_clock_replies,
+    plan_command,
+    with_relay_ids,
+)
+from broadcast.relay.wire import CommandRequest, answer_payload, read_answer
+
+__all__ = [
+    "CommandListener",
+    "RelayOffline",
+    "RemoteCommands",
+]
+
+log = logging.getLogger(__name__)
+_client_log = client_log("broadcast.relay.remote.client")
+
+
+class RelayOffline(ConnectionError):
+    """The relay has no connection to the broker: nothing was sent."""
+
+
+#: Publishes a request to a daemon's command topic (QoS 1); raises RelayOffline.
+SendCommand = Callable[[str, bytes], Awaitable[None]]
+
+
+class RemoteCommands:
+    """A relay's ``CommandHandler``: commands go to the owning daemon over the broker.
+
+    Args:
+        router: who owns which board (the relay's view of the broker).
+        send: publishes ``(daemon_id, payload)`` to that daemon's command topic.
+        reply_to: the topic this relay reads answers on (:meth:`receive_answer`).
+        timeout: seconds to wait for a daemon's answer.
+        wall_clock: time source for ``sent_at``.
+    """
+
+    def __init__(
+        self,
+        router: Router,
+        send: SendCommand,
+        *,
+        reply_to: str,
+        timeout: float = 8.0,
+        wall_clock: Callable[[], float] = time.time,
+    ) -> None:
+        self._router = router
+        self._send = send
+        self.reply_to = reply_to
+        self.timeout = timeout
+        self._wall_clock = wall_clock
+        self._waiting: dict[str, asyncio.Future[CommandReply]] = {}
+        self._names = (f"{secrets.token_hex(4)}-{n}" for n in itertools.count(1))
+
+    async def execute(self, command: ArbiterCommand) -> CommandReply:
+        """Route ``command``, deliver it, and answer as the arbiter channel expects."""
+        plan = plan_command(command, self._router)
+        if plan.reply is not None:
+            return plan.reply
+        replies = await asyncio.gather(*(self._deliver(d) for d in plan.deliveries))
+        if isinstance(command, SetClocks):
+            return merge_clock_replies(replies, plan.offline_boards)
+        return replies[0]
+
+    def receive_answer(self, payload: bytes) -> None:
+        """An answer arrived on :attr:`reply_to`; wakes the command waiting for it."""
+        answer = read_answer(payload)
+        if answer is None:
+            log.warning("< unreadable command answer %r", payload[:80])
+            return
+        waiter = self._waiting.pop(answer[0], None)
+        if waiter is None or waiter.done():
+            log.info("< late answer to %s: %s", answer[0], answer[1])
+            return
+        waiter.set_result(answer[1])
+
+    async def _deliver(self, delivery: Delivery) -> CommandReply:
+        request = CommandRequest(
+            request=next(self._names),
+            reply_to=self.reply_to,
+            sent_at=self._wall_clock(),
+            command=delivery.command,
+        )
+        waiter = asyncio.get_running_loop().create_future()
+        if delivery.online:
+            self._waiting[request.request] = waiter
+        try:
+            await self._send(delivery.daemon_id, request.to_payload())
+            log.info("> %s to %s: %s", request.request, delivery.daemon_id, delivery.command)
+            if not delivery.online:
+                return _queued(delivery)
+            return with_relay_ids(await self._wait(waiter, delivery), delivery.daemon_id)
+        except RelayOffline:
+            return CommandReply(
+                ok=False, reason="the relay has no connection to the broker; nothing was sent"
+            )
+        finally:
+            self._waiting.pop(request.request, None)
+
+    async def _wait(self, waiter: asyncio.Future[CommandReply], delivery: Delivery) -> CommandReply:
+        try:
+            async with asyncio.timeout(self.timeout):
+                return await waiter
+        except TimeoutError:
+            reason = (
+                f"{delivery.subject}'s daemon {delivery.daemon_id!r} did not answer within"
+                f" {self.timeout:g} s; the broker keeps the command and it may still be carried out"
+            )
+            return CommandReply(ok=False, reason=reason, details={"daemon": delivery.daemon_id})
+
+
+def _queued(delivery: Delivery) -> CommandReply:
+    reason = (
+        f"{delivery.subject}'s daemon {delivery.daemon_id!r} is offline; the command is queued"
+        " and will be carried out when it returns"
+    )
+    return CommandReply(
+        ok=False, reason=reason, details={"queued": True, "daemon": delivery.daemon_id}
+    )
+
+
+# -- daemon side --------------------------------------------------------------------------
+
+
+class CommandListener:
+    """The daemon's end of the command bridge; run :meth:`run` as a task.
+
+    Args:
+        settings: the broker (the daemon's ``[mqtt]``).
+        handler: executes commands (the daemon's round service journals each one).
+        max_age: seconds after which ``accept_position`` and ``set_clocks`` that waited
+            for an offline daemon are refused instead of carried out.
+        wall_clock: time source, to judge ``sent_at``.
+        remembered: answers kept to answer a redelivered request again.
+    """
+
+    def __init__(
+        self,
+        settings: MqttSettings,
+        handler: CommandHandler,
+        *,
+        max_age: float = 60.0,
+        wall_clock: Callable[[], float] = time.time,
+        remembered: int = 256,
+    ) -> None:
+        self._settings = settings
+        self._handler = handler
+        self.topics = Topics(settings.prefix, settings.daemon_id)
+        self.max_age = max_age
+        self._wall_clock = wall_clock
+        self._answers: collections.OrderedDict[str, bytes] = collections.OrderedDict()
+        self._remembered = remembered
+        self.subscribed = asyncio.Event()
+        self.link = MqttLink(settings, "commands", self._new_client)
+
+    async def run(self) -> None:
+        """Listen, execute, answer; reconnect after losses; until cancelled."""
+        await self.link.run(self._session)
+
+    def _new_client(self) -> aiomqtt.Client:
+        settings = self._settings
+        return new_client(  # a persistent session; PUBACK once the command is journalled
+            settings,
+            f"dgtcast-{settings.daemon_id}-commands",
+            logger=_client_log,
+            clean_session=False,
+            manual_ack=True,
+        )
+
+    async def _session(self, client: aiomqtt.Client) -> None:
+        await client.subscribe(self.topics.daemon("commands"), qos=1)
+        raise_if_cancelled()
+        self.link.up()
+        self.subscribed.set()
+        log.info("= mqtt commands: listening on %s", self.topics.daemon("commands"))
+        async for message in client.messages:
+            payload = message.payload if isinstance(message.payload, bytes) else b""
+            reply_to, answer = await self.receive_request(payload)
+            if reply_to is not None and answer is not None:
+                await client.publish(reply_to, answer, qos=1)
+                raise_if_cancelled()
+            acknowledge(client, message)
+
+    async def receive_request(self, payload: bytes) -> tuple[str | None, bytes | None]:
+        """Execute one request; returns where to send the answer, and the answer."""
+        try:
+            request = CommandRequest.from_payload(payload)
+        except CommandRejected as exc:
+            log.warning("< unreadable command %r: %s", payload[:80], exc.reason)
+            return None, None
+        known = self._answers.get(request.request)
+        if known is None:
+            known = answer_payload(
+                request.request, self._settings.daemon_id, await self._execute(request)
+            )
+            self._remember(request.request, known)
+        return request.reply_to, known
+
+    async def _execute(self, request: CommandRequest) -> CommandReply:
+        command = request.command
+        age = self._wall_clock() - request.sent_at
+        if not command.DEFERRABLE and age > self.max_age:
+            reason = f"{command.TYPE} came {age:.0f} s late (the daemon was away); send it again"
+            log.warning("< %s refused: %s", request.request, reason)
+            return CommandReply(ok=False, reason=reason)
+        log.info("< remote command %s: %s", request.request, command)
+        try:
+            return await self._handler.execute(command)
+        except Exception:
+            log.exception("remote command %s failed", command)
+            return CommandReply(ok=False, reason="internal error")
+
+    def _remember(self, request: str, answer: bytes) -> None:
+        self._answers[request] = answer
+        while len(self._answers) > self._remembered:
+            self._answers.popitem(last=False)

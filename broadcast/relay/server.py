@@ -1,0 +1,491 @@
+"""A relay: the whole event, rebuilt from what the daemons keep on the MQTT broker.
+
+``dgtcast relay`` serves exactly what one daemon serves (viewer and arbiter pages,
+``/round.pgn``, ``/board/N.pgn``, ``/status.json``, ``/ws`` with resume, ``/ws/arbiter``,
+the lichess push, the PGN folder, the public delay) for every board of every daemon. It
+holds nothing of its own: it subscribes to the daemons' retained topics (docs/mqtt.md,
+docs/deployment.md) and feeds its own :class:`~broadcast.feed.hub.Hub`::
+
+    <prefix>/board/<n>/state          the board's whole BoardState   → hub.publish_board
+    <prefix>/daemon/<id>/boards       who owns which board            → command routing
+    <prefix>/daemon/<id>/status       online / offline                → boards shown offline
+    <prefix>/daemon/<id>/alerts       the daemon's open alerts        → hub alerts
+
+so a relay that starts (or restarts, or reconnects after a broker restart) has the
+current picture at once, and more relays behind a load balancer serve more spectators.
+Arbiter commands go to the owning daemon through :class:`~broadcast.relay.remote.RemoteCommands`.
+
+:class:`RelayView` is the pure core (topic + payload in, hub updates out);
+:class:`RelayLink` is the MQTT connection; :class:`Relay` puts them together with a
+:class:`~broadcast.web.server.BroadcastServer` and the optional outputs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import json
+import logging
+import os
+import socket
+import time
+from collections.abc import Callable, Coroutine
+from dataclasses import dataclass
+from typing import Any
+
+import aiomqtt
+
+from base.colors import Color
+from broadcast.feed.hub import Hub
+from broadcast.feed.messages import (
+    AckAlert,
+    Alert,
+    ArbiterCommand,
+    BoardState,
+    BoardStatus,
+    CommandReply,
+    alerts_from_json,
+    board_state_from_json,
+)
+from broadcast.feed.pgn import with_clock_tags
+from broadcast.feed.public_results import ResultsPolicy
+from broadcast.outputs.lichess import LichessTarget, Refusal
+from broadcast.outputs.lichess_push import LichessPusher
+from broadcast.outputs.lichess_refusal import raise_refusal_alert
+from broadcast.outputs.mqtt import Ownership, Topics
+from broadcast.outputs.mqtt_client import (
+    MqttLink,
+    MqttSettings,
+    client_log,
+    new_client,
+    raise_if_cancelled,
+)
+from broadcast.outputs.output_alerts import RELAY_FIRST_ID, OutputAlerts
+from broadcast.outputs.pgn_folder import PgnFolderSettings, PgnFolderWriter
+from broadcast.relay.remote import RelayOffline, RemoteCommands
+from broadcast.relay.routing import relay_alert_id
+from broadcast.web.connection_limits import ConnectionLimits
+from broadcast.web.server import BroadcastServer
+
+__all__ = [
+    "Relay",
+    "RelayHub",
+    "RelayLink",
+    "RelaySettings",
+    "RelayView",
+    "default_relay_id",
+]
+
+log = logging.getLogger(__name__)
+_client_log = client_log("broadcast.relay.server.client")
+
+
+def default_relay_id() -> str:
+    """``<host>-<pid>``: relays keep no session, so any unique name will do."""
+    host = "".join(c if c.isalnum() or c in "-_." else "-" for c in socket.gethostname())
+    return f"{host or 'relay'}-{os.getpid()}"
+
+
+# -- the pure core --------------------------------------------------------------------------
+
+
+class RelayHub(Hub):
+    """A hub whose sequence numbers start at the relay's start time in milliseconds.
+
+    A spectator that reconnects to another relay (behind a load balancer) or to a
+    restarted one resumes with a ``since`` from another numbering. Starting each relay's
+    numbering at its start time keeps the numberings apart (while fewer than 1,000 events
+    a second are published), so such a resume gets a snapshot (its ``since`` is below
+    this relay's first event, or above its last) instead of someone else's events.
+    """
+
+    def __init__(self, *, first_seq: int, ring_size: int = 4096) -> None:
+        super().__init__(ring_size=ring_size)
+        self._seq = first_seq - 1
+
+
+class RelayView:
+    """What the broker says about the event, fed into a hub; routes commands.
+
+    Call :meth:`receive_message` with each message of the subscriptions of
+    :meth:`subscriptions`; the hub is updated at once. Implements
+    :class:`~broadcast.relay.routing.Router`.
+
+    * A board state older (``updated_at``) than the one shown is ignored: a broker that
+      came back with an older save must not take moves back.
+    * A board whose owning daemon is offline is shown ``offline``.
+    * Alerts get relay ids (:func:`~broadcast.relay.routing.relay_alert_id`); those of a daemon
+      whose boards were all taken over by another are no longer shown.
+    * When two daemons claim a board, the online one wins, then the newer claim.
+    """
+
+    def __init__(self, hub: Hub, prefix: str) -> None:
+        self.hub = hub
+        self.prefix = prefix
+        self.topics = Topics(prefix, "+")  # the filters: every daemon
+        self.ignored = 0  # unreadable or outdated messages
+        self._received: dict[int, BoardState] = {}
+        self._claims: dict[str, Ownership] = {}
+        self._online: dict[str, bool] = {}
+        self._owners: dict[int, str] = {}
+        self._alerts: dict[str, dict[int, Alert]] = {}
+        self._origins: dict[int, tuple[str, int]] = {}
+
+    def subscriptions(self) -> list[str]:
+        """The topic filters a relay subscribes to."""
+        topics = self.topics
+        return [
+            topics.board("+", "state"),
+            topics.board("+", "clocks"),
+            *(topics.daemon(leaf, "+") for leaf in ("boards", "status", "alerts")),
+        ]
+
+    def receive_message(self, topic: str, payload: bytes) -> None:
+        """Take one message of :meth:`subscriptions`; unknown topics are ignored."""
+        parts = topic.removeprefix(self.prefix + "/").split("/")
+        if len(parts) != 3:
+            return
+        kind, name, leaf = parts
+        try:
+            if kind == "board" and leaf == "state" and payload:
+                self._receive_state(board_state_from_json(payload))
+            elif kind == "board" and leaf == "clocks" and payload:
+                self._receive_clocks(int(name), json.loads(payload))
+            elif kind == "daemon":
+                self._receive_daemon(name, leaf, payload)
+        except (ValueError, TypeError, KeyError) as exc:
+            self.ignored += 1
+            log.warning("< %s: unreadable (%s)", topic, exc)
+
+    # -- Router -----------------------------------------------------------------------------
+
+    def owner_of(self, board: int) -> str | None:
+        """The daemon that owns ``board``."""
+        return self._owners.get(board)
+
+    def boards_of(self, daemon_id: str) -> tuple[int, ...]:
+        """The boards that ``daemon_id`` owns."""
+        return tuple(sorted(b for b, d in self._owners.items() if d == daemon_id))
+
+    def daemon_ids(self) -> list[str]:
+        """Every daemon owning a board."""
+        return sorted(set(self._owners.values()))
+
+    def is_online(self, daemon_id: str) -> bool:
+        """Whether the daemon's retained status is ``online``."""
+        return self._online.get(daemon_id, False)
+
+    def alert_origin(self, alert_id: int) -> tuple[str, int] | None:
+        """The daemon and local id of the open alert with relay id ``alert_id``."""
+        return self._origins.get(alert_id)
+
+    # -- inside -----------------------------------------------------------------------------
+
+    def _receive_state(self, state: BoardState) -> None:
+        known = self._received.get(state.board)
+        if known is not None and state.updated_at < known.updated_at:
+            self.ignored += 1
+            log.info("< board %d: older state ignored", state.board)
+            return
+        self._received[state.board] = state
+        self._show(state.board)
+
+    def _receive_clocks(self, board: int, data: Any) -> None:
+        """A clock reading (``/clocks``, every tick): the board's clocks and clock tags.
+
+        The daemon publishes ``/state`` only when the game changes (docs/mqtt.md); the
+        ticks in between come here, so the relay's PGN carries the same clock tags.
+        """
+        state = self._received.get(board)
+        reading = _clock_reading(data)
+        if state is None or reading is None:
+            return
+        white, black, running, at = reading
+        if state.clock_at is not None and at <= state.clock_at:
+            return
+        pgn = (
+            state.pgn
+            if white is None or black is None
+            else with_clock_tags(state.pgn, white, black)
+        )
+        self._received[board] = dataclasses.replace(
+            state, white_clock=white, black_clock=black, running=running, clock_at=at, pgn=pgn
+        )
+        self._show(board)
+
+    def _show(self, board: int) -> None:
+        state = self._received.get(board)
+        if state is None:
+            return
+        owner = self._owners.get(board)
+        if owner is not None and not self.is_online(owner):
+            state = dataclasses.replace(state, status=BoardStatus.OFFLINE)
+        self.hub.publish_board(state)
+
+    def _receive_daemon(self, daemon_id: str, leaf: str, payload: bytes) -> None:
+        if leaf == "status":
+            self._online[daemon_id] = payload == b"online"
+            log.info("= daemon %s %s", daemon_id, payload.decode(errors="replace"))
+            self._reassign()
+        elif leaf == "boards":
+            claim = Ownership.from_payload(payload) if payload else None
+            if claim is None:
+                self._claims.pop(daemon_id, None)
+            else:
+                self._claims[daemon_id] = dataclasses.replace(claim, daemon_id=daemon_id)
+            self._reassign()
+        elif leaf == "alerts":
+            alerts = alerts_from_json(payload) if payload else []
+            self._alerts[daemon_id] = {a.id: a for a in alerts}
+            self._show_alerts()
+
+    def _reassign(self) -> None:
+        """Recompute each board's owner; show what changed."""
+        owners: dict[int, tuple[bool, float, str]] = {}
+        for claim in self._claims.values():
+            rank = (self.is_online(claim.daemon_id), claim.at, claim.daemon_id)
+            for board in claim.boards:
+                if board not in owners or rank > owners[board]:
+                    owners[board] = rank
+        self._owners = {board: rank[2] for board, rank in owners.items()}
+        for board in list(self._received):
+            self._show(board)
+        self._show_alerts()
+
+    def _show_alerts(self) -> None:
+        """Make the hub's open alerts those of the daemons that own boards."""
+        shown: dict[int, tuple[str, Alert]] = {}
+        owners = set(self._owners.values())
+        for daemon_id, alerts in self._alerts.items():
+            if daemon_id not in owners and self._claims:
+                continue
+            for alert in alerts.values():
+                shown[relay_alert_id(alert.board, alert.id, daemon_id)] = (daemon_id, alert)
+        for relay_id in set(self._origins) - set(shown):
+            del self._origins[relay_id]
+            self.hub.alert_acknowledged(relay_id)
+        for relay_id, (daemon_id, alert) in shown.items():
+            self._origins[relay_id] = (daemon_id, alert.id)
+            relayed = dataclasses.replace(alert, id=relay_id, acknowledged=False)
+            if self.hub.alert(relay_id) != relayed:
+                self.hub.publish_alert(relayed)
+
+
+def _clock_reading(data: Any) -> tuple[float | None, float | None, Color | None, float] | None:
+    """``(white, black, running, at)`` of a ``/clocks`` payload; None without a reading.
+
+    Raises:
+        TypeError, KeyError: not a clock reading.
+    """
+    white, black, running, at = data["white"], data["black"], data["running"], data["at"]
+    if running not in ("white", "black", None):
+        raise TypeError(f"running must be white, black or null, got {running!r}")
+    for value in (white, black, at):
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int | float)):
+            raise TypeError(f"not a number: {value!r}")
+    if at is None:
+        return None
+    return (
+        None if white is None else float(white),
+        None if black is None else float(black),
+        running,
+        float(at),
+    )
+
+
+# -- the broker connection ----------------------------------------------------------------------
+
+
+class RelayLink:
+    """The relay's MQTT connection: subscriptions in, command requests out.
+
+    Args:
+        settings: the broker; ``daemon_id`` is the relay's id here.
+        view: receives every message but the answers.
+        receive_answer: receives the daemons' answers to this relay.
+    """
+
+    def __init__(
+        self,
+        settings: MqttSettings,
+        view: RelayView,
+        receive_answer: Callable[[bytes], None] | None = None,
+    ) -> None:
+        self._settings = settings
+        self.view = view
+        self.topics = Topics(settings.prefix, settings.daemon_id)
+        self.reply_to = self.topics.relay_replies()
+        self.receive_answer = receive_answer
+        self.connected = asyncio.Event()
+        self._client: aiomqtt.Client | None = None
+        self.link = MqttLink(settings, "relay", self._new_client)
+
+    async def run(self) -> None:
+        """Subscribe and follow; reconnect after losses; until cancelled."""
+        await self.link.run(self._session)
+
+    async def send_command(self, daemon_id: str, payload: bytes) -> None:
+        """Publish a request to ``daemon_id``'s command topic (QoS 1, acknowledged).
+
+        Raises:
+            RelayOffline: no broker connection, or it was lost before the PUBACK.
+        """
+        client = self._client
+        if client is None:
+            raise RelayOffline("not connected")
+        try:
+            topic = self.topics.daemon("commands", daemon_id)
+            await client.publish(topic, payload, qos=1, timeout=self._settings.time_limit)
+        except aiomqtt.MqttError as exc:
+            raise RelayOffline(str(exc)) from exc
+
+    def _new_client(self) -> aiomqtt.Client:
+        settings = self._settings
+        return new_client(
+            settings, f"dgtcast-relay-{settings.daemon_id}", logger=_client_log, clean_session=True
+        )
+
+    async def _session(self, client: aiomqtt.Client) -> None:
+        topics = [(topic, 1) for topic in [*self.view.subscriptions(), self.reply_to]]
+        await client.subscribe(topics)
+        raise_if_cancelled()
+        self.link.up()
+        self._client = client
+        self.connected.set()
+        try:
+            async for message in client.messages:
+                self._receive(message)
+        finally:
+            self._client = None
+            self.connected.clear()
+
+    def _receive(self, message: aiomqtt.Message) -> None:
+        payload = message.payload if isinstance(message.payload, bytes) else b""
+        topic = message.topic.value
+        if topic == self.reply_to:
+            if self.receive_answer is not None:
+                self.receive_answer(payload)
+        else:
+            self.view.receive_message(topic, payload)
+
+
+# -- the relay --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RelaySettings:
+    """Everything a relay needs (``dgtcast relay`` builds it from the configuration).
+
+    Attributes:
+        mqtt: the broker; its ``daemon_id`` is the relay's id.
+        host / port: where the broadcast server listens (port 0: a free one).
+        arbiter_token: the arbiters' secret; None disables ``/ws/arbiter``.
+        delay: the public delay in seconds, as a daemon's ``server.public_delay``.
+        results: which results the public sees, as a daemon's ``server.results``.
+        command_timeout: seconds an arbiter command waits for the owning daemon.
+        lichess / pgn_folder: optional outputs, fed with the public (delayed) boards (a
+            lichess refusal raises the relay's own ``lichess_refused`` alert).
+        allowed_origins: web origins besides the relay's own whose pages may use the
+            arbiter channel, as a daemon's ``server.allowed_origins``.
+        limits: connections per client address and in all (None: no limits), as a
+            daemon's (broadcast/web/connection_limits.py).
+    """
+
+    mqtt: MqttSettings
+    host: str = "127.0.0.1"
+    port: int = 8080
+    arbiter_token: str | None = None
+    delay: float = 0.0
+    results: ResultsPolicy = "confirmed"
+    command_timeout: float = 8.0
+    lichess: tuple[LichessTarget, ...] = ()
+    pgn_folder: PgnFolderSettings | None = None
+    allowed_origins: tuple[str, ...] = ()
+    limits: ConnectionLimits | None = None
+
+
+class Relay:
+    """One relay: view, link, command bridge, broadcast server and outputs."""
+
+    def __init__(self, settings: RelaySettings) -> None:
+        self.settings = settings
+        self.hub = RelayHub(first_seq=int(time.time() * 1000))
+        self.view = RelayView(self.hub, settings.mqtt.prefix)
+        self.link = RelayLink(settings.mqtt, self.view)
+        self.commands = RemoteCommands(
+            self.view,
+            self.link.send_command,
+            reply_to=self.link.reply_to,
+            timeout=settings.command_timeout,
+        )
+        self.link.receive_answer = self.commands.receive_answer
+        #: The relay's own alerts (a lichess refusal), acknowledged here.
+        self.output_alerts = OutputAlerts(self.hub, time.time, first_id=RELAY_FIRST_ID)
+        self.lichess = (
+            LichessPusher(settings.lichess, on_refusal=self._lichess_refused)
+            if settings.lichess
+            else None
+        )
+        self.server = BroadcastServer(
+            self.hub,
+            _RelayCommands(self.commands, self.output_alerts),
+            host=settings.host,
+            port=settings.port,
+            arbiter_token=settings.arbiter_token,
+            delay=settings.delay,
+            results=settings.results,
+            command_timeout=settings.command_timeout + 2.0,
+            allowed_origins=settings.allowed_origins,
+            limits=settings.limits,
+        )
+
+    async def start(self) -> None:
+        """Listen on the configured address (idempotent).
+
+        Raises:
+            ListenError: the address cannot be listened on (one line: address and why).
+        """
+        await self.server.start()
+
+    async def run(self, stop: asyncio.Event) -> None:
+        """Serve until ``stop`` is set (listening first if :meth:`start` was not awaited)."""
+        try:
+            async with self.server, asyncio.TaskGroup() as tasks:
+                for job in self._jobs():
+                    tasks.create_task(job)
+                log.info("= relay serving on http://%s:%d/", self.settings.host, self.server.port)
+                await stop.wait()
+                raise _Stop
+        except* _Stop:
+            pass
+
+    def _jobs(self) -> list[Coroutine[Any, Any, None]]:
+        public, settings = self.server.public_hub, self.settings
+        jobs: list[Coroutine[Any, Any, None]] = [self.link.run()]
+        if self.lichess is not None:
+            jobs.append(self.lichess.serve(public))
+        if settings.pgn_folder is not None:
+            jobs.append(PgnFolderWriter(settings.pgn_folder).serve(public))
+        return jobs
+
+    def _lichess_refused(self, refusal: Refusal) -> None:
+        fix = "put a new token or round id in the relay's file and restart the relay"
+        assert self.lichess is not None  # only its pusher refuses
+        raise_refusal_alert(self.output_alerts, refusal, self.lichess.resume, fix=fix)
+
+
+class _RelayCommands:
+    """The arbiter's commands: the relay's own alerts acknowledged here, the rest routed."""
+
+    def __init__(self, routed: RemoteCommands, alerts: OutputAlerts) -> None:
+        self._routed = routed
+        self._alerts = alerts
+
+    async def execute(self, command: ArbiterCommand) -> CommandReply:
+        if isinstance(command, AckAlert) and self._alerts.owns(command.id):
+            return self._alerts.acknowledge(command.id)
+        return await self._routed.execute(command)
+
+
+class _Stop(Exception):
+    """Ends the task group on request."""

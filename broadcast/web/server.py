@@ -1,0 +1,378 @@
+"""The broadcast server: the spectator feed, the arbiter channel and HTTP, on one port.
+
+One websockets server answers everything: ``process_request`` serves the plain HTTP
+GETs (:mod:`broadcast.web.http`) and lets ``/ws`` and ``/ws/arbiter`` through to the
+websocket handshake.
+
+Spectator feed ``ws://…/ws`` (docs/broadcast.md has every message)::
+
+    server  {"type": "snapshot", "seq": n, "server_time": t, "delay": d, "boards": [...]}
+    server  {"type": "move", "seq": n+1, "board": 3, ...}        then every feed event
+    client  {"type": "resume", "since": n}    → {"type": "resumed", ...} + missed events,
+                                                 or a fresh snapshot if they are gone
+    client  {"type": "ping"}                  → {"type": "pong", "server_time": t}
+
+``ws://…/ws?since=n`` resumes at connection time. Each spectator has its own sender
+task and a hub subscription (a cursor and a dirty set, no queue): while the client does
+not read, its sender waits on the socket's write buffer (``write_limit`` bytes) and the
+hub moves on; when the client reads again it gets the events it missed if the ring still
+holds them, else one snapshot of the latest state. A slow spectator never delays another.
+Spectators that are caught up, idle and within ``write_limit`` take a fast path: each
+publish frames its events once and writes them to all of them from ``publish_board``,
+without waking their senders.
+Spectator messages over 4 KiB close the connection with code 1009.
+"""
+
+from __future__ import annotations
+
+import http
+import logging
+import time
+from collections.abc import Callable
+from pathlib import Path
+from types import TracebackType
+from urllib.parse import parse_qs, urlsplit
+
+from websockets.asyncio.server import Server, ServerConnection, serve
+from websockets.datastructures import Headers
+from websockets.frames import Frame, Opcode
+from websockets.http11 import Request, Response
+from websockets.protocol import State
+
+from broadcast.feed.delay import PublicDelay
+from broadcast.feed.events import encode_json
+from broadcast.feed.hub import Hub, Subscription, Update
+from broadcast.feed.messages import BoardState, CommandHandler, decode_untrusted_json
+from broadcast.feed.public_results import PublicResults, ResultsPolicy
+from broadcast.web.arbiter_channel import ARBITER_MESSAGE_LIMIT, ArbiterChannel, until_either_ends
+from broadcast.web.arbiter_guard import OriginPolicy
+from broadcast.web.connection_limits import ConnectionLimits, capped_connection
+from broadcast.web.http import (
+    ARBITER_PATH,
+    CHESSGROUND_ROOT,
+    STATIC_ROOT,
+    HttpReply,
+    HttpRoutes,
+)
+from broadcast.web.listen import listen_error, listening_port
+
+__all__ = ["SPECTATOR_MESSAGE_LIMIT", "BroadcastServer", "parse_since", "snapshot_text"]
+
+logger = logging.getLogger(__name__)
+
+#: Spectator messages larger than this close the connection (1009, message too big).
+SPECTATOR_MESSAGE_LIMIT = 4 * 1024
+
+
+def parse_since(target: str) -> int | None:
+    """The ``since`` query parameter of a feed URL; None when absent.
+
+    Raises:
+        ValueError: ``since`` is given but is not one non-negative integer.
+    """
+    values = parse_qs(urlsplit(target).query, keep_blank_values=True).get("since")
+    if values is None:
+        return None
+    if len(values) != 1 or not values[0].isdigit() or not values[0].isascii():
+        raise ValueError("since must be a non-negative integer")
+    return int(values[0])
+
+
+def snapshot_text(hub: Hub, *, delay: float, server_time: float) -> str:
+    """``{"type": "snapshot", ...}`` of every board, built from the hub's cached texts."""
+    head = encode_json(
+        {"type": "snapshot", "seq": hub.seq, "server_time": server_time, "delay": delay}
+    )
+    boards = ",".join(hub.state_text(state.board) for state in hub.states())
+    return f'{head[:-1]},"boards":[{boards}]}}'
+
+
+def _nothing() -> None:
+    """A listener remover that has nothing left to remove."""
+
+
+def _can_take(ws: ServerConnection, limit: int) -> bool:
+    """Whether whole frames may be written to ``ws`` now without passing ``limit``."""
+    return (
+        ws.protocol.state is State.OPEN
+        and ws.send_in_progress is None
+        and ws.transport.get_write_buffer_size() <= limit
+    )
+
+
+def _to_response(reply: HttpReply) -> Response:
+    reason = http.HTTPStatus(reply.status).phrase
+    return Response(reply.status, reason, Headers(reply.headers), reply.body)
+
+
+def _spectator_reply(message: str | bytes, sub: Subscription) -> str | None:
+    """The answer to one spectator message (None: the sender answers a resume)."""
+    if isinstance(message, bytes):
+        return encode_json({"type": "error", "reason": "send text messages, not binary"})
+    try:
+        data = decode_untrusted_json(message)
+    except ValueError as exc:
+        return encode_json({"type": "error", "reason": str(exc)})
+    kind = data.get("type") if isinstance(data, dict) else None
+    if kind == "ping" and set(data) == {"type"}:
+        return encode_json({"type": "pong", "server_time": time.time()})
+    if kind == "resume" and set(data) == {"type", "since"}:
+        since = data["since"]
+        if isinstance(since, int) and not isinstance(since, bool) and since >= 0:
+            sub.resume(since)
+            return None
+        return encode_json({"type": "error", "reason": "since must be a non-negative integer"})
+    reason = "spectators may only send resume and ping"
+    return encode_json({"type": "error", "reason": reason})
+
+
+async def _receive_feed(ws: ServerConnection, sub: Subscription) -> None:
+    async for message in ws:
+        reply = _spectator_reply(message, sub)
+        if reply is not None:
+            await ws.send(reply)
+
+
+class BroadcastServer:
+    """The spectator feed, the arbiter channel, PGN and static files on one port.
+
+    Use ``async with BroadcastServer(hub, handler, port=0) as server:`` (or ``start()``
+    and ``close()``) and read the bound port from :attr:`port`.
+
+    Args:
+        hub: the live hub the daemon publishes to.
+        handler: executes arbiter commands.
+        host: interface to listen on.
+        port: TCP port; 0 picks a free one.
+        arbiter_token: the arbiters' shared secret; None disables ``/ws/arbiter``.
+        delay: public delay in seconds: the spectator feed and the PGN and status
+            endpoints show every board as it was ``delay`` seconds ago; the arbiter
+            channel stays live. 0 means live, with no delay line at all.
+        clock: time source of the delay line (tests move it by hand).
+        write_limit: bytes buffered per connection before its sender waits.
+        auth_timeout: seconds an arbiter has to authenticate.
+        command_timeout: seconds the handler has to answer a command.
+        allowed_origins: origins besides the server's own whose pages may use the
+            arbiter channel (broadcast/web/arbiter_guard.py).
+        limits: connections per client address and in all (None: no limits;
+            broadcast/web/connection_limits.py).
+        open_timeout: seconds a client has to send its HTTP request or finish the
+            websocket handshake.
+        backlog: listen backlog (many spectators may connect at once).
+        static_root: folder served at ``/``.
+        vendor_root: folder served at ``/vendor/chessground/``.
+    """
+
+    def __init__(
+        self,
+        hub: Hub,
+        handler: CommandHandler,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        arbiter_token: str | None = None,
+        delay: float = 0.0,
+        *,
+        results: ResultsPolicy = "provisional",
+        clock: Callable[[], float] | None = None,
+        write_limit: int = 32 * 1024,
+        auth_timeout: float = 5.0,
+        command_timeout: float = 10.0,
+        allowed_origins: tuple[str, ...] = (),
+        limits: ConnectionLimits | None = None,
+        open_timeout: float = 5.0,
+        backlog: int = 1024,
+        static_root: Path = STATIC_ROOT,
+        vendor_root: Path = CHESSGROUND_ROOT,
+    ) -> None:
+        if delay < 0:
+            raise ValueError("delay cannot be negative")
+        self.hub = hub
+        self.host = host
+        self.delay = delay
+        self.public_delay: PublicDelay | None = None
+        self.public_results: PublicResults | None = None
+        self.public_hub = hub
+        if delay > 0:
+            self.public_delay = PublicDelay(hub, delay, clock=clock, results=results)
+            self.public_hub = self.public_delay.public
+        elif results == "confirmed":
+            self.public_results = PublicResults(hub, results)
+            self.public_hub = self.public_results.public
+        self.arbiter = ArbiterChannel(
+            hub,
+            handler,
+            arbiter_token,
+            auth_timeout=auth_timeout,
+            command_timeout=command_timeout,
+        )
+        self.origins = OriginPolicy(host, allowed_origins)
+        self.routes = HttpRoutes(
+            self.public_hub, delay=delay, static_root=static_root, vendor_root=vendor_root
+        )
+        self._requested_port = port
+        self.limits = limits
+        self._open_timeout = open_timeout
+        self._write_limit = write_limit
+        self._backlog = backlog
+        self._server: Server | None = None
+        self._spectators: set[ServerConnection] = set()
+        self._parked: dict[ServerConnection, Subscription] = {}
+        self._fanned_seq = self.public_hub.seq
+        self._remove_listener = self.public_hub.add_listener(self._fan_out)
+
+    @property
+    def port(self) -> int:
+        """The TCP port the server listens on (after :meth:`start`)."""
+        return listening_port(self._server, "the server")
+
+    @property
+    def spectator_count(self) -> int:
+        """How many spectators are connected."""
+        return len(self._spectators)
+
+    def spectator_buffers(self) -> list[int]:
+        """Bytes waiting in each spectator's write buffer (the memory a slow one holds)."""
+        return [ws.transport.get_write_buffer_size() for ws in self._spectators]
+
+    async def start(self) -> None:
+        """Start listening (and the delay line, if any).
+
+        Raises:
+            ListenError: a busy port, an unknown host, a privileged port (one line).
+        """
+        if self._server is not None:
+            return
+        try:
+            self._server = await serve(
+                self._handle,
+                self.host,
+                self._requested_port,
+                process_request=self._process_request,
+                compression=None,
+                max_size=4 * ARBITER_MESSAGE_LIMIT,
+                write_limit=self._write_limit,
+                backlog=self._backlog,
+                open_timeout=self._open_timeout,
+                create_connection=None if self.limits is None else capped_connection(self.limits),
+            )
+        except OSError as exc:
+            raise listen_error(self.host, self._requested_port, exc) from None
+        if self.public_delay is not None:
+            self.public_delay.start()
+        if self.public_results is not None:
+            self.public_results.start()
+        logger.info("= broadcast server listening on %s:%d", self.host, self.port)
+
+    async def close(self) -> None:
+        """Close every connection (1001, going away) and stop listening."""
+        if self._server is not None:
+            self._server.close()
+            await self._server.wait_closed()
+            self._server = None
+        self._remove_listener()
+        self._remove_listener = _nothing
+        if self.public_delay is not None:
+            await self.public_delay.close()
+        if self.public_results is not None:
+            self.public_results.close()
+
+    async def __aenter__(self) -> BroadcastServer:
+        await self.start()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.close()
+
+    def _process_request(self, connection: ServerConnection, request: Request) -> Response | None:
+        reply = self.routes.route(request.method, request.path, request.headers)
+        if reply is not None:
+            return _to_response(reply)
+        path = urlsplit(request.path).path
+        if path == ARBITER_PATH:
+            refused = self.origins.problem(
+                request.headers.get("Host"), request.headers.get("Origin")
+            )
+            if refused is not None:
+                logger.warning("= arbiter channel refused: %s", refused)
+                return connection.respond(http.HTTPStatus.FORBIDDEN, f"{refused}\n")
+            connection.protocol.max_message_size = 4 * ARBITER_MESSAGE_LIMIT
+            return None
+        try:
+            parse_since(request.path)
+        except ValueError as exc:
+            return connection.respond(http.HTTPStatus.BAD_REQUEST, f"{exc}\n")
+        connection.protocol.max_message_size = SPECTATOR_MESSAGE_LIMIT
+        return None
+
+    async def _handle(self, ws: ServerConnection) -> None:
+        assert ws.request is not None
+        if urlsplit(ws.request.path).path == ARBITER_PATH:
+            await self.arbiter.serve(ws)
+        else:
+            await self._serve_spectator(ws, parse_since(ws.request.path))
+
+    async def _serve_spectator(self, ws: ServerConnection, since: int | None) -> None:
+        self._spectators.add(ws)
+        try:
+            with self.public_hub.subscribe(since=since, alerts=False, boards=False) as sub:
+                await until_either_ends(self._send_feed(ws, sub), _receive_feed(ws, sub))
+        finally:
+            self._spectators.discard(ws)
+
+    async def _send_feed(self, ws: ServerConnection, sub: Subscription) -> None:
+        while True:
+            self._parked[ws] = sub
+            try:
+                update = await sub.receive()
+            finally:
+                del self._parked[ws]
+            await ws.drain()  # what the fast path wrote must leave first: one backlog at most
+            for text in self._feed_texts(update):
+                await ws.send(text)
+
+    def _fan_out(self, state: BoardState) -> None:
+        """Frame new feed events once and write them to every idle, caught-up spectator.
+
+        Runs inside ``publish_board``, before the hub wakes subscribers. A spectator
+        qualifies when its sender waits in ``receive()`` with its cursor at the previous
+        event, its connection is open and its write buffer within ``write_limit``; its
+        cursor moves on, so it is not woken. Everyone else (behind, resuming, slow) is
+        woken as usual and served by its own sender, which waits for its buffer to drain.
+
+        The frames are built once: server frames are unmasked and the feed is not
+        compressed (RFC 6455 §5.1, §5.2), so the bytes are the same for every spectator,
+        and all of a publish's events leave in one write (one system call each).
+        """
+        before, after = self._fanned_seq, self.public_hub.seq
+        if after == before:
+            return
+        self._fanned_seq = after
+        messages = self.public_hub.messages_since(before)
+        if not messages or not self._parked:
+            return
+        limit = self._write_limit
+        ready = [
+            ws
+            for ws, sub in self._parked.items()
+            if _can_take(ws, limit) and sub.advance(before, after)
+        ]
+        frames = b"".join(
+            Frame(Opcode.TEXT, message.text.encode()).serialize(mask=False) for message in messages
+        )
+        for ws in ready:
+            ws.transport.write(frames)
+
+    def _feed_texts(self, update: Update) -> list[str]:
+        """What one spectator is sent for one update, in order."""
+        if update.missed:
+            return [snapshot_text(self.public_hub, delay=self.delay, server_time=time.time())]
+        texts = [message.text for message in update.events]
+        if update.resumed is not None:
+            resumed = {"type": "resumed", "since": update.resumed, "seq": update.seq}
+            texts.insert(0, encode_json(resumed))
+        return texts

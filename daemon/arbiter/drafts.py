@@ -1,0 +1,184 @@
+"""The alerts of the engine's inputs, as drafts: kind, details, the words, the episode (pure).
+
+The :class:`~daemon.arbiter.engine.AlertEngine` decides when an alert is due and raises each
+draft once per episode; here is what each alert says (docs/alerts.md). The checks that
+need a board's history (clock settings, late arrival) are in :mod:`daemon.arbiter.watch`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from broadcast.feed.messages import AlertKind
+from daemon.arbiter.watch import AlertDraft
+from daemon.game.events import FlagFell, GameEnded, OutOfSync, ResultSignalled
+
+__all__ = [
+    "board_flooding",
+    "board_offline",
+    "board_online",
+    "clock_offline",
+    "clock_online",
+    "flag_fall",
+    "game_over",
+    "journal_failed",
+    "journal_recovered",
+    "out_of_sync",
+    "result_signalled",
+]
+
+#: ``at`` of the board's current game: part of the episode of every game alert.
+Game = float | None
+
+
+def board_offline(board: int, at: float) -> AlertDraft:
+    """The e-board stopped answering."""
+    return AlertDraft(
+        kind=AlertKind.BOARD_OFFLINE,
+        details={"since": at},
+        action=f"Board {board}: the e-board is not answering. Check its USB cable and"
+        " power; moves made meanwhile are recovered when it is back.",
+        episode=("board_offline", board, at),
+    )
+
+
+def board_flooding(board: int, at: float) -> AlertDraft:
+    """The e-board reports far more sensor changes than hands can make."""
+    return AlertDraft(
+        kind=AlertKind.BOARD_FLOODING,
+        details={"since": at},
+        action=f"Board {board}: the e-board reports more changes than hands can make (a"
+        " faulty board, or a piece or sensor flickering): dgtcast keeps one placement"
+        " in ten. Check the pieces and the board; swap it if it goes on.",
+        episode=("board_flooding", board, at),
+    )
+
+
+def board_online(board: int, at: float, since: float | None) -> AlertDraft:
+    """The e-board answers again (offline since ``since``)."""
+    return AlertDraft(
+        kind=AlertKind.BOARD_ONLINE,
+        details={"offline_seconds": None if since is None else at - since},
+        action=f"Board {board}: the e-board is back. Check that the game on it is the"
+        " recorded one.",
+        episode=("board_online", board, at),
+    )
+
+
+def clock_offline(board: int, at: float) -> AlertDraft:
+    """No clock answers through the e-board."""
+    return AlertDraft(
+        kind=AlertKind.CLOCK_OFFLINE,
+        details={"since": at},
+        action=f"Board {board}: no clock answers through the e-board. Check the clock"
+        " cable; clock times are not recorded meanwhile.",
+        episode=("clock_offline", board, at),
+    )
+
+
+def clock_online(board: int, at: float) -> AlertDraft:
+    """The clock answers again."""
+    return AlertDraft(
+        kind=AlertKind.CLOCK_ONLINE,
+        details={},
+        action=f"Board {board}: the clock answers again.",
+        episode=("clock_online", board, at),
+    )
+
+
+def journal_failed(reason: str, at: float) -> AlertDraft:
+    """The journal cannot be written (board 0: the whole event)."""
+    return AlertDraft(
+        kind=AlertKind.JOURNAL_FAILED,
+        details={"reason": reason},
+        action=f"The journal cannot be written ({reason}). The boards are still read and"
+        " served; what they send is held in memory and written as soon as the"
+        " disk takes it. Free disk space or fix the disk, and do not stop dgtcast"
+        " meanwhile: what is held would be lost.",
+        episode=("journal_failed", at),
+    )
+
+
+def journal_recovered(held: int, at: float) -> AlertDraft:
+    """The journal is written again, with the ``held`` records kept in memory."""
+    return AlertDraft(
+        kind=AlertKind.JOURNAL_RECOVERED,
+        details={"held": held},
+        action=f"The journal is written again: the {held} records held in memory are in it.",
+        episode=("journal_recovered", at),
+    )
+
+
+def out_of_sync(board: int, game: Game, event: OutOfSync) -> AlertDraft:
+    """The pieces match no position of the game (FIDE 7.5)."""
+    return AlertDraft(
+        kind=AlertKind.OUT_OF_SYNC,
+        details={"expected_fen": event.expected_fen, "placement": event.placement},
+        action=f"Board {board}: the pieces match no position of the game (an illegal move"
+        " or knocked pieces). Reinstate the expected position (FIDE 7.5), or accept"
+        " the board's position.",
+        episode=("out_of_sync", board, game, event.at),
+    )
+
+
+def result_signalled(board: int, game: Game, event: ResultSignalled) -> AlertDraft:
+    """The players signalled a result with the kings (tournament-rules.md §3)."""
+    return AlertDraft(
+        kind=AlertKind.RESULT_SIGNALLED,
+        details={"result": event.result},
+        action=f"Board {board}: the players put the kings on the centre squares for"
+        f" {event.result}. Check the scoresheets and confirm the result.",
+        episode=("result_signalled", board, game, event.result),
+    )
+
+
+def game_over(board: int, game: Game, event: GameEnded) -> AlertDraft:
+    """The position on the board ends the game (mate, stalemate, ...)."""
+    return AlertDraft(
+        kind=AlertKind.GAME_OVER,
+        details={"result": event.result, "termination": event.termination},
+        action=f"Board {board}: {event.termination} on the board, {event.result}. Check the"
+        " position and confirm the result.",
+        episode=("game_over", board, game, event.at),
+    )
+
+
+def flag_fall(board: int, game: Game, event: FlagFell, draw_odds: str | None) -> AlertDraft:
+    """A flag fell (FIDE 6.9), under draw odds (Armageddon) when the section has them."""
+    loser = event.color.capitalize()
+    why = (
+        f"{loser} loses" if event.result != "1/2-1/2" else "drawn, as the opponent cannot checkmate"
+    )
+    details: dict[str, Any] = {
+        "color": event.color,
+        "result": event.result,
+        "provisional": event.provisional,
+    }
+    if draw_odds is not None:
+        details["draw_odds"] = draw_odds
+        details["winner"] = _winner(event.result, draw_odds)
+    return AlertDraft(
+        kind=AlertKind.FLAG_FALL,
+        details=details,
+        action=f"Board {board}: {loser}'s flag fell. Unless the game had already ended,"
+        f" {why}: {event.result} (FIDE 6.9).{_draw_odds_rule(event.result, draw_odds)}"
+        " Check the clock and the position, then confirm the result.",
+        episode=("flag_fall", board, game, event.color),
+    )
+
+
+def _winner(result: str, draw_odds: str) -> str:
+    """Who wins the game under draw odds: a draw counts for the colour holding them."""
+    if result == "1/2-1/2":
+        return draw_odds
+    return "white" if result == "1-0" else "black"
+
+
+def _draw_odds_rule(result: str, draw_odds: str | None) -> str:
+    """The sentence an arbiter needs under draw odds (Armageddon), else nothing."""
+    if draw_odds is None:
+        return ""
+    holder = draw_odds.capitalize()
+    if result == "1/2-1/2":
+        return f" With draw odds for {holder}, this draw counts as {holder}'s win."
+    return f" Draw odds for {holder} do not change a decisive result."

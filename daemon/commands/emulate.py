@@ -1,0 +1,171 @@
+"""``dgtcast emulate``: a virtual DGT board + clock on a pty that plays a PGN game.
+
+It prints one line ``device: /path`` (the port to give the daemon or any DGT driver),
+waits a moment for a driver to connect, has the arbiter start the clock and the players
+play the game's main line with human timings, and keeps the board on the line until
+Ctrl-C (or exits after the game with ``--exit``). Exit codes: 0 done, 2 bad usage.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import sys
+from pathlib import Path
+
+import chess
+import chess.pgn
+
+from daemon.shell import runtime
+from drivers.emulator.clock import ClockModel, ClockSettings
+from drivers.emulator.device import EmulatedBoard
+from drivers.emulator.firmware import BoardIdentity
+from drivers.emulator.pty import UNSUPPORTED
+
+__all__ = ["add_arguments", "read_game", "run"]
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the ``emulate`` options to ``parser``."""
+    parser.add_argument("--pgn", type=Path, required=True, help="PGN file with the game to play")
+    parser.add_argument("--game", type=int, default=1, help="which game of the file (1 = first)")
+    parser.add_argument("--speed", type=float, default=1.0, help="divide human timings by X")
+    parser.add_argument("--rotate", action="store_true", help="set the board up turned 180°")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the players' habits")
+    parser.add_argument("--noise", type=float, default=0.05, help="noise probability per move")
+    parser.add_argument("--clock", default="90+30", help="time control MINUTES+SECONDS")
+    parser.add_argument("--clock-mode", type=int, default=12, help="clock option (23 = SetNRun)")
+    models = [model.value for model in ClockModel]
+    parser.add_argument("--clock-model", choices=models, default="xl", help="clock beside it")
+    parser.add_argument(
+        "--white-side", choices=["left", "right"], default="left", help="clock side"
+    )
+    parser.add_argument("--baud", type=int, default=9600, help="pace output (0 = unpaced)")
+    parser.add_argument("--link", type=Path, help="put the device symlink here")
+    parser.add_argument(
+        "--serial", type=_serial, help="the board's serial number, 5 digits (default 01025)"
+    )
+    parser.add_argument(
+        "--battery",
+        type=_percent,
+        help="act as a Bluetooth board whose battery is at PERCENT (default: a USB board,"
+        " silent when asked)",
+    )
+    parser.add_argument("--wait", type=float, default=2.0, help="seconds before the start")
+    parser.add_argument("--no-result", action="store_true", help="don't signal the result")
+    parser.add_argument("--exit", action="store_true", help="exit when the game is over")
+
+
+def _serial(text: str) -> BoardIdentity:
+    try:
+        return BoardIdentity.from_serial(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _percent(text: str) -> int:
+    try:
+        value = int(text.rstrip("%"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"a battery level is 0..100, not {text!r}") from None
+    if not 0 <= value <= 100:
+        raise argparse.ArgumentTypeError(f"a battery level is 0..100, not {text!r}")
+    return value
+
+
+def read_game(path: Path, number: int) -> chess.pgn.Game:
+    """The ``number``-th game (1-based) of a PGN file.
+
+    Raises:
+        OSError: the file cannot be read.
+        ValueError: there is no such game, or it does not parse.
+    """
+    if number < 1:
+        raise ValueError("--game counts from 1")
+    with path.open(encoding="utf-8-sig") as handle:
+        for _ in range(number - 1):
+            if chess.pgn.skip_game(handle) is False:
+                break
+        game = chess.pgn.read_game(handle)
+    if game is None:
+        raise ValueError(f"{path} has no game number {number}")
+    if game.errors:
+        raise ValueError(f"game {number} of {path} does not parse: {game.errors[0]}")
+    return game
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the emulator until the game is over (``--exit``) or Ctrl-C / SIGTERM."""
+    if UNSUPPORTED:
+        print(f"dgtcast emulate: {UNSUPPORTED}", file=sys.stderr)
+        return 2
+    try:
+        game = read_game(args.pgn, args.game)
+        settings = _clock_settings(args)
+        if args.speed <= 0:
+            raise ValueError("--speed must be positive")
+        if not 0 <= args.noise <= 1:
+            raise ValueError("--noise is a probability, 0..1")
+    except (OSError, ValueError) as error:
+        print(f"dgtcast emulate: {error}", file=sys.stderr)
+        return 2
+    return runtime.run(_emulate(args, game, settings))
+
+
+def _clock_settings(args: argparse.Namespace) -> ClockSettings:
+    settings = ClockSettings.from_text(args.clock)
+    return ClockSettings(
+        base_seconds=settings.base_seconds,
+        increment_seconds=settings.increment_seconds,
+        mode=args.clock_mode,
+        model=ClockModel(args.clock_model),
+    )
+
+
+def _identity(args: argparse.Namespace) -> BoardIdentity:
+    identity: BoardIdentity = args.serial or BoardIdentity()
+    return identity if args.battery is None else identity.bluetooth(args.battery)
+
+
+async def _emulate(args: argparse.Namespace, game: chess.pgn.Game, clock: ClockSettings) -> int:
+    stop = asyncio.Event()
+    remove = runtime.install_signal_handlers(stop)
+    try:
+        await _serve(args, game, clock, stop)
+    finally:
+        remove()
+    return 0
+
+
+async def _serve(
+    args: argparse.Namespace, game: chess.pgn.Game, clock: ClockSettings, stop: asyncio.Event
+) -> None:
+    board = EmulatedBoard(
+        path=args.link,
+        rotate=args.rotate,
+        clock=clock,
+        white_side=args.white_side,
+        baud=args.baud or None,
+        seed=args.seed,
+        identity=_identity(args),
+        placement=chess.BaseBoard(game.board().board_fen()),
+    )
+    async with board:
+        print(f"device: {board.path}", flush=True)
+        playing = asyncio.create_task(_play(board, game, args))
+        stopping = asyncio.create_task(stop.wait())
+        await asyncio.wait({playing, stopping}, return_when=asyncio.FIRST_COMPLETED)
+        if playing.done() and not args.exit:
+            await stopping
+        for task in (playing, stopping):
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+
+async def _play(board: EmulatedBoard, game: chess.pgn.Game, args: argparse.Namespace) -> None:
+    await asyncio.sleep(args.wait)
+    await board.play(game, speed=args.speed, noise=args.noise, signal_result=not args.no_result)
+    plies = len(list(game.mainline_moves()))
+    print(f"game over: {plies} plies played, result {game.headers.get('Result', '*')}", flush=True)

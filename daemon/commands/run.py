@@ -1,0 +1,109 @@
+"""``dgtcast run --config FILE``: run a round until Ctrl-C or SIGTERM.
+
+On a terminal the live console (daemon/shell/console.py) shows every board and the open alerts,
+with warnings above it; elsewhere (a pipe, a file, systemd) the output is log lines.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from contextlib import nullcontext
+from dataclasses import replace
+
+from broadcast.web.listen import ListenError
+from daemon.config.model import ConfigError, format_config_errors
+from daemon.journal.records import JournalError
+from daemon.pairing import PairingFileError
+from daemon.shell import runtime
+from daemon.shell.app import Daemon, DaemonOptions, unless_stopped
+from daemon.shell.console import LiveConsole, wanted
+from daemon.shell.console_link import log_to_console, serve_with_console
+from daemon.shell.logs import configure_logging
+
+__all__ = ["add_arguments", "run"]
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--config``, ``--set-clocks``, ``--port``, ``--new-journal``, ``--log-level``."""
+    parser.add_argument("--config", required=True, help="the round's TOML configuration")
+    parser.add_argument(
+        "--set-clocks",
+        action="store_true",
+        help="set every e-board clock to the time control at start (clocks in mode 23)",
+    )
+    parser.add_argument("--port", type=int, help="listen on this port instead of [server] port")
+    parser.add_argument(
+        "--new-journal",
+        action="store_true",
+        help="when the journal belongs to another round, keep it and start one beside it",
+    )
+    parser.add_argument(
+        "--log-level",
+        help="DEBUG shows the wire trace (default INFO; WARNING under the live console)",
+    )
+    parser.add_argument(
+        "--plain",
+        action="store_true",
+        help="log lines only, no live console (the default when not on a terminal)",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the daemon; exit code 2 on a bad configuration or an address it cannot use."""
+    console = None if args.plain or not wanted() else LiveConsole()
+    options = DaemonOptions(
+        set_clocks_at_start=args.set_clocks, port=args.port, new_journal=args.new_journal
+    )
+    if console is None:
+        configure_logging(args.log_level or "INFO")
+    else:
+        log_to_console(console, args.log_level or "WARNING")
+        options = replace(options, progress=console.progress)
+    try:
+        with console.shown() if console is not None else nullcontext():
+            return runtime.run(_serve(args.config, options, console))
+    except ConfigError as exc:
+        print(format_config_errors(exc), file=sys.stderr)
+        return 2
+    except JournalError as exc:
+        print(f"dgtcast: {exc}", file=sys.stderr)
+        return 2
+    except PairingFileError as exc:
+        print(str(exc), file=sys.stderr)
+        return 2
+    except ListenError as exc:
+        print(f"dgtcast: {exc}", file=sys.stderr)
+        return 2
+
+
+async def _serve(config: str, options: DaemonOptions, console: LiveConsole | None) -> int:
+    stop = asyncio.Event()
+    remove = runtime.install_signal_handlers(stop)
+    try:
+        daemon = await unless_stopped(Daemon.open(config, options), stop)
+        if daemon is None:
+            return 0
+        print(f"dgtcast: round replayed from the journal ({daemon.replayed} inputs)", flush=True)
+        try:
+            await daemon.start()
+        except BaseException:
+            daemon.journal.close()
+            raise
+        _print_urls(daemon)
+        if console is None:
+            await daemon.run(stop)
+        else:
+            await serve_with_console(console, daemon, stop)
+    finally:
+        remove()
+    return 0
+
+
+def _print_urls(daemon: Daemon) -> None:
+    host = daemon.config.server.host
+    base = f"http://{host}:{daemon.server.port}"
+    print(f"viewer:  {base}/", flush=True)
+    print(f"arbiter: {base}/arbiter", flush=True)
+    print(f"PGN:     {base}/round.pgn", flush=True)

@@ -1,0 +1,9 @@
+"""Configuration: the TOML file read once, checked, and turned into settings (layer L2, pure).
+
+``tables`` (each table's keys and types), ``errors`` (one line per problem; the one TOML
+reader), ``boards`` (checks across boards), ``lichess`` (the ``[[lichess]]`` rounds),
+``model`` (``Config``: the cross-key checks), ``relay`` (a relay's file). May import
+``base``, ``daemon.game`` and the broadcast layer's value types; no I/O but reading the file.
+"""
+
+__all__: list[str] = []

@@ -1,0 +1,495 @@
+"""The daemon's configuration: one TOML file, validated, normalised into :class:`Config`.
+
+Every key is documented in ``docs/configuration.md``; the keys are the public interface
+(issue 4): they may be extended, never renamed. Two forms are accepted and normalised
+into the same model, a list of :class:`Section`, each with its event and its boards:
+
+* one ``[event]`` with top-level ``[[boards]]``;
+* ``[[sections]]`` (several time controls in one venue), each with ``name`` and its own
+  ``[[sections.boards]]``; each section may set any ``[event]`` key, and ``[event]``
+  then holds what the sections share (at least the event's ``name``).
+
+A bad file raises :class:`ConfigError` carrying one line per problem, naming the key
+path and why (``config.toml: boards[2].port: duplicate port "/dev/ttyACM0" (also board
+1)``); array positions count from 1 in file order. The command line prints
+:func:`format_config_errors` and exits with :data:`EXIT_BAD_CONFIG`.
+
+The tables and their keys are in :mod:`daemon.config.tables`; the one-line translation of
+pydantic and TOML errors, and the TOML reader, in :mod:`daemon.config.errors`; a relay's
+configuration in :mod:`daemon.config.relay`. Here: the checks that span keys, and the
+normalised :class:`Config`.
+
+Exceptions::
+
+    ConfigError    the file is missing, unreadable, not TOML or not valid
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import ipaddress
+import os
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from daemon.config.boards import board_problems
+from daemon.config.errors import ConfigError, describe_validation, load_toml, parse_toml
+from daemon.config.lichess import check_lichess
+from daemon.config.tables import (
+    BoardConfig,
+    EventKeys,
+    EventTable,
+    FileTables,
+    LichessConfig,
+    LiveChessConfig,
+    MqttConfig,
+    PairingConfig,
+    PgnFolderConfig,
+    SectionTable,
+    ServerConfig,
+    StorageConfig,
+    WebhookConfig,
+)
+from daemon.game.durations import ClockRules, TimeControl
+
+__all__ = [
+    "ARBITER_TOKEN_ENV",
+    "EXIT_BAD_CONFIG",
+    "LICHESS_TOKEN_ENV",
+    "MQTT_PASSWORD_ENV",
+    "BoardConfig",
+    "Config",
+    "ConfigError",
+    "EventConfig",
+    "LichessConfig",
+    "LiveChessConfig",
+    "MqttConfig",
+    "PairingConfig",
+    "PgnFolderConfig",
+    "Section",
+    "ServerConfig",
+    "StorageConfig",
+    "TableBuilder",
+    "WebhookConfig",
+    "format_config_errors",
+    "load_config",
+    "load_config_or_report",
+    "parse_config",
+    "weak_token_problem",
+]
+
+#: Exit code of every command that is given a bad configuration file.
+EXIT_BAD_CONFIG = 2
+#: Environment variables that override secrets in the file (so the file can be shared).
+ARBITER_TOKEN_ENV = "DGTCAST_ARBITER_TOKEN"
+LICHESS_TOKEN_ENV = "DGTCAST_LICHESS_TOKEN"
+MQTT_PASSWORD_ENV = "DGTCAST_MQTT_PASSWORD"
+
+#: The tokens of the example files: refused on a host other than loopback.
+_PLACEHOLDER_TOKENS = frozenset({"change-me", "change-me-to-a-long-secret"})
+_MIN_PUBLIC_TOKEN = 12
+_DEFAULT_WARNING = 300  # seconds before the default time that the late-arrival warning comes
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EventConfig:
+    """A section's event, with every default filled in.
+
+    Attributes:
+        name: the event's name (PGN ``Event``).
+        site: where it is played (PGN ``Site``), "" when not given.
+        date: the round's date; default the date of ``round_start``.
+        round: the round number, 1 or more.
+        round_start: when White's clocks are started (FIDE 6.6), time-zone aware.
+        time_control: what every clock of the section is set to (White's under time odds).
+        black_time_control: Black's control under time odds (Armageddon), else None.
+        draw_odds: ``"black"`` (or ``"white"``) when a draw counts as that colour's win.
+        variant: ``"standard"`` or ``"chess960"``.
+        dgt_mode: 23 when the clocks are computer-controlled (dgt-protocol.md §8).
+        default_time: seconds after ``round_start`` a player absent from the board
+            loses (FIDE 6.7); 0 when the regulations state none.
+        default_time_warning: seconds before the default time that the late-arrival
+            warning is given.
+    """
+
+    name: str
+    site: str
+    date: dt.date
+    round: int
+    round_start: dt.datetime
+    time_control: TimeControl
+    dgt_mode: int | None
+    default_time: int
+    default_time_warning: int
+    black_time_control: TimeControl | None = None
+    draw_odds: str | None = None
+    variant: str = "standard"
+
+    @property
+    def clock_rules(self) -> ClockRules:
+        """Each colour's time control and the draw odds."""
+        black = self.black_time_control or self.time_control
+        return ClockRules(white=self.time_control, black=black, draw_odds=self.draw_odds)
+
+    @property
+    def default_at(self) -> dt.datetime:
+        """When the default time expires (FIDE 6.7)."""
+        return self.round_start + dt.timedelta(seconds=self.default_time)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Section:
+    """Boards that share an event and a time control; ``name`` is "" in the one-event form."""
+
+    name: str
+    event: EventConfig
+    boards: tuple[BoardConfig, ...]
+    #: Where the section's players and results go (``[pairing]``, ``[sections.pairing]``).
+    pairing: PairingConfig | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Config:
+    """The whole validated configuration.
+
+    Paths (journal, PGN folder, TRF) are absolute: relative ones in the file are taken
+    from the folder of the file.
+    """
+
+    source: Path
+    sections: tuple[Section, ...]
+    server: ServerConfig
+    storage: StorageConfig
+    mqtt: MqttConfig | None = None
+    lichess: tuple[LichessConfig, ...] = ()
+    pgn_folder: PgnFolderConfig | None = None
+    webhook: WebhookConfig | None = None
+    pairing: PairingConfig | None = None
+    livechess: LiveChessConfig | None = None
+
+    @property
+    def boards(self) -> tuple[BoardConfig, ...]:
+        """Every board of every section, in file order."""
+        return tuple(board for section in self.sections for board in section.boards)
+
+    def section_of(self, number: int) -> Section:
+        """The section board ``number`` plays in.
+
+        Raises:
+            KeyError: no such board.
+        """
+        for section in self.sections:
+            if any(board.number == number for board in section.boards):
+                return section
+        raise KeyError(number)
+
+    def board(self, number: int) -> BoardConfig:
+        """The board with this number.
+
+        Raises:
+            KeyError: no such board.
+        """
+        for board in self.boards:
+            if board.number == number:
+                return board
+        raise KeyError(number)
+
+
+def format_config_errors(error: ConfigError) -> str:
+    """The text the command line prints (to stderr) before exiting with code 2."""
+    return "\n".join(error.problems)
+
+
+def load_config(
+    path: str | os.PathLike[str],
+    *,
+    env: Mapping[str, str] | None = None,
+    now: dt.datetime | None = None,
+) -> Config:
+    """Read, validate and normalise a configuration file.
+
+    Args:
+        path: the TOML file; named in every error line as given.
+        env: environment for the secrets (default ``os.environ``).
+        now: when the daemon started (default: now), the default ``round_start``. After
+            a restart, pass the first start time kept in the journal, so the default
+            time of FIDE 6.7 does not move.
+
+    Raises:
+        ConfigError: one line per problem, never a traceback.
+    """
+    source = str(path)
+    return _build(
+        load_toml(path),
+        source=source,
+        base_dir=Path(path).resolve().parent,
+        env=os.environ if env is None else env,
+        now=dt.datetime.now().astimezone() if now is None else now,
+    )
+
+
+def load_config_or_report(path: str | os.PathLike[str]) -> Config | None:
+    """:func:`load_config` for a command: None once the problems are printed to stderr
+    (:func:`format_config_errors`); the command then exits with code 2."""
+    try:
+        return load_config(path)
+    except ConfigError as exc:
+        print(format_config_errors(exc), file=sys.stderr)
+        return None
+
+
+def parse_config(
+    text: str, *, source: str, base_dir: Path, env: Mapping[str, str], now: dt.datetime
+) -> Config:
+    """Validate configuration text (see :func:`load_config`); pure, for tests and tools.
+
+    Raises:
+        ConfigError: one line per problem.
+    """
+    return _build(parse_toml(text, source), source=source, base_dir=base_dir, env=env, now=now)
+
+
+def _build(
+    data: dict[str, Any], *, source: str, base_dir: Path, env: Mapping[str, str], now: dt.datetime
+) -> Config:
+    try:
+        tables = FileTables.model_validate(data)
+    except ValidationError as exc:
+        raise describe_validation(source, exc, FileTables) from None
+    builder = TableBuilder(tables, base_dir=base_dir, env=env, now=now)
+    config = builder.build(Path(source))
+    if builder.problems:
+        raise ConfigError([f"{source}: {line}" for line in builder.problems])
+    assert config is not None
+    return config
+
+
+_EVENT_KEYS = tuple(EventKeys.model_fields)
+
+
+class TableBuilder:
+    """Turns validated tables into a :class:`Config`, collecting cross-key problems."""
+
+    def __init__(
+        self, tables: FileTables, *, base_dir: Path, env: Mapping[str, str], now: dt.datetime
+    ) -> None:
+        self.tables = tables
+        self.base_dir = base_dir
+        self.env = env
+        self.now = now
+        self.problems: list[str] = []
+
+    def build(self, source: Path) -> Config | None:
+        sections = self._sections()
+        self.problems += board_problems([(s.name, s.boards, array) for s, array in sections])
+        server = self.server()
+        config = Config(
+            source=source,
+            sections=tuple(section for section, _ in sections),
+            server=server,
+            storage=self.tables.storage.model_copy(
+                update={"path": self._path(self.tables.storage.path)}
+            ),
+            mqtt=self.mqtt(),
+            lichess=self.lichess(_board_sections(sections)),
+            pgn_folder=self.pgn_folder(),
+            webhook=self.tables.webhook,
+            livechess=self.livechess(),
+        )
+        paired = self._section_pairings(config.sections)
+        shared = paired[0].pairing if len(paired) == 1 else None
+        config = replace(config, sections=paired, pairing=shared)
+        return None if self.problems else config
+
+    # -- sections and events ------------------------------------------------------------
+
+    def _sections(self) -> list[tuple[Section, str]]:
+        """Each section with the key path of its boards array (for error lines)."""
+        tables = self.tables
+        if tables.sections is not None:
+            if tables.boards is not None:
+                self.problems.append(
+                    "boards: top-level [[boards]] cannot be combined with [[sections]];"
+                    " move them into [[sections.boards]]"
+                )
+            if not tables.sections:
+                self.problems.append("sections: no sections configured")
+            if tables.event is None or tables.event.name is None:
+                self.problems.append("event.name: required (the name the sections share)")
+            return [self._section(i, table) for i, table in enumerate(tables.sections, 1)]
+        if tables.event is None:
+            self.problems.append("event: required table missing (or use [[sections]])")
+        elif tables.event.name is None:
+            self.problems.append("event.name: required")
+        if not tables.boards:
+            self.problems.append("boards: no boards configured; add [[boards]] tables")
+        event = self._event(tables.event or EventTable(), None, "event")
+        return [(Section(name="", event=event, boards=tuple(tables.boards or ())), "boards")]
+
+    def _section(self, index: int, table: SectionTable) -> tuple[Section, str]:
+        where = f"sections[{index}]"
+        if not table.boards:
+            self.problems.append(f"{where}.boards: no boards in this section")
+        event = self._event(self.tables.event or EventTable(), table, where)
+        return Section(name=table.name, event=event, boards=tuple(table.boards)), f"{where}.boards"
+
+    def _event(self, shared: EventTable, own: SectionTable | None, where: str) -> EventConfig:
+        values: dict[str, Any] = {key: getattr(shared, key) for key in _EVENT_KEYS}
+        if own is not None:
+            values.update({k: getattr(own, k) for k in _EVENT_KEYS if getattr(own, k) is not None})
+        scope = "" if own is None else ", here or in [event]"
+        for key in ("round", "time_control"):
+            if values[key] is None and (own is not None or self.tables.event is not None):
+                self.problems.append(f"{where}.{key}: required{scope}")
+        round_start = values["round_start"] or self.now
+        default_time = values["default_time"] or 0
+        warning = values["default_time_warning"]
+        return EventConfig(
+            name=shared.name or "",
+            site=values["site"] or "",
+            date=values["date"] or round_start.date(),
+            round=values["round"] or 1,
+            round_start=round_start,
+            # A stand-in when it is missing: that is reported, and no Config is returned.
+            time_control=values["time_control"] or TimeControl.from_pgn("60"),
+            black_time_control=values["black_time_control"],
+            draw_odds=values["draw_odds"],
+            variant=values["variant"] or "standard",
+            dgt_mode=values["dgt_mode"],
+            default_time=default_time,
+            default_time_warning=_DEFAULT_WARNING if warning is None else warning,
+        )
+
+    # -- other tables -------------------------------------------------------------------
+
+    def server(self) -> ServerConfig:
+        server = self.tables.server
+        token = self.env.get(ARBITER_TOKEN_ENV) or server.arbiter_token
+        if not _is_loopback(server.host):
+            where = "server.arbiter_token"
+            if token is None:
+                self.problems.append(
+                    f'{where}: required when serving on "{server.host}"'
+                    f" (or set {ARBITER_TOKEN_ENV})"
+                )
+            elif weak_token(token):
+                self.problems.append(
+                    f'{where}: too easy to guess for "{server.host}":'
+                    f" use at least {_MIN_PUBLIC_TOKEN} random characters"
+                )
+        return server.model_copy(update={"arbiter_token": token})
+
+    def mqtt(self) -> MqttConfig | None:
+        mqtt = self.tables.mqtt
+        if mqtt is None:
+            return None
+        password = self.env.get(MQTT_PASSWORD_ENV) or mqtt.password
+        if password is not None and mqtt.username is None:
+            self.problems.append("mqtt.password: given without mqtt.username")
+        if mqtt.ca_file is not None and not mqtt.tls:
+            self.problems.append("mqtt.ca_file: given without mqtt.tls = true")
+        ca_file = None if mqtt.ca_file is None else self._path(mqtt.ca_file)
+        return mqtt.model_copy(update={"password": password, "ca_file": ca_file})
+
+    def lichess(self, boards: Mapping[int, str] | None = None) -> tuple[LichessConfig, ...]:
+        """The enabled ``[[lichess]]`` tables; ``boards`` (number → section) checks them."""
+        tables, problems = check_lichess(
+            self.tables.lichess or [],
+            token=self.env.get(LICHESS_TOKEN_ENV),
+            boards=boards,
+            env_name=LICHESS_TOKEN_ENV,
+        )
+        self.problems += problems
+        return tables
+
+    def pgn_folder(self) -> PgnFolderConfig | None:
+        folder = self.tables.pgn_folder
+        if folder is None:
+            return None
+        return folder.model_copy(update={"path": self._path(folder.path)})
+
+    def livechess(self) -> LiveChessConfig | None:
+        table = self.tables.livechess
+        if table is None or table.folder is None:
+            return table
+        return table.model_copy(update={"folder": self._path(table.folder)})
+
+    def _section_pairings(self, sections: tuple[Section, ...]) -> tuple[Section, ...]:
+        """Each section with its pairing: its own, or ``[pairing]`` for a single section."""
+        shared = self.tables.pairing
+        own = (
+            [None] * len(sections)
+            if self.tables.sections is None
+            else [table.pairing for table in self.tables.sections]
+        )
+        if shared is not None and len(sections) > 1:
+            self.problems.append(
+                "pairing: one TRF is one tournament: with several [[sections]] give each its"
+                " own [sections.pairing]"
+            )
+            shared = None
+        return tuple(
+            replace(section, pairing=self._pairing(table or shared, section.event.round, where))
+            for index, (section, table) in enumerate(zip(sections, own, strict=True), 1)
+            for where in [f"sections[{index}].pairing" if table is not None else "pairing"]
+        )
+
+    def _pairing(
+        self, pairing: PairingConfig | None, round_number: int, where: str
+    ) -> PairingConfig | None:
+        if pairing is None:
+            return None
+        trf = self._path(pairing.trf)
+        pairings = None if pairing.pairings is None else self._path(pairing.pairings)
+        resolved = pairing.model_copy(update={"trf": trf, "pairings": pairings})
+        if pairings is None:
+            self.problems.append(
+                f"{where}.pairings: required with [pairing] (the pairing program's output for"
+                " this round): without it no confirmed result would reach the TRF"
+            )
+        for key, path in (("trf", trf), ("pairings", resolved.pairings_for(round_number))):
+            if path is not None and not path.is_file():
+                self.problems.append(f"{where}.{key}: no such file: {path}")
+        return resolved
+
+    def _path(self, path: Path) -> Path:
+        return path if path.is_absolute() else self.base_dir / path
+
+
+def weak_token(token: str) -> bool:
+    """Whether an arbiter token is too easy to guess from the network (a placeholder of
+    the examples, or too short)."""
+    return token in _PLACEHOLDER_TOKENS or len(token) < _MIN_PUBLIC_TOKEN
+
+
+def weak_token_problem(config: Config) -> str | None:
+    """The one-line error for a token too short on any host (loopback too), or None.
+
+    ``dgtcast run`` refuses one on loopback too (only the demo may use a short token):
+    any page the arbiter's browser opens can try tokens on ``localhost``.
+    """
+    token = config.server.arbiter_token
+    if token is None or len(token) >= _MIN_PUBLIC_TOKEN:
+        return None
+    return (
+        f"{config.source}: server.arbiter_token: too short, also on"
+        f' "{config.server.host}": use at least {_MIN_PUBLIC_TOKEN} random characters'
+    )
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _board_sections(sections: list[tuple[Section, str]]) -> dict[int, str]:
+    return {board.number: section.name for section, _ in sections for board in section.boards}

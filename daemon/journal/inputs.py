@@ -1,0 +1,222 @@
+"""The inputs of the deterministic core, as journal records.
+
+Everything the round's pure core acts on is one of these records: a sensed placement, a
+clock reading, a link change, a battery level, a timer tick that fired, or an arbiter
+command. The daemon appends each to the journal *before* acting on it; replaying them in
+order rebuilds every game, clock, alert and result exactly (docs/architecture.md, "the
+journal is the input log").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Final
+
+import chess
+
+from daemon.journal.store import ROUND
+from drivers.observations import (
+    BatteryObserved,
+    ClockObserved,
+    ClockSide,
+    LinkObserved,
+    LinkState,
+    PlacementObserved,
+)
+
+__all__ = [
+    "ARBITER",
+    "BATTERY",
+    "CLOCK",
+    "FLOOD",
+    "INPUT_KINDS",
+    "JOURNAL",
+    "LINK",
+    "PLACEMENT",
+    "RECOVERY",
+    "START",
+    "TICK",
+    "battery_from_payload",
+    "battery_payload",
+    "board_fen",
+    "board_from_fen",
+    "clock_from_payload",
+    "clock_payload",
+    "link_from_payload",
+    "link_payload",
+    "placement_from_payload",
+    "placement_payload",
+]
+
+PLACEMENT: Final = "placement"
+CLOCK: Final = "clock"
+LINK: Final = "link"
+TICK: Final = "tick"
+ARBITER: Final = "arbiter"
+#: The daemon started: no e-board's link is known until it is heard; one silent for
+#: ``{"silence": seconds}`` is offline (board 0).
+START: Final = "start"
+#: The journal could not be written, or is written again: ``{"written", "reason", "held"}``.
+JOURNAL: Final = "journal"
+#: Catching up from the board's memory: ``{"state": "reading"}``, then ``{"state": "read",
+#: "memory": memory_payload(...)}`` or ``{"state": "failed", "reason": ...}``.
+RECOVERY: Final = "recovery"
+#: The e-board sends far more sensor changes than hands make (a faulty board, a piece
+#: flickering on a sensor), or calmed down again: ``{"flooding": bool, "rate": float}``.
+FLOOD: Final = "flood"
+#: A wireless e-board reported its battery level: ``{"percent": 0..100, "charging": bool}``
+#: (journalled when it changed; USB boards never report one).
+BATTERY: Final = "battery"
+#: Record kinds that are inputs (replayed); every other kind is a decision (audit only).
+#: ``round`` (:data:`daemon.journal.store.ROUND`) is a section moving on to another round
+#: (daemon/round/change.py).
+INPUT_KINDS: Final = frozenset(
+    {PLACEMENT, CLOCK, LINK, TICK, ARBITER, ROUND, JOURNAL, RECOVERY, START, FLOOD, BATTERY}
+)
+
+
+def placement_payload(observation: PlacementObserved) -> dict[str, Any]:
+    """``{"fen": <board FEN as sensed>}``."""
+    fen = board_fen(observation.board)
+    _sensed[fen] = observation.board.copy()
+    if len(_sensed) > _SENSED_KEPT:
+        del _sensed[next(iter(_sensed))]
+    return {"fen": fen}
+
+
+def placement_from_payload(payload: Mapping[str, Any], at: float) -> PlacementObserved:
+    """The inverse of :func:`placement_payload`.
+
+    The daemon parses each placement right after :func:`placement_payload` made it (the
+    journal stands between them): the placements made last are kept, so that only a
+    replay pays for parsing the FEN.
+    """
+    fen = str(payload["fen"])
+    sensed = _sensed.pop(fen, None)
+    board = sensed if sensed is not None else board_from_fen(fen)
+    return PlacementObserved(board=board, at=at)
+
+
+#: The placements :func:`placement_payload` made last, by FEN (a bounded memo).
+_sensed: dict[str, chess.BaseBoard] = {}
+_SENSED_KEPT = 64
+_SYMBOLS = tuple((piece_type, chess.piece_symbol(piece_type)) for piece_type in chess.PIECE_TYPES)
+
+
+_KINDS = {
+    symbol: (piece_type, color)
+    for piece_type, lower in _SYMBOLS
+    for symbol, color in ((lower, chess.BLACK), (lower.upper(), chess.WHITE))
+}
+
+
+def board_from_fen(fen: str) -> chess.BaseBoard:
+    """``chess.BaseBoard(fen)``, the bitboards set at once (python-chess sets each square).
+
+    A FEN as :func:`board_fen` writes it is read here; anything else (promotion marks,
+    spaces, errors) goes to python-chess, which reads it or raises ``ValueError``.
+    """
+    masks = [0] * 7  # by piece type, 1..6
+    colors = [0, 0]  # by color
+    ranks = fen.split("/")
+    if len(ranks) != 8:
+        return chess.BaseBoard(fen)
+    for rank, text in zip(range(7, -1, -1), ranks, strict=True):
+        file, digit = 0, False
+        for char in text:
+            kind = _KINDS.get(char)
+            if kind is not None and file < 8:
+                bit = 1 << (rank * 8 + file)
+                masks[kind[0]] |= bit
+                colors[kind[1]] |= bit
+                file, digit = file + 1, False
+            elif "1" <= char <= "8" and not digit:
+                file, digit = file + int(char), True
+            else:
+                return chess.BaseBoard(fen)
+        if file != 8:
+            return chess.BaseBoard(fen)
+    board = chess.BaseBoard.empty()
+    board.pawns, board.knights, board.bishops, board.rooks, board.queens, board.kings = masks[1:]
+    board.occupied_co[chess.WHITE], board.occupied_co[chess.BLACK] = colors[1], colors[0]
+    board.occupied = colors[0] | colors[1]
+    return board
+
+
+def board_fen(board: chess.BaseBoard) -> str:
+    """``board.board_fen()``, read off the piece bitboards (python-chess asks every square)."""
+    cells = ["1"] * 64
+    for piece_type, symbol in _SYMBOLS:
+        for square in chess.scan_forward(board.pieces_mask(piece_type, chess.BLACK)):
+            cells[square ^ 56] = symbol
+        for square in chess.scan_forward(board.pieces_mask(piece_type, chess.WHITE)):
+            cells[square ^ 56] = symbol.upper()
+    ranks = "/".join("".join(cells[start : start + 8]) for start in range(0, 64, 8))
+    for run in range(8, 1, -1):
+        ranks = ranks.replace("1" * run, str(run))
+    return ranks
+
+
+def clock_payload(observation: ClockObserved) -> dict[str, Any]:
+    """A clock reading as plain JSON."""
+    return {
+        "left": observation.left_seconds,
+        "right": observation.right_seconds,
+        "left_flag": observation.left_flag,
+        "right_flag": observation.right_flag,
+        "running": observation.running.value if observation.running else None,
+        "lever": observation.lever.value,
+        "connected": observation.connected,
+    }
+
+
+def clock_from_payload(payload: Mapping[str, Any], at: float) -> ClockObserved:
+    """The inverse of :func:`clock_payload`."""
+    running = payload["running"]
+    return ClockObserved(
+        left_seconds=int(payload["left"]),
+        right_seconds=int(payload["right"]),
+        left_flag=bool(payload["left_flag"]),
+        right_flag=bool(payload["right_flag"]),
+        running=ClockSide(running) if running else None,
+        lever=ClockSide(payload["lever"]),
+        connected=bool(payload["connected"]),
+        at=at,
+    )
+
+
+def link_payload(
+    observation: LinkObserved,
+    reason: str = "",
+    *,
+    serial: str | None = None,
+    port: str | None = None,
+) -> dict[str, Any]:
+    """``{"state": "online"|"offline", "reason": …}``, plus ``"serial"`` and ``"port"``.
+
+    A link coming up names the e-board's serial number (read at the handshake,
+    dgt-protocol.md §4) and the device path it answered on.
+    """
+    payload: dict[str, Any] = {"state": observation.state.value, "reason": reason}
+    if serial is not None:
+        payload["serial"] = serial
+    if port is not None:
+        payload["port"] = port
+    return payload
+
+
+def link_from_payload(payload: Mapping[str, Any], at: float) -> LinkObserved:
+    """The inverse of :func:`link_payload`."""
+    return LinkObserved(state=LinkState(payload["state"]), at=at)
+
+
+def battery_payload(observation: BatteryObserved) -> dict[str, Any]:
+    """``{"percent": …, "charging": …}``."""
+    return {"percent": observation.percent, "charging": observation.charging}
+
+
+def battery_from_payload(payload: Mapping[str, Any], at: float) -> BatteryObserved:
+    """The inverse of :func:`battery_payload`."""
+    return BatteryObserved(
+        percent=int(payload["percent"]), charging=bool(payload["charging"]), at=at
+    )

@@ -1,0 +1,9 @@
+"""The daemon's links to the outputs and the pairing program, built from the configuration (L3).
+
+``settings`` (the outputs' settings, shared by daemon and relay), ``lichess`` (refusal
+alerts, configuration reload), ``livechess`` (the LiveChess server and folder),
+``pairing`` (the hand-off and the next round's boards). May import everything below
+``daemon.shell``.
+"""
+
+__all__: list[str] = []

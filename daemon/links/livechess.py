@@ -1,0 +1,56 @@
+"""The ``[livechess]`` table turned into the LiveChess API's settings (layer L4).
+
+The broadcast layer knows messages, not the configuration: this maps each section of the
+event to a LiveChess tournament (:class:`~broadcast.livechess.resources.Tournament`).
+"""
+
+from __future__ import annotations
+
+from broadcast.livechess.folder import livechess_folder_writer
+from broadcast.livechess.resources import Pairing, Player, Tournament
+from broadcast.livechess.server import LiveChessSettings
+from broadcast.outputs.pgn_folder import PgnFolderWriter
+from daemon.config.model import BoardConfig, Config, Section
+
+__all__ = ["livechess_folder", "livechess_settings", "tournaments"]
+
+
+def _pairing(board: BoardConfig) -> Pairing:
+    return Pairing(
+        board=board.number,
+        white=Player(name=board.white, title=board.white_title, fide_id=board.white_fide_id),
+        black=Player(name=board.black, title=board.black_title, fide_id=board.black_fide_id),
+    )
+
+
+def _tournament(section: Section) -> Tournament:
+    event = section.event
+    return Tournament(
+        name=event.name,
+        section=section.name,
+        site=event.site,
+        date=event.date.isoformat(),
+        round=event.round,
+        pairings=tuple(_pairing(board) for board in section.boards),
+    )
+
+
+def tournaments(config: Config) -> tuple[Tournament, ...]:
+    """One LiveChess tournament per section, boards in the section's order."""
+    return tuple(_tournament(section) for section in config.sections)
+
+
+def livechess_settings(config: Config) -> LiveChessSettings | None:
+    """The API's settings; None unless ``[livechess]`` has ``enabled = true``."""
+    table = config.livechess
+    if table is None or not table.enabled:
+        return None
+    return LiveChessSettings(host=table.host, port=table.port, tournaments=tournaments(config))
+
+
+def livechess_folder(config: Config) -> PgnFolderWriter | None:
+    """The LiveChess 2 PGN folder's writer; None unless ``[livechess]`` names a ``folder``."""
+    table = config.livechess
+    if table is None or table.folder is None:
+        return None
+    return livechess_folder_writer(table.folder, tournaments(config))

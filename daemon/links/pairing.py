@@ -1,0 +1,100 @@
+"""The daemon's side of the pairing hand-off (issue 6, docs/pairing.md).
+
+With a ``[pairing]`` table (one per section: ``[sections.pairing]``) the round's boards
+take their players from the tournament's TRF and the pairing program's output, so
+``[[boards]]`` only says which boards have e-boards and on which port; boards of the
+pairings that the file does not list get their results by hand. Each result an arbiter
+confirms is written into the round's TRF columns at once (atomically), published on MQTT
+``<prefix>/results`` (with the board state), and the configured command, if any, is run
+on the saved file. A result that is cleared or no longer confirmed is taken out of the
+TRF again. ``dgtcast round next`` gives a section's link the next round's hand-off
+(:meth:`PairingLink.next_round`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+from collections.abc import Collection, Mapping
+from typing import Any
+
+from daemon.config.model import Config, Section
+from daemon.pairing import ResultHandoff
+from daemon.round.change import RoundChange, section_after
+from daemon.round.source import plan_round
+
+__all__ = ["PairingLink", "apply_pairings"]
+
+log = logging.getLogger(__name__)
+
+
+def apply_pairings(
+    config: Config, *, skip: Collection[str] = ()
+) -> tuple[Config, dict[str, ResultHandoff]]:
+    """The configuration with the pairings' players, and each section's hand-off.
+
+    A section with ``[pairing]`` takes its round's players from the ``pairings`` file (see
+    :mod:`daemon.round.source`). The hand-off of each such section is returned by section
+    name, its byes saved. Sections in ``skip`` (their journal has moved on to a later
+    round: the journal says who plays) are left as configured.
+
+    Raises:
+        PairingFileError: a TRF or pairings file that cannot be used (one line per problem).
+    """
+    sections: list[Section] = []
+    handoffs: dict[str, ResultHandoff] = {}
+    for section in config.sections:
+        pairing = section.pairing
+        if section.name in skip or pairing is None:
+            sections.append(section)
+            continue
+        plan = plan_round(section, section.event.round)
+        listed = {b.number for b in plan.boards}
+        for board in section.boards:
+            if board.number not in listed:
+                log.warning(
+                    "board %d is in [[boards]] but not in the pairings: no players", board.number
+                )
+        change = RoundChange.from_section(section, pairs=plan.pairs, source=plan.source)
+        change = dataclasses.replace(change, boards=plan.boards)
+        sections.append(section_after(section, change))
+        plan.handoff.save()  # the round's byes
+        handoffs[section.name] = plan.handoff
+    return dataclasses.replace(config, sections=tuple(sections)), handoffs
+
+
+class PairingLink:
+    """Feeds confirmed results to the hand-off; runs the configured command."""
+
+    def __init__(self, handoff: ResultHandoff) -> None:
+        self.handoff = handoff
+        self._written: dict[int, str] = {}
+        self._tasks: set[asyncio.Task[Any]] = set()
+
+    def next_round(self, handoff: ResultHandoff) -> None:
+        """Write the results of ``handoff``'s round from now on (its byes saved)."""
+        handoff.save()
+        self.handoff = handoff
+        self._written = {}
+
+    def receive_result(self, board: int, result: Mapping[str, Any]) -> None:
+        """A ``result`` decision of the alert engine (a ResultState as JSON)."""
+        value = str(result["result"]) if result.get("confirmed") else "*"
+        if self._written.get(board, "*") == value:
+            return
+        try:
+            outcome = self.handoff.receive_result(
+                board, value, source=str(result["source"]), at=float(result["at"])
+            )
+        except (ValueError, OSError) as exc:
+            log.error("board %d: result not written to the TRF: %s", board, exc)
+            return
+        self._written[board] = value
+        log.info("= board %d: %s written to %s", board, value, self.handoff.trf_path)
+        if self.handoff.is_round_complete():
+            log.warning("= the round is complete: every board has a confirmed result")
+        if outcome.changed and self.handoff.command is not None:
+            task = asyncio.get_running_loop().create_task(self.handoff.run_command())
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)

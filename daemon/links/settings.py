@@ -1,0 +1,42 @@
+"""The outputs' settings from the configuration: one mapping for the daemon and the relay.
+
+A daemon (``daemon/shell/app.py``) and a relay (``daemon/commands/relay.py``) read the same
+``[mqtt]`` and ``[pgn_folder]`` tables; here they become the settings of the broadcast
+layer's clients, once (``[lichess]``: :mod:`daemon.config.lichess`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from broadcast.outputs.mqtt_client import MqttSettings
+from broadcast.outputs.pgn_folder import PgnFolderSettings
+from daemon.config.tables import MqttConfig, PgnFolderConfig
+
+__all__ = ["mqtt_settings", "pgn_folder_settings"]
+
+
+def mqtt_settings(mqtt: MqttConfig, *, client_id: str | None = None) -> MqttSettings:
+    """The broker, and the name this program goes by on it.
+
+    Args:
+        mqtt: the ``[mqtt]`` table.
+        client_id: the name on the broker (a relay's id); default ``mqtt.daemon_id``, or
+            the host name when that is not set either.
+    """
+    settings = MqttSettings(
+        host=mqtt.host,
+        port=mqtt.port,
+        prefix=mqtt.prefix,
+        username=mqtt.username,
+        password=mqtt.password,
+        tls=mqtt.tls,
+        ca_file=None if mqtt.ca_file is None else str(mqtt.ca_file),
+    )
+    name = client_id or mqtt.daemon_id
+    return settings if name is None else replace(settings, daemon_id=name)
+
+
+def pgn_folder_settings(folder: PgnFolderConfig | None) -> PgnFolderSettings | None:
+    """The PGN folder, None without ``[pgn_folder]``."""
+    return None if folder is None else PgnFolderSettings(path=folder.path)

@@ -1,0 +1,189 @@
+"""One board of the round as the core keeps it: its game, and what is derived from it.
+
+:class:`BoardGame` holds a board's tracker, record, clock and link; the functions here
+make its tracker, apply its game events, tell its status, and render its tags and PGN.
+Pure; :mod:`daemon.round.core` keeps one per board.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import chess
+
+from broadcast.feed.messages import BoardStatus
+from broadcast.feed.pgn import clock_tags
+from daemon.config.model import BoardConfig, Section
+from daemon.game.events import (
+    ClockUpdated,
+    GameEvent,
+    GameStarted,
+    InSync,
+    MoveMade,
+    MovesRecovered,
+    MovesWithdrawn,
+    OutOfSync,
+    PositionAccepted,
+)
+from daemon.game.record import GameHeaders, GameRecord
+from daemon.game.state import TrackerSettings
+from daemon.game.tracker import GameTracker
+from daemon.round.rendered_game import RenderedGame
+from drivers.observations import (
+    BatteryObserved,
+    ClockObserved,
+    ClockSide,
+    PlacementObserved,
+)
+
+__all__ = [
+    "BoardGame",
+    "apply_event",
+    "board_status",
+    "game_headers",
+    "line_sans",
+    "make_tracker",
+    "moves_recovered",
+    "render_pgn",
+]
+
+
+@dataclass(slots=True)
+class BoardGame:
+    """What the core knows of one board beyond its tracker."""
+
+    config: BoardConfig
+    section: Section
+    tracker: GameTracker | None  # None: no e-board, results by hand
+    record: GameRecord = field(default_factory=GameRecord)
+    clock: ClockUpdated | None = None
+    online: bool | None = None
+    out_of_sync: bool = False
+    started: bool = False
+    catching_up: bool = False  # reading the e-board's memory (daemon/game/recovery.py)
+    recovered_plies: int = 0  # plies of the game recovered, not seen live
+    candidates: tuple[tuple[str, ...], ...] = ()  # lines (UCI) for the arbiter's choose_line
+    rendered: RenderedGame | None = None  # kept by render_pgn
+    serial: str | None = None  # the e-board's serial number, from its last link-up
+    port: str | None = None  # the device path of its last link-up
+    placement: PlacementObserved | None = None  # the last sensed placement (next round)
+    reading: ClockObserved | None = None  # the last clock reading (next round)
+    battery: BatteryObserved | None = None  # the last level a wireless e-board reported
+
+
+def make_tracker(board: BoardConfig, section: Section, base: TrackerSettings) -> GameTracker | None:
+    if not board.has_eboard:
+        return None
+    side = ClockSide(board.clock_white_side) if board.clock_white_side else None
+    event = section.event
+    settings = dataclasses.replace(
+        base,
+        white_side=side,
+        increment=float(event.time_control.increment),
+        clock_rules=event.clock_rules,
+        chess960=event.variant == "chess960",
+    )
+    return GameTracker(settings)
+
+
+def board_status(game: BoardGame, unheard: bool) -> BoardStatus:
+    if game.tracker is None:
+        return BoardStatus.MANUAL
+    if game.online is False:
+        return BoardStatus.OFFLINE
+    if unheard:
+        return BoardStatus.CONNECTING
+    if game.catching_up:
+        return BoardStatus.CATCHING_UP
+    if game.out_of_sync:
+        return BoardStatus.OUT_OF_SYNC
+    if not game.started:
+        return BoardStatus.WAITING
+    return BoardStatus.ONLINE
+
+
+def apply_event(game: BoardGame, event: GameEvent) -> None:
+    game.record.receive_event(event)
+    if not isinstance(event, ClockUpdated | MoveMade):
+        game.rendered = None  # moves made extend it (render_pgn)
+    match event:
+        case GameStarted():
+            game.started = True
+            game.recovered_plies = 0
+        case OutOfSync():
+            game.out_of_sync = True
+        case InSync() | PositionAccepted():
+            game.out_of_sync = False
+        case ClockUpdated():
+            game.clock = event
+        case MovesRecovered():
+            game.recovered_plies += event.plies
+            game.candidates = ()
+        case _:
+            pass
+
+
+def moves_recovered(events: list[GameEvent], source: str) -> list[GameEvent]:
+    """A :class:`MovesRecovered` for the moves that stand after ``events``, if any."""
+    plies: dict[int, float] = {}
+    for event in events:
+        if isinstance(event, MoveMade):
+            plies = {ply: at for ply, at in plies.items() if ply < event.ply}
+            plies[event.ply] = event.at
+        elif isinstance(event, GameStarted):
+            plies = {}
+        elif isinstance(event, MovesWithdrawn):
+            plies = {ply: at for ply, at in plies.items() if ply < event.from_ply}
+    if not plies:
+        return []
+    first = min(plies)
+    return [MovesRecovered(from_ply=first, plies=len(plies), source=source, at=plies[first])]
+
+
+def game_headers(board: BoardConfig, section: Section) -> GameHeaders:
+    """The tags of a board's game; the ones lichess matches on never change."""
+    event = section.event
+    return GameHeaders(
+        event=event.name,
+        site=event.site or "?",
+        date=event.date.strftime("%Y.%m.%d"),
+        round=f"{event.round}.{board.number}",
+        white=board.white or "?",
+        black=board.black or "?",
+        white_elo=board.white_elo,
+        black_elo=board.black_elo,
+        time_control=str(event.time_control),
+        clock_tags=tuple(event.clock_rules.tags().items()),
+        white_fide_id=None if board.white_fide_id is None else str(board.white_fide_id),
+        black_fide_id=None if board.black_fide_id is None else str(board.black_fide_id),
+        white_title=board.white_title,
+        black_title=board.black_title,
+    )
+
+
+def render_pgn(game: BoardGame, result: str) -> tuple[str, str]:
+    """The board's game as PGN text with ``result``, and the current FEN.
+
+    The rendering is kept in ``game.rendered``: extended when moves were added, made
+    anew when another game event or the result changed it. The WhiteClock and
+    BlackClock tags of the last reading are added each time.
+    """
+    rendered = game.rendered
+    if rendered is None or rendered.result != result or not rendered.extend(game.record.moves):
+        rendered = game.rendered = RenderedGame(game.record, result)
+    tags, movetext, fen = rendered.text()
+    if game.clock is None:
+        return tags + movetext, fen
+    return tags + clock_tags(game.clock.white, game.clock.black) + movetext, fen
+
+
+def line_sans(board: chess.Board, line: Sequence[chess.Move]) -> list[str]:
+    """The SAN of each move of ``line`` from ``board`` (left as it was)."""
+    walk = board.copy(stack=False)
+    sans = []
+    for move in line:
+        sans.append(walk.san(move))
+        walk.push(move)
+    return sans

@@ -1,0 +1,434 @@
+"""The round's deterministic core: every board's game, clock, alerts and result (pure).
+
+One :class:`RoundCore` holds a :class:`~daemon.game.tracker.GameTracker` per e-board and
+the shared :class:`~daemon.arbiter.engine.AlertEngine`. It takes the journal's input records
+(:mod:`daemon.journal.inputs`) one at a time and answers with what changed: boards to republish,
+alerts to publish, decisions to journal. It never reads a clock or does I/O, so replaying
+the journal through a fresh core rebuilds the round exactly (docs/architecture.md).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, assert_never
+
+import chess
+
+from broadcast.feed.messages import (
+    AcceptPosition,
+    AckAlert,
+    Alert,
+    ArbiterCommand,
+    BoardState,
+    ChooseLine,
+    ConfirmResult,
+    NextRound,
+    SetClocks,
+    SetResult,
+    command_from_json,
+    command_to_json,
+)
+from daemon.arbiter.engine import AlertEngine, AlertSettings, Decision
+from daemon.arbiter.results import CommandRefused
+from daemon.arbiter.watch import BoardRules
+from daemon.config.model import BoardConfig, Config, Section
+from daemon.game.events import GameEvent
+from daemon.game.record import GameRecord
+from daemon.game.recovery import memory_needed
+from daemon.game.state import TrackerSettings
+from daemon.game.tracker import GameTracker
+from daemon.journal.inputs import (
+    ARBITER,
+    BATTERY,
+    CLOCK,
+    FLOOD,
+    JOURNAL,
+    LINK,
+    PLACEMENT,
+    RECOVERY,
+    START,
+    TICK,
+    battery_from_payload,
+    clock_from_payload,
+    link_from_payload,
+    placement_from_payload,
+)
+from daemon.journal.store import ROUND
+from daemon.round.board_game import (
+    BoardGame,
+    apply_event,
+    board_status,
+    game_headers,
+    make_tracker,
+    moves_recovered,
+    render_pgn,
+)
+from daemon.round.board_recovery import fill_gap, replay_memory
+from daemon.round.change import RoundChange, section_after
+from daemon.round.link_silence import BOARD_SILENCE, LinkSilence
+from drivers.observations import LinkObserved, LinkState
+
+__all__ = [
+    "Outcome",
+    "RoundCore",
+    "command_from_payload",
+    "command_payload",
+]
+
+
+@dataclass(slots=True)
+class Outcome:
+    """What one input changed."""
+
+    boards: set[int] = field(default_factory=set)
+    alerts: list[Alert] = field(default_factory=list)
+    decisions: list[Decision] = field(default_factory=list)
+    game_events: list[tuple[int, GameEvent]] = field(default_factory=list)
+
+
+def command_payload(command: ArbiterCommand) -> dict[str, Any]:
+    """An arbiter command as a journal payload: its fields, and its name as ``command``."""
+    data = command_to_json(command)
+    data["command"] = data.pop("type")
+    return data
+
+
+def command_from_payload(payload: Mapping[str, Any]) -> ArbiterCommand:
+    """The inverse of :func:`command_payload`."""
+    data = {name: value for name, value in payload.items() if name != "command"}
+    return command_from_json({"type": payload["command"], **data})
+
+
+class RoundCore:
+    """Every board of the round, driven by journal input records.
+
+    Args:
+        config: the validated configuration (its ``round_start`` already fixed).
+        tracker_settings: timers of the game trackers (tests shorten them).
+    """
+
+    def __init__(self, config: Config, tracker_settings: TrackerSettings | None = None) -> None:
+        self.config = config
+        self.engine = AlertEngine(AlertSettings.from_config(config))
+        self.games: dict[int, BoardGame] = {}
+        self._deadlines: dict[int, float] = {}  # by board, trackers with a timer running
+        #: E-boards not heard since the daemon's last start (``start`` inputs).
+        self.links = LinkSilence()
+        base = self._tracker_base = tracker_settings or TrackerSettings()
+        for section in config.sections:
+            for board in section.boards:
+                self.games[board.number] = BoardGame(
+                    config=board,
+                    section=section,
+                    tracker=make_tracker(board, section, base),
+                    record=GameRecord(game_headers(board, section)),
+                    serial=board.serial,  # known before the board is heard, if configured
+                )
+
+    # -- inputs ------------------------------------------------------------------------
+
+    def apply(self, board: int, kind: str, payload: Mapping[str, Any], at: float) -> Outcome:
+        """Act on one input record; returns what changed.
+
+        Raises:
+            CommandRefused: an arbiter command that cannot be carried out (nothing changed).
+        """
+        outcome = Outcome()
+        try:
+            if kind == TICK:
+                self._tick(at, outcome)
+            elif kind == ARBITER:
+                self._command(command_from_payload(payload), at, outcome)
+            elif kind == ROUND:
+                self._change_round(RoundChange.from_payload(payload), at, outcome)
+            elif kind == START:
+                self._start(float(payload.get("silence", BOARD_SILENCE)), at, outcome)
+            elif kind == FLOOD:
+                self.engine.receive_flood(board, bool(payload["flooding"]), at)
+            elif kind == JOURNAL:
+                self.engine.receive_journal(
+                    bool(payload["written"]), str(payload["reason"]), int(payload["held"]), at
+                )
+            else:
+                self._observe(board, kind, payload, at, outcome)
+        finally:
+            self._note_deadlines(self.games if kind == TICK else (board,))
+        self._drain_engine(outcome)
+        return outcome
+
+    def next_deadline(self) -> float | None:
+        """When a ``tick`` input is due next (None: no timer runs)."""
+        times = [
+            min(self._deadlines.values(), default=None),
+            self.engine.next_deadline(),
+            self.links.next_deadline(),
+        ]
+        return min((t for t in times if t is not None), default=None)
+
+    def _note_deadlines(self, boards: Iterable[int]) -> None:
+        """Keep the next deadline of the trackers an input reached (only those change)."""
+        for number in boards:
+            game = self.games.get(number)
+            deadline = game.tracker.next_deadline() if game and game.tracker else None
+            if deadline is None:
+                self._deadlines.pop(number, None)
+            else:
+                self._deadlines[number] = deadline
+
+    def _observe(
+        self, board: int, kind: str, payload: Mapping[str, Any], at: float, outcome: Outcome
+    ) -> None:
+        game = self.games[board]
+        tracker = game.tracker
+        if tracker is None:
+            raise CommandRefused(f"board {board} has no e-board")
+        if kind == PLACEMENT:
+            game.placement = placement_from_payload(payload, at)
+            tracker.receive_placement(game.placement)
+        elif kind == CLOCK:
+            reading = game.reading = clock_from_payload(payload, at)
+            tracker.receive_clock(reading)
+            self.engine.receive_clock_link(board, reading.connected, at)
+        elif kind == LINK:
+            link = link_from_payload(payload, at)
+            tracker.receive_link(link)
+            game.online = link.state is LinkState.ONLINE
+            game.catching_up = False
+            self.links.receive_heard(board)
+            if game.online:
+                game.serial = payload.get("serial", game.serial)
+                game.port = payload.get("port", game.port)
+            self.engine.receive_link(board, game.online, at)
+            outcome.boards.add(board)
+        elif kind == RECOVERY:
+            self._recover(board, tracker, payload, at, outcome)
+            outcome.boards.add(board)
+        elif kind == BATTERY:
+            game.battery = battery_from_payload(payload, at)
+            outcome.boards.add(board)
+        else:
+            raise ValueError(f"not an input kind: {kind}")
+        self._drain_tracker(board, outcome)
+
+    def memory_needed(self, board: int, placement: chess.BaseBoard) -> bool:
+        """Whether a board coming online with ``placement`` needs its memory read."""
+        game = self.games.get(board)
+        if game is None or game.tracker is None:
+            return False
+        return memory_needed(game.tracker, placement)
+
+    def _recover(
+        self,
+        board: int,
+        tracker: GameTracker,
+        payload: Mapping[str, Any],
+        at: float,
+        outcome: Outcome,
+    ) -> None:
+        """Catching up from the board's memory (:mod:`daemon.round.board_recovery`)."""
+        game = self.games[board]
+        replay_memory(game, tracker, payload, at)
+        self._drain_tracker(board, outcome, recovered="memory")
+        found = fill_gap(game, tracker, payload, at)
+        if found is not None:
+            self._drain_tracker(board, outcome, recovered="search", extra=found)
+
+    def _choose_line(self, board: int, line: int, at: float, outcome: Outcome) -> None:
+        game = self._game(board)
+        tracker = game.tracker
+        if tracker is None or not 1 <= line <= len(game.candidates):
+            raise CommandRefused(f"board {board}: no candidate line {line}")
+        moves = [chess.Move.from_uci(uci) for uci in game.candidates[line - 1]]
+        if not tracker.play_line(moves, at):
+            raise CommandRefused(f"board {board}: line {line} no longer fits the game")
+        game.candidates = ()
+        self._drain_tracker(board, outcome, recovered="search")
+
+    def _change_round(self, change: RoundChange, at: float, outcome: Outcome) -> None:
+        """A section moves on to another round (daemon/round/change.py).
+
+        Each of its boards starts a new game record with the new players, a tracker
+        waiting for the start position (fed the board's last placement and clock
+        reading, so a board already set up needs no touch), no result, and its open
+        alerts closed. Boards the new round adds join the section.
+
+        Raises:
+            CommandRefused: no such section, or a board number another section uses.
+        """
+        index = next(
+            (i for i, s in enumerate(self.config.sections) if s.name == change.section), None
+        )
+        if index is None:
+            raise CommandRefused(f'no section "{change.section}"')
+        section = section_after(self.config.sections[index], change)
+        for board in section.boards:
+            owner = self.games.get(board.number)
+            if owner is not None and owner.section.name != section.name:
+                raise CommandRefused(
+                    f"board {board.number} belongs to section {owner.section.name!r}"
+                )
+        sections = list(self.config.sections)
+        sections[index] = section
+        self.config = dataclasses.replace(self.config, sections=tuple(sections))
+        for board in section.boards:
+            self._restart_board(board, section, at, outcome)
+
+    def _restart_board(
+        self, board: BoardConfig, section: Section, at: float, outcome: Outcome
+    ) -> None:
+        old = self.games.get(board.number)
+        tracker = make_tracker(board, section, self._tracker_base)
+        game = BoardGame(
+            config=board,
+            section=section,
+            tracker=tracker,
+            record=GameRecord(game_headers(board, section)),
+        )
+        if old is not None:
+            game.online, game.serial, game.port = old.online, old.serial, old.port
+            game.placement, game.reading = old.placement, old.reading
+            game.battery = old.battery
+        self.games[board.number] = game
+        event = section.event
+        rules = BoardRules.of_event(
+            event, has_eboard=board.has_eboard and bool(board.white or board.black)
+        )
+        outcome.alerts += self.engine.new_round(board.number, rules, at)
+        outcome.boards.add(board.number)
+        if tracker is not None:
+            if game.online is False:
+                tracker.receive_link(LinkObserved(state=LinkState.OFFLINE, at=at))
+            if game.placement is not None:
+                tracker.receive_placement(dataclasses.replace(game.placement, at=at))
+            if game.reading is not None:
+                tracker.receive_clock(dataclasses.replace(game.reading, at=at))
+            self._drain_tracker(board.number, outcome)
+        self._note_deadlines((board.number,))
+
+    def _tick(self, now: float, outcome: Outcome) -> None:
+        for number, game in self.games.items():
+            if game.tracker is not None:
+                game.tracker.receive_tick(now)
+                self._drain_tracker(number, outcome)
+        for number, when in self.links.receive_tick(now):  # silent since the start
+            self.games[number].online = False
+            self.engine.receive_link(number, False, when)
+            outcome.boards.add(number)
+        self.engine.receive_tick(now)
+
+    def _start(self, silence: float, at: float, outcome: Outcome) -> None:
+        """The daemon (re)started: no e-board's link is known until it is heard again."""
+        eboards = [number for number, game in self.games.items() if game.tracker is not None]
+        self.links.silence = silence
+        self.links.receive_start(eboards, at)
+        for number in eboards:
+            game = self.games[number]
+            if game.online:
+                game.online = None  # the journal's `online` is from before the stop
+            outcome.boards.add(number)
+
+    def _command(self, command: ArbiterCommand, at: float, outcome: Outcome) -> None:
+        match command:
+            case AckAlert(id=alert_id):
+                alert = self.engine.acknowledge(alert_id, at)
+                outcome.alerts.append(alert)
+            case SetResult(board=board, result=result):
+                self._game(board)
+                self.engine.set_result(board, result, at)
+                outcome.boards.add(board)
+            case ConfirmResult(board=board):
+                self._game(board)
+                self.engine.confirm_result(board, at)
+                outcome.boards.add(board)
+            case AcceptPosition(board=board):
+                tracker = self._game(board).tracker
+                if tracker is None:
+                    raise CommandRefused(f"board {board} has no e-board")
+                if not tracker.accept_position(at):
+                    raise CommandRefused(f"board {board}: no position to accept")
+                self._drain_tracker(board, outcome)
+            case ChooseLine(board=board, line=line):
+                self._choose_line(board, line, at, outcome)
+            case SetClocks():
+                pass  # carried out by the service on the links; journalled for the record
+            case NextRound():
+                pass  # carried out by the round keeper as ``round`` records (never journalled)
+            case _:
+                assert_never(command)
+
+    def _game(self, board: int) -> BoardGame:
+        game = self.games.get(board)
+        if game is None:
+            raise CommandRefused(f"no board {board}")
+        return game
+
+    # -- outputs -----------------------------------------------------------------------
+
+    def _drain_tracker(
+        self, board: int, outcome: Outcome, *, recovered: str = "", extra: Sequence[GameEvent] = ()
+    ) -> None:
+        """Apply the tracker's events (then ``extra``); ``recovered`` names the source of the
+        moves made."""
+        game = self.games[board]
+        assert game.tracker is not None
+        events = game.tracker.events_received()
+        if recovered:
+            events += moves_recovered(events, recovered)
+        events += extra
+        for event in events:
+            apply_event(game, event)
+            self.engine.receive_game_event(board, event)
+            outcome.game_events.append((board, event))
+            outcome.boards.add(board)
+
+    def _drain_engine(self, outcome: Outcome) -> None:
+        outcome.decisions.extend(self.engine.decisions_made())
+        for alert in self.engine.alerts_raised():
+            outcome.alerts.append(alert)
+        for decision in outcome.decisions:
+            if decision.board in self.games:
+                outcome.boards.add(decision.board)
+
+    def board_state(self, board: int, now: float) -> BoardState:
+        """The board as the broadcast should show it now."""
+        game = self.games[board]
+        result_state = self.engine.result_of(board)
+        result = result_state.result if result_state else game.record.result
+        final = bool(result_state and result_state.confirmed)
+        pgn, fen = render_pgn(game, result)
+        assert game.rendered is not None
+        moves = game.rendered.moves
+        clock = game.clock
+        white_clock = black_clock = None
+        running = None
+        if clock is not None:
+            white_clock, black_clock, running = clock.white, clock.black, clock.running
+        return BoardState(
+            board=board,
+            section=game.section.name,
+            round=f"{game.section.event.round}.{board}",
+            white=game.config.white,
+            black=game.config.black,
+            white_elo=game.config.white_elo,
+            black_elo=game.config.black_elo,
+            pgn=pgn,
+            fen=fen,
+            moves=moves,
+            last_move=moves[-1].uci if moves else None,
+            white_clock=white_clock,
+            black_clock=black_clock,
+            running=running if result == "*" else None,
+            clock_at=clock.at if clock else None,
+            status=board_status(game, self.links.is_unheard(board)),
+            result=result,
+            result_final=final,
+            updated_at=now,
+            serial=game.serial,
+            port=game.port,
+            variant=game.section.event.variant,
+            recovered_plies=game.recovered_plies,
+            battery=game.battery.percent if game.battery else None,
+            battery_charging=bool(game.battery and game.battery.charging),
+        )

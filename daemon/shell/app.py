@@ -1,0 +1,460 @@
+"""The daemon: every board of the round at once, under one task group (layer L4).
+
+:class:`Daemon` opens the journal, replays it, starts the broadcast server and one
+:class:`~daemon.shell.pipeline.BoardSession` per e-board, the timer loop and the optional
+outputs (MQTT, lichess push, PGN folder, alert webhook), all as tasks of one
+``asyncio.TaskGroup``. A board that fails, disconnects or sends garbage stays inside its
+supervisor's retry loop; only bugs reach the task group.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import datetime as dt
+import logging
+import os
+import time
+from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any, TypeVar
+
+from base.backoff import BackoffPolicy
+from broadcast.feed.hub import Hub
+from broadcast.feed.messages import BoardState, CommandReply, to_json_dict
+from broadcast.livechess.server import LiveChessServer
+from broadcast.outputs.mqtt import MqttPublisher, Ownership
+from broadcast.outputs.mqtt_client import MqttSettings
+from broadcast.outputs.pgn_folder import PgnFolderWriter
+from broadcast.outputs.webhook import AlertWebhook, WebhookSettings
+from broadcast.relay.ownership import check_ownership
+from broadcast.relay.remote import CommandListener
+from broadcast.web.listen import ListenError
+from broadcast.web.server import BroadcastServer
+from daemon.config.model import Config, ConfigError, load_config, weak_token_problem
+from daemon.game.state import TrackerSettings
+from daemon.journal.identity import open_round_journal
+from daemon.journal.inputs import START
+from daemon.journal.store import EVENT_BOARD, ROUND, Journal
+from daemon.links.lichess import LichessLink
+from daemon.links.livechess import livechess_folder, livechess_settings
+from daemon.links.pairing import PairingLink, apply_pairings
+from daemon.links.settings import mqtt_settings, pgn_folder_settings
+from daemon.pairing import ResultHandoff
+from daemon.round.core import RoundCore
+from daemon.round.link_silence import BOARD_SILENCE
+from daemon.round.snapshot import SnapshotPolicy, fingerprint
+from daemon.shell.board_check import warn_unanswered
+from daemon.shell.limits import connection_limits, quiet_accept_errors, raise_open_file_limit
+from daemon.shell.pipeline import BoardSession, ClockSetResult, board_supervisor
+from daemon.shell.rounds import RoundKeeper
+from daemon.shell.service import RoundService
+from drivers.dgt.aio.supervisor import BoardSupervisor
+from drivers.dgt.device_core import DeviceTimeouts
+
+__all__ = [
+    "Daemon",
+    "DaemonOptions",
+    "claim_boards",
+    "load_round_config",
+    "unless_stopped",
+]
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+#: Journal record kind noting when the daemon first started this round.
+STARTED = "daemon_start"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DaemonOptions:
+    """Knobs for tests, demos and the command line.
+
+    Attributes:
+        tracker: game tracker timers.
+        device_timeouts / backoff: the boards' links.
+        set_clocks_at_start: set every e-board clock (mode 23) when the round starts.
+        port: listen on this port instead of the configured one (0: a free port).
+        livechess_port: the same for the LiveChess API (``[livechess]``).
+        supervisors: ready-made supervisors by board number (tests, the demo).
+        new_journal: when the configured journal belongs to another round, keep it and
+            start this round's journal beside it (daemon/journal/identity.py).
+        progress: shown a line while something long is read (the journal), then None
+            (the live console, daemon/shell/console.py).
+        board_patience: seconds after start before e-boards without a link are reported
+            (at WARNING, with the reason and the fix).
+        snapshots: when the round's state is added to the journal (default policy: None).
+        board_silence: seconds an e-board may stay unheard after the start before it is
+            ``board_offline`` (daemon/round/link_silence.py).
+    """
+
+    tracker: TrackerSettings | None = None
+    device_timeouts: DeviceTimeouts | None = None
+    backoff: BackoffPolicy | None = None
+    set_clocks_at_start: bool = False
+    port: int | None = None
+    livechess_port: int | None = None
+    supervisors: dict[int, BoardSupervisor] = field(default_factory=dict)
+    new_journal: bool = False
+    demo: bool = False
+    board_patience: float = 5.0
+    snapshots: SnapshotPolicy | None = None
+    board_silence: float = BOARD_SILENCE
+    progress: Callable[[str | None], None] | None = None
+
+
+def load_round_config(
+    path: str | os.PathLike[str], journal: Journal | None = None, now: dt.datetime | None = None
+) -> Config:
+    """Load the configuration; the default round start is the journal's first start.
+
+    After a restart the default ``round_start`` (the daemon's start) must not move, or
+    the default time of FIDE 6.7 would move with it. Before the first start, ``now``
+    (default: now) is the start, and the daemon notes that same time in the journal.
+
+    Raises:
+        ConfigError: one line per problem.
+    """
+    config = load_config(path, now=now)
+    if journal is None:
+        return config
+    first = next(journal.records(board=EVENT_BOARD, kinds={STARTED}), None)
+    if first is None:
+        return config
+    started = dt.datetime.fromtimestamp(float(first.payload["at"])).astimezone()
+    return load_config(path, now=started)
+
+
+class Daemon:
+    """One round: journal, core, service, broadcast server and board sessions.
+
+    Open it with ``await Daemon.open(path, options)``, bind its port with
+    :meth:`start` (a busy port or an unknown host raises :class:`ListenError` at once),
+    then :meth:`run` it until a stop event is set.
+    """
+
+    def __init__(
+        self,
+        config: Config,
+        journal: Journal,
+        options: DaemonOptions,
+        handoffs: Mapping[str, ResultHandoff] | None = None,
+        *,
+        open_files: int | None = None,
+    ) -> None:
+        self.options = options
+        self.journal = journal
+        self.config = config
+        #: Each section's TRF hand-off, by section name (``[pairing]``).
+        self.pairings = {name: PairingLink(h) for name, h in (handoffs or {}).items()}
+        self.hub = Hub()
+        self.core = RoundCore(self.config, options.tracker)
+        self.service = RoundService(
+            self.core,
+            self.journal,
+            self.hub,
+            fingerprint=fingerprint(config, options.tracker),
+            snapshots=options.snapshots,
+        )
+        self.service.clock_setter = self.set_clocks
+        self.rounds = RoundKeeper(self.core, self.service, self.pairings)
+        self.rounds.listeners.append(self._round_changed)
+        self.service.round_changer = lambda c: self.rounds.next_round(c.section, force=c.force)
+        self.replayed = 0
+        self._start_fed = False
+        #: When the daemon was opened (epoch seconds): the first start, if it is one.
+        self.opened_at = time.time()
+        server = self.config.server
+        self.server = BroadcastServer(
+            self.hub,
+            self.service,
+            host=server.host,
+            port=server.port if options.port is None else options.port,
+            arbiter_token=server.arbiter_token,
+            delay=float(server.public_delay),
+            allowed_origins=tuple(server.allowed_origins),
+            limits=connection_limits(open_files, server.max_connections_per_client),
+            results=server.results,
+        )
+        self.livechess = self._livechess()
+        self.sessions = {
+            board.number: BoardSession(
+                board,
+                self.service,
+                self._supervisor(board.number),
+                section=self.config.section_of(board.number),
+            )
+            for board in self.config.boards
+            if board.has_eboard
+        }
+        #: The lichess push, once the outputs run (None without [[lichess]]).
+        self.lichess: LichessLink | None = None
+        #: The MQTT publisher (``[mqtt]``), to announce the boards a new round adds.
+        self.mqtt: MqttPublisher | None = None
+
+    @classmethod
+    async def open(cls, config_path: str | os.PathLike[str], options: DaemonOptions) -> Daemon:
+        """Read the configuration, claim the boards, open and replay the journal.
+
+        Raises:
+            ConfigError: a bad configuration, or boards another live daemon owns.
+            JournalError: a journal that cannot be used.
+            PairingFileError: a TRF or pairings file that cannot be used.
+        """
+        first = load_config(config_path)
+        weak = None if options.demo else weak_token_problem(first)
+        if weak is not None:
+            raise ConfigError([weak])
+        await claim_boards(first)
+        journal = open_round_journal(first, new_journal=options.new_journal)
+        try:
+            opened = dt.datetime.now().astimezone()
+            config = load_round_config(config_path, journal, opened)
+            moved = {
+                str(r.payload["section"]) for r in journal.records(board=EVENT_BOARD, kinds={ROUND})
+            }
+            config, handoffs = apply_pairings(config, skip=moved)
+            open_files = raise_open_file_limit()
+            daemon = cls(config, journal, options, handoffs, open_files=open_files)
+            daemon.opened_at = opened.timestamp()
+            daemon._replay()
+        except BaseException:
+            journal.close()
+            raise
+        return daemon
+
+    def _replay(self) -> None:
+        show = self.options.progress
+        if show is not None:
+            path = self.journal.path
+            show(f"reading {path}")
+            self.service.replay_progress = lambda done, total: show(
+                f"reading {path}: {done:,} of {total:,} records"
+            )
+        try:
+            self.replayed = self.service.replay()
+        finally:
+            self.service.replay_progress = None
+            if show is not None:
+                show(None)
+        self.rounds.restore_links(self.journal)
+        self.rounds.record_start(self.journal)
+        for number, game in self.core.games.items():
+            if number in self.sessions:
+                self.sessions[number].board = game.config
+        self.service.result_listeners.append(self._result_to_trf)
+        for number, game in self.core.games.items():  # results confirmed just before a crash
+            state = self.core.engine.result_of(number)
+            link = self.pairings.get(game.section.name)
+            if state is not None and link is not None:
+                link.receive_result(number, to_json_dict(state))
+
+    @property
+    def pairing(self) -> PairingLink | None:
+        """The TRF hand-off of the first section that has one (one-section events)."""
+        return next(iter(self.pairings.values()), None)
+
+    def _result_to_trf(self, state: BoardState, result: Mapping[str, Any]) -> None:
+        link = self.pairings.get(state.section)
+        if link is not None:
+            link.receive_result(state.board, result)
+
+    def _round_changed(self, section: str, round_number: int) -> None:
+        for number, session in self.sessions.items():
+            game = self.core.games[number]
+            if game.section.name == section:
+                session.board = game.config
+        self._announce()  # the boards the round adds are this daemon's too
+
+    def _announce(self) -> None:
+        """Tell the broker every board the round has (and the sections) is this daemon's."""
+        if self.mqtt is not None:
+            self.mqtt.announce(_ownership(self.config, self.mqtt.topics.daemon_id, self.core.games))
+
+    def _livechess(self) -> LiveChessServer | None:
+        settings = livechess_settings(self.config)
+        if settings is None:
+            return None
+        if self.options.livechess_port is not None:
+            settings = replace(settings, port=self.options.livechess_port)
+        return LiveChessServer(self.server.public_hub, settings)
+
+    def _note_start(self) -> None:
+        """Note the first start: the time the configuration's default round start is."""
+        if next(self.journal.records(board=EVENT_BOARD, kinds={STARTED}), None) is None:
+            now = self.opened_at
+            self.journal.append(EVENT_BOARD, STARTED, {"at": now}, now)
+
+    def _supervisor(self, number: int) -> BoardSupervisor:
+        given = self.options.supervisors.get(number)
+        if given is not None:
+            return given
+        return board_supervisor(
+            self.config.board(number),
+            timeouts=self.options.device_timeouts,
+            backoff=self.options.backoff,
+        )
+
+    async def start(self) -> None:
+        """Listen on the configured address (idempotent); note the round's first start.
+
+        A start that fails leaves the journal as it was: the round's default start time
+        (FIDE 6.7) is the first start that served.
+
+        Raises:
+            ListenError: the address cannot be listened on (one line: address and why).
+        """
+        quiet_accept_errors(asyncio.get_running_loop())
+        await self.server.start()
+        if self.livechess is not None:
+            try:
+                await self.livechess.start()
+            except ListenError:
+                await self.server.close()
+                raise
+        self._note_start()
+        if not self._start_fed:  # every start: no e-board's link is known yet
+            self._start_fed = True
+            silence = {"silence": self.options.board_silence}
+            self.service.receive(EVENT_BOARD, START, silence, time.time())
+
+    async def run(self, stop: asyncio.Event) -> None:
+        """Serve until ``stop`` is set; then shut everything down cleanly.
+
+        Starts listening first if :meth:`start` was not awaited (raising what it raises).
+        """
+        try:
+            await self.start()
+            async with self.server, asyncio.TaskGroup() as tasks:
+                for coro in self._jobs():
+                    tasks.create_task(coro)
+                log.info("= serving on http://%s:%d/", self.config.server.host, self.server.port)
+                await stop.wait()
+                await asyncio.gather(*(s.stop() for s in self.sessions.values()))
+                raise _Stop
+        except* _Stop:
+            self.service.take_snapshot()  # a clean stop: the next start replays nothing
+        finally:
+            self.journal.close()
+
+    def _jobs(self) -> list[Coroutine[Any, Any, None]]:
+        jobs: list[Coroutine[Any, Any, None]] = [self.service.run_timers()]
+        jobs += [session.run() for session in self.sessions.values()]
+        jobs += self._outputs()
+        if self.sessions:
+            jobs.append(self._warn_unanswered())
+        if self.options.set_clocks_at_start:
+            jobs.append(self._set_clocks_when_online())
+        return jobs
+
+    def _outputs(self) -> list[Coroutine[Any, Any, None]]:
+        config, public = self.config, self.server.public_hub
+        jobs: list[Coroutine[Any, Any, None]] = []
+        if config.mqtt is not None and config.mqtt.enabled:
+            broker = _mqtt_settings(config)
+            self.mqtt = mqtt = MqttPublisher(broker, results=config.server.results)
+            self._announce()
+            jobs.append(CommandListener(broker, self.service).run())
+            self.service.result_listeners.append(lambda state, _: _publish_final(mqtt, state))
+            jobs.append(mqtt.serve(self.hub))
+        if config.lichess:
+            self.lichess = LichessLink(config, self.service.output_alerts)
+            jobs.append(self.lichess.serve(public))
+        if (folder := pgn_folder_settings(config.pgn_folder)) is not None:
+            jobs.append(PgnFolderWriter(folder).serve(public))
+        if self.livechess is not None:
+            jobs.append(self.livechess.serve())
+        if (livechess_pgn := livechess_folder(config)) is not None:
+            jobs.append(livechess_pgn.serve(public))
+        if config.webhook is not None:
+            jobs.append(AlertWebhook(WebhookSettings(url=config.webhook.url)).serve(self.hub))
+        return jobs
+
+    async def _warn_unanswered(self) -> None:
+        await warn_unanswered(self.sessions, patience=self.options.board_patience)
+
+    async def set_clocks(self) -> CommandReply:
+        """Set every online e-board clock to its time control (arbiter ``set_clocks``)."""
+        results = await asyncio.gather(
+            *(s.set_clock(self.core.games[n].section) for n, s in self.sessions.items())
+        )
+        return _clock_reply(results)
+
+    async def _set_clocks_when_online(self, patience: float = 30.0) -> None:
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(patience):
+                await asyncio.gather(*(s.online.wait() for s in self.sessions.values()))
+        reply = await self.set_clocks()
+        log.info("= clocks set at round start: %s", reply.details)
+
+
+def _publish_final(mqtt: MqttPublisher, state: BoardState) -> None:
+    if state.result_final:
+        mqtt.publish_result(state)
+
+
+def _clock_reply(results: list[ClockSetResult]) -> CommandReply:
+    failed = {str(r.board): r.reason for r in results if not r.ok}
+    done = [r.board for r in results if r.ok]
+    if failed:
+        reasons = "; ".join(f"board {b}: {why}" for b, why in failed.items())
+        return CommandReply(ok=False, reason=reasons, details={"set": done, "failed": failed})
+    return CommandReply(ok=True, details={"set": done})
+
+
+def _mqtt_settings(config: Config) -> MqttSettings:
+    assert config.mqtt is not None
+    return mqtt_settings(config.mqtt)
+
+
+def _ownership(config: Config, daemon_id: str, boards: Iterable[int]) -> Ownership:
+    """``boards`` (the round's, which a new round may add to) and the named sections."""
+    sections = tuple(section.name for section in config.sections if section.name)
+    return Ownership(
+        daemon_id=daemon_id, boards=tuple(sorted(boards)), sections=sections, at=time.time()
+    )
+
+
+async def claim_boards(config: Config) -> None:
+    """Refuse to start on boards or sections another live daemon owns on the broker.
+
+    Runs before the daemon opens or serves anything, for a bounded time. An unreachable
+    broker is no clash: it is logged.
+
+    Raises:
+        ConfigError: one line per clash (docs/deployment.md).
+    """
+    if config.mqtt is None or not config.mqtt.enabled:
+        return
+    settings = _mqtt_settings(config)
+    boards = (board.number for board in config.boards)
+    problems = await check_ownership(settings, _ownership(config, settings.daemon_id, boards))
+    if problems:
+        raise ConfigError([f"{config.source}: {line}" for line in problems])
+
+
+async def unless_stopped(work: Awaitable[T], stop: asyncio.Event) -> T | None:
+    """``await work``, unless ``stop`` is set first (then None, ``work`` cancelled).
+
+    Start-up steps that wait on the network (the broker's ownership check, binding the
+    port) thus never outlive a Ctrl-C or SIGTERM.
+    """
+    job = asyncio.ensure_future(work)
+    stopped = asyncio.ensure_future(stop.wait())
+    try:
+        await asyncio.wait({job, stopped}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        stopped.cancel()
+        if not job.done():
+            job.cancel()
+    if job.cancelled() or not job.done():
+        with contextlib.suppress(asyncio.CancelledError):
+            await job
+        return None
+    return job.result()
+
+
+class _Stop(Exception):
+    """Ends the task group on request."""

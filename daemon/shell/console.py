@@ -1,0 +1,259 @@
+"""The live console for the person at the laptop: every board and the open alerts.
+
+When ``dgtcast run`` is attached to a terminal (and not under systemd), the terminal
+shows, refreshed in place (``rich``'s live display):
+
+* a title line: the event, each section's round, the viewer's address;
+* a progress line while something long is read (the journal at start, a board's memory);
+* one row per board: number, players, link (the e-board's serial number and whether it
+  answers), both clocks (the running one marked ``▸``), the last move, the result
+  (``provisional`` until an arbiter confirms it) and the board's state;
+* the open alerts with what to do, newest last.
+
+Log lines (warnings and worse by default) print above it. Not on a terminal, or under
+systemd, nothing of this is shown: the log lines are the output (daemon/shell/logs.py).
+
+:func:`render` is pure (states, alerts and ``now`` in, a renderable out);
+:class:`LiveConsole` is the shell: it rebuilds the view twice a second on the event loop
+and hands it to rich's refresh thread, which also keeps the progress spinner turning
+while the event loop is busy (reading a long journal).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+from rich.console import Console, Group, RenderableType
+from rich.live import Live
+from rich.spinner import Spinner
+from rich.table import Table
+from rich.text import Text
+
+from broadcast.feed.messages import LOW_BATTERY, Alert, BoardState, BoardStatus
+from broadcast.feed.pgn import format_clock
+from daemon.shell.logs import under_journald
+
+__all__ = ["ConsoleFrame", "LiveConsole", "memory_progress", "render", "wanted"]
+
+_STATES = {
+    BoardStatus.ONLINE: ("live", "green"),
+    BoardStatus.WAITING: ("waiting", "cyan"),
+    BoardStatus.CONNECTING: ("connecting", "yellow"),
+    BoardStatus.CATCHING_UP: ("catching up", "bold yellow"),
+    BoardStatus.OFFLINE: ("OFFLINE", "bold red"),
+    BoardStatus.OUT_OF_SYNC: ("out of sync", "bold yellow"),
+    BoardStatus.MANUAL: ("no e-board", "dim"),
+}
+
+
+def wanted(stream: object = None, environ: dict[str, str] | None = None) -> bool:
+    """Whether the live console should run: a terminal, not systemd, not a dumb one."""
+    stream = sys.stdout if stream is None else stream
+    env = dict(os.environ) if environ is None else environ
+    isatty = getattr(stream, "isatty", None)
+    if isatty is None or not isatty():
+        return False
+    return env.get("TERM", "") != "dumb" and not under_journald(env)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ConsoleFrame:
+    """What one refresh of the console shows.
+
+    Attributes:
+        title: the event and its rounds, and where the viewer is.
+        boards: every board's latest state, in board order.
+        alerts: the open alerts, oldest first.
+        progress: what is being read right now, if anything.
+    """
+
+    title: str
+    boards: Sequence[BoardState]
+    alerts: Sequence[Alert]
+    progress: str | None = None
+
+
+def memory_progress(states: Sequence[BoardState]) -> str | None:
+    """The progress line while e-boards' memories are read, or None (dgt-protocol.md §6).
+
+    A board catching up sends the moves it logged while dgtcast could not see it: about
+    8 s for its whole memory at 9600 baud.
+    """
+    boards = [str(state.board) for state in states if state.status is BoardStatus.CATCHING_UP]
+    if not boards:
+        return None
+    which = f"board {boards[0]}" if len(boards) == 1 else f"boards {', '.join(boards)}"
+    return f"reading the memory of {which}: the moves played while unseen (about 8 s each)"
+
+
+def render(frame: ConsoleFrame, now: float) -> RenderableType:
+    """The console for ``frame`` at wall-clock time ``now`` (pure)."""
+    parts: list[RenderableType] = [Text(frame.title, style="bold")]
+    if frame.progress is not None:
+        parts.append(Spinner("dots", text=Text(frame.progress, style="yellow")))
+    parts.append(_boards(frame.boards, now))
+    parts.append(_alerts(frame.alerts))
+    return Group(*parts)
+
+
+def _boards(states: Sequence[BoardState], now: float) -> Table:
+    table = Table(expand=True, show_edge=False, pad_edge=False, header_style="bold")
+    for name, least in (
+        ("Board", 5),
+        ("Players", 20),
+        ("Link", 10),
+        ("Clocks", 18),
+        ("Last move", 11),
+        ("Result", 15),
+        ("State", 10),
+    ):
+        ratio = 1 if name == "Players" else None
+        table.add_column(name, ratio=ratio, min_width=least, no_wrap=True, overflow="ellipsis")
+    for state in states:
+        label, style = _STATES.get(state.status, (state.status.value, ""))
+        if state.status is BoardStatus.WAITING and state.serial is None:
+            label, style = "no link", "bold red"
+        table.add_row(
+            _number(state),
+            f"{state.white or '?'} – {state.black or '?'}",
+            _link(state),
+            _clocks(state, now),
+            _last_move(state),
+            _result(state),
+            Text(label, style=style),
+        )
+    return table
+
+
+def _number(state: BoardState) -> str:
+    return f"{state.section} {state.board}" if state.section else str(state.board)
+
+
+def _link(state: BoardState) -> Text:
+    if state.status is BoardStatus.MANUAL:
+        return Text("-", style="dim")
+    serial = f"#{state.serial}" if state.serial else "not heard"
+    if state.status is BoardStatus.OFFLINE:
+        return Text(f"{serial} lost", style="red")
+    link = Text(serial)
+    if state.battery is not None:  # a wireless e-board (docs/integrations.md)
+        low = state.battery < LOW_BATTERY and not state.battery_charging
+        link.append(f" {state.battery}%", style="bold yellow" if low else "")
+    return link
+
+
+def _clocks(state: BoardState, now: float) -> str:
+    if state.white_clock is None or state.black_clock is None:
+        return ""
+    white, black = state.white_clock, state.black_clock
+    if state.running is not None and state.clock_at is not None:
+        passed = max(0.0, now - state.clock_at)
+        if state.running == "white":
+            white -= passed
+        else:
+            black -= passed
+    marks = ("▸" if state.running == "white" else " ", "▸" if state.running == "black" else " ")
+    return f"{marks[0]}{format_clock(white)} {marks[1]}{format_clock(black)}"
+
+
+def _last_move(state: BoardState) -> str:
+    if not state.moves:
+        return ""
+    ply = len(state.moves)
+    number = (ply + 1) // 2
+    dots = "." if ply % 2 else "..."
+    return f"{number}{dots} {state.moves[-1].san}"
+
+
+def _result(state: BoardState) -> Text:
+    if state.result == "*":
+        return Text("")
+    if state.result_final:
+        return Text(state.result, style="bold")
+    return Text(f"{state.result} provisional", style="yellow")
+
+
+def _alerts(alerts: Sequence[Alert]) -> RenderableType:
+    if not alerts:
+        return Text("no open alerts", style="dim")
+    table = Table(show_header=False, show_edge=False, pad_edge=False, expand=True, box=None)
+    table.add_column(no_wrap=True)
+    table.add_column(ratio=1, no_wrap=True, overflow="ellipsis")
+    for alert in alerts:
+        when = time.strftime("%H:%M:%S", time.localtime(alert.at))
+        head = Text(f"{when} #{alert.id} {alert.kind.replace('_', ' ')}", style="bold red")
+        table.add_row(head, alert.action or f"board {alert.board}")
+    return Group(Text(f"open alerts: {len(alerts)}", style="bold"), table)
+
+
+class LiveConsole:
+    """Shows the console in place on a terminal while the daemon runs.
+
+    Args:
+        console: where to draw (default: standard output).
+        refresh: seconds between two views.
+        wall_clock: time source (epoch seconds).
+    """
+
+    def __init__(
+        self,
+        console: Console | None = None,
+        *,
+        refresh: float = 0.5,
+        wall_clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.console = console or Console()
+        self.refresh = refresh
+        self._wall_clock = wall_clock
+        self._frame = ConsoleFrame(title="dgtcast: starting", boards=(), alerts=())
+        self._view: RenderableType = Text("")
+        self._live = Live(
+            console=self.console,
+            get_renderable=lambda: self._view,
+            refresh_per_second=1 / refresh,
+            redirect_stdout=True,
+            redirect_stderr=True,
+        )
+
+    @contextmanager
+    def shown(self) -> Iterator[LiveConsole]:
+        """Show the console from its first view to the end of the block.
+
+        Nothing is drawn before :meth:`show` or :meth:`progress` (a configuration error
+        stays the only output).
+        """
+        try:
+            yield self
+        finally:
+            if self._live.is_started:
+                self._live.stop()
+
+    def progress(self, text: str | None) -> None:
+        """Show (or, with None, remove) the progress line now."""
+        self.show(
+            ConsoleFrame(
+                title=self._frame.title,
+                boards=self._frame.boards,
+                alerts=self._frame.alerts,
+                progress=text,
+            )
+        )
+
+    def show(self, frame: ConsoleFrame) -> None:
+        """Show ``frame`` from now on."""
+        self._frame = frame
+        self._view = render(frame, self._wall_clock())
+        if not self._live.is_started:
+            self._live.start()
+
+    async def follow(self, frames: Callable[[], ConsoleFrame]) -> None:
+        """Show ``frames()`` every ``refresh`` seconds until cancelled."""
+        while True:
+            self.show(frames())
+            await asyncio.sleep(self.refresh)

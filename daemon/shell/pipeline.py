@@ -1,0 +1,483 @@
+"""One e-board's session: driver reports in, journal inputs out (layer L3).
+
+A :class:`BoardSession` reads its :class:`~drivers.dgt.aio.supervisor.BoardSupervisor`'s
+reports and turns them into the vendor-neutral inputs of the round: a whole placement
+whenever a board dump or field update changed it, a clock reading whenever the clock
+reported, the link going up or down. The :class:`~daemon.shell.service.RoundService` journals
+each before the game layer sees it. Clock commands (mode 23) go out through the same
+supervisor.
+
+Catching up (docs/reconstruction.md, "Recovery from the board's memory"): when a board
+comes online and its first dump does not match the game (a cable pull, a restart, a
+daemon started mid-round), the session asks the board's EEPROM log (about 8 s at 9600
+baud, dgt-protocol.md §6) and journals ``recovery`` ``reading``. Meanwhile it holds the
+board's reports back (they are in the log, or queue behind it on the line), keeping only
+the placement and the last clock reading. The log arrives as ``recovery`` ``read``; then
+the placement and clock reading as they stand now, and live input follows on. Without a
+log within :data:`MEMORY_TIMEOUT` (or if the link drops) ``recovery`` ``failed``: the
+held placement and reading go on as if nothing had been tried.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+import math
+import time
+import unicodedata
+from collections import deque
+from collections.abc import Callable, Coroutine
+from dataclasses import dataclass, replace
+from typing import Any
+
+import chess
+
+from base.backoff import BackoffPolicy
+from daemon.config.model import BoardConfig, Section
+from daemon.game.state import TrackerState
+from daemon.journal.inputs import (
+    BATTERY,
+    CLOCK,
+    FLOOD,
+    LINK,
+    PLACEMENT,
+    RECOVERY,
+    battery_payload,
+    board_fen,
+    clock_payload,
+    link_payload,
+    placement_payload,
+)
+from daemon.round.mode23 import IncrementControl, move_number_of
+from daemon.shell.flood import FloodGuard
+from daemon.shell.service import RoundService
+from drivers.dgt.aio.link import ClockRefused, DgtLinkError
+from drivers.dgt.aio.ports import PortSpec
+from drivers.dgt.aio.supervisor import BoardSupervisor, LinkDown, LinkUp, Report
+from drivers.dgt.commands import ClockAscii, ClockSetAndRun
+from drivers.dgt.device_core import DeviceTimeouts
+from drivers.dgt.events import BatteryStatus, BoardDump, ClockTimes, EEMoves, FieldUpdated
+from drivers.dgt.memory import board_memory
+from drivers.dgt.observe import SensorBoard, battery_observation, clock_observation
+from drivers.memory import memory_payload
+from drivers.observations import (
+    ClockObserved,
+    ClockSide,
+    LinkObserved,
+    LinkState,
+    PlacementObserved,
+)
+
+__all__ = [
+    "MEMORY_TIMEOUT",
+    "BoardSession",
+    "ClockSetResult",
+    "board_supervisor",
+    "clock_text",
+    "set_clock",
+]
+
+log = logging.getLogger(__name__)
+
+#: Seconds to wait for the EEPROM log (7,939 bytes ≈ 8.3 s at 9600 baud, §3) and the
+#: messages queued before it.
+MEMORY_TIMEOUT = 30.0
+
+
+class BoardSession:
+    """Feeds one e-board's reports to the round service.
+
+    Args:
+        board: the board's configuration (``port`` set).
+        service: the round service.
+        supervisor: the board's supervisor (made from ``board.port`` when None).
+        section: the board's section; with ``dgt_mode = 23`` dgtcast adds the increments
+            and the periods' time (daemon/round/mode23.py).
+        refresh_after: seconds the sensed placement may match nothing of the game before
+            the whole board is read again (a lost field update leaves it wrong for good,
+            docs/faults.md); once per such episode.
+    """
+
+    def __init__(
+        self,
+        board: BoardConfig,
+        service: RoundService,
+        supervisor: BoardSupervisor | None = None,
+        *,
+        section: Section | None = None,
+        wall_clock: Callable[[], float] = time.time,
+        refresh_after: float = 0.5,
+    ) -> None:
+        if not board.has_eboard:
+            raise ValueError(f"board {board.number} has no e-board port or serial")
+        self.board = board
+        self.service = service
+        self.supervisor = supervisor or board_supervisor(board)
+        self._sensors = SensorBoard()
+        self._last_clock: dict[str, object] | None = None
+        self._last_battery: dict[str, object] | None = None  # journalled on this connection
+        self._wall_clock = wall_clock
+        self._last_wall = -math.inf
+        self.online = asyncio.Event()
+        self._stopping = False
+        self.increments: IncrementControl | None = None
+        if section is not None and section.event.dgt_mode == 23:
+            side = ClockSide(board.clock_white_side) if board.clock_white_side else None
+            self.increments = IncrementControl(
+                section.event.clock_rules, white_side=side, move_number=self._move_number
+            )
+        self._commands: set[asyncio.Task[None]] = set()
+        self.refresh_after = refresh_after
+        self._refresh_timer: asyncio.TimerHandle | None = None
+        self._refreshed_episode: float | None = None
+        self._first_dump = False  # the next board dump is the handshake's
+        self._catching_up = False  # the board's memory was asked, not yet received
+        self._held_clock: ClockObserved | None = None
+        self._memory_timer: asyncio.TimerHandle | None = None
+        self.memory_timeout = MEMORY_TIMEOUT
+        self.flood = FloodGuard()
+        self._held: PlacementObserved | None = None
+        self._flood_timer: asyncio.TimerHandle | None = None
+        self._last_placement: dict[str, Any] | None = None
+        self._recent: deque[str] = deque(maxlen=2)  # the last placements offered (FEN)
+
+    def _move_number(self, side: ClockSide) -> int | None:
+        """The move a press on ``side`` completes, from the board's game (None: no game)."""
+        game = self.service.core.games.get(self.board.number)
+        tracker = None if game is None else game.tracker
+        if tracker is None or tracker.state not in (TrackerState.PLAYING, TrackerState.OUT_OF_SYNC):
+            return None
+        white = tracker.white_side
+        if white is None:
+            return None
+        color = chess.WHITE if side is white else chess.BLACK
+        return move_number_of(tracker.board, color)
+
+    async def set_clock(self, section: Section) -> ClockSetResult:
+        """Set this board's clock (:func:`set_clock`); its move counters start afresh."""
+        result = await set_clock(self.supervisor, self.board, section)
+        if result.ok and self.increments is not None:
+            self.increments.reset()
+        return result
+
+    async def stop(self) -> None:
+        """Stop the board's supervisor; the link closing then is no ``board_offline``."""
+        self._stopping = True
+        self._cancel_refresh()
+        if self._flood_timer is not None:
+            self._flood_timer.cancel()
+            self._flood_timer = None
+        await self.supervisor.stop()
+
+    async def run(self) -> None:
+        """Supervise the board and feed its reports until cancelled or stopped."""
+        if self._stopping:
+            return  # stopped before it ran (a daemon stopped right after its start)
+        async with asyncio.TaskGroup() as tasks:
+            tasks.create_task(self.supervisor.run())
+            async for at, report in self.supervisor.reports():
+                self.receive_report(report, self._to_wall(at))
+
+    def _to_wall(self, loop_time: float) -> float:
+        """The wall-clock time of a report stamped with the loop's clock, never earlier
+        than the report before it.
+
+        Reports read in one burst share a loop stamp; the wall clock and the loop clock
+        are read at slightly different instants for each, so without the floor a later
+        report could come out a microsecond earlier, and the game tracker (which orders a
+        lever press against the move before it by these times) would miss a press.
+        """
+        age = max(0.0, asyncio.get_running_loop().time() - loop_time)
+        wall = max(self._wall_clock() - age, self._last_wall)
+        self._last_wall = wall
+        return wall
+
+    def receive_report(self, report: Report, at: float) -> None:
+        """Turn one driver report into round inputs (none for most)."""
+        number = self.board.number
+        match report:
+            case LinkUp():
+                self.online.set()
+                self._first_dump = True
+                log.info("= board %d online on %s (serial %s)", number, report.port, report.serial)
+                online = LinkObserved(state=LinkState.ONLINE, at=at)
+                self._send(LINK, link_payload(online, serial=report.serial, port=report.port), at)
+            case LinkDown() if self._stopping:
+                self.online.clear()
+                self._end_catching_up({"state": "failed", "reason": "stopped"}, at)
+            case LinkDown():
+                self.online.clear()
+                self._end_catching_up({"state": "failed", "reason": "link lost"}, at)
+                log.warning("= board %d offline: %s", number, report.reason)
+                self._sensors = SensorBoard()  # the next dump resynchronises
+                self._last_clock = self._last_battery = None
+                self._last_placement, self._held = None, None
+                self._cancel_refresh()
+                payload = link_payload(LinkObserved(state=LinkState.OFFLINE, at=at), report.reason)
+                self._send(LINK, payload, at)
+            case BoardDump() | FieldUpdated():
+                self._receive_placement(report, at)
+            case ClockTimes():
+                self._receive_clock(clock_observation(report, at), at)
+            case BatteryStatus():
+                self._receive_battery(report, at)
+            case EEMoves() if self._catching_up:
+                memory = board_memory(report.records)
+                log.info("= board %d memory read: %d steps", number, len(memory.steps))
+                self._end_catching_up({"state": "read", "memory": memory_payload(memory)}, at)
+            case _:
+                pass  # acks, serial numbers, versions: the driver's business
+
+    def _receive_placement(self, report: BoardDump | FieldUpdated, at: float) -> None:
+        corrections = self._sensors.corrections
+        placement = self._sensors.receive_event(report, at)
+        first = self._first_dump and isinstance(report, BoardDump)
+        if isinstance(report, BoardDump):
+            self._first_dump = False  # a field update first does not make it any later dump
+        if placement is None or self._catching_up:
+            return
+        if self._sensors.corrections > corrections:
+            log.info("= board %d: a fresh dump corrected the sensed board", self.board.number)
+        if first and self.service.core.memory_needed(self.board.number, placement.board):
+            self._start_catching_up(at)
+            return
+        self._offer_placement(placement, at)
+
+    def _receive_battery(self, report: BatteryStatus, at: float) -> None:
+        """A wireless board's battery level (asked every minute, drivers/dgt/battery.py):
+        journalled when it changed (a reconnect journals it once again)."""
+        payload = battery_payload(battery_observation(report, at))
+        if payload != self._last_battery:
+            self._last_battery = payload
+            self._send(BATTERY, payload, at)
+
+    def _start_catching_up(self, at: float) -> None:
+        """Ask the board's memory; hold its reports back until it comes."""
+        try:
+            self.supervisor.request_memory()
+        except DgtLinkError as exc:
+            log.warning("board %d: memory not asked: %s", self.board.number, exc)
+            return
+        log.info("= board %d catching up: reading its memory", self.board.number)
+        self._catching_up = True
+        self._send(RECOVERY, {"state": "reading"}, at)
+        loop = asyncio.get_running_loop()
+        self._memory_timer = loop.call_later(self.memory_timeout, self._memory_timed_out)
+
+    def _memory_timed_out(self) -> None:
+        self._memory_timer = None
+        log.warning("= board %d: no memory within %.0f s", self.board.number, self.memory_timeout)
+        self._end_catching_up({"state": "failed", "reason": "no answer"}, self._wall_clock())
+
+    def _end_catching_up(self, payload: dict[str, object], at: float) -> None:
+        """Journal the end of catching up; then the placement and clock as they stand."""
+        if not self._catching_up:
+            return
+        self._catching_up = False
+        if self._memory_timer is not None:
+            self._memory_timer.cancel()
+            self._memory_timer = None
+        placement = self._sensors.placement
+        held, self._held_clock = self._held_clock, None
+        if placement is not None:  # for the gap search when the memory cannot cover it
+            payload = {**payload, "placement": board_fen(placement)}
+            payload["running"] = (
+                None if held is None or held.running is None else held.running.value
+            )
+        self._send(RECOVERY, payload, at)
+        if placement is not None:
+            self._send_placement(PlacementObserved(board=placement, at=at), at)
+        if held is not None:
+            self._receive_clock(dataclasses.replace(held, at=at), at)
+
+    def _offer_placement(self, placement: PlacementObserved, at: float) -> None:
+        """Send a placement on, unless the board floods the line (daemon/shell/flood.py)."""
+        was_flooding = self.flood.flooding
+        fen = placement.board.board_fen()
+        flicker = len(self._recent) == 2 and fen == self._recent[0] != self._recent[1]
+        self._recent.append(fen)
+        if self.flood.admit(at, flicker=flicker):
+            self._held = None
+            self._send_placement(placement, at)
+        else:
+            self._held = placement
+        if self.flood.flooding and not was_flooding:
+            log.warning(
+                "= board %d floods the line (%d placements a second): one in every %.1f s"
+                " goes on until it calms down",
+                self.board.number,
+                self.flood.rate,
+                self.flood.interval,
+            )
+            self._send(FLOOD, {"flooding": True, "rate": self.flood.rate}, at)
+        if self.flood.flooding and self._flood_timer is None:
+            delay = max(0.0, self.flood.next_release() - at)
+            loop = asyncio.get_running_loop()
+            self._flood_timer = loop.call_later(delay, self._flood_tick)
+
+    def _flood_tick(self) -> None:
+        """While flooding: send the latest held placement, and notice the calm."""
+        self._flood_timer = None
+        now = self._wall_clock()
+        if self._held is not None:
+            placement, self._held = self._held, None
+            self.flood.released(now)
+            self._send_placement(replace(placement, at=now), now)
+        if self.flood.calmed(now):
+            log.warning("= board %d calmed down", self.board.number)
+            self._send(FLOOD, {"flooding": False, "rate": self.flood.rate}, now)
+            return
+        if self.flood.flooding:
+            delay = self.flood.interval if self._held is not None else 0.5
+            loop = asyncio.get_running_loop()
+            self._flood_timer = loop.call_later(delay, self._flood_tick)
+
+    def _send_placement(self, placement: PlacementObserved, at: float) -> None:
+        payload = placement_payload(placement)
+        if payload == self._last_placement:
+            return  # a flicker back to what was sent last: nothing new
+        self._last_placement = payload
+        self._send(PLACEMENT, payload, at)
+        self._watch_match()
+
+    def _watch_match(self) -> None:
+        """Read the board again when its placement has matched nothing for a moment."""
+        since = self._unmatched_since()
+        if since is None or since == self._refreshed_episode or self._refresh_timer is not None:
+            return
+        loop = asyncio.get_running_loop()
+        self._refresh_timer = loop.call_later(self.refresh_after, self._refresh_if_unmatched)
+
+    def _refresh_if_unmatched(self) -> None:
+        self._refresh_timer = None
+        since = self._unmatched_since()
+        if since is not None and since != self._refreshed_episode:
+            self._refreshed_episode = since
+            self.supervisor.request_refresh()
+
+    def _unmatched_since(self) -> float | None:
+        game = self.service.core.games.get(self.board.number)
+        tracker = None if game is None else game.tracker
+        return None if tracker is None else tracker.unmatched_since
+
+    def _cancel_refresh(self) -> None:
+        if self._refresh_timer is not None:
+            self._refresh_timer.cancel()
+            self._refresh_timer = None
+
+    def _receive_clock(self, reading: ClockObserved, at: float) -> None:
+        if self._catching_up:
+            self._held_clock = reading  # the presses before it are in the memory
+            return
+        if self.increments is not None:
+            corrected, command = self.increments.receive_reading(reading)
+            if corrected is None:
+                return  # stale: the clock is being set
+            reading = corrected
+            if command is not None:
+                self._spawn(self._set_clock(command))
+        payload = clock_payload(reading)
+        if payload != self._last_clock:  # update-nice repeats nothing new
+            self._last_clock = payload
+            self._send(CLOCK, payload, at)
+
+    async def _set_clock(self, command: ClockSetAndRun) -> None:
+        assert self.increments is not None
+        try:
+            await self.supervisor.send_clock(command)
+        except DgtLinkError as exc:
+            log.warning("board %d: increment not set on the clock: %s", self.board.number, exc)
+        finally:
+            self.increments.receive_done()
+
+    def _spawn(self, job: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.get_running_loop().create_task(job)
+        self._commands.add(task)
+        task.add_done_callback(self._commands.discard)
+
+    def _send(self, kind: str, payload: dict[str, object], at: float) -> None:
+        self.service.receive(self.board.number, kind, payload, at)
+
+
+def board_supervisor(
+    board: BoardConfig,
+    *,
+    timeouts: DeviceTimeouts | None = None,
+    backoff: BackoffPolicy | None = None,
+) -> BoardSupervisor:
+    """The supervisor of a board's e-board: on ``port`` (a path or glob; every serial port
+    when only ``serial`` is given), accepting only the board with ``serial`` if given."""
+    if not board.has_eboard:
+        raise ValueError(f"board {board.number} has no e-board port or serial")
+    spec = PortSpec.auto() if board.port is None else PortSpec.from_str(board.port)
+    return BoardSupervisor(spec, timeouts=timeouts, backoff=backoff, serial=board.serial)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ClockSetResult:
+    """What happened when one board's clock was set."""
+
+    board: int
+    ok: bool
+    reason: str = ""
+
+
+def clock_text(board: BoardConfig) -> str:
+    """Eight characters for a DGT 3000 display: the board number and both surnames.
+
+    ``"1 SmiDoe"`` for board 1, Smith v Doe: as much of each surname as fits.
+    """
+    prefix = f"{board.number} "
+    room = max(0, (8 - len(prefix)) // 2)
+    names = [_surname(board.white)[:room], _surname(board.black)[:room]]
+    return (prefix + "".join(names))[:8]
+
+
+def _surname(name: str) -> str:
+    """The surname in plain ASCII (accents dropped): the display has no other letters."""
+    plain = unicodedata.normalize("NFKD", name.split(",")[0]).encode("ascii", "ignore")
+    return plain.decode("ascii").replace(" ", "")
+
+
+def start_times(board: BoardConfig, section: Section) -> tuple[int, int] | str:
+    """(left, right) seconds a clock is set to before the game, or why it cannot be set.
+
+    Each side gets its colour's first period plus its first increment (Fischer clocks
+    start so, dgt-protocol.md §7.2 "Observed"). Under time odds the sides differ, so
+    White's side must be known (``clock_white_side``).
+    """
+    rules = section.event.clock_rules
+    white, black = rules.white.start_seconds, rules.black.start_seconds
+    if white == black:
+        return white, black
+    if board.clock_white_side is None:
+        return "time odds: set clock_white_side so White's time goes on White's side"
+    return (white, black) if board.clock_white_side == "left" else (black, white)
+
+
+async def set_clock(
+    supervisor: BoardSupervisor, board: BoardConfig, section: Section
+) -> ClockSetResult:
+    """Set one clock to the time control, paused, and show the board (mode 23, §7.5, §8).
+
+    SETNRUN sets both times and what runs; the clock itself adds nothing in mode 23, so
+    the daemon adds increments and periods while it runs (daemon/round/mode23.py).
+    """
+    times = start_times(board, section)
+    if isinstance(times, str):
+        return ClockSetResult(board=board.number, ok=False, reason=times)
+    command = ClockSetAndRun(
+        left_seconds=times[0], right_seconds=times[1], run="paused", toggle_on_lever=True
+    )
+    try:
+        await supervisor.send_clock(command)
+    except ClockRefused as exc:
+        return ClockSetResult(board=board.number, ok=False, reason=f"refused ({exc})")
+    except DgtLinkError as exc:
+        return ClockSetResult(board=board.number, ok=False, reason=str(exc) or type(exc).__name__)
+    try:
+        await supervisor.send_clock(ClockAscii(text=clock_text(board)))
+    except DgtLinkError as exc:
+        log.info("board %d: no text display (%s)", board.number, exc)
+    return ClockSetResult(board=board.number, ok=True)

@@ -1,0 +1,327 @@
+"""The round service: journal first, then the pure core, then the broadcast (layer L3).
+
+:class:`RoundService` is the only writer of the journal and the only caller of the
+:class:`~daemon.round.core.RoundCore`. Each input (a placement, a clock reading, a link change,
+a timer tick, an arbiter command) is appended to the journal *before* the core acts on it;
+the decisions the core makes (moves, corrections, alerts, results) are journalled before
+they are published to the hub. Everything runs on the event loop's thread, so the
+journal's order is the order in which the core saw its inputs, and a replay reproduces it.
+
+Arbiter commands are journalled *before* they are carried out: a command the journal
+cannot take is refused and changes nothing. Anything else the disk refuses (full, failing)
+is held in memory in order and retried each second (:mod:`daemon.journal.hold`) while the
+boards are read and served; the arbiter gets ``journal_failed`` and, once written,
+``journal_recovered`` (both are inputs too, so a replay raises them with the same ids).
+
+Every :class:`~daemon.round.snapshot.SnapshotPolicy` interval the core's state is added to the
+journal as a snapshot; :meth:`RoundService.replay` starts from the newest usable one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import pickle
+import sqlite3
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+from broadcast.feed.hub import Hub
+from broadcast.feed.messages import (
+    AckAlert,
+    ArbiterCommand,
+    BoardState,
+    CommandReply,
+    NextRound,
+    SetClocks,
+    to_json_dict,
+)
+from broadcast.outputs.output_alerts import OutputAlerts
+from daemon.arbiter.engine import Decision
+from daemon.arbiter.results import CommandRefused
+from daemon.game.events import GameEvent
+from daemon.journal.hold import HeldJournal
+from daemon.journal.inputs import ARBITER, INPUT_KINDS, JOURNAL, TICK
+from daemon.journal.records import Entry
+from daemon.journal.store import EVENT_BOARD, Journal
+from daemon.round.core import Outcome, RoundCore, command_payload
+from daemon.round.snapshot import SnapshotPolicy, dump_state, load_state
+
+__all__ = ["ClockSetter", "RoundService"]
+
+log = logging.getLogger(__name__)
+
+#: Journal record kind (a decision): the arbiter command just before it was refused.
+REFUSED = "arbiter_refused"
+
+#: Sets every e-board clock to the time control; returns a reply for the arbiter.
+ClockSetter = Callable[[], Awaitable[CommandReply]]
+
+
+class RoundService:
+    """Journals inputs, runs the core, publishes what changed.
+
+    Args:
+        core: the round's pure core.
+        journal: the open journal.
+        hub: the live broadcast hub.
+        wall_clock: time source (epoch seconds).
+        fingerprint: what snapshots are made with (:func:`daemon.round.snapshot.fingerprint`);
+            None: no snapshots, replays read the whole journal.
+        snapshots: when to take them.
+    """
+
+    def __init__(
+        self,
+        core: RoundCore,
+        journal: Journal,
+        hub: Hub,
+        *,
+        wall_clock: Callable[[], float] = time.time,
+        fingerprint: str | None = None,
+        snapshots: SnapshotPolicy | None = None,
+    ) -> None:
+        self.core = core
+        self.journal = journal
+        self.writer = HeldJournal(journal)
+        self.hub = hub
+        self.fingerprint = fingerprint
+        self.snapshots = snapshots or SnapshotPolicy()
+        #: The record the last replay started after (0: the whole journal was replayed).
+        self.replayed_from = 0
+        self._since_snapshot = 0
+        self._snapshot_at = wall_clock()
+        self._cost_since_snapshot = 0.0  # seconds the core took for those inputs
+        self._failing = False
+        self.clock_setter: ClockSetter | None = None
+        #: Told (records read, records in all) while :meth:`replay` reads a long journal.
+        self.replay_progress: Callable[[int, int], None] | None = None
+        #: Moves sections on to their next round (daemon/shell/rounds.py).
+        self.round_changer: Callable[[NextRound], CommandReply] | None = None
+        #: Called with the board state and the decision for every result decision.
+        self.result_listeners: list[Callable[[BoardState, Mapping[str, Any]], None]] = []
+        #: Alerts the outputs raise (not journalled); ``ack_alert`` reaches them too.
+        self.output_alerts = OutputAlerts(hub, wall_clock)
+        self._wall_clock = wall_clock
+        self._deadlines_changed = asyncio.Event()
+
+    # -- recovery ----------------------------------------------------------------------
+
+    def replay(self) -> int:
+        """Rebuild the round from the journal's inputs; publish the result. Returns #inputs.
+
+        Records of boards the configuration does not have are kept, not replayed.
+
+        Raises:
+            JournalDamaged: a record was changed, removed or cannot be read.
+        """
+        began = time.perf_counter()
+        after = self.replayed_from = self._load_snapshot()
+        self.journal.verify(after=after)
+        count = 0
+        unknown: set[int] = set()
+        total = self.journal.last_seq
+        for record in self.journal.records(after=after, kinds=INPUT_KINDS):
+            if self.replay_progress is not None and count % 5000 == 4999:
+                self.replay_progress(record.seq, total)
+            if record.board != EVENT_BOARD and record.board not in self.core.games:
+                unknown.add(record.board)
+                continue
+            with contextlib.suppress(CommandRefused):
+                self.core.apply(record.board, record.kind, record.payload, record.at)
+            count += 1
+        if unknown:
+            log.warning(
+                "= the journal holds boards %s that the configuration does not: kept, not replayed",
+                ", ".join(map(str, sorted(unknown))),
+            )
+        now = self._wall_clock()
+        for number in self.core.games:
+            self.hub.publish_board(self.core.board_state(number, now))
+        for alert in self.core.engine.open_alerts:
+            self.hub.publish_alert(alert)
+        self._since_snapshot = count
+        self._cost_since_snapshot = time.perf_counter() - began
+        return count
+
+    def _load_snapshot(self) -> int:
+        """Load the newest usable snapshot; returns its record (0: none, replay it all)."""
+        if self.fingerprint is None:
+            return 0
+        found = self.journal.latest_snapshot(self.fingerprint)
+        if found is None:
+            return 0
+        seq, data = found
+        try:
+            load_state(self.core, data)
+        except Exception as exc:  # any failure to load: the inputs are all there
+            log.warning("= snapshot at record %d not used (%s): replaying every input", seq, exc)
+            return 0
+        return seq
+
+    def take_snapshot(self) -> bool:
+        """Add the core's state to the journal now; False when it cannot (held records)."""
+        if self.fingerprint is None or self.writer.held:
+            return False
+        now = self._wall_clock()
+        try:
+            data = dump_state(self.core)
+            self.journal.write_snapshot(self.journal.last_seq, now, self.fingerprint, data)
+        except (sqlite3.DatabaseError, pickle.PicklingError, TypeError, AttributeError) as exc:
+            # a full disk, or state that cannot be pickled: the inputs are all journalled
+            log.warning("= snapshot not written (%s); the journal still has every input", exc)
+            return False
+        finally:
+            self._since_snapshot, self._snapshot_at = 0, now
+            self._cost_since_snapshot = 0.0
+        return True
+
+    # -- inputs ------------------------------------------------------------------------
+
+    def receive(self, board: int, kind: str, payload: Mapping[str, Any], at: float) -> Outcome:
+        """Act on one input; journal it with its decisions; then publish the outcome.
+
+        The core is pure, so acting first and journalling the input together with its
+        decisions in one transaction loses nothing: a crash before the commit leaves
+        neither, and nothing was published yet.
+
+        Raises:
+            CommandRefused: an arbiter command that changed nothing (not journalled).
+        """
+        entry = Entry(board=board, kind=kind, at=at, payload=payload)
+        return self._act(entry, journalled=False)
+
+    def _act(self, entry: Entry, *, journalled: bool) -> Outcome:
+        """Apply an input, journal it (unless ``journalled``) with its decisions, publish."""
+        began = time.perf_counter()
+        try:
+            outcome = self.core.apply(entry.board, entry.kind, entry.payload, entry.at)
+        except CommandRefused:
+            raise
+        except Exception:
+            if not journalled:
+                self._write([entry])  # keep the input of a bug
+            raise
+        finally:
+            self._deadlines_changed.set()
+        # what a replay of this input will cost: the core's work (here and rendering in
+        # _publish), not the journal's or the spectators'
+        self._cost_since_snapshot += time.perf_counter() - began
+        self._journal(None if journalled else entry, outcome)
+        self._publish(outcome)
+        self._since_snapshot += 1
+        if self.snapshots.due(
+            self._since_snapshot, entry.at - self._snapshot_at, self._cost_since_snapshot
+        ):
+            self.take_snapshot()
+        return outcome
+
+    async def execute(self, command: ArbiterCommand) -> CommandReply:
+        """Carry out an arbiter command (the broadcast layer's CommandHandler).
+
+        The command is journalled first; one the journal cannot take is refused.
+        """
+        at = self._wall_clock()
+        if isinstance(command, AckAlert) and self.output_alerts.owns(command.id):
+            return self.output_alerts.acknowledge(command.id)
+        if isinstance(command, NextRound):
+            if self.round_changer is None:
+                return CommandReply(ok=False, reason="rounds cannot change here")
+            return self.round_changer(command)
+        entry = Entry(
+            board=_command_board(command), kind=ARBITER, at=at, payload=command_payload(command)
+        )
+        failure = self.writer.write_now([entry])
+        if failure is not None:
+            self._note_written(False)
+            return CommandReply(
+                ok=False,
+                reason=f"the journal cannot be written ({failure}): command not carried out",
+            )
+        if isinstance(command, SetClocks):
+            if self.clock_setter is None:
+                return CommandReply(ok=False, reason="no e-board clocks to set")
+            return await self.clock_setter()
+        try:
+            outcome = self._act(entry, journalled=True)
+        except CommandRefused as exc:
+            self._write(
+                [Entry(board=entry.board, kind=REFUSED, at=at, payload={"reason": str(exc)})]
+            )
+            return CommandReply(ok=False, reason=str(exc))
+        details: dict[str, Any] = {}
+        if outcome.alerts:
+            details["alerts"] = [to_json_dict(a) for a in outcome.alerts]
+        return CommandReply(ok=True, details=details)
+
+    # -- timers ------------------------------------------------------------------------
+
+    async def run_timers(self, *, max_sleep: float = 1.0) -> None:
+        """Feed ``tick`` inputs at the core's deadlines, until cancelled."""
+        while True:
+            self._deadlines_changed.clear()
+            held = self.writer.held
+            if held and self.writer.retry():
+                self._note_written(True, held)
+            deadline = self.core.next_deadline()
+            now = self._wall_clock()
+            if deadline is not None and deadline <= now:
+                self.receive(EVENT_BOARD, TICK, {}, now)
+                continue
+            wait = max_sleep if deadline is None else min(max_sleep, deadline - now)
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(wait):  # not wait_for: 3.11 can swallow a cancel
+                    await self._deadlines_changed.wait()
+
+    # -- outputs -----------------------------------------------------------------------
+
+    def _journal(self, entry: Entry | None, outcome: Outcome) -> None:
+        entries: list[Entry | Decision] = [] if entry is None else [entry]
+        entries += [_event_entry(board, event) for board, event in outcome.game_events]
+        entries.extend(outcome.decisions)
+        self._write(entries)
+
+    def _write(self, entries: list[Entry | Decision]) -> None:
+        if not self.writer.append_many(entries):
+            self._note_written(False)
+
+    def _note_written(self, written: bool, held: int = 0) -> None:
+        """On a change between failing and written, tell the arbiter (an input itself)."""
+        if written == (not self._failing):
+            return
+        self._failing = not written
+        payload = {
+            "written": written,
+            "reason": self.writer.failure or "",
+            "held": held if written else self.writer.held,
+        }
+        self.receive(EVENT_BOARD, JOURNAL, payload, self._wall_clock())
+
+    def _publish(self, outcome: Outcome) -> None:
+        now = self._wall_clock()
+        for number in sorted(outcome.boards):
+            began = time.perf_counter()
+            state = self.core.board_state(number, now)
+            self._cost_since_snapshot += time.perf_counter() - began
+            self.hub.publish_board(state)
+            for decision in outcome.decisions:
+                if decision.kind == "result" and decision.board == number:
+                    for listener in self.result_listeners:
+                        listener(state, decision.payload)
+        for alert in outcome.alerts:
+            if alert.acknowledged:
+                self.hub.alert_acknowledged(alert.id)
+            else:
+                self.hub.publish_alert(alert)
+
+
+def _command_board(command: ArbiterCommand) -> int:
+    board = getattr(command, "board", None)
+    return board if isinstance(board, int) else EVENT_BOARD
+
+
+def _event_entry(board: int, event: GameEvent) -> Entry:
+    payload = to_json_dict(event)
+    return Entry(board=board, kind="game." + type(event).__name__, at=event.at, payload=payload)
