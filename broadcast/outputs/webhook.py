@@ -39,7 +39,7 @@ from broadcast.outputs.outgoing import (
     parse_retry_after,
     post,
 )
-from broadcast.outputs.output import HubOutput
+from broadcast.outputs.output import HubOutput, WorkLoop
 
 if TYPE_CHECKING:
     from broadcast.feed.hub import Hub
@@ -98,9 +98,7 @@ class AlertWebhook(HubOutput):
         self._settings = settings
         self._wall_clock = wall_clock
         self._pending: collections.deque[Alert] = collections.deque()
-        self._wake = asyncio.Event()
-        self._idle = asyncio.Event()
-        self._idle.set()
+        self._work = WorkLoop()
         self.delivered = 0
         self.given_up = 0
         self.dropped = 0
@@ -117,12 +115,11 @@ class AlertWebhook(HubOutput):
             self.dropped += 1
             log.error("= webhook queue full: alert %d (%s) dropped", lost.id, lost.kind)
         self._pending.append(alert)
-        self._idle.clear()
-        self._wake.set()
+        self._work.wake()
 
     async def wait_idle(self) -> None:
         """Wait until every queued alert was delivered or given up (a flush at shutdown)."""
-        await self._idle.wait()
+        await self._work.wait_idle()
 
     async def follow(self, hub: Hub) -> None:
         """Queue each new alert of ``hub`` (its first version, not acknowledgements).
@@ -149,14 +146,14 @@ class AlertWebhook(HubOutput):
     async def run(self) -> None:
         """Deliver alerts until cancelled; failures are logged, never raised."""
         async with new_client() as client:
-            while True:
-                self._wake.clear()
+
+            async def step() -> bool:
                 if not self._pending:
-                    self._idle.set()
-                    await self._wake.wait()
-                    continue
-                alert = self._pending.popleft()
-                await self._deliver(client, alert)
+                    return False
+                await self._deliver(client, self._pending.popleft())
+                return True
+
+            await self._work.run(step)
 
     async def _deliver(self, client: httpx.AsyncClient, alert: Alert) -> None:
         """Try ``alert`` up to ``max_attempts`` times."""
