@@ -1,5 +1,10 @@
 """The ``dgtcast`` command line: one sub-command per task, each in its own module.
 
+Only the module of the command being run is imported (``dgtcast --help`` imports none):
+an arbiter's ``dgtcast round next`` does not wait for the daemon's whole stack to load.
+A command is one line in :data:`_COMMANDS`; ``tests/daemon/test_cli.py`` checks which
+modules each command imports.
+
 Exit codes: 0 success, 1 runtime failure, 2 bad usage or bad configuration.
 """
 
@@ -22,8 +27,8 @@ class _Command(Protocol):
 
 _DESCRIPTION = "DGT e-boards and clocks to live broadcast, arbiters and pairing programs."
 
-# name -> (module providing add_arguments/run, help). Imported lazily: `dgtcast emulate`
-# must not pay for the broadcast stack.
+#: name -> (module providing add_arguments/run, help). Only the chosen command's module is
+#: imported: `dgtcast --help` and `dgtcast round next` must not pay for the daemon's stack.
 _COMMANDS: dict[str, tuple[str, str]] = {
     "run": ("daemon.commands.run", "run a round: every e-board, alerts, journal, broadcast"),
     "boards": ("daemon.commands.boards", "list the serial ports that answer as DGT boards"),
@@ -43,15 +48,23 @@ def _load(module: str) -> _Command:
     return cast(_Command, importlib.import_module(module))
 
 
-def build_parser(load: Callable[[str], _Command] = _load) -> argparse.ArgumentParser:
-    """Build the parser with every sub-command's own arguments."""
+def build_parser(
+    argv: Sequence[str], load: Callable[[str], _Command] = _load
+) -> argparse.ArgumentParser:
+    """Build the parser for ``argv``: every sub-command by name and help, and the arguments
+    of the one ``argv`` names (its module is the only one imported).
+
+    The top level takes no option but ``--help``, so the command, if any, is ``argv[0]``.
+    """
     parser = argparse.ArgumentParser(prog="dgtcast", description=_DESCRIPTION)
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    chosen = argv[0] if argv else None
     for name, (module, help_text) in _COMMANDS.items():
         sub = subparsers.add_parser(name, help=help_text, description=help_text)
-        command = load(module)
-        command.add_arguments(sub)
-        sub.set_defaults(_run=command.run)
+        if name == chosen:
+            command = load(module)
+            command.add_arguments(sub)
+            sub.set_defaults(_run=command.run)
     return parser
 
 
@@ -86,7 +99,8 @@ def _warn_about_clashes() -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``dgtcast`` console script."""
     _warn_about_clashes()
-    args = build_parser().parse_args(argv)
+    arguments = sys.argv[1:] if argv is None else list(argv)
+    args = build_parser(arguments).parse_args(arguments)
     run = cast(Callable[[argparse.Namespace], int], args._run)
     try:
         return run(args)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import subprocess
+import sys
 
 import pytest
 
@@ -49,3 +50,50 @@ def test_this_environment_has_no_clash_and_every_command_has_help() -> None:
         assert done.returncode == 0, done.stderr
         assert done.stderr == ""
         assert f"usage: dgtcast {command}" in done.stdout
+
+
+#: Runs ``dgtcast ARGS`` as the console script does, then prints the modules loaded.
+_MODULES_AFTER = """
+import sys
+from daemon.cli import main
+try:
+    main(sys.argv[1:])
+except SystemExit:
+    pass
+print("\\n" + " ".join(sorted(sys.modules)))
+"""
+
+
+def _imported(*argv: str) -> set[str]:
+    """The modules ``dgtcast argv`` has loaded when it exits."""
+    done = subprocess.run(
+        [sys.executable, "-c", _MODULES_AFTER, *argv],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    return set(done.stdout.splitlines()[-1].split())
+
+
+def _ours(modules: set[str]) -> set[str]:
+    return {m for m in modules if m.split(".")[0] in cli.TOP_LEVEL}
+
+
+def test_help_imports_no_command() -> None:
+    assert _ours(_imported("--help")) <= {"daemon", "daemon.cli"}
+
+
+@pytest.mark.parametrize("command", ["round", "results", "boards", "relay", "emulate"])
+def test_a_command_imports_its_own_module_and_not_the_daemon(command: str) -> None:
+    imported = _ours(_imported(command, "--help"))
+    module = cli._COMMANDS[command][0]
+    assert module in imported
+    others = {m for m, _ in cli._COMMANDS.values()} - {module}
+    assert imported.isdisjoint(others)
+    assert "daemon.shell.app" not in imported, "the daemon's whole stack"
+
+
+def test_round_next_needs_neither_drivers_nor_the_web_server() -> None:
+    imported = _ours(_imported("round", "--help"))
+    assert not {m for m in imported if m.startswith(("drivers", "broadcast.web", "daemon.game.t"))}
