@@ -17,7 +17,6 @@ import re
 import shlex
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -27,9 +26,9 @@ from pathlib import Path
 import pytest
 
 from daemon import cli
+from tests.serving import DGTCAST, dgtcast
 
 ROOT = Path(__file__).resolve().parent.parent
-DGTCAST = Path(sys.executable).parent / "dgtcast"
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 _FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.S | re.M)
 _SHELLS = {"sh", "bash", "shell", "console", ""}
@@ -127,7 +126,7 @@ def _check_dgtcast(command: DocCommand, workdir: Path) -> None:
         assert argv[0] in cli._COMMANDS, f"{command}: no sub-command {argv[0]!r}"
         return
     try:
-        cli.build_parser().parse_args(argv)
+        cli.build_parser(argv).parse_args(argv)
     except SystemExit:
         pytest.fail(f"{command}: dgtcast does not take these arguments")
     key = ("--set-clocks", "") if "--set-clocks" in argv else (argv[0], (argv[1:] or [""])[0])
@@ -141,32 +140,22 @@ def _check_dgtcast(command: DocCommand, workdir: Path) -> None:
         _serve_then_stop(command, argv, workdir)
     else:
         done = subprocess.run(
-            [str(DGTCAST), *argv], cwd=workdir, capture_output=True, text=True, timeout=120
+            dgtcast(*argv), cwd=workdir, capture_output=True, text=True, timeout=120
         )
         assert done.returncode == 0, f"{command}:\n{done.stdout}{done.stderr}"
         assert "Traceback" not in done.stderr
 
 
-def _port_in_use(argv: list[str], workdir: Path) -> int | None:
-    """The configured port of a serving command, if something else listens there now."""
-    if argv[0] not in ("run", "demo", "relay"):
-        return None
-    config = workdir / (argv[argv.index("--config") + 1] if "--config" in argv else "")
-    text = config.read_text() if config.is_file() else (ROOT / "config" / "demo.toml").read_text()
-    match = re.search(r"^port = (\d+)", text, re.M)
-    port = int(match.group(1)) if match else 8080
-    with socket.socket() as probe:
-        return port if probe.connect_ex(("127.0.0.1", port)) == 0 else None
-
-
 def _serve_then_stop(command: DocCommand, argv: list[str], workdir: Path) -> None:
-    if (port := _port_in_use(argv, workdir)) is not None:
-        pytest.skip(f"port {port} is taken on this machine")
+    """Run a serving command until it serves, then Ctrl-C. It listens on a free port and
+    keeps its temporary files (the demo's boards) in ``workdir``: two runs of the tests
+    side by side, or two workers, must not take each other's port or ptys."""
+    elsewhere = ["--port", "0"] if argv[0] in ("run", "demo", "relay") else []
     output = workdir / "output.txt"
     with output.open("w") as sink:
         process = subprocess.Popen(
-            [str(DGTCAST), *argv], cwd=workdir, stdout=sink, stderr=subprocess.STDOUT,
-            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+            dgtcast(*argv, *elsewhere), cwd=workdir, stdout=sink, stderr=subprocess.STDOUT,
+            env={**os.environ, "PYTHONUNBUFFERED": "1", "TMPDIR": str(workdir)},
         )  # fmt: skip
         try:
             deadline = time.monotonic() + 60

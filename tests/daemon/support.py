@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import subprocess
-import sys
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,12 +21,10 @@ from daemon.shell.app import Daemon, DaemonOptions
 from drivers.dgt.device_core import DeviceTimeouts
 from drivers.observations import ClockObserved, ClockSide
 from tests.emulator.support import read_game
+from tests.serving import dgtcast_run, serving, spawn_dgtcast
 from tests.waiting import wait_until
 
-DGTCAST = Path(sys.executable).parent / "dgtcast"
-
 __all__ = [
-    "DGTCAST",
     "FAST_TIMEOUTS",
     "FAST_TRACKER",
     "BoardSpec",
@@ -129,14 +126,8 @@ async def running_daemon(
         livechess_port=livechess_port,
     )
     daemon = await Daemon.open(config, options)
-    await daemon.start()
-    stop = asyncio.Event()
-    task = asyncio.create_task(daemon.run(stop))
-    try:
+    async with serving(daemon):
         yield daemon
-    finally:
-        stop.set()
-        await asyncio.wait_for(task, 15)
 
 
 async def wait_for(predicate: Callable[[], bool], within: float, what: str) -> None:
@@ -146,25 +137,14 @@ async def wait_for(predicate: Callable[[], bool], within: float, what: str) -> N
 
 async def start_daemon(config: Path) -> asyncio.subprocess.Process:
     """``dgtcast run`` in its own process; its log goes to ``daemon.log`` beside the config."""
-    with (config.parent / "daemon.log").open("ab") as log:
-        return await asyncio.create_subprocess_exec(
-            str(DGTCAST),
-            "run",
-            "--config",
-            str(config),
-            "--port",
-            "0",
-            "--log-level",
-            "WARNING",
-            stdout=asyncio.subprocess.DEVNULL,
-            stderr=log,
-        )
+    argv = dgtcast_run(config, "--log-level", "WARNING")
+    return await spawn_dgtcast(argv, log=config.parent / "daemon.log")
 
 
 def refused_start(config: Path, *flags: str) -> str:
     """``dgtcast run`` that must refuse to start: it exits with 2 (asserted); its stderr."""
     done = subprocess.run(
-        [str(DGTCAST), "run", "--config", str(config), "--port", "0", *flags],
+        dgtcast_run(config, *flags),
         cwd=config.parent,
         capture_output=True,
         text=True,

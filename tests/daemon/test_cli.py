@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from daemon import cli
-from tests.daemon.support import DGTCAST
+from tests.serving import dgtcast
 
 
 def test_python_daemon_beside_dgtcast_is_named_with_the_fix() -> None:
@@ -45,7 +45,7 @@ def test_this_environment_has_no_clash_and_every_command_has_help() -> None:
     assert cli.clashing_distributions(importlib.metadata.packages_distributions()) == {}
     for command in cli._COMMANDS:
         done = subprocess.run(
-            [str(DGTCAST), command, "--help"], capture_output=True, text=True, timeout=60
+            dgtcast(command, "--help"), capture_output=True, text=True, timeout=60
         )
         assert done.returncode == 0, done.stderr
         assert done.stderr == ""

@@ -7,7 +7,8 @@ from pathlib import Path
 
 from drivers.emulator.clock import ClockSettings
 from drivers.emulator.device import EmulatedBoard
-from tests.daemon.support import DGTCAST, BoardSpec, running_daemon, wait_for, write_config
+from tests.daemon.support import BoardSpec, running_daemon, wait_for, write_config
+from tests.serving import dgtcast
 
 MODE_23 = ClockSettings(base_seconds=300, increment_seconds=5, mode=23)
 MODE_12 = ClockSettings(base_seconds=300, increment_seconds=5, mode=12)
@@ -30,11 +31,7 @@ async def test_clocks_set_sets_mode_23_clocks_and_reports_the_others(tmp_path: P
         ]
         config = write_config(tmp_path, specs, time_control="5400+30")
         process = await asyncio.create_subprocess_exec(
-            str(DGTCAST),
-            "clocks",
-            "set",
-            "--config",
-            str(config),
+            *dgtcast("clocks", "set", "--config", str(config)),
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.STDOUT,
         )

@@ -19,9 +19,10 @@ from pathlib import Path
 import pytest
 from websockets.asyncio.client import connect
 
-from tests.daemon.support import DGTCAST, BoardSpec, write_config
+from tests.daemon.support import BoardSpec, write_config
 from tests.mosquitto import Mosquitto
 from tests.relay.support import relay_file
+from tests.serving import dgtcast
 
 OPEN_FILES = 200
 FLOOD = 300
@@ -55,7 +56,7 @@ async def test_a_flood_of_idle_connections_leaves_others_served(
 
 async def _flood(tmp_path: Path, args: list[str]) -> None:
     process = await asyncio.create_subprocess_exec(
-        str(DGTCAST), *args,
+        *dgtcast(*args),
         cwd=tmp_path, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
         preexec_fn=_low_limit,
     )  # fmt: skip

@@ -26,7 +26,7 @@ from daemon.shell.console import ConsoleFrame, memory_progress, render, wanted
 from drivers.emulator.clock import ClockSettings
 from drivers.emulator.device import EmulatedBoard
 from drivers.emulator.firmware import BoardIdentity
-from tests.daemon.support import DGTCAST
+from tests.serving import dgtcast_run
 
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b[()][AB0-9]|\r")
 
@@ -119,6 +119,11 @@ def test_the_console_is_for_terminals_only() -> None:
     assert not wanted(Tty(), {"TERM": "dumb"})
 
 
+#: Board 2's port: short, so that the log line naming it fits the terminal whatever the
+#: temporary folder (a worker's is longer), and absent on every machine.
+ABSENT = "/dev/dgtcast-absent"
+
+
 def _config(folder: Path, port: str) -> Path:
     path = folder / "console.toml"
     path.write_text(
@@ -127,7 +132,7 @@ def _config(folder: Path, port: str) -> Path:
         '[server]\narbiter_token = "arbiter-secret"\n\n[storage]\npath = "j.db"\n\n'
         f'[[boards]]\nnumber = 1\nport = "{port}"\nserial = "70001"\n'
         'white = "Carlsen, Magnus"\nblack = "Caruana, Fabiano"\n\n'
-        f'[[boards]]\nnumber = 2\nport = "{folder / "absent"}"\n'
+        f'[[boards]]\nnumber = 2\nport = "{ABSENT}"\n'
         'white = "Ding, Liren"\nblack = "Gukesh, D"\n'
     )
     return path
@@ -139,7 +144,7 @@ def _daemon_on_a_pty(config: Path) -> Iterator[tuple[subprocess.Popen[bytes], in
     env = {**os.environ, "TERM": "xterm-256color", "COLUMNS": "150", "LINES": "40"}
     env.pop("JOURNAL_STREAM", None)
     process = subprocess.Popen(
-        [str(DGTCAST), "run", "--config", str(config), "--port", "0"],
+        dgtcast_run(config),
         stdin=slave,
         stdout=slave,
         stderr=slave,
@@ -207,12 +212,7 @@ async def test_run_on_a_terminal_shows_the_live_console(tmp_path: Path) -> None:
 async def test_run_into_a_pipe_writes_log_lines_only(tmp_path: Path) -> None:
     config = _config(tmp_path, str(tmp_path / "dgt-*"))
     process = await asyncio.create_subprocess_exec(
-        str(DGTCAST),
-        "run",
-        "--config",
-        str(config),
-        "--port",
-        "0",
+        *dgtcast_run(config),
         cwd=tmp_path,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.STDOUT,

@@ -13,7 +13,7 @@ import chess.pgn
 
 from daemon.commands.demo import DEMO_CONFIG, GAMES, PLAN, write_demo_config
 from daemon.config.model import load_config
-from tests.daemon.support import DGTCAST
+from tests.serving import dgtcast
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 
@@ -48,14 +48,7 @@ def test_the_demo_configuration_is_written_into_its_work_folder(tmp_path: Path) 
 
 async def test_demo_broadcasts_moves_and_stops_on_ctrl_c(tmp_path: Path) -> None:
     demo = await asyncio.create_subprocess_exec(
-        str(DGTCAST),
-        "demo",
-        "--workdir",
-        str(tmp_path),
-        "--speed",
-        "20",
-        "--port",
-        "0",
+        *dgtcast("demo", "--workdir", str(tmp_path), "--speed", "20", "--port", "0"),
         cwd=tmp_path,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.STDOUT,

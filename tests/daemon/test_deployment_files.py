@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.daemon.support import DGTCAST, refused_start
+from tests.daemon.support import refused_start
+from tests.serving import DGTCAST
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 UNIT = ROOT / "config" / "systemd" / "dgtcast.service"

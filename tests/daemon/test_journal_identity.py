@@ -13,7 +13,8 @@ from daemon.journal.identity import compare_identity, identity_of, open_round_jo
 from daemon.journal.records import JournalError, RoundIdentity
 from daemon.journal.store import ROUND, Journal
 from daemon.shell.app import Daemon, DaemonOptions
-from tests.daemon.support import DGTCAST, BoardSpec, refused_start, write_config
+from tests.daemon.support import BoardSpec, refused_start, write_config
+from tests.serving import dgtcast_run
 
 
 def _config(folder: Path, *, round_number: int = 2, event: str = "Test Open") -> Path:
@@ -111,7 +112,7 @@ def test_identity_of_a_two_section_config() -> None:
 def test_a_second_daemon_on_the_same_journal_is_refused(tmp_path: Path) -> None:
     config = _config(tmp_path)
     first = subprocess.Popen(
-        [str(DGTCAST), "run", "--config", str(config), "--port", "0"],
+        dgtcast_run(config),
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         text=True,

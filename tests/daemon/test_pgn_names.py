@@ -18,7 +18,8 @@ from pathlib import Path
 
 import chess.pgn
 
-from tests.daemon.support import DGTCAST, BoardSpec, running_daemon, write_config
+from tests.daemon.support import BoardSpec, running_daemon, write_config
+from tests.serving import dgtcast_run
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 
@@ -73,7 +74,7 @@ async def test_quotes_and_backslashes_in_names_are_escaped(tmp_path: Path) -> No
 
 async def _run(config: Path) -> tuple[int, str]:
     process = await asyncio.create_subprocess_exec(
-        str(DGTCAST), "run", "--config", str(config), "--port", "0",
+        *dgtcast_run(config),
         cwd=config.parent, stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE,
     )  # fmt: skip
     async with asyncio.timeout(60):

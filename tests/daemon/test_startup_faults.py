@@ -19,7 +19,8 @@ import pytest
 
 from daemon.journal.store import Journal
 from daemon.shell.app import STARTED
-from tests.daemon.support import DGTCAST, BoardSpec, write_config
+from tests.daemon.support import BoardSpec, write_config
+from tests.serving import dgtcast, dgtcast_run
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 
@@ -57,7 +58,7 @@ def _config(folder: Path, *, host: str = "127.0.0.1", extra: str = "") -> Path:
 
 async def test_a_busy_port_gives_one_line_and_exit_2(tmp_path: Path, busy_port: int) -> None:
     config = _config(tmp_path)
-    argv = [str(DGTCAST), "run", "--config", str(config), "--port", str(busy_port)]
+    argv = dgtcast_run(config, port=busy_port)
     code, _, err = await _finish(argv, tmp_path)
     assert code == 2
     assert err.strip().splitlines() == [
@@ -73,7 +74,7 @@ async def test_a_second_daemon_beside_a_running_one_exits_2(tmp_path: Path) -> N
     (tmp_path / "b").mkdir()
     first, second = _config(tmp_path / "a"), _config(tmp_path / "b")
     running = await asyncio.create_subprocess_exec(
-        str(DGTCAST), "run", "--config", str(first), "--port", "0",
+        *dgtcast_run(first),
         cwd=tmp_path, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL,
     )  # fmt: skip
     assert running.stdout is not None
@@ -85,7 +86,7 @@ async def test_a_second_daemon_beside_a_running_one_exits_2(tmp_path: Path) -> N
                 assert line, "the first daemon ended before printing its URLs"
                 if line.startswith("viewer:"):
                     port = int(line.rsplit(":", 1)[1].strip(" /\n"))
-        argv = [str(DGTCAST), "run", "--config", str(second), "--port", str(port)]
+        argv = dgtcast_run(second, port=port)
         code, _, err = await _finish(argv, tmp_path)
         assert code == 2
         assert f"cannot listen on 127.0.0.1:{port}: the port is in use" in err
@@ -103,7 +104,7 @@ async def test_the_demo_with_its_port_taken_exits_2(tmp_path: Path, busy_port: i
     text = text.replace('"../var/', f'"{tmp_path}/var/')
     config = tmp_path / "demo.toml"
     config.write_text(text)
-    argv = [str(DGTCAST), "demo", "--config", str(config), "--port", str(busy_port)]
+    argv = dgtcast("demo", "--config", str(config), "--port", str(busy_port))
     code, _, err = await _finish(argv, tmp_path)
     assert code == 2
     assert err.strip().splitlines() == [
@@ -129,7 +130,7 @@ async def test_an_unresolvable_host_gives_one_line_and_exit_2(tmp_path: Path) ->
     # no query leaves the machine.
     prefix = _isolated_network()
     config = _config(tmp_path, host="no-such-host.invalid")
-    code, _, err = await _finish([*prefix, str(DGTCAST), "run", "--config", str(config)], tmp_path)
+    code, _, err = await _finish([*prefix, *dgtcast("run", "--config", str(config))], tmp_path)
     assert code == 2
     lines = err.strip().splitlines()
     assert len(lines) == 1
@@ -147,7 +148,7 @@ async def test_sigterm_stops_a_daemon_still_waiting_for_its_broker(tmp_path: Pat
         extra = f'\n[mqtt]\nhost = "127.0.0.1"\nport = {broker}\ndaemon_id = "hall-a"\n'
         config = _config(tmp_path, extra=extra)
         process = await asyncio.create_subprocess_exec(
-            str(DGTCAST), "run", "--config", str(config), "--port", "0",
+            *dgtcast_run(config),
             cwd=tmp_path, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
         )  # fmt: skip
         loop = asyncio.get_running_loop()

@@ -5,10 +5,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import os
-import re
-import signal
-import sys
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -22,28 +18,23 @@ from broadcast.relay.server import Relay, RelaySettings
 from daemon.journal.store import Journal
 from tests.daemon.support import second_half
 from tests.mosquitto import Mosquitto
+from tests.serving import serving
 
 __all__ = [
-    "DGTCAST",
     "PREFIX",
     "TOKEN",
     "Arbiter",
     "Spectator",
-    "Started",
     "journal_open_alerts",
     "mqtt_table",
     "relay_file",
     "relay_settings",
     "running_relay",
     "second_half",
-    "start_dgtcast",
-    "stop_process",
 ]
 
-DGTCAST = Path(sys.executable).parent / "dgtcast"
 PREFIX = "event"
 TOKEN = "arbiter-secret"
-_URL = re.compile(rb"^viewer:\s+http://[\d.]+:(\d+)/")
 
 
 def mqtt_table(broker: Mosquitto, daemon_id: str) -> str:
@@ -83,52 +74,9 @@ def relay_settings(broker: Mosquitto, relay_id: str, **changes: Any) -> RelaySet
     return replace(base, **changes)
 
 
-@contextlib.asynccontextmanager
-async def running_relay(settings: RelaySettings) -> AsyncIterator[Relay]:
+def running_relay(settings: RelaySettings) -> contextlib.AbstractAsyncContextManager[Relay]:
     """A relay serving until the block ends."""
-    relay = Relay(settings)
-    stop = asyncio.Event()
-    await relay.start()
-    task = asyncio.create_task(relay.run(stop))
-    try:
-        yield relay
-    finally:
-        stop.set()
-        await asyncio.wait_for(task, 15)
-
-
-@dataclass
-class Started:
-    """A ``dgtcast`` process and the port it serves on."""
-
-    process: asyncio.subprocess.Process
-    port: int
-
-
-async def start_dgtcast(*args: str, log: Path, time_limit: float = 20.0) -> Started:
-    """``dgtcast <args>`` in its own process; waits for the URL it prints.
-
-    Its stderr (the log) goes to ``log``; a process that exits first fails the test.
-    """
-    with log.open("ab") as sink:
-        process = await asyncio.create_subprocess_exec(
-            str(DGTCAST), *args, stdout=asyncio.subprocess.PIPE, stderr=sink
-        )
-    assert process.stdout is not None
-    async with asyncio.timeout(time_limit):
-        while line := await process.stdout.readline():
-            if match := _URL.match(line):
-                return Started(process=process, port=int(match.group(1)))
-    await process.wait()
-    raise AssertionError(f"dgtcast {' '.join(args)} exited with {process.returncode}")
-
-
-async def stop_process(process: asyncio.subprocess.Process, *, kill: bool = False) -> int:
-    """SIGTERM (a clean stop) or SIGKILL; returns the exit code."""
-    if process.returncode is None:
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(process.pid, signal.SIGKILL if kill else signal.SIGTERM)
-    return await asyncio.wait_for(process.wait(), 15)
+    return serving(Relay(settings))
 
 
 def journal_open_alerts(path: Path) -> dict[int, dict[str, Any]]:

@@ -32,19 +32,16 @@ from tests.broadcast.feed_client import http_get
 from tests.daemon.support import BoardSpec, journal_moves, read_game, write_config
 from tests.mosquitto import Mosquitto, free_port
 from tests.relay.support import (
-    DGTCAST,
     Arbiter,
     Spectator,
-    Started,
     journal_open_alerts,
     mqtt_table,
     relay_file,
     relay_settings,
     running_relay,
     second_half,
-    start_dgtcast,
-    stop_process,
 )
+from tests.serving import Started, dgtcast_run, start_dgtcast, stop_process
 
 SPEED = 20.0
 TIME_CONTROL = "600+5"  # the e-board clocks' too
@@ -315,7 +312,7 @@ async def check_clash_is_refused(event: Event) -> None:
     specs = [BoardSpec(3, None), BoardSpec(6, None)]
     config = write_config(folder, specs, extra=mqtt_table(event.broker, "hall-d"))
     process = await asyncio.create_subprocess_exec(
-        *(str(DGTCAST), "run", "--config", str(config), "--port", "0"),
+        *dgtcast_run(config),
         stdout=asyncio.subprocess.DEVNULL,
         stderr=asyncio.subprocess.PIPE,
     )

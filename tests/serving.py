@@ -1,0 +1,110 @@
+"""Running what serves and stopping it, the one way tests do: a daemon or a relay in the
+test's own event loop (:func:`serving`), or ``dgtcast`` in a process of its own.
+
+The ``dgtcast`` command line is built here and nowhere else (:func:`dgtcast`,
+:func:`dgtcast_run`): the console script of the environment the tests run in, a free port
+unless a test gives one. :func:`start_dgtcast` waits for the URL a serving command prints;
+:func:`stop_process` stops a process with SIGTERM (a clean stop) or SIGKILL.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import re
+import signal
+import sys
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol, TypeVar
+
+__all__ = [
+    "DGTCAST",
+    "Started",
+    "dgtcast",
+    "dgtcast_run",
+    "serving",
+    "spawn_dgtcast",
+    "start_dgtcast",
+    "stop_process",
+]
+
+#: The ``dgtcast`` console script of the environment the tests run in.
+DGTCAST = Path(sys.executable).parent / "dgtcast"
+#: Seconds a stop may take before the test fails.
+STOP_LIMIT = 15.0
+_URL = re.compile(rb"^viewer:\s+http://[\d.]+:(\d+)/")
+
+
+class Server(Protocol):
+    """What serves until told to stop: :class:`~daemon.shell.app.Daemon`, a relay."""
+
+    async def start(self) -> None: ...
+    async def run(self, stop: asyncio.Event) -> None: ...
+
+
+S = TypeVar("S", bound=Server)
+
+
+@contextlib.asynccontextmanager
+async def serving(server: S) -> AsyncIterator[S]:
+    """``server`` started and running until the block ends, then stopped cleanly."""
+    await server.start()
+    stop = asyncio.Event()
+    task = asyncio.create_task(server.run(stop))
+    try:
+        yield server
+    finally:
+        stop.set()
+        await asyncio.wait_for(task, STOP_LIMIT)
+
+
+def dgtcast(*args: str) -> list[str]:
+    """The command line ``dgtcast ARGS``."""
+    return [str(DGTCAST), *args]
+
+
+def dgtcast_run(config: Path, *flags: str, port: int = 0) -> list[str]:
+    """``dgtcast run --config CONFIG --port PORT FLAGS``; port 0 takes a free one."""
+    return dgtcast("run", "--config", str(config), "--port", str(port), *flags)
+
+
+async def spawn_dgtcast(
+    argv: list[str], *, log: Path, stdout: int = asyncio.subprocess.DEVNULL
+) -> asyncio.subprocess.Process:
+    """``argv`` (from :func:`dgtcast`) in its own process, its stderr appended to ``log``."""
+    with log.open("ab") as sink:
+        return await asyncio.create_subprocess_exec(*argv, stdout=stdout, stderr=sink)
+
+
+@dataclass
+class Started:
+    """A ``dgtcast`` process and the port it serves on."""
+
+    process: asyncio.subprocess.Process
+    port: int
+
+
+async def start_dgtcast(*args: str, log: Path, time_limit: float = 20.0) -> Started:
+    """``dgtcast <args>`` in its own process; waits for the URL it prints.
+
+    Its stderr (the log) goes to ``log``; a process that exits first fails the test.
+    """
+    process = await spawn_dgtcast(dgtcast(*args), log=log, stdout=asyncio.subprocess.PIPE)
+    assert process.stdout is not None
+    async with asyncio.timeout(time_limit):
+        while line := await process.stdout.readline():
+            if match := _URL.match(line):
+                return Started(process=process, port=int(match.group(1)))
+    await process.wait()
+    raise AssertionError(f"dgtcast {' '.join(args)} exited with {process.returncode}")
+
+
+async def stop_process(process: asyncio.subprocess.Process, *, kill: bool = False) -> int:
+    """SIGTERM (a clean stop) or SIGKILL; returns the exit code."""
+    if process.returncode is None:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(process.pid, signal.SIGKILL if kill else signal.SIGTERM)
+    return await asyncio.wait_for(process.wait(), STOP_LIMIT)
