@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 import pytest_asyncio
-from playwright.async_api import WebSocket, expect
+from playwright.async_api import Page, WebSocket, expect
 
 from broadcast.feed.hub import Hub
+from broadcast.feed.messages import BoardState, BoardStatus
 from broadcast.web.server import BroadcastServer
 from tests.browser.conftest import LOOP, Pages
 from tests.browser.pagetools import clock_seconds, wait_for_pieces
@@ -162,28 +163,87 @@ async def test_the_viewer_reconnects_and_resumes_after_its_last_seq(
     await pages.close()
 
 
+#: A game long enough to fill a move list (a Ruy Lopez, 40 plies).
+LONG_GAME = (
+    "e4", "e5", "Nf3", "Nc6", "Bb5", "a6", "Ba4", "Nf6", "O-O", "Be7",
+    "Re1", "b5", "Bb3", "d6", "c3", "O-O", "h3", "Nb8", "d4", "Nbd7",
+    "Nbd2", "Bb7", "Bc2", "Re8", "Nf1", "Bf8", "Ng3", "g6", "a4", "c5",
+    "d5", "c4", "Bg5", "h6", "Be3", "Nc5", "Qd2", "h5", "Bg5", "Be7",
+)  # fmt: skip
+
+
+def _crowded(board_number: int, clock_at: float) -> BoardState:
+    """A board whose card takes all the room it can: long names and ratings, a long game,
+    every status, result and kind of clock (hours, seconds, none, low, running)."""
+    status, result, final, white_clock, black_clock, running = [
+        (BoardStatus.CATCHING_UP, "1/2-1/2", False, 35999.0, 9.0, "black"),
+        (BoardStatus.ONLINE, "*", False, 5400.0, 600.0, "black"),
+        (BoardStatus.OUT_OF_SYNC, "1-0", True, None, None, None),
+        (BoardStatus.OFFLINE, "0-1", False, 7.5, 36000.0, "white"),
+    ][board_number - 1]
+    sans = LONG_GAME if board_number != 2 else ("e4", "c5", "Nf3")
+    return board_state(
+        board_number,
+        sans,
+        white="Nepomniachtchi-Abdusattorov, Ian Alexandrovich Maximilian",
+        black="Wojtaszek-Vachier-Lagrave, Radosław Maxime Bartholomew",
+        white_elo=2799,
+        black_elo=2801,
+        status=status,
+        result=result,
+        result_final=final,
+        white_clock=white_clock,
+        black_clock=black_clock,
+        running=running,
+        clock_at=clock_at,
+        recovered_plies=12,
+        battery=7,
+    )
+
+
+async def _drawn(page: Page, cards: int) -> None:
+    """Wait until every card's board is drawn at the size its card gives it (chessground
+    sizes it after the page's layout settles, to whole pixels a square)."""
+    await page.wait_for_function(
+        """(cards) => {
+          const grounds = [...document.querySelectorAll(".card cg-container")];
+          return grounds.length === cards && grounds.every((ground) => {
+            const host = ground.closest(".cg-host").getBoundingClientRect();
+            const width = ground.getBoundingClientRect().width;  // whole pixels a square
+            return width <= host.width + 0.5 && host.width - width < 8;
+          });
+        }""",
+        arg=cards,
+    )
+
+
+@pytest.mark.parametrize("phone", [390, 320])
 async def test_the_viewer_fits_a_phone(
-    server: BroadcastServer, pages: Pages, tmp_path: Path
+    server: BroadcastServer, pages: Pages, tmp_path: Path, phone: int
 ) -> None:
     clock_at = time.time() - 65.0
-    server.hub.publish_board(
-        board_state(2, ("e4", "c5", "Nf3"), black_clock=600.0, clock_at=clock_at)
+    for number in range(1, 5):
+        server.hub.publish_board(_crowded(number, clock_at))
+    page = await pages.open(
+        f"http://127.0.0.1:{server.port}/", width=phone, height=844, mobile=True
     )
-    page = await pages.open(f"http://127.0.0.1:{server.port}/", width=390, height=844, mobile=True)
     await expect(page.locator(".card")).to_have_count(4)
+    await _drawn(page, 4)
     width = await page.evaluate("document.documentElement.scrollWidth")
-    assert width <= 390, f"the page is {width} px wide on a 390 px phone"
+    assert width <= phone, f"the page is {width} px wide on a {phone} px phone"
     for card in await page.locator(".card").all():
         box = await card.bounding_box()
         assert box is not None
         assert box["x"] >= 0
-        assert box["x"] + box["width"] <= 390
+        assert box["x"] + box["width"] <= phone
+        inner = await card.evaluate("(card) => card.scrollWidth <= card.clientWidth")
+        assert inner, "a card's content is wider than the card"
     running = page.locator('.card[data-board="2"] .clock.running')
     await expect(running).to_have_attribute("data-color", "black")
     shown = clock_seconds(await running.inner_text())
     expected = 600.0 - (time.time() - clock_at)  # docs/broadcast.md, "Showing clocks"
     assert expected - 2 <= shown <= expected + 2
-    await page.screenshot(path=tmp_path / "phone.png")
+    await page.screenshot(path=tmp_path / f"phone-{phone}.png")
 
     await page.locator('.card[data-board="2"]').tap()
     dialog = page.locator("#detail")
@@ -194,7 +254,9 @@ async def test_the_viewer_fits_a_phone(
     assert board_box is not None
     assert moves_box is not None
     assert board_box["x"] >= 0
-    assert board_box["x"] + board_box["width"] <= 390
+    assert board_box["x"] + board_box["width"] <= phone
     assert moves_box["y"] >= board_box["y"] + board_box["height"], "moves go below the board"
-    await page.screenshot(path=tmp_path / "phone-board.png")
+    await page.screenshot(path=tmp_path / f"phone-{phone}-board.png")
+    width = await page.evaluate("document.documentElement.scrollWidth")
+    assert width <= phone, f"the enlarged board is {width} px wide on a {phone} px phone"
     await pages.close()
