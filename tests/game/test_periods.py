@@ -21,11 +21,9 @@ from daemon.game.state import TrackerSettings
 from drivers.emulator.clock import ChessClock, ClockSettings
 from tests.game.table import Table
 
-GAMES = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "games"
 
-
-def _worlds_game() -> chess.pgn.Game:
-    with (GAMES / "nepomniachtchi-liren-game1.pgn").open() as handle:
+def _worlds_game(games_dir: Path) -> chess.pgn.Game:
+    with (games_dir / "nepomniachtchi-liren-game1.pgn").open() as handle:
         game = chess.pgn.read_game(handle)
     assert game is not None
     return game
@@ -36,9 +34,9 @@ def _thinking(ply: int) -> float:
 
 
 @pytest.mark.parametrize("bonus", [3600, 0])
-def test_clk_and_emt_exact_across_the_move_40_period_change(bonus: int) -> None:
+def test_clk_and_emt_exact_across_the_move_40_period_change(bonus: int, games_dir: Path) -> None:
     """With the bonus, and with a clock missing it: [%emt] is the time spent either way."""
-    game = _worlds_game()
+    game = _worlds_game(games_dir)
     control = TimeControl.from_text(game.headers["TimeControl"])  # 40/7200:20/3600:900+30
     assert str(control) == "40/7200:20/3600:900+30"
     clock = ClockSettings(base_seconds=7200, increment_seconds=0, periods=((40, bonus),))
