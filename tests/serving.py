@@ -22,6 +22,7 @@ from typing import Protocol, TypeVar
 
 __all__ = [
     "DGTCAST",
+    "START_LIMIT",
     "Started",
     "dgtcast",
     "dgtcast_run",
@@ -33,6 +34,9 @@ __all__ = [
 
 #: The ``dgtcast`` console script of the environment the tests run in.
 DGTCAST = Path(sys.executable).parent / "dgtcast"
+#: Seconds a start (to the URL or device printed) may take before the test fails: a loaded
+#: machine starts a Python process slowly; a test waits for the line, not for the time.
+START_LIMIT = 60.0
 #: Seconds a stop may take before the test fails.
 STOP_LIMIT = 15.0
 _URL = re.compile(rb"^viewer:\s+http://[\d.]+:(\d+)/")
@@ -87,7 +91,7 @@ class Started:
     port: int
 
 
-async def start_dgtcast(*args: str, log: Path, time_limit: float = 20.0) -> Started:
+async def start_dgtcast(*args: str, log: Path, time_limit: float = START_LIMIT) -> Started:
     """``dgtcast <args>`` in its own process; waits for the URL it prints.
 
     Its stderr (the log) goes to ``log``; a process that exits first fails the test.

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import signal
-import sys
 from pathlib import Path
 
 import chess
@@ -16,17 +15,14 @@ from drivers.dgt import commands as cmd
 from drivers.dgt.events import BatteryStatus, Event, SerialNumber
 from tests.emulator.client import PtyClient
 from tests.emulator.support import placement, sensors
+from tests.serving import START_LIMIT, dgtcast
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 async def start(*arguments: str) -> asyncio.subprocess.Process:
     return await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "daemon.cli",
-        "emulate",
-        *arguments,
+        *dgtcast("emulate", *arguments),
         cwd=ROOT,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
@@ -35,7 +31,7 @@ async def start(*arguments: str) -> asyncio.subprocess.Process:
 
 async def device_of(process: asyncio.subprocess.Process) -> Path:
     assert process.stdout is not None
-    async with asyncio.timeout(10):
+    async with asyncio.timeout(START_LIMIT):
         line = (await process.stdout.readline()).decode()
     assert line.startswith("device: "), line
     return Path(line.removeprefix("device: ").strip())
