@@ -69,7 +69,12 @@ def test_the_running_side_fixes_the_parity() -> None:
     board = chess.Board()
     after = chess.Board()
     after.push_uci("g1f3")
-    assert search_gap(board, after, to_move=chess.WHITE).lines == ()  # one ply: Black to move
+    # One ply leaves Black to move; White to move needs an even number of plies, and none
+    # reaches Nf3 (a knight changes the colour of its square each move). Four plies show
+    # it; the default eight end at the node limit, after seconds of search.
+    white = search_gap(board, after, to_move=chess.WHITE, max_plies=4)
+    assert white.lines == ()
+    assert white.complete
     assert len(search_gap(board, after, to_move=chess.BLACK).lines) == 1
 
 
