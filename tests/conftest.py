@@ -62,6 +62,24 @@ def pytest_configure(config: pytest.Config) -> None:
         "error_log(*patterns): the test provokes ERROR logs on purpose, all of them or those"
         " matching a pattern (others fail on one)",
     )
+    config.addinivalue_line(
+        "markers",
+        "slow: the test takes tens of seconds (games played on emulated boards in real"
+        " time); slow tests are started first so that no worker is left with one at the end",
+    )
+
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """``-n auto``: two workers per core. Most tests spend their time waiting on emulated
+    players, brokers and browsers rather than computing."""
+    del config
+    return 2 * (os.cpu_count() or 1)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Slow tests first, each group in its collection order (``--dist load`` then deals
+    them out among the workers before anything else)."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
 
 
 @pytest.fixture(autouse=True)

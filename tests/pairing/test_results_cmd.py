@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import argparse
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -17,8 +15,8 @@ from daemon.journal.store import Journal
 from daemon.pairing.handoff import ResultHandoff
 from daemon.pairing.pairings import read_pairings
 from daemon.pairing.trf import Tournament
-from tests.conftest import ROOT
 from tests.pairing.support import EXAMPLE_TRF, block, copy_example
+from tests.serving import dgtcast
 
 T0 = 1_777_078_800.0
 CONFIG = """
@@ -157,19 +155,11 @@ def test_a_complete_round_and_what_the_daemon_wrote_before(
 def test_export_to_standard_output_in_a_process(config: Path) -> None:
     journal_results(config, [(3, "1/2-1/2"), (3, None)])
     before = (config.parent / "tournament.trf").read_bytes()
-    code = (
-        "import argparse, sys\n"
-        "from daemon.pairing import results_cmd\n"
-        "parser = argparse.ArgumentParser()\n"
-        "results_cmd.add_arguments(parser)\n"
-        "sys.exit(results_cmd.run(parser.parse_args(sys.argv[1:])))\n"
-    )
     done = subprocess.run(
-        [sys.executable, "-c", code, "export", "--config", str(config), "--out", "-"],
+        dgtcast("results", "export", "--config", str(config), "--out", "-"),
         capture_output=True,
-        cwd=ROOT,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
         check=False,
+        timeout=60,
     )
     assert done.returncode == 0
     exported = Tournament.from_bytes(done.stdout, source="stdout")
