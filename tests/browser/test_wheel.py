@@ -24,7 +24,7 @@ from playwright.async_api import expect
 from tests.browser.conftest import LOOP, Pages
 from tests.browser.pagetools import last_move_squares
 
-pytestmark = [pytest.mark.browser, LOOP]
+pytestmark = [pytest.mark.browser, pytest.mark.slow, LOOP]
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 CHESSGROUND = ROOT / "node_modules" / "chessground"

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import chess
 import chess.pgn
+import pytest
 
 from broadcast.feed.messages import Alert
 from daemon.shell.app import Daemon
@@ -23,6 +24,8 @@ from drivers.emulator.clock import ClockSettings
 from drivers.emulator.device import EmulatedBoard
 from drivers.emulator.player import Lift, Place
 from tests.daemon.support import BoardSpec, read_game, running_daemon, wait_for, write_config
+
+pytestmark = pytest.mark.slow  # games played in real time (docs/development.md)
 
 SPEED = 25.0
 WHITE_KING = chess.Piece(chess.KING, chess.WHITE)

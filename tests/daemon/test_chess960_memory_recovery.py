@@ -15,6 +15,7 @@ from functools import partial
 from pathlib import Path
 
 import chess
+import pytest
 
 from daemon.journal.store import Journal
 from daemon.round.board_game import BoardGame
@@ -30,6 +31,8 @@ from tests.daemon.support import (
     write_config,
 )
 from tests.game.chess960_games import REPEATING, chess960_game
+
+pytestmark = pytest.mark.slow  # games played in real time (docs/development.md)
 
 SPEED = 12.0
 CLOCK = ClockSettings.from_text("3+2")

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import chess
 import chess.pgn
+import pytest
 
 from daemon.journal.store import Journal
 from drivers.emulator.clock import ClockSettings
@@ -24,6 +25,8 @@ from tests.daemon.support import (
     wait_for,
     write_config,
 )
+
+pytestmark = pytest.mark.slow  # games played in real time (docs/development.md)
 
 SPEED = 10.0
 

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import chess
 import chess.pgn
+import pytest
 
 from broadcast.feed.messages import ConfirmResult
 from daemon.journal.store import Journal
@@ -20,6 +21,8 @@ from tests.daemon.support import (
     wait_for,
     write_config,
 )
+
+pytestmark = pytest.mark.slow  # games played in real time (docs/development.md)
 
 SPEED = 25.0
 

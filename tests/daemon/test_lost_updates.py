@@ -23,6 +23,8 @@ from drivers.emulator.clock import ClockSettings
 from drivers.emulator.device import EmulatedBoard
 from tests.daemon.support import BoardSpec, read_game, running_daemon, wait_for, write_config
 
+pytestmark = pytest.mark.slow  # games played in real time (docs/development.md)
+
 SPEED = 4.0
 #: Plies played after the fault.
 AFTER = 10

@@ -11,6 +11,8 @@ import asyncio
 from functools import partial
 from pathlib import Path
 
+import pytest
+
 from broadcast.feed.messages import AlertKind, BoardStatus
 from daemon.journal.store import Journal
 from daemon.round.board_game import BoardGame
@@ -19,6 +21,8 @@ from drivers.emulator.device import EmulatedBoard
 from tests.daemon.recovery_support import check_record, play_part
 from tests.daemon.snapshot_check import check_restarts_from_snapshots
 from tests.daemon.support import BoardSpec, read_game, running_daemon, wait_for, write_config
+
+pytestmark = pytest.mark.slow  # games played in real time (docs/development.md)
 
 SPEED = 12.0
 

@@ -35,6 +35,8 @@ from tests.daemon.support import (
     write_config,
 )
 
+pytestmark = pytest.mark.slow  # games played in real time (docs/development.md)
+
 SPEED = 12.0
 CLOCK = ClockSettings.from_text("3+2")
 

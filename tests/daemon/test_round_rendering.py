@@ -11,6 +11,7 @@ import datetime as dt
 from pathlib import Path
 
 import chess
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -65,6 +66,7 @@ def games(draw: st.DrawFn) -> list[tuple[chess.Move, int | None]]:
     return moves
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None)
 @given(games(), st.sampled_from(["*", "1-0", "1/2-1/2"]))
 def test_extended_pgn_equals_a_full_export(

@@ -162,6 +162,7 @@ def _snapshot_at(config: Config, journal: Journal, cut: int, fp: str) -> None:
     journal.write_snapshot(cut, START, fp, dump_state(core))
 
 
+@pytest.mark.slow
 @settings(
     max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )

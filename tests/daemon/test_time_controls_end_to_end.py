@@ -16,6 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import chess
+import pytest
 
 from broadcast.feed.messages import AcceptPosition, Alert
 from daemon.shell.app import Daemon
@@ -23,6 +24,8 @@ from drivers.emulator.clock import ClockSettings
 from drivers.emulator.device import EmulatedBoard
 from drivers.emulator.player import HumanPlayer, Lift, Place
 from tests.daemon.support import journal_moves, press_readings, read_game, running_daemon, wait_for
+
+pytestmark = pytest.mark.slow  # games played in real time (docs/development.md)
 
 SPEED = 25.0
 #: The 82-ply game is played slower than the short ones: at 25 times life, on a loaded

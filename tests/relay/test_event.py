@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import chess.pgn
+import pytest
 
 from broadcast.relay.routing import relay_alert_id
 from broadcast.relay.server import Relay
@@ -42,6 +43,8 @@ from tests.relay.support import (
     second_half,
 )
 from tests.serving import Started, dgtcast_run, start_dgtcast, stop_process
+
+pytestmark = pytest.mark.slow  # games played in real time (docs/development.md)
 
 SPEED = 20.0
 TIME_CONTROL = "600+5"  # the e-board clocks' too
