@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ctypes
 import os
 import re
 import signal
@@ -40,6 +41,7 @@ START_LIMIT = 60.0
 #: Seconds a stop may take before the test fails.
 STOP_LIMIT = 15.0
 _URL = re.compile(rb"^viewer:\s+http://[\d.]+:(\d+)/")
+_PR_SET_PDEATHSIG = 1  # prctl(2)
 
 
 class Server(Protocol):
@@ -75,12 +77,24 @@ def dgtcast_run(config: Path, *flags: str, port: int = 0) -> list[str]:
     return dgtcast("run", "--config", str(config), "--port", str(port), *flags)
 
 
+def _die_with_the_test() -> None:
+    """In the child before it runs: be killed when the test's process ends, however it
+    ends. A daemon left behind by a killed worker would hold on to its ptys and, once the
+    system gives their numbers to another run's emulated boards, open theirs ("/dev/pts/7
+    is in use")."""
+    if sys.platform == "linux":
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
 async def spawn_dgtcast(
     argv: list[str], *, log: Path, stdout: int = asyncio.subprocess.DEVNULL
 ) -> asyncio.subprocess.Process:
-    """``argv`` (from :func:`dgtcast`) in its own process, its stderr appended to ``log``."""
+    """``argv`` (from :func:`dgtcast`) in its own process, its stderr appended to ``log``;
+    it does not outlive the test's process."""
     with log.open("ab") as sink:
-        return await asyncio.create_subprocess_exec(*argv, stdout=stdout, stderr=sink)
+        return await asyncio.create_subprocess_exec(
+            *argv, stdout=stdout, stderr=sink, preexec_fn=_die_with_the_test
+        )
 
 
 @dataclass
@@ -94,14 +108,19 @@ class Started:
 async def start_dgtcast(*args: str, log: Path, time_limit: float = START_LIMIT) -> Started:
     """``dgtcast <args>`` in its own process; waits for the URL it prints.
 
-    Its stderr (the log) goes to ``log``; a process that exits first fails the test.
+    Its stderr (the log) goes to ``log``; a process that exits first fails the test, one
+    that does not print its URL within ``time_limit`` is killed and fails it.
     """
     process = await spawn_dgtcast(dgtcast(*args), log=log, stdout=asyncio.subprocess.PIPE)
     assert process.stdout is not None
-    async with asyncio.timeout(time_limit):
-        while line := await process.stdout.readline():
-            if match := _URL.match(line):
-                return Started(process=process, port=int(match.group(1)))
+    try:
+        async with asyncio.timeout(time_limit):
+            while line := await process.stdout.readline():
+                if match := _URL.match(line):
+                    return Started(process=process, port=int(match.group(1)))
+    except BaseException:  # not started in time, or the test cancelled: none left behind
+        await stop_process(process, kill=True)
+        raise
     await process.wait()
     raise AssertionError(f"dgtcast {' '.join(args)} exited with {process.returncode}")
 

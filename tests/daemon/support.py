@@ -49,8 +49,10 @@ FAST_TRACKER = TrackerSettings(
     centre_king_hold=1.0,
 )
 
-#: Device timeouts shortened likewise.
-FAST_TIMEOUTS = DeviceTimeouts(quiet=3.0, probe=3.0)
+#: Device timeouts for a daemon in the test's own process: its event loop shares a core
+#: with the emulator and other workers, so a reply may be seconds late on a loaded machine
+#: (the default second would close a healthy link: "closed by us").
+FAST_TIMEOUTS = DeviceTimeouts(reply=3.0, quiet=3.0, probe=3.0)
 
 
 @dataclass(frozen=True, slots=True)
