@@ -6,7 +6,7 @@ import asyncio
 import contextlib
 import subprocess
 from collections.abc import AsyncIterator, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +18,10 @@ from daemon.game.state import TrackerSettings
 from daemon.journal.inputs import clock_payload
 from daemon.journal.store import Journal
 from daemon.shell.app import Daemon, DaemonOptions
+from drivers.dgt import commands as cmd
 from drivers.dgt.device_core import DeviceTimeouts
+from drivers.emulator.device import EmulatedBoard
+from drivers.emulator.player import PressLever, TimedAction
 from drivers.observations import ClockObserved, ClockSide
 from tests.emulator.support import read_game
 from tests.serving import dgtcast_run, serving, spawn_dgtcast
@@ -30,6 +33,7 @@ __all__ = [
     "BoardSpec",
     "clock_input",
     "journal_moves",
+    "play_after_each_increment",
     "press_readings",
     "read_game",
     "refused_start",
@@ -221,3 +225,22 @@ def clock_input(
         at=0.0,
     )
     return clock_payload(reading)
+
+
+def _setnruns(board: EmulatedBoard) -> int:
+    return sum(isinstance(c, cmd.ClockSetAndRun) for c in board.firmware.commands)
+
+
+async def play_after_each_increment(board: EmulatedBoard, schedule: list[TimedAction]) -> None:
+    """The schedule, each move made once the clock has the daemon's SETNRUN for the press
+    before it: a reply inside that round trip is a limit of mode 23 (docs/daemon.md), and
+    how long the round trip takes depends on how busy the machine is, not on the players."""
+    start, part = 0.0, []
+    for timed in schedule:
+        part.append(replace(timed, at=timed.at - start))
+        if isinstance(timed.action, PressLever):
+            sent = _setnruns(board)
+            await board.perform(part)
+            await wait_for(lambda: _setnruns(board) > sent, 15, "the increment set")  # noqa: B023
+            start, part = timed.at, []
+    await board.perform(part)

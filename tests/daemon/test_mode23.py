@@ -17,6 +17,7 @@ from drivers.observations import ClockObserved, ClockSide
 from tests.daemon.support import (
     BoardSpec,
     journal_moves,
+    play_after_each_increment,
     read_game,
     running_daemon,
     wait_for,
@@ -94,10 +95,8 @@ async def test_daemon_adds_increments_on_a_mode_23_clock(tmp_path: Path, games_d
 
             await wait_for(lambda: reading().left.seconds == 605, 15, "clock set")
             started = time.monotonic()
-            # Replies a few human seconds apart: one inside the SETNRUN round trip is a
-            # limit of mode 23 (docs/daemon.md).
             player = HumanPlayer(seed=5, speed=25, think=(8.0, 12.0))
-            await board.perform(player.play(game))
+            await play_after_each_increment(board, player.play(game))
             await wait_for(lambda: daemon.core.engine.result_of(1) is not None, 10, "mate")
             spent = time.monotonic() - started
             final = reading()

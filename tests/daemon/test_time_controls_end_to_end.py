@@ -23,7 +23,14 @@ from daemon.shell.app import Daemon
 from drivers.emulator.clock import ClockSettings
 from drivers.emulator.device import EmulatedBoard
 from drivers.emulator.player import HumanPlayer, Lift, Place
-from tests.daemon.support import journal_moves, press_readings, read_game, running_daemon, wait_for
+from tests.daemon.support import (
+    journal_moves,
+    play_after_each_increment,
+    press_readings,
+    read_game,
+    running_daemon,
+    wait_for,
+)
 
 pytestmark = pytest.mark.slow  # games played in real time (docs/development.md)
 
@@ -126,10 +133,8 @@ async def test_the_daemon_adds_the_next_period_on_a_mode_23_clock(
         config = _config(tmp_path, [("Rapid", keys, [(1, str(board.path), "")])])
         async with running_daemon(config, set_clocks=True) as daemon:
             await wait_for(lambda: _shown(board) == (301, 301), 15, "mode-23 clock set")
-            # Replies a few seconds apart, as people make them: a reply inside the moment
-            # the SETNRUN is under way is a limit of mode 23 (docs/daemon.md).
             player = HumanPlayer(seed=3, speed=LONG_GAME_SPEED, think=(8.0, 12.0))
-            await board.perform(player.play(game, plies=plies))
+            await play_after_each_increment(board, player.play(game, plies=plies))
             await wait_for(_played(daemon, 1, plies), 60, "the game")
             mismatches = _alerts(daemon, 1, "clock_mismatch")
             final = board.clock.reading(board.now())
