@@ -155,11 +155,16 @@ class BoardSession:
         return move_number_of(tracker.board, color)
 
     async def set_clock(self, section: Section) -> ClockSetResult:
-        """Set this board's clock (:func:`set_clock`); its move counters start afresh."""
-        result = await set_clock(self.supervisor, self.board, section)
-        if result.ok and self.increments is not None:
+        """Set this board's clock (:func:`set_clock`); its move counters start afresh.
+
+        They start afresh as the command goes out, not once it is acknowledged: the
+        readings after it (the arbiter starting the clock, White's first press) may be
+        read before this coroutine runs again, and forgetting them then would leave the
+        first move without its increment.
+        """
+        if self.increments is not None:
             self.increments.reset()
-        return result
+        return await set_clock(self.supervisor, self.board, section)
 
     async def stop(self) -> None:
         """Stop the board's supervisor; the link closing then is no ``board_offline``."""
