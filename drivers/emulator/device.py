@@ -96,6 +96,11 @@ class EmulatedBoard:
         self._pending = bytearray()
         self._data_ready = asyncio.Event()
         self._wake = asyncio.Event()
+        self._ahead = 0.0  # seconds the board's time is ahead of the event loop's
+        self._flash_until: float | None = None  # a pass_time under way, until then
+        self._moved = asyncio.Event()  # time jumped ahead: a waiting perform looks again
+        self._caught_up = asyncio.Event()  # a perform reached the end of the jump
+        self._performing = 0
         self._tasks: list[asyncio.Task[None]] = []
         #: Bytes lost because nobody read them (beyond :data:`MAX_PENDING_BYTES`).
         self.bytes_dropped = 0
@@ -175,8 +180,9 @@ class EmulatedBoard:
         return len(self._pending)
 
     def now(self) -> float:
-        """The emulator's time: the running event loop's clock."""
-        return asyncio.get_running_loop().time()
+        """The emulator's time: the running event loop's clock, plus the time that passed
+        at once (:meth:`pass_time`)."""
+        return asyncio.get_running_loop().time() + self._ahead
 
     # -- what people do -----------------------------------------------------------------
 
@@ -186,13 +192,48 @@ class EmulatedBoard:
         self._flush()
 
     async def perform(self, schedule: list[TimedAction]) -> None:
-        """Do the actions of a schedule, each at its time counted from now."""
+        """Do the actions of a schedule, each at its time counted from now (during a
+        :meth:`pass_time`, at once, each at its own time)."""
         origin = self.now()
-        for timed in schedule:
-            delay = origin + timed.at - self.now()
-            if delay > 0:
-                await asyncio.sleep(delay)
-            self.act(timed.action)
+        self._performing += 1
+        try:
+            for timed in schedule:
+                await self._until(origin + timed.at)
+                self.act(timed.action)
+        finally:
+            self._performing -= 1
+            self._caught_up.set()
+
+    async def pass_time(self, seconds: float) -> None:
+        """``seconds`` of the board's time pass at once, the event loop's clock standing
+        still: what the players do meanwhile (a :meth:`play` under way) is done at its own
+        times, the clock runs down and the memory logs it all, as in ``seconds`` of play.
+
+        For a host that is not listening anyway (a daemon killed and not restarted yet):
+        minutes of play take no time of the test's.
+        """
+        target = self.now() + seconds
+        self._flash_until = target
+        self._moved.set()
+        while self._performing and self.now() < target:
+            self._caught_up.clear()
+            await self._caught_up.wait()
+        self._ahead += max(0.0, target - self.now())
+        self._flash_until = None
+        self._wake.set()  # the ticker: the clock's deadlines moved
+
+    async def _until(self, due: float) -> None:
+        """Return when the board's time is ``due``."""
+        while (delay := due - self.now()) > 0:
+            flash = self._flash_until
+            if flash is not None and self.now() < flash:
+                self._ahead += min(delay, flash - self.now())
+                if self.now() >= flash:
+                    self._caught_up.set()
+                continue
+            self._moved.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._moved.wait(), delay)
 
     async def play(
         self,

@@ -1,7 +1,8 @@
 """Issue 11's scenarios through the real daemon and emulated boards on ptys.
 
 * the daemon killed -9 and started again after 10 s, 60 s and 5 minutes of play (human
-  time; the players go on meanwhile and while the memory is read);
+  time; the players go on meanwhile and while the memory is read; while the daemon is
+  down the boards' time passes at once: ``EmulatedBoard.pass_time``);
 * a cable out for 1, 3, 10 and 30 plies (boards that keep their power meanwhile);
 * a board whose memory has wrapped: the gap search, or the arbiter's choice.
 
@@ -34,6 +35,7 @@ from tests.daemon.support import (
     wait_for,
     write_config,
 )
+from tests.serving import START_LIMIT
 
 pytestmark = pytest.mark.slow  # games played in real time (docs/development.md)
 
@@ -83,7 +85,9 @@ async def test_kill_9_and_a_restart_after_minutes_of_play(
         daemon = await start_daemon(config)
         plays: list[asyncio.Task[None]] = []
         try:
-            await wait_for(lambda: _count(journal_path, "placement") >= 2, 20, "boards seen")
+            await wait_for(
+                lambda: _count(journal_path, "placement") >= 2, START_LIMIT, "boards seen"
+            )
             plays = [
                 asyncio.create_task(b.play(g, speed=SPEED, signal_result=True))
                 for b, g in zip(boards, games, strict=True)
@@ -92,7 +96,8 @@ async def test_kill_9_and_a_restart_after_minutes_of_play(
             os.kill(daemon.pid, signal.SIGKILL)
             await daemon.wait()
             before = [_plies(journal_path, n) for n in (1, 2)]
-            await asyncio.sleep(down / SPEED)  # the players go on
+            # The players go on: the boards' time passes at once, nobody listens anyway.
+            await asyncio.gather(*(board.pass_time(down / SPEED) for board in boards))
             daemon = await start_daemon(config)
             await asyncio.gather(*plays)
             for number, game in ((1, games[0]), (2, games[1])):

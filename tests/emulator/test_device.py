@@ -310,3 +310,24 @@ async def test_a_slow_reader_gets_every_byte(board: EmulatedBoard, client: PtyCl
     assert dumps[0].records[-1] == EETag(tag=EETagCode.EOF)
     assert board.bytes_dropped == 0
     assert client.protocol.violations == 0
+
+
+async def test_minutes_of_play_pass_at_once(games_dir: Path) -> None:
+    """A host that does not listen (a daemon killed -9) need not wait for the players: the
+    board's time jumps ahead, what they play meanwhile is done at its own times."""
+    game = read_game(games_dir / "molinari-bordais-1979.pgn")  # 10 plies, 0-1
+    async with EmulatedBoard(clock=ClockSettings.from_text("3+2"), seed=3) as board:
+        playing = asyncio.create_task(board.play(game, speed=1.0))  # human pace
+        await wait_until(lambda: len(board.firmware.presses) >= 1, 60, "the first press")
+        before = board.now() - asyncio.get_running_loop().time()
+        await board.pass_time(600.0)  # ten minutes: far more than the game needs
+        await asyncio.wait_for(playing, 10)
+        ahead = board.now() - asyncio.get_running_loop().time()
+        final = game.end().board()
+        assert board.physical.placement == chess.BaseBoard(final.board_fen())
+        assert ahead - before == pytest.approx(600.0, abs=0.1)
+        presses = board.firmware.presses
+        assert len(presses) == 10
+        for side in ("left", "right"):  # the clock ran: a second or more a move (3+2)
+            readings = [seconds for who, seconds in presses if who == side]
+            assert 180 + 2 * len(readings) - readings[-1] >= len(readings) - 1
