@@ -24,6 +24,7 @@ from typing import Protocol, TypeVar
 __all__ = [
     "DGTCAST",
     "START_LIMIT",
+    "STOP_LIMIT",
     "Started",
     "dgtcast",
     "dgtcast_run",

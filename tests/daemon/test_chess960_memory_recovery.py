@@ -31,6 +31,7 @@ from tests.daemon.support import (
     write_config,
 )
 from tests.game.chess960_games import REPEATING, chess960_game
+from tests.serving import START_LIMIT
 
 pytestmark = pytest.mark.slow  # games played in real time (docs/development.md)
 
@@ -123,7 +124,7 @@ async def test_kill_9_before_the_castling_and_a_restart_after_it(tmp_path: Path)
         try:
             for number in (1, 2):
                 started = lambda n=number: len(_started(journal_path, n)) == 1  # noqa: E731
-                await wait_for(started, 20, f"board {number}: the game started")
+                await wait_for(started, START_LIMIT, f"board {number}: the game started")
             await asyncio.gather(
                 *(play_part(b, g, 0, 6, speed=SPEED) for b, g in zip(boards, games, strict=True))
             )

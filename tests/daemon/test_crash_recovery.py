@@ -25,6 +25,7 @@ from tests.daemon.support import (
     wait_for,
     write_config,
 )
+from tests.serving import START_LIMIT
 
 pytestmark = pytest.mark.slow  # games played in real time (docs/development.md)
 
@@ -48,7 +49,9 @@ async def test_kill_9_mid_move_loses_and_duplicates_nothing(
         config = write_config(tmp_path, [BoardSpec(1, str(board.path)), BoardSpec(2, None)])
         daemon = await start_daemon(config)
         try:
-            await wait_for(lambda: _count(journal_path, "placement") > 0, 15, "daemon sees board")
+            await wait_for(
+                lambda: _count(journal_path, "placement") > 0, START_LIMIT, "daemon sees board"
+            )
             await board.play(game, speed=SPEED, plies=10)
             await wait_for(lambda: _count(journal_path, "game.MoveMade") >= 10, 15, "10 moves")
             board.act(Lift(square=chess.F1))  # White's 6. Bd3 is under way ...
@@ -56,7 +59,7 @@ async def test_kill_9_mid_move_loses_and_duplicates_nothing(
             os.kill(daemon.pid, signal.SIGKILL)  # ... when the daemon is killed
             await daemon.wait()
             daemon = await start_daemon(config)
-            await wait_for(lambda: _count(journal_path, "link") >= 2, 15, "board back")
+            await wait_for(lambda: _count(journal_path, "link") >= 2, START_LIMIT, "board back")
             board.act(Place(square=chess.F1, piece=chess.Piece(chess.BISHOP, chess.WHITE)))
             rest = second_half(game, 10)
             await board.play(rest, speed=SPEED, start_clock=False, signal_result=True)

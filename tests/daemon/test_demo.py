@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import re
 import signal
 import urllib.request
 from pathlib import Path
@@ -13,7 +12,7 @@ import chess.pgn
 
 from daemon.commands.demo import DEMO_CONFIG, GAMES, PLAN, write_demo_config
 from daemon.config.model import load_config
-from tests.serving import dgtcast
+from tests.serving import STOP_LIMIT, start_dgtcast, stop_process
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 
@@ -47,23 +46,13 @@ def test_the_demo_configuration_is_written_into_its_work_folder(tmp_path: Path) 
 
 
 async def test_demo_broadcasts_moves_and_stops_on_ctrl_c(tmp_path: Path) -> None:
-    demo = await asyncio.create_subprocess_exec(
-        *dgtcast("demo", "--workdir", str(tmp_path), "--speed", "20", "--port", "0"),
-        cwd=tmp_path,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.STDOUT,
-    )
+    args = ("demo", "--workdir", str(tmp_path), "--speed", "20", "--port", "0")
+    started = await start_dgtcast(*args, log=tmp_path / "demo.log")
+    demo, base = started.process, f"http://127.0.0.1:{started.port}"
     assert demo.stdout is not None
-    base = None
-    async with asyncio.timeout(20):
-        while base is None:
-            line = (await demo.stdout.readline()).decode()
-            assert line, "the demo ended before printing its viewer URL"
-            if match := re.search(r"viewer:\s+(http://\S+)/", line):
-                base = match.group(1)
     try:
         moves = 0
-        async with asyncio.timeout(30):
+        async with asyncio.timeout(60):
             while moves < 10:
                 await asyncio.sleep(0.5)
                 status = json.loads(await asyncio.to_thread(_get, f"{base}/status.json"))
@@ -72,6 +61,10 @@ async def test_demo_broadcasts_moves_and_stops_on_ctrl_c(tmp_path: Path) -> None
         assert b"<html" in page.lower()
     finally:
         demo.send_signal(signal.SIGINT)
-        output = await asyncio.wait_for(demo.stdout.read(), 20)
-        assert await demo.wait() == 0, output.decode()
+        try:
+            output = await asyncio.wait_for(demo.stdout.read(), STOP_LIMIT)
+            code = await asyncio.wait_for(demo.wait(), STOP_LIMIT)
+        finally:
+            await stop_process(demo, kill=True)  # none left behind, whatever happened
+    assert code == 0, (tmp_path / "demo.log").read_text()
     assert b"demo stopped" in output
