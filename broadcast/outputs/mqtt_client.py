@@ -42,6 +42,7 @@ __all__ = [
     "acknowledge",
     "client_log",
     "connected",
+    "host_name",
     "new_client",
     "raise_if_cancelled",
     "tls_context",
@@ -52,8 +53,14 @@ log = logging.getLogger(__name__)
 _TOPIC_UNSAFE = re.compile(r"[#+/\s]+")
 
 
+def host_name() -> str:
+    """This machine's name as one safe MQTT topic level and client id ('' if it has none):
+    letters, digits, ``-``, ``_`` and ``.``; anything else becomes ``-``."""
+    return "".join(c if c.isalnum() or c in "-_." else "-" for c in socket.gethostname())
+
+
 def _default_daemon_id() -> str:
-    return _TOPIC_UNSAFE.sub("-", socket.gethostname()) or "dgtcast"
+    return host_name() or "dgtcast"
 
 
 #: The default retry timing (seconds).
