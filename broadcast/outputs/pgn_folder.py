@@ -45,19 +45,22 @@ log = logging.getLogger(__name__)
 _UNSAFE = re.compile(r"[^A-Za-z0-9._+-]+")
 
 
+#: The default retry timing (seconds).
+_WRITE_RETRY = BackoffPolicy(initial=1.0, maximum=30.0)
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PgnFolderSettings:
     """Where the PGN folder is.
 
     Attributes:
         path: the folder that holds the round folders (created when missing).
-        retry_initial / retry_cap: delays before writing again after a failed write
+        retry: the delays before writing again after a failed write
             (disk full, folder removed, no permission).
     """
 
     path: Path
-    retry_initial: float = 1.0
-    retry_cap: float = 30.0
+    retry: BackoffPolicy = _WRITE_RETRY
 
 
 def _safe_name(text: str, fallback: str) -> str:
@@ -146,9 +149,7 @@ class PgnFolderWriter(BoardOutput):
         self._root = settings.path
         self._layout = layout or PgnFolderLayout()
         self._work = WorkLoop()
-        self._backoff = Backoff(
-            BackoffPolicy(initial=settings.retry_initial, maximum=settings.retry_cap)
-        )
+        self._backoff = Backoff(settings.retry)
 
     @property
     def root(self) -> Path:

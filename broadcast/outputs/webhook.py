@@ -51,6 +51,10 @@ log = logging.getLogger(__name__)
 _REMEMBERED_IDS = 10_000  # alert ids remembered to send each alert once
 
 
+#: The default retry timing (seconds).
+_WEBHOOK_RETRY = BackoffPolicy(initial=1.0, maximum=30.0)
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class WebhookSettings:
     """Where alerts go and how hard to try.
@@ -61,7 +65,7 @@ class WebhookSettings:
         max_attempts: tries per alert before it is given up (logged as an error).
         max_pending: alerts kept while the receiver is away; beyond, the oldest is dropped.
         time_limit: seconds for one whole request.
-        backoff_initial / backoff_cap: delays between tries of one alert.
+        retry: the delays between tries of one alert.
     """
 
     url: str
@@ -69,8 +73,7 @@ class WebhookSettings:
     max_attempts: int = 5
     max_pending: int = 1000
     time_limit: float = 10.0
-    backoff_initial: float = 1.0
-    backoff_cap: float = 30.0
+    retry: BackoffPolicy = _WEBHOOK_RETRY
 
     def __post_init__(self) -> None:
         check_url(self.url)
@@ -158,9 +161,7 @@ class AlertWebhook(HubOutput):
     async def _deliver(self, client: httpx.AsyncClient, alert: Alert) -> None:
         """Try ``alert`` up to ``max_attempts`` times."""
         settings = self._settings
-        backoff = Backoff(
-            BackoffPolicy(initial=settings.backoff_initial, maximum=settings.backoff_cap)
-        )
+        backoff = Backoff(settings.retry)
         for attempt in range(1, settings.max_attempts + 1):
             outcome, retry_after = await self._attempt(client, alert, attempt)
             if outcome is Outcome.DELIVERED:
