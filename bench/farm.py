@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any
 
 import chess.pgn
-
 from common import (
     BLITZ_CLOCK,
     NOISE,
@@ -25,6 +24,7 @@ from common import (
     send_line,
     stdin_lines,
 )
+
 from drivers.emulator.clock import ChessClock
 from drivers.emulator.firmware import BoardFirmware, BoardIdentity, BoardMode
 from drivers.emulator.player import HumanPlayer, PressLever

@@ -45,9 +45,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from farm import serve_farm
-from websockets.asyncio.client import connect
-
 from common import (
     Child,
     median,
@@ -60,6 +57,9 @@ from common import (
     stdin_lines,
     write_round_config,
 )
+from farm import serve_farm
+from websockets.asyncio.client import connect
+
 from daemon.shell.app import Daemon, DaemonOptions
 
 __all__ = [
