@@ -41,7 +41,7 @@ DGTCAST = Path(sys.executable).parent / "dgtcast"
 START_LIMIT = 60.0
 #: Seconds a stop may take before the test fails.
 STOP_LIMIT = 15.0
-_URL = re.compile(rb"^viewer:\s+http://[\d.]+:(\d+)/")
+_URL = re.compile(rb"^\s*viewer:\s+http://[\d.]+:(\d+)/")
 _PR_SET_PDEATHSIG = 1  # prctl(2)
 
 

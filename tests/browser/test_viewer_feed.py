@@ -220,15 +220,18 @@ async def _drawn(page: Page, cards: int) -> None:
 
 
 async def _wide(page: Page, phone: int) -> list[str]:
-    """The elements that reach past the right edge of the phone, for the failure message
-    (a phone's browser zooms out to show a page wider than the screen, so the window is
-    wider too)."""
+    """What reaches past the right edge of the phone, for the failure message: elements,
+    and text wider than its element (a phone's browser zooms out to show a page wider
+    than the screen, so the window is wider too)."""
     found: list[str] = await page.evaluate(
-        """(phone) => [...document.querySelectorAll("body *")]
-            .filter((e) => e.getBoundingClientRect().right > phone)
+        """(phone) => [`window ${window.innerWidth} px, zoom ${window.visualViewport.scale}`,
+            ...[...document.querySelectorAll("body *")]
+            .filter((e) => e.getBoundingClientRect().right > phone
+                           || e.scrollWidth > e.clientWidth + 1)
             .slice(0, 8)
             .map((e) => `${e.tagName.toLowerCase()}.${e.className} ${e.textContent.slice(0, 30)}`
-                        + ` → ${e.getBoundingClientRect().right.toFixed(2)} px`)""",
+                        + ` → ${e.getBoundingClientRect().right.toFixed(2)} px,`
+                        + ` content ${e.scrollWidth} of ${e.clientWidth} px`)]""",
         phone,
     )
     return found
