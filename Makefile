@@ -39,7 +39,10 @@ typecheck: $(STAMP)
 pytest: setup system
 	$(VENV)/bin/pytest
 
-test: setup system lint typecheck pytest
+# The checks run side by side once set up: pytest mostly waits on emulated players, mypy
+# computes. Each one's output is shown whole when it ends; any failure fails `make test`.
+test: setup system
+	$(MAKE) --no-print-directory -j3 --output-sync=target lint typecheck pytest
 
 demo: setup
 	$(VENV)/bin/dgtcast demo --speed $(SPEED)
