@@ -143,11 +143,14 @@ class BoardSession:
         self._recent: deque[str] = deque(maxlen=2)  # the last placements offered (FEN)
 
     def _move_number(self, side: ClockSide) -> int | None:
-        """The move a press on ``side`` completes, from the board's game (None: no game)."""
+        """The move a press on ``side`` completes, from the board's game (None: no game;
+        0: none, the start position stands and the press starts the clock)."""
         game = self.service.core.games.get(self.board.number)
         tracker = None if game is None else game.tracker
         if tracker is None or tracker.state not in (TrackerState.PLAYING, TrackerState.OUT_OF_SYNC):
             return None
+        if tracker.start_stands:
+            return 0
         white = tracker.white_side
         if white is None:
             return None
