@@ -82,6 +82,7 @@ class AlertKind(enum.StrEnum):
     LICHESS_REFUSED = "lichess_refused"  # raised by the lichess push, not by a board
     JOURNAL_FAILED = "journal_failed"
     JOURNAL_RECOVERED = "journal_recovered"
+    INTERNAL_ERROR = "internal_error"  # a bug the daemon survived (daemon/shell/faults.py)
 
 
 class BoardStatus(enum.Enum):

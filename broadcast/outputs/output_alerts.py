@@ -53,12 +53,15 @@ class OutputAlerts:
         details: dict[str, Any],
         action: str,
         on_ack: Callable[[], object] | None = None,
+        *,
+        board: int = _EVENT_BOARD,
     ) -> Alert:
-        """Raise an alert about the event; ``on_ack`` runs when an arbiter acknowledges it."""
+        """Raise an alert about the event (or about ``board``: a fault in its session);
+        ``on_ack`` runs when an arbiter acknowledges it."""
         alert = Alert(
             id=next(self._ids),
             kind=kind,
-            board=_EVENT_BOARD,
+            board=board,
             at=self._wall_clock(),
             details=details,
             action=action,

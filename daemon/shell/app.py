@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import datetime as dt
+import functools
 import logging
 import os
 import time
@@ -45,6 +46,7 @@ from daemon.round.core import RoundCore
 from daemon.round.link_silence import BOARD_SILENCE
 from daemon.round.snapshot import SnapshotPolicy, fingerprint
 from daemon.shell.board_check import warn_unanswered
+from daemon.shell.faults import Faults, keep_running
 from daemon.shell.limits import connection_limits, quiet_accept_errors, raise_open_file_limit
 from daemon.shell.pipeline import BoardSession, ClockSetResult, board_supervisor
 from daemon.shell.rounds import RoundKeeper
@@ -63,6 +65,9 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
+
+#: A part of the daemon, started (again) by calling it.
+Job = Callable[[], Coroutine[Any, Any, None]]
 
 #: Journal record kind noting when the daemon first started this round.
 STARTED = "daemon_start"
@@ -179,6 +184,8 @@ class Daemon:
             results=server.results,
         )
         self.livechess = self._livechess()
+        #: Bugs the daemon survives: logged once, one ``internal_error`` alert each.
+        self.faults = Faults(self.service.output_alerts)
         self.sessions = {
             board.number: BoardSession(
                 board,
@@ -189,6 +196,9 @@ class Daemon:
             for board in self.config.boards
             if board.has_eboard
         }
+        for number, session in self.sessions.items():
+            session.on_fault = functools.partial(self._session_fault, number)
+            session.new_supervisor = functools.partial(self._supervisor, number, again=True)
         #: The lichess push, once the outputs run (None without [[lichess]]).
         self.lichess: LichessLink | None = None
         #: The MQTT publisher (``[mqtt]``), to announce the boards a new round adds.
@@ -287,12 +297,15 @@ class Daemon:
             now = self.opened_at
             self.journal.append(EVENT_BOARD, STARTED, {"at": now}, now)
 
-    def _supervisor(self, number: int) -> BoardSupervisor:
+    def _supervisor(self, number: int, *, again: bool = False) -> BoardSupervisor:
+        """The board's supervisor: the one given in the options, the first time; else
+        one for the board's port or serial (``again``: after the last one failed)."""
         given = self.options.supervisors.get(number)
-        if given is not None:
+        if given is not None and not again:
             return given
+        board = self.sessions[number].board if again else self.config.board(number)
         return board_supervisor(
-            self.config.board(number),
+            board,
             timeouts=self.options.device_timeouts,
             backoff=self.options.backoff,
         )
@@ -339,37 +352,49 @@ class Daemon:
         finally:
             self.journal.close()
 
+    def _session_fault(self, board: int, where: str, exc: BaseException) -> None:
+        self.faults.report(where, board, exc, then="its session goes on from its state")
+
     def _jobs(self) -> list[Coroutine[Any, Any, None]]:
-        jobs: list[Coroutine[Any, Any, None]] = [self.service.run_timers()]
-        jobs += [session.run() for session in self.sessions.values()]
+        """Every part of the daemon, each kept running on its own: a bug in one (a
+        board's session, an output, the timers) is reported and that part restarted
+        (daemon/shell/faults.py); it never ends the daemon."""
+        jobs: list[tuple[str, int, Job]] = [("the round's timers", 0, self.service.run_timers)]
+        jobs += [
+            (f"board {number}'s session", number, session.run)
+            for number, session in self.sessions.items()
+        ]
         jobs += self._outputs()
         if self.sessions:
-            jobs.append(self._warn_unanswered())
+            jobs.append(("the e-board check", 0, self._warn_unanswered))
         if self.options.set_clocks_at_start:
-            jobs.append(self._set_clocks_when_online())
-        return jobs
+            jobs.append(("setting the clocks", 0, self._set_clocks_when_online))
+        return [keep_running(where, board, job, self.faults) for where, board, job in jobs]
 
-    def _outputs(self) -> list[Coroutine[Any, Any, None]]:
+    def _outputs(self) -> list[tuple[str, int, Job]]:
         config, public = self.config, self.server.public_hub
-        jobs: list[Coroutine[Any, Any, None]] = []
+        jobs: list[tuple[str, int, Job]] = []
         if config.mqtt is not None and config.mqtt.enabled:
             broker = _mqtt_settings(config)
             self.mqtt = mqtt = MqttPublisher(broker, results=config.server.results)
             self._announce()
-            jobs.append(CommandListener(broker, self.service).run())
+            jobs.append(("the MQTT commands", 0, CommandListener(broker, self.service).run))
             self.service.result_listeners.append(lambda state, _: _publish_final(mqtt, state))
-            jobs.append(mqtt.serve(self.hub))
+            jobs.append(("the MQTT output", 0, functools.partial(mqtt.serve, self.hub)))
         if config.lichess:
             self.lichess = LichessLink(config, self.service.output_alerts)
-            jobs.append(self.lichess.serve(public))
+            jobs.append(("the lichess push", 0, functools.partial(self.lichess.serve, public)))
         if (folder := pgn_folder_settings(config.pgn_folder)) is not None:
-            jobs.append(PgnFolderWriter(folder).serve(public))
+            writer = PgnFolderWriter(folder)
+            jobs.append(("the PGN folder", 0, functools.partial(writer.serve, public)))
         if self.livechess is not None:
-            jobs.append(self.livechess.serve())
+            jobs.append(("the LiveChess API", 0, self.livechess.serve))
         if (livechess_pgn := livechess_folder(config)) is not None:
-            jobs.append(livechess_pgn.serve(public))
+            pgn_job = functools.partial(livechess_pgn.serve, public)
+            jobs.append(("the LiveChess PGN folder", 0, pgn_job))
         if config.webhook is not None:
-            jobs.append(AlertWebhook(WebhookSettings(url=config.webhook.url)).serve(self.hub))
+            webhook = AlertWebhook(WebhookSettings(url=config.webhook.url))
+            jobs.append(("the alert webhook", 0, functools.partial(webhook.serve, self.hub)))
         return jobs
 
     async def _warn_unanswered(self) -> None:

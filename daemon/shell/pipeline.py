@@ -21,6 +21,7 @@ held placement and reading go on as if nothing had been tried.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import logging
 import math
@@ -97,6 +98,13 @@ class BoardSession:
         refresh_after: seconds the sensed placement may match nothing of the game before
             the whole board is read again (a lost field update leaves it wrong for good,
             docs/faults.md); once per such episode.
+
+    A bug met while handling one report (or in a clock command, or a timer of the
+    session) goes to :attr:`on_fault` when it is set (the daemon's
+    :class:`~daemon.shell.faults.Faults`): the session then goes on from its state, reads
+    the whole board again and decides afresh who adds the clock's increments. Without
+    it, the exception ends :meth:`run`. A supervisor that fails is replaced by a new one
+    when :meth:`run` is called again.
     """
 
     def __init__(
@@ -114,6 +122,11 @@ class BoardSession:
         self.board = board
         self.service = service
         self.supervisor = supervisor or board_supervisor(board)
+        #: Makes the next supervisor when :meth:`run` runs again after a failure.
+        self.new_supervisor: Callable[[], BoardSupervisor] = lambda: board_supervisor(self.board)
+        #: Told ``(where, exception)`` of a bug the session survives; None: it ends run().
+        self.on_fault: Callable[[str, BaseException], None] | None = None
+        self._runs = 0
         self._sensors = SensorBoard()
         self._last_clock: dict[str, object] | None = None
         self._last_battery: dict[str, object] | None = None  # journalled on this connection
@@ -174,13 +187,48 @@ class BoardSession:
         await self.supervisor.stop()
 
     async def run(self) -> None:
-        """Supervise the board and feed its reports until cancelled or stopped."""
+        """Supervise the board and feed its reports until cancelled or stopped.
+
+        Run again after it failed (a supervisor's bug), it starts a new supervisor: the
+        board is offline until that one has connected.
+        """
         if self._stopping:
             return  # stopped before it ran (a daemon stopped right after its start)
+        self._runs += 1
+        if self._runs > 1:
+            down = LinkDown(port=self.board.port or "", reason="its session restarted")
+            self.receive_report(down, self._wall_clock())
+            self.supervisor = self.new_supervisor()
         async with asyncio.TaskGroup() as tasks:
             tasks.create_task(self.supervisor.run())
             async for at, report in self.supervisor.reports():
-                self.receive_report(report, self._to_wall(at))
+                try:
+                    self.receive_report(report, self._to_wall(at))
+                except Exception as exc:  # a bug: this board's, and it goes on
+                    self._fault(f"board {self.board.number}'s session", exc)
+
+    def _fault(self, where: str, exc: BaseException) -> None:
+        """Report a bug (or raise it, without :attr:`on_fault`); then start afresh from
+        the session's state: the whole board is read again, the increments decided anew."""
+        if self.on_fault is None:
+            raise exc
+        self.on_fault(where, exc)
+        self._last_clock = None
+        if self.increments is not None:
+            self.increments.reset()
+        with contextlib.suppress(DgtLinkError):
+            self.supervisor.request_refresh()
+
+    def _guarded(self, callback: Callable[[], None]) -> Callable[[], None]:
+        """``callback`` for the event loop's timers: a bug in it is a fault of the session."""
+
+        def run() -> None:
+            try:
+                callback()
+            except Exception as exc:
+                self._fault(f"board {self.board.number}'s session", exc)
+
+        return run
 
     def _to_wall(self, loop_time: float) -> float:
         """The wall-clock time of a report stamped with the loop's clock, never earlier
@@ -266,7 +314,9 @@ class BoardSession:
         self._catching_up = True
         self._send(RECOVERY, {"state": "reading"}, at)
         loop = asyncio.get_running_loop()
-        self._memory_timer = loop.call_later(self.memory_timeout, self._memory_timed_out)
+        self._memory_timer = loop.call_later(
+            self.memory_timeout, self._guarded(self._memory_timed_out)
+        )
 
     def _memory_timed_out(self) -> None:
         self._memory_timer = None
@@ -317,7 +367,7 @@ class BoardSession:
         if self.flood.flooding and self._flood_timer is None:
             delay = max(0.0, self.flood.next_release() - at)
             loop = asyncio.get_running_loop()
-            self._flood_timer = loop.call_later(delay, self._flood_tick)
+            self._flood_timer = loop.call_later(delay, self._guarded(self._flood_tick))
 
     def _flood_tick(self) -> None:
         """While flooding: send the latest held placement, and notice the calm."""
@@ -334,7 +384,7 @@ class BoardSession:
         if self.flood.flooding:
             delay = self.flood.interval if self._held is not None else 0.5
             loop = asyncio.get_running_loop()
-            self._flood_timer = loop.call_later(delay, self._flood_tick)
+            self._flood_timer = loop.call_later(delay, self._guarded(self._flood_tick))
 
     def _send_placement(self, placement: PlacementObserved, at: float) -> None:
         payload = placement_payload(placement)
@@ -350,7 +400,9 @@ class BoardSession:
         if since is None or since == self._refreshed_episode or self._refresh_timer is not None:
             return
         loop = asyncio.get_running_loop()
-        self._refresh_timer = loop.call_later(self.refresh_after, self._refresh_if_unmatched)
+        self._refresh_timer = loop.call_later(
+            self.refresh_after, self._guarded(self._refresh_if_unmatched)
+        )
 
     def _refresh_if_unmatched(self) -> None:
         self._refresh_timer = None
@@ -391,6 +443,8 @@ class BoardSession:
             await self.supervisor.send_clock(command)
         except DgtLinkError as exc:
             log.warning("board %d: increment not set on the clock: %s", self.board.number, exc)
+        except Exception as exc:  # a bug in a clock command: this board's
+            self._fault(f"board {self.board.number}'s clock command", exc)
         finally:
             self.increments.receive_done()
 

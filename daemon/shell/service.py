@@ -44,7 +44,7 @@ from daemon.arbiter.results import CommandRefused
 from daemon.game.events import GameEvent
 from daemon.journal.hold import HeldJournal
 from daemon.journal.inputs import ARBITER, INPUT_KINDS, JOURNAL, TICK
-from daemon.journal.records import Entry
+from daemon.journal.records import Entry, Record
 from daemon.journal.store import EVENT_BOARD, Journal
 from daemon.round.core import Outcome, RoundCore, command_payload
 from daemon.round.snapshot import SnapshotPolicy, dump_state, load_state
@@ -122,6 +122,7 @@ class RoundService:
         self.journal.verify(after=after)
         count = 0
         unknown: set[int] = set()
+        failed = 0
         total = self.journal.last_seq
         for record in self.journal.records(after=after, kinds=INPUT_KINDS):
             if self.replay_progress is not None and count % 5000 == 4999:
@@ -129,9 +130,10 @@ class RoundService:
             if record.board != EVENT_BOARD and record.board not in self.core.games:
                 unknown.add(record.board)
                 continue
-            with contextlib.suppress(CommandRefused):
-                self.core.apply(record.board, record.kind, record.payload, record.at)
+            failed += not self._replay_one(record, first=not failed)
             count += 1
+        if failed > 1:
+            log.warning("= %d records failed to replay (a bug met live as well)", failed)
         if unknown:
             log.warning(
                 "= the journal holds boards %s that the configuration does not: kept, not replayed",
@@ -145,6 +147,19 @@ class RoundService:
         self._since_snapshot = count
         self._cost_since_snapshot = time.perf_counter() - began
         return count
+
+    def _replay_one(self, record: Record, *, first: bool) -> bool:
+        """Apply one replayed input; False when it failed with a bug (as it did live, and
+        the same state follows: the failure stays in its board). The first is logged."""
+        try:
+            self.core.apply(record.board, record.kind, record.payload, record.at)
+        except CommandRefused:
+            pass
+        except Exception as exc:
+            if first:
+                log.error("= replaying record %d failed as it did live", record.seq, exc_info=exc)
+            return False
+        return True
 
     def _load_snapshot(self) -> int:
         """Load the newest usable snapshot; returns its record (0: none, replay it all)."""

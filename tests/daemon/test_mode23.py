@@ -222,6 +222,11 @@ def test_a_reply_after_the_setnrun_is_an_ordinary_press() -> None:
     assert again is not None
 
 
+def _state(control: IncrementControl) -> IncrementState:
+    """The state now (read through a call: each assert sees it anew)."""
+    return control.state
+
+
 def test_the_press_that_starts_the_clock_adds_nothing() -> None:
     # Play pressed with Black's lever up: Black's time runs; Black presses to start
     # White's. The game says the press completes move 0 (the start position stands).
@@ -230,7 +235,7 @@ def test_the_press_that_starts_the_clock_adds_nothing() -> None:
     control.receive_reading(_reading(5430, 5430, RIGHT))
     reading = _reading(5430, 5429, LEFT)
     assert control.receive_reading(reading) == (reading, None)
-    assert control.state is IncrementState.WATCHING, "nothing learnt from a start press"
+    assert _state(control) is IncrementState.WATCHING, "nothing learnt from a start press"
     numbers[LEFT] = 1  # White's move 1 on the board: its press gets the increment
     corrected, command = control.receive_reading(_reading(5420, 5429, RIGHT))
     assert corrected == _reading(5450, 5429, RIGHT)
@@ -257,12 +262,12 @@ def test_a_clock_that_adds_its_own_later_is_never_added_to_again() -> None:
     control.receive_reading(_reading(5430, 5430, LEFT))
     _, command = control.receive_reading(_reading(5420, 5430, RIGHT))
     assert command is not None
-    assert control.state is IncrementState.SETTING
+    assert _state(control) is IncrementState.SETTING
     control.receive_done()
     control.receive_reading(_reading(5450, 5425, RIGHT))
     own = _reading(5450, 5455, LEFT)  # Black's press: the clock added 30 s itself
     assert control.receive_reading(own) == (own, None)
-    assert control.state is IncrementState.CLOCK_ADDS
+    assert _state(control) is IncrementState.CLOCK_ADDS
     later = _reading(5470, 5455, RIGHT)
     assert control.receive_reading(later) == (later, None), "never 60 s"
 
@@ -271,9 +276,9 @@ def test_a_reset_decides_again_who_adds_the_time() -> None:
     control = IncrementControl(TimeControl.from_pgn("5400+30"))
     control.receive_reading(_reading(5430, 5430, LEFT))
     control.receive_reading(_reading(5459, 5430, RIGHT))
-    assert control.state is IncrementState.CLOCK_ADDS
+    assert _state(control) is IncrementState.CLOCK_ADDS
     control.reset()  # the next round: a mode 23 clock, set by dgtcast
-    assert control.state is IncrementState.WATCHING
+    assert _state(control) is IncrementState.WATCHING
     control.receive_reading(_reading(5430, 5430, LEFT))
     corrected, command = control.receive_reading(_reading(5425, 5430, RIGHT))
     assert corrected == _reading(5455, 5430, RIGHT)
