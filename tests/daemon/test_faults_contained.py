@@ -75,8 +75,7 @@ async def test_a_bug_in_one_session_stays_in_its_board(
                 await wait_for(daemon.sessions[number].online.is_set, 10, f"board {number}")
             raised = _break_clock_readings(daemon.sessions[1], times=3)
             await asyncio.gather(one.play(game, speed=25), two.play(game, speed=25))
-            for number in (1, 2):
-                await wait_for(lambda n=number: _plies(daemon, n) == 10, 15, f"board {number}")
+            await wait_for(lambda: _plies(daemon, 1) == _plies(daemon, 2) == 10, 15, "both games")
             alerts = _internal_errors(daemon)
     assert raised[0] == 3, "the fault happened, three times"
     assert len(alerts) == 1, alerts
