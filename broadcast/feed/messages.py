@@ -232,11 +232,14 @@ class ChooseLine:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SetClocks:
-    """``{"type": "set_clocks"}``: set every e-board clock to the time control."""
+    """``{"type": "set_clocks"}``: set every e-board clock to the time control;
+    ``"board": 3`` only that board's, ``"section": "U12"`` only that section's."""
 
     __pydantic_config__ = _COMMAND_CONFIG
     TYPE: ClassVar[str] = "set_clocks"
     DEFERRABLE: ClassVar[bool] = False
+    board: Positive | None = None
+    section: Text | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -21,11 +21,11 @@ from typing import Any
 from websockets.asyncio.client import connect
 from websockets.exceptions import InvalidHandshake, WebSocketException
 
-from broadcast.feed.messages import NextRound, command_to_json
+from broadcast.feed.messages import ArbiterCommand, NextRound, command_to_json
 from daemon.config.model import Config, load_config_or_report
 from daemon.shell import runtime
 
-__all__ = ["add_arguments", "next_round", "run"]
+__all__ = ["add_arguments", "channel_url", "next_round", "run"]
 
 _REF = "dgtcast-round-next"
 
@@ -52,7 +52,10 @@ def run(args: argparse.Namespace) -> int:
     try:
         reply = runtime.run(_within(args.timeout, next_round(config, command, port=args.port)))
     except (OSError, TimeoutError, WebSocketException) as exc:
-        print(f"dgtcast: no daemon answers at {_url(config, args.port)}: {exc}", file=sys.stderr)
+        print(
+            f"dgtcast: no daemon answers at {channel_url(config, args.port)}: {exc}",
+            file=sys.stderr,
+        )
         return 1
     return _show(reply)
 
@@ -62,7 +65,8 @@ async def _within(seconds: float, job: Coroutine[Any, Any, dict[str, Any]]) -> d
         return await job
 
 
-def _url(config: Config, port: int | None) -> str:
+def channel_url(config: Config, port: int | None) -> str:
+    """The running daemon's arbiter channel, from its configuration."""
     host = config.server.host
     if host in ("0.0.0.0", "::", ""):
         host = "127.0.0.1"
@@ -72,9 +76,10 @@ def _url(config: Config, port: int | None) -> str:
 
 
 async def next_round(
-    config: Config, command: NextRound, *, port: int | None = None
+    config: Config, command: ArbiterCommand, *, port: int | None = None
 ) -> dict[str, Any]:
-    """Send ``command`` on the daemon's arbiter channel; its ``ok`` or ``error`` answer.
+    """Send ``command`` on the daemon's arbiter channel; its ``ok`` or ``error`` answer
+    (``next_round``; ``dgtcast clocks set`` sends ``set_clocks`` the same way).
 
     Raises:
         OSError, TimeoutError, websockets.exceptions.WebSocketException: no daemon, or
@@ -83,7 +88,7 @@ async def next_round(
     token = config.server.arbiter_token
     if token is None:
         return {"type": "error", "reason": "[server] arbiter_token is needed to reach the daemon"}
-    async with connect(_url(config, port)) as ws:
+    async with connect(channel_url(config, port)) as ws:
         await ws.send(json.dumps({"type": "auth", "token": token}))
         await ws.send(json.dumps({**command_to_json(command), "ref": _REF}))
         async for message in ws:

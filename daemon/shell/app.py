@@ -22,7 +22,7 @@ from typing import Any, TypeVar
 
 from base.backoff import BackoffPolicy
 from broadcast.feed.hub import Hub
-from broadcast.feed.messages import BoardState, CommandReply, to_json_dict
+from broadcast.feed.messages import BoardState, CommandReply, SetClocks, to_json_dict
 from broadcast.livechess.server import LiveChessServer
 from broadcast.outputs.mqtt import MqttPublisher, Ownership
 from broadcast.outputs.mqtt_client import MqttSettings
@@ -276,6 +276,7 @@ class Daemon:
             game = self.core.games[number]
             if game.section.name == section:
                 session.board = game.config
+                session.new_round()
         self._announce()  # the boards the round adds are this daemon's too
 
     def _announce(self) -> None:
@@ -400,10 +401,26 @@ class Daemon:
     async def _warn_unanswered(self) -> None:
         await warn_unanswered(self.sessions, patience=self.options.board_patience)
 
-    async def set_clocks(self) -> CommandReply:
-        """Set every online e-board clock to its time control (arbiter ``set_clocks``)."""
+    async def set_clocks(self, command: SetClocks | None = None) -> CommandReply:
+        """Set the e-board clocks to their time control (arbiter ``set_clocks``): every
+        one, or the board's or the section's that ``command`` names.
+
+        Each clock set decides afresh who adds its increments (daemon/round/mode23.py).
+        """
+        board = None if command is None else command.board
+        section = None if command is None else command.section
+        chosen = {
+            number: session
+            for number, session in self.sessions.items()
+            if (board is None or number == board)
+            and (section is None or self.core.games[number].section.name == section)
+        }
+        if not chosen:
+            what = [f"board {board}" if board else "", f'section "{section}"' if section else ""]
+            named = " in ".join(w for w in what if w) or "this daemon"
+            return CommandReply(ok=False, reason=f"no e-board clock to set: {named} has none")
         results = await asyncio.gather(
-            *(s.set_clock(self.core.games[n].section) for n, s in self.sessions.items())
+            *(s.set_clock(self.core.games[n].section) for n, s in chosen.items())
         )
         return _clock_reply(results)
 

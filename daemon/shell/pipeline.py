@@ -170,8 +170,15 @@ class BoardSession:
         color = chess.WHITE if side is white else chess.BLACK
         return move_number_of(tracker.board, color)
 
+    def new_round(self) -> None:
+        """The board's section moved on to another round: a new game, maybe another
+        clock, so who adds its increments is decided afresh (daemon/round/mode23.py)."""
+        if self.increments is not None:
+            self.increments.reset()
+
     async def set_clock(self, section: Section) -> ClockSetResult:
-        """Set this board's clock (:func:`set_clock`); its move counters start afresh."""
+        """Set this board's clock (:func:`set_clock`); its move counters start afresh and
+        who adds its increments is decided anew."""
         result = await set_clock(self.supervisor, self.board, section)
         if result.ok and self.increments is not None:
             self.increments.reset()
@@ -251,6 +258,8 @@ class BoardSession:
             case LinkUp():
                 self.online.set()
                 self._first_dump = True
+                if self.increments is not None:
+                    self.increments.reset()  # maybe another clock: decided afresh
                 log.info("= board %d online on %s (serial %s)", number, report.port, report.serial)
                 online = LinkObserved(state=LinkState.ONLINE, at=at)
                 self._send(LINK, link_payload(online, serial=report.serial, port=report.port), at)

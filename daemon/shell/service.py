@@ -56,8 +56,9 @@ log = logging.getLogger(__name__)
 #: Journal record kind (a decision): the arbiter command just before it was refused.
 REFUSED = "arbiter_refused"
 
-#: Sets every e-board clock to the time control; returns a reply for the arbiter.
-ClockSetter = Callable[[], Awaitable[CommandReply]]
+#: Sets the e-board clocks a ``set_clocks`` names to the time control; returns a reply
+#: for the arbiter.
+ClockSetter = Callable[[SetClocks], Awaitable[CommandReply]]
 
 
 class RoundService:
@@ -258,7 +259,7 @@ class RoundService:
         if isinstance(command, SetClocks):
             if self.clock_setter is None:
                 return CommandReply(ok=False, reason="no e-board clocks to set")
-            return await self.clock_setter()
+            return await self.clock_setter(command)
         try:
             outcome = self._act(entry, journalled=True)
         except CommandRefused as exc:
