@@ -129,7 +129,9 @@ class AlertEngine:
         """Take one event of the board's game tracker; then drain the outputs."""
         watch = self._board(board)
         match event:
-            case GameStarted() | MoveMade() | InSync() | PositionAccepted():
+            case ClockUpdated() | MoveMade():
+                self._clock_checks(board, watch, event)
+            case GameStarted() | InSync() | PositionAccepted():
                 _follow(watch, event)
             case MovesWithdrawn():
                 self._results.withdraw_game_over(board, event.at)
@@ -141,14 +143,21 @@ class AlertEngine:
                 self._game_ended(board, watch, event)
             case FlagFell():
                 self._flag_fell(board, watch, event)
-            case ClockUpdated():
-                tolerance = self._settings.clock_tolerance
-                for draft in watch.clock_reading(board, event, tolerance):
-                    self._raise_draft(board, event.at, draft)
             case ClockSidesLearned():
                 pass
             case _:
                 assert_never(event)
+
+    def _clock_checks(self, board: int, watch: BoardWatch, event: ClockUpdated | MoveMade) -> None:
+        """A reading (start and increment checks), or a move (White's first press)."""
+        tolerance = self._settings.clock_tolerance
+        if isinstance(event, MoveMade):
+            _follow(watch, event)
+            drafts = watch.move_made(board, event.ply, event.at, tolerance)
+        else:
+            drafts = watch.clock_reading(board, event, tolerance)
+        for draft in drafts:
+            self._raise_draft(board, event.at, draft)
 
     def receive_link(self, board: int, online: bool, at: float) -> None:
         """The e-board's link went up or down (may repeat); then drain the outputs."""

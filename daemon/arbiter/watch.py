@@ -90,6 +90,9 @@ class BoardWatch:
     moved: bool = False  # a move, a lever press or an accepted position in this game
     start_checked: bool = False
     increment_wrong: set[Color] = field(default_factory=set)
+    #: White's press before any move: (before, after); it was move 1's if MoveMade(1)
+    #: follows it at once, else it only started the clock (Black's time).
+    first_press: tuple[ClockUpdated, ClockUpdated] | None = None
 
     def new_game(self, at: float) -> None:
         self.game = at
@@ -99,6 +102,7 @@ class BoardWatch:
         self.moved = False
         self.start_checked = False
         self.increment_wrong.clear()
+        self.first_press = None
 
     def has_moved(self, color: Color, when: float) -> bool:
         """``color`` made a move by ``when``: proof of presence (FIDE 6.7)."""
@@ -116,18 +120,37 @@ class BoardWatch:
         return [(s, t) for s, t in stages if s not in self.stages_done]
 
     def clock_reading(self, board: int, event: ClockUpdated, tolerance: float) -> list[AlertDraft]:
-        """A clock reading: the start check (first reading) and the increment check."""
+        """A clock reading: the start check (the clock started) and the increment check.
+
+        The start check is made when the game's clock first runs, not on a paused
+        reading (a clock still showing the last round's times is about to be set). A
+        press before the game's first move only starts the clock (Black's lever, or
+        White's pressed before moving): it is no move and gains nothing, unless White's
+        move 1 comes with it (:meth:`move_made`).
+        """
         drafts: list[AlertDraft] = []
         last, self.last_clock = self.last_clock, event
-        if not self.start_checked:
+        self.first_press = None
+        if not self.start_checked and event.running is not None:
             self.start_checked = True
             # Only a game seen from its start position, before any move: White's clock
             # runs first, so a first reading with Black's running follows a press.
             if self.game is not None and not self.moved and event.running != "black":
                 drafts += self._check_start(board, event, tolerance)
         if last is not None and _is_press(last, event):
-            drafts += self._check_increment(board, last, event, tolerance)
+            if self.moved:
+                drafts += self._check_increment(board, last, event, tolerance)
+            elif last.running == "white":
+                self.first_press = (last, event)
         return drafts
+
+    def move_made(self, board: int, ply: int, at: float, tolerance: float) -> list[AlertDraft]:
+        """A move was made: White's move 1 completed by the press just before it is
+        checked now (its press came before the game knew it was a move)."""
+        press, self.first_press = self.first_press, None
+        if ply != 1 or press is None or press[1].at != at:
+            return []
+        return self._check_increment(board, press[0], press[1], tolerance)
 
     def presence(self, board: int, stage: str, when: float) -> tuple[AlertDraft, str] | None:
         """FIDE 6.7: a move proves presence; absence is only provable for the side to move.

@@ -294,7 +294,9 @@ def clock(white: float, black: float, running: Color | None, at: float) -> Clock
 
 def test_clock_set_to_the_wrong_time_at_the_start() -> None:
     engine = make_engine()
-    (alert,) = feed(engine, 1, GameStarted(rotated=False, at=T0), clock(3600, 3600, None, T0))
+    paused = clock(3600, 3600, None, T0)  # checked when it is started, not while paused
+    assert feed(engine, 1, GameStarted(rotated=False, at=T0), paused) == []
+    (alert,) = feed(engine, 1, clock(3600, 3600, "white", T0 + 1))
     assert alert.kind == "clock_mismatch"
     assert alert.details == {
         "check": "start",
@@ -304,7 +306,46 @@ def test_clock_set_to_the_wrong_time_at_the_start() -> None:
         "time_control": "5400+30",
     }
     assert "not the time control 1h30m + 30s" in alert.action
-    assert feed(engine, 1, clock(3600, 3600, "white", T0 + 2)) == []
+    assert feed(engine, 1, clock(3599, 3600, "white", T0 + 2)) == []
+
+
+def test_a_clock_still_showing_the_last_round_and_then_set_raises_nothing() -> None:
+    engine = make_engine()
+    last_round = clock(1234, 876, None, T0 - 120)
+    assert feed(engine, 1, GameStarted(rotated=False, at=T0 - 130), last_round) == []
+    assert feed(engine, 1, clock(5430, 5430, None, T0 - 60)) == []  # "Set clocks"
+    assert feed(engine, 1, clock(5430, 5430, "white", T0)) == []
+
+
+@pytest.mark.parametrize(
+    "presses",
+    [
+        # Black's lever pressed to start White's time (Black's ran: play with its lever up)
+        [clock(5430, 5430, "black", T0), clock(5430, 5429, "white", T0 + 1)],
+        # White's lever pressed before moving (Black's time starts), then Black's
+        [
+            clock(5430, 5430, "white", T0),
+            clock(5429, 5430, "black", T0 + 1),
+            clock(5429, 5429, "white", T0 + 2),
+        ],
+    ],
+)
+def test_presses_that_only_start_the_clock_are_no_moves(presses: list[ClockUpdated]) -> None:
+    engine = make_engine()
+    assert feed(engine, 1, GameStarted(rotated=False, at=T0 - 10), *presses) == []
+    # White's move 1 and its press (mode 23: dgtcast added the 30 s), Black's reply
+    move_1 = clock(5425 + 30, 5429, "black", T0 + 8)
+    assert feed(engine, 1, clock(5425, 5429, "white", T0 + 7), move_1, e4(T0 + 8)) == []
+    reply = [clock(5455, 5421, "black", T0 + 16), clock(5455, 5421 + 30, "white", T0 + 17)]
+    assert feed(engine, 1, *reply) == []
+
+
+def test_whites_first_press_without_its_increment_is_still_a_mismatch() -> None:
+    engine = make_engine()
+    feed(engine, 1, GameStarted(rotated=False, at=T0 - 10), clock(5430, 5430, "white", T0))
+    no_bonus = clock(5425, 5430, "black", T0 + 8)
+    (alert,) = feed(engine, 1, clock(5425, 5430, "white", T0 + 7), no_bonus, e4(T0 + 8))
+    assert alert.details == {"check": "increment", "color": "white", "move": 1, "added": 0}
 
 
 @pytest.mark.parametrize(
@@ -352,6 +393,7 @@ def test_increment_not_applied_raised_once_per_episode() -> None:
         clock(5430, 5430, "white", T0),
         clock(5420, 5430, "white", T0 + 10),
         clock(5450, 5430, "black", T0 + 10.5),  # White's press: +30, right
+        e4(T0 + 10.5),  # the move it completed (before it, presses only start the clock)
         clock(5450, 5401, "black", T0 + 40),
         clock(5450, 5401, "white", T0 + 40.4),  # Black's press: +0, wrong
         clock(5440, 5401, "white", T0 + 50),
@@ -499,7 +541,7 @@ def round_steps() -> list[tuple[bool, Step]]:
         (False, lambda e: e.receive_link(1, online=True, at=T0 - 50)),
         (False, lambda e: e.receive_link(2, online=True, at=T0 - 50)),
         (False, lambda e: e.receive_game_event(1, GameStarted(rotated=False, at=T0 - 40))),
-        (False, lambda e: e.receive_game_event(1, clock(3000, 3000, None, T0 - 30))),
+        (False, lambda e: e.receive_game_event(1, clock(3000, 3000, "white", T0 - 30))),
         (False, lambda e: e.receive_game_event(1, e4(T0 + 5))),
         (False, lambda e: e.receive_tick(T0 + 40)),
         (False, lambda e: e.receive_game_event(1, lost)),

@@ -7,7 +7,7 @@ from broadcast.feed.messages import Alert
 from daemon.arbiter.engine import AlertEngine, AlertSettings
 from daemon.arbiter.watch import BoardRules
 from daemon.game.durations import ClockRules, TimeControl
-from daemon.game.events import ClockUpdated, FlagFell, GameEvent, GameStarted
+from daemon.game.events import ClockUpdated, FlagFell, GameEvent, GameStarted, MoveMade
 
 T0 = 1_750_000_000.0
 CLASSICAL = TimeControl.from_text("40 moves in 90m + 30s, then 30m + 30s")
@@ -46,7 +46,17 @@ def _game(white_bonus: int, black_bonus: int, moves: int = 41) -> list[GameEvent
             bonus = white_bonus if color == "white" else black_bonus
             times[color] += 30 + (bonus if move == 40 else 0)
             events.append(ClockUpdated(**times, running=other, at=at + 0.3))
+            if move == 1 and color == "white":  # the move the press completed
+                events.append(_move_1(times["white"], at + 0.3))
     return events
+
+
+def _move_1(clock: float, at: float) -> MoveMade:
+    """White's first move: before it, a press only starts the clock."""
+    fen = "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1"
+    return MoveMade(
+        ply=1, uci="e2e4", san="e4", clock=clock, clock_before=clock - 30, emt=10, fen=fen, at=at
+    )
 
 
 def test_no_false_alert_at_the_move_40_period_change() -> None:
