@@ -389,7 +389,7 @@ def test_readings_that_are_not_a_game_start_are_not_checked(events: list[GameEve
 
 def test_increment_not_applied_raised_once_per_episode() -> None:
     engine = make_engine()
-    readings = [
+    readings: list[GameEvent] = [
         clock(5430, 5430, "white", T0),
         clock(5420, 5430, "white", T0 + 10),
         clock(5450, 5430, "black", T0 + 10.5),  # White's press: +30, right
