@@ -93,6 +93,10 @@ class BoardWatch:
     #: White's press before any move: (before, after); it was move 1's if MoveMade(1)
     #: follows it at once, else it only started the clock (Black's time).
     first_press: tuple[ClockUpdated, ClockUpdated] | None = None
+    #: Before White's first move: seconds each colour's time ran, and the presses that
+    #: only started the clock (a clock adding its own increment gave each one).
+    ran: dict[Color, float] = field(default_factory=dict)
+    start_presses: dict[Color, int] = field(default_factory=dict)
 
     def new_game(self, at: float) -> None:
         self.game = at
@@ -103,6 +107,8 @@ class BoardWatch:
         self.start_checked = False
         self.increment_wrong.clear()
         self.first_press = None
+        self.ran.clear()
+        self.start_presses.clear()
 
     def has_moved(self, color: Color, when: float) -> bool:
         """``color`` made a move by ``when``: proof of presence (FIDE 6.7)."""
@@ -120,37 +126,48 @@ class BoardWatch:
         return [(s, t) for s, t in stages if s not in self.stages_done]
 
     def clock_reading(self, board: int, event: ClockUpdated, tolerance: float) -> list[AlertDraft]:
-        """A clock reading: the start check (the clock started) and the increment check.
+        """A clock reading: the increment check at each press.
 
-        The start check is made when the game's clock first runs, not on a paused
-        reading (a clock still showing the last round's times is about to be set). A
-        press before the game's first move only starts the clock (Black's lever, or
-        White's pressed before moving): it is no move and gains nothing, unless White's
-        move 1 comes with it (:meth:`move_made`).
+        A press before the game's first move only starts the clock (Black's lever, or
+        White's pressed before moving): it is no move, unless White's move 1 comes with
+        it (:meth:`move_made`, which also makes the start check).
         """
         drafts: list[AlertDraft] = []
         last, self.last_clock = self.last_clock, event
-        self.first_press = None
-        if not self.start_checked and event.running is not None:
-            self.start_checked = True
-            # Only a game seen from its start position, before any move: White's clock
-            # runs first, so a first reading with Black's running follows a press.
-            if self.game is not None and not self.moved and event.running != "black":
-                drafts += self._check_start(board, event, tolerance)
-        if last is not None and _is_press(last, event):
+        if self.first_press is not None:  # no move came with it: it started the clock
+            self.start_presses["white"] = self.start_presses.get("white", 0) + 1
+            self.first_press = None
+        if last is None:
+            return drafts
+        if not self.moved:
+            self._note_start(last, event)
+        if _is_press(last, event):
             if self.moved:
                 drafts += self._check_increment(board, last, event, tolerance)
             elif last.running == "white":
                 self.first_press = (last, event)
+            elif last.running == "black":
+                self.start_presses["black"] = self.start_presses.get("black", 0) + 1
         return drafts
 
+    def _note_start(self, last: ClockUpdated, event: ClockUpdated) -> None:
+        """Before the first move: how long each colour's time ran (a clock set meanwhile
+        only adds time, which is not counted)."""
+        if last.running is not None:
+            ran = _seconds_of(last, last.running) - _seconds_of(event, last.running)
+            self.ran[last.running] = self.ran.get(last.running, 0.0) + max(0.0, ran)
+
     def move_made(self, board: int, ply: int, at: float, tolerance: float) -> list[AlertDraft]:
-        """A move was made: White's move 1 completed by the press just before it is
-        checked now (its press came before the game knew it was a move)."""
+        """A move was made. White's move 1 with the press just before it: the start check
+        (the clock as it stood before that press) and the press's increment check."""
         press, self.first_press = self.first_press, None
         if ply != 1 or press is None or press[1].at != at:
             return []
-        return self._check_increment(board, press[0], press[1], tolerance)
+        drafts: list[AlertDraft] = []
+        if self.game is not None and not self.start_checked:
+            self.start_checked = True
+            drafts += self._check_start(board, press[0], tolerance)
+        return drafts + self._check_increment(board, press[0], press[1], tolerance)
 
     def presence(self, board: int, stage: str, when: float) -> tuple[AlertDraft, str] | None:
         """FIDE 6.7: a move proves presence; absence is only provable for the side to move.
@@ -180,15 +197,16 @@ class BoardWatch:
         ), result
 
     def _check_start(self, board: int, event: ClockUpdated, slack: float) -> list[AlertDraft]:
-        """The first reading of a game: both clocks set to the time control (§7.2)."""
+        """The clock just before White's first press: both sides set to the time control
+        (§7.2), less the time each ran, plus an increment for each press that only
+        started the clock (a clock that adds its own gave it)."""
         rules = self.rules.clocks
         control = rules.white
-        elapsed = max(0.0, event.at - self.rules.round_start) + slack
-        times = {"white": event.white, "black": event.black}
+        times: dict[Color, float] = {"white": event.white, "black": event.black}
         ok = all(
-            (min(allowed) - elapsed <= seconds <= max(allowed))
-            if color == event.running
-            else seconds in allowed
+            min(allowed) - self.ran.get(color, 0.0) - slack
+            <= seconds
+            <= max(allowed) + self.start_presses.get(color, 0) * rules.of(color).increment
             for color, seconds in times.items()
             for allowed in [rules.of(color).start_readings]
         )

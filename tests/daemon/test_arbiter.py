@@ -294,19 +294,21 @@ def clock(white: float, black: float, running: Color | None, at: float) -> Clock
 
 def test_clock_set_to_the_wrong_time_at_the_start() -> None:
     engine = make_engine()
-    paused = clock(3600, 3600, None, T0)  # checked when it is started, not while paused
+    paused = clock(3600, 3600, None, T0)  # checked at White's first press, not before
     assert feed(engine, 1, GameStarted(rotated=False, at=T0), paused) == []
-    (alert,) = feed(engine, 1, clock(3600, 3600, "white", T0 + 1))
+    assert feed(engine, 1, clock(3600, 3600, "white", T0 + 1)) == []
+    before = clock(3590, 3600, "white", T0 + 11)
+    (alert,) = feed(engine, 1, before, clock(3620, 3600, "black", T0 + 11.3), e4(T0 + 11.3))
     assert alert.kind == "clock_mismatch"
     assert alert.details == {
         "check": "start",
-        "white": 3600,
+        "white": 3590,
         "black": 3600,
         "expected": [5400, 5430],
         "time_control": "5400+30",
     }
     assert "not the time control 1h30m + 30s" in alert.action
-    assert feed(engine, 1, clock(3599, 3600, "white", T0 + 2)) == []
+    assert feed(engine, 1, clock(3620, 3590, "black", T0 + 21)) == []
 
 
 def test_a_clock_still_showing_the_last_round_and_then_set_raises_nothing() -> None:
@@ -364,8 +366,12 @@ def test_a_correctly_set_clock_raises_nothing(first: ClockUpdated) -> None:
 
 def test_a_running_clock_far_below_the_base_is_a_mismatch() -> None:
     engine = make_engine()
-    alerts = feed(engine, 1, GameStarted(rotated=False, at=T0), clock(2400, 5430, "white", T0 + 5))
-    assert kinds(alerts) == ["clock_mismatch"]
+    started: list[GameEvent] = [
+        GameStarted(rotated=False, at=T0),
+        clock(2400, 5430, "white", T0 + 5),
+    ]
+    press: list[GameEvent] = [clock(2430, 5430, "black", T0 + 5.3), e4(T0 + 5.3)]
+    assert kinds(feed(engine, 1, *started, *press)) == ["clock_mismatch"]
 
 
 @pytest.mark.parametrize(
@@ -542,6 +548,8 @@ def round_steps() -> list[tuple[bool, Step]]:
         (False, lambda e: e.receive_link(2, online=True, at=T0 - 50)),
         (False, lambda e: e.receive_game_event(1, GameStarted(rotated=False, at=T0 - 40))),
         (False, lambda e: e.receive_game_event(1, clock(3000, 3000, "white", T0 - 30))),
+        (False, lambda e: e.receive_game_event(1, clock(2965, 3000, "white", T0 + 5))),
+        (False, lambda e: e.receive_game_event(1, clock(2995, 3000, "black", T0 + 5))),
         (False, lambda e: e.receive_game_event(1, e4(T0 + 5))),
         (False, lambda e: e.receive_tick(T0 + 40)),
         (False, lambda e: e.receive_game_event(1, lost)),
@@ -714,7 +722,7 @@ def test_real_clock_on_the_wrong_time_control(recordings_dir: Path) -> None:
     assert [a.details for a in alerts] == [
         {
             "check": "start",
-            "white": 182,
+            "white": 179,  # just before White's first press
             "black": 182,
             "expected": [300, 305],
             "time_control": "300+5",

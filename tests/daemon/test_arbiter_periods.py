@@ -95,6 +95,9 @@ def test_armageddon_clock_set_equal_is_a_mismatch() -> None:
     readings: list[GameEvent] = [
         GameStarted(rotated=False, at=T0),
         ClockUpdated(white=300, black=300, running="white", at=T0),
+        ClockUpdated(white=296, black=300, running="white", at=T0 + 4),
+        ClockUpdated(white=296, black=300, running="black", at=T0 + 4.2),
+        _move_1(296, T0 + 4.2),
     ]
     (alert,) = _feed(engine, *readings)
     assert alert.details["black_expected"] == [240]
