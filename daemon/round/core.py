@@ -10,6 +10,7 @@ the journal through a fresh core rebuilds the round exactly (docs/architecture.m
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, assert_never
@@ -116,6 +117,8 @@ class RoundCore:
         self._deadlines: dict[int, float] = {}  # by board, trackers with a timer running
         #: E-boards not heard since the daemon's last start (``start`` inputs).
         self.links = LinkSilence()
+        #: The time of the latest input: until then the daemon was watching.
+        self.seen_until = -math.inf
         base = self._tracker_base = tracker_settings or TrackerSettings()
         for section in config.sections:
             for board in section.boards:
@@ -136,6 +139,7 @@ class RoundCore:
             CommandRefused: an arbiter command that cannot be carried out (nothing changed).
         """
         outcome = Outcome()
+        seen, self.seen_until = self.seen_until, max(self.seen_until, at)
         try:
             if kind == TICK:
                 self._tick(at, outcome)
@@ -144,7 +148,7 @@ class RoundCore:
             elif kind == ROUND:
                 self._change_round(RoundChange.from_payload(payload), at, outcome)
             elif kind == START:
-                self._start(float(payload.get("silence", BOARD_SILENCE)), at, outcome)
+                self._start(float(payload.get("silence", BOARD_SILENCE)), at, seen, outcome)
             elif kind == FLOOD:
                 self.engine.receive_flood(board, bool(payload["flooding"]), at)
             elif kind == JOURNAL:
@@ -318,16 +322,29 @@ class RoundCore:
             outcome.boards.add(number)
         self.engine.receive_tick(now)
 
-    def _start(self, silence: float, at: float, outcome: Outcome) -> None:
-        """The daemon (re)started: no e-board's link is known until it is heard again."""
+    def _start(self, silence: float, at: float, seen: float, outcome: Outcome) -> None:
+        """The daemon (re)started: no e-board's link is known until it is heard again.
+
+        Nobody watched the boards since ``seen`` (the last input before the stop): their
+        games are paused as of then, like an offline board's, so no timer fires for the
+        time the daemon was down. A move on its way when it stopped is completed by its
+        lever press (live, or from the board's memory), with the clock after that press
+        as its ``[%clk]``, not by a settle time that nobody saw pass.
+        """
         eboards = [number for number, game in self.games.items() if game.tracker is not None]
         self.links.silence = silence
         self.links.receive_start(eboards, at)
+        paused = LinkObserved(state=LinkState.OFFLINE, at=min(seen, at))
         for number in eboards:
             game = self.games[number]
             if game.online:
                 game.online = None  # the journal's `online` is from before the stop
+            if math.isfinite(seen):
+                assert game.tracker is not None
+                game.tracker.receive_link(paused)
+                self._drain_tracker(number, outcome)
             outcome.boards.add(number)
+        self._note_deadlines(eboards)
 
     def _command(self, command: ArbiterCommand, at: float, outcome: Outcome) -> None:
         match command:
