@@ -97,6 +97,7 @@ class IncrementControl:
         self._white_side = white_side
         self._presses: dict[ClockSide, int] = {}
         self._last: ClockObserved | None = None
+        self._seed: ClockObserved | None = None  # the journal's reading (see reset)
         self._reply: ClockObserved | None = None  # a press seen while a SETNRUN was on its way
 
     @property
@@ -104,12 +105,19 @@ class IncrementControl:
         """The move each side's last press completed (the clock's move counters)."""
         return dict(self._presses)
 
-    def reset(self) -> None:
+    def reset(self, last: ClockObserved | None = None) -> None:
         """A new game, a clock set or a reconnection: count moves afresh, learn White's
-        side again, and decide again who adds the time (the clock may be another one)."""
+        side again, and decide again who adds the time (the clock may be another one).
+
+        ``last``: on a reconnection (a restart too), the last reading the journal holds.
+        When the first reading now shows the other side running and neither time grew
+        (a mode 23 clock adds nothing by itself), a lever was pressed while nobody
+        listened: that press gets its increment like any other.
+        """
         self._presses.clear()
         self._white_side = self._configured
         self._last = None
+        self._seed = last
         self._reply = None
         self.state = IncrementState.WATCHING
 
@@ -125,6 +133,9 @@ class IncrementControl:
             if sent is not None and reading.running not in (None, sent.running):
                 self._reply = reading
             return None, None
+        seed, self._seed = self._seed, None
+        if self._last is None and seed is not None and _only_ran(seed, reading):
+            self._last = seed
         reply, self._reply = self._reply, None
         if reply is not None and self._last is not None and reading.running is self._last.running:
             reading = _redo_press(reply, reading, self._last)
@@ -195,6 +206,17 @@ def _redo_press(reply: ClockObserved, now: ClockObserved, sent: ClockObserved) -
         right_seconds=times[ClockSide.RIGHT],
         running=mover,
         lever=mover,
+    )
+
+
+def _only_ran(before: ClockObserved, now: ClockObserved) -> bool:
+    """Whether ``now`` can follow ``before`` on a clock that only ran (nobody set it, and
+    it added nothing: mode 23); a second's slack for the rounding of the readings."""
+    return (
+        before.connected
+        and now.connected
+        and now.left_seconds <= before.left_seconds + 1
+        and now.right_seconds <= before.right_seconds + 1
     )
 
 

@@ -155,6 +155,11 @@ class BoardSession:
         self._last_placement: dict[str, Any] | None = None
         self._recent: deque[str] = deque(maxlen=2)  # the last placements offered (FEN)
 
+    def _journalled_reading(self) -> ClockObserved | None:
+        """The board's last clock reading in the journal (before a reconnection)."""
+        game = self.service.core.games.get(self.board.number)
+        return None if game is None else game.reading
+
     def _move_number(self, side: ClockSide) -> int | None:
         """The move a press on ``side`` completes, from the board's game (None: no game;
         0: none, the start position stands and the press starts the clock)."""
@@ -258,8 +263,8 @@ class BoardSession:
             case LinkUp():
                 self.online.set()
                 self._first_dump = True
-                if self.increments is not None:
-                    self.increments.reset()  # maybe another clock: decided afresh
+                if self.increments is not None:  # maybe another clock: decided afresh
+                    self.increments.reset(self._journalled_reading())
                 log.info("= board %d online on %s (serial %s)", number, report.port, report.serial)
                 online = LinkObserved(state=LinkState.ONLINE, at=at)
                 self._send(LINK, link_payload(online, serial=report.serial, port=report.port), at)

@@ -283,3 +283,19 @@ def test_a_reset_decides_again_who_adds_the_time() -> None:
     corrected, command = control.receive_reading(_reading(5425, 5430, RIGHT))
     assert corrected == _reading(5455, 5430, RIGHT)
     assert command is not None
+
+
+def test_a_press_made_while_nobody_listened_gets_its_increment() -> None:
+    control = IncrementControl(TimeControl.from_pgn("5400+30"))
+    control.reset(_reading(5000, 5100, LEFT))  # the journal's last reading, White running
+    corrected, command = control.receive_reading(_reading(4990, 5099, RIGHT))
+    assert corrected == _reading(5020, 5099, RIGHT), "White pressed meanwhile"
+    assert command is not None
+
+
+def test_a_clock_set_while_nobody_listened_is_no_press() -> None:
+    control = IncrementControl(TimeControl.from_pgn("5400+30"))
+    control.reset(_reading(1000, 900, LEFT))
+    reading = _reading(5430, 5429, RIGHT)  # set anew and started: no press of this game
+    assert control.receive_reading(reading) == (reading, None)
+    assert _state(control) is IncrementState.WATCHING

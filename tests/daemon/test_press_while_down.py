@@ -23,6 +23,7 @@ from tests.daemon.recovery_support import check_record, play_part
 from tests.daemon.support import (
     FAST_TRACKER,
     BoardSpec,
+    journal_moves,
     read_game,
     running_daemon,
     wait_for,
@@ -68,3 +69,41 @@ async def test_a_press_while_the_daemon_is_down_keeps_its_clock(
             line = check_record(tmp_path / "journal.db", 1, game, board, plies)
     pressed = line[played]
     assert pressed["clock"] > pressed["clock_before"], "the increment is in its [%clk]"
+
+
+async def test_a_mode_23_press_while_the_daemon_is_down_gets_its_increment(
+    tmp_path: Path, games_dir: Path
+) -> None:
+    """A mode 23 clock adds nothing by itself: the press nobody saw gets its increment
+    from dgtcast once it is back, on the clock and in the ``[%clk]``."""
+    game = read_game(games_dir / "kasparov-deep-blue-1997.pgn", 5)
+    moves = list(game.mainline_moves())
+    played = 6
+    clock = ClockSettings(base_seconds=300, increment_seconds=0, mode=23)  # set to 3+2
+    async with EmulatedBoard(clock=clock, seed=47) as board:
+        config = write_config(tmp_path, [BoardSpec(1, str(board.path))])
+        config.write_text(config.read_text().replace("round = 2", "round = 2\ndgt_mode = 23"))
+        async with running_daemon(config, set_clocks=True) as daemon:
+            await wait_for(lambda: board.clock.display_text is not None, 15, "clock set")
+            player = HumanPlayer(seed=3, speed=SPEED, think=(8.0, 12.0))
+            position = chess.Board()
+            await board.perform(player.play(moves[:played]))
+            for move in moves[:played]:
+                position.push(move)
+            await wait_for(lambda: len(daemon.core.games[1].record.moves) == played, 10, "6")
+            schedule = player.move(position, moves[played])
+            await board.perform(schedule[:-1])
+            tracker = daemon.core.games[1].tracker
+            assert tracker is not None
+            await wait_for(lambda: tracker.sensed == board.physical.placement, 10, "seen")
+        board.act(schedule[-1].action)
+        await asyncio.sleep(FAST_TRACKER.clock_settle_time * 1.5)
+        async with running_daemon(config) as daemon:
+            record = daemon.core.games[1].record
+            await wait_for(lambda: len(record.moves) == played + 1, 30, "the pressed move")
+            await wait_for(lambda: board.clock.running == "right", 10, "Black's time runs")
+            white = board.clock.remaining("left", board.now())
+    line = journal_moves(tmp_path / "journal.db", 1)
+    pressed = [seconds for _, seconds in board.firmware.presses[: played + 1]]
+    assert [m["clock"] for m in line] == [seconds + 2 for seconds in pressed]
+    assert white == pressed[-1] + 2, "the clock got the increment too"
