@@ -82,7 +82,9 @@ class AlertSettings:
         for section in config.sections:
             event = section.event
             for board in section.boards:
-                boards[board.number] = BoardRules.of_event(event, has_eboard=board.has_eboard)
+                boards[board.number] = BoardRules.of_event(
+                    event, has_eboard=board.has_eboard, section=section.name
+                )
         return cls(boards=boards)
 
 
@@ -155,9 +157,19 @@ class AlertEngine:
             _follow(watch, event)
             drafts = watch.move_made(board, event.ply, event.at, tolerance)
         else:
+            if event.running is not None and watch.started is None and watch.rules.has_eboard:
+                self._round_started(watch.rules.section, event.at)
             drafts = watch.clock_reading(board, event, tolerance)
         for draft in drafts:
             self._raise_draft(board, event.at, draft)
+
+    def _round_started(self, section: str, at: float) -> None:
+        """The section's first clock started at ``at``: its round started (FIDE 6.6),
+        for the boards without a configured start; their default time counts from it."""
+        for watch in self._watch.values():
+            if watch.rules.section == section and watch.started is None:
+                watch.clock_start = at
+        self._deadline_known = False
 
     def receive_link(self, board: int, online: bool, at: float) -> None:
         """The e-board's link went up or down (may repeat); then drain the outputs."""

@@ -29,27 +29,33 @@ class BoardRules:
     """What the engine must know of one board.
 
     Attributes:
-        round_start: when White's clock is started (FIDE 6.6), epoch seconds.
-        default_time: seconds after ``round_start`` an absent player loses (FIDE 6.7).
+        round_start: when White's clock is started (FIDE 6.6), epoch seconds; None: when
+            the first clock of the board's section is started.
+        default_time: seconds after the round's start an absent player loses (FIDE 6.7);
+            0 (FIDE's default when the regulations state none): no late-arrival check.
         warning: seconds before the default time that the late-arrival warning comes.
         time_control: what the clock must be set to.
         has_eboard: only boards with an e-board get late-arrival and clock alerts.
         clock_rules: each colour's control and the draw odds; None = ``time_control``
             for both, no draw odds.
+        section: the board's section (its first clock started starts the round).
     """
 
-    round_start: float
+    round_start: float | None
     default_time: float
     warning: float
     time_control: TimeControl
     has_eboard: bool = True
     clock_rules: ClockRules | None = None
+    section: str = ""
 
     @classmethod
-    def of_event(cls, event: EventConfig, *, has_eboard: bool) -> BoardRules:
-        """The rules of a board of ``event``'s section."""
+    def of_event(cls, event: EventConfig, *, has_eboard: bool, section: str = "") -> BoardRules:
+        """The rules of a board of ``event``'s section (named ``section``)."""
+        start = event.round_start
         return cls(
-            round_start=event.round_start.timestamp(),
+            round_start=None if start is None else start.timestamp(),
+            section=section,
             default_time=event.default_time,
             warning=event.default_time_warning,
             time_control=event.time_control,
@@ -79,6 +85,7 @@ class BoardWatch:
 
     rules: BoardRules
     game: float | None = None  # ``at`` of the game's GameStarted: part of episode keys
+    clock_start: float | None = None  # the section's first clock started (no round_start)
     first_move_at: dict[Color, float] = field(default_factory=dict)  # presence, FIDE 6.7
     stages_done: set[str] = field(default_factory=set)
     online: bool | None = None
@@ -115,11 +122,20 @@ class BoardWatch:
         first = self.first_move_at.get(color)
         return first is not None and first <= when
 
+    @property
+    def started(self) -> float | None:
+        """When the round started: configured, or the section's first clock started."""
+        return self.rules.round_start if self.rules.round_start is not None else self.clock_start
+
     def stages(self) -> list[tuple[str, float]]:
-        """Late-arrival checks still to make: (stage, when), warning first."""
-        rules = self.rules
-        due = rules.round_start + rules.default_time
-        warn = max(rules.round_start, due - rules.warning)
+        """Late-arrival checks still to make: (stage, when), warning first. None before
+        the round started, nor with a zero default time (absence cannot be proven at the
+        very start: it is the arbiter's to see)."""
+        rules, start = self.rules, self.started
+        if start is None or rules.default_time <= 0:
+            return []
+        due = start + rules.default_time
+        warn = max(start, due - rules.warning)
         stages = [("default", due)]
         if rules.warning > 0 and warn < due:
             stages.insert(0, ("warning", warn))
@@ -185,7 +201,7 @@ class BoardWatch:
         details: dict[str, Any] = {
             "stage": stage,
             "color": absent,
-            "default_at": self.rules.round_start + self.rules.default_time,
+            "default_at": (self.started or when) + self.rules.default_time,
             "board_online": self.online is not False,
         }
         if stage == "default":

@@ -297,7 +297,9 @@ class RoundCore:
         self.games[board.number] = game
         event = section.event
         rules = BoardRules.of_event(
-            event, has_eboard=board.has_eboard and bool(board.white or board.black)
+            event,
+            has_eboard=board.has_eboard and bool(board.white or board.black),
+            section=section.name,
         )
         outcome.alerts += self.engine.new_round(board.number, rules, at)
         outcome.boards.add(board.number)

@@ -113,11 +113,13 @@ class DaemonOptions:
 def load_round_config(
     path: str | os.PathLike[str], journal: Journal | None = None, now: dt.datetime | None = None
 ) -> Config:
-    """Load the configuration; the default round start is the journal's first start.
+    """Load the configuration; the default round date is that of the journal's first start.
 
-    After a restart the default ``round_start`` (the daemon's start) must not move, or
-    the default time of FIDE 6.7 would move with it. Before the first start, ``now``
-    (default: now) is the start, and the daemon notes that same time in the journal.
+    The daemon's start is never the round's start (without ``round_start`` the round
+    starts when its section's first clock is started, docs/alerts.md); it only dates a
+    round whose configuration names no date, and after a restart past midnight that date
+    must not move. Before the first start, ``now`` (default: now) is the start, and the
+    daemon notes that same time in the journal.
 
     Raises:
         ConfigError: one line per problem.
@@ -333,6 +335,7 @@ class Daemon:
             self._start_fed = True
             silence = {"silence": self.options.board_silence}
             self.service.receive(EVENT_BOARD, START, silence, time.time())
+            _report_zero_default_time(self.config)
 
     async def run(self, stop: asyncio.Event) -> None:
         """Serve until ``stop`` is set; then shut everything down cleanly.
@@ -430,6 +433,18 @@ class Daemon:
                 await asyncio.gather(*(s.online.wait() for s in self.sessions.values()))
         reply = await self.set_clocks()
         log.info("= clocks set at round start: %s", reply.details)
+
+
+def _report_zero_default_time(config: Config) -> None:
+    """Say once, at start, which sections have no default time (FIDE 6.7's zero)."""
+    zero = [s.name or "the event" for s in config.sections if s.event.default_time <= 0]
+    if zero:
+        log.warning(
+            "= %s: default time 0 (no default_time: FIDE 6.7's default when the regulations"
+            " state none): a player absent when the clocks start loses, as the arbiter sees"
+            " at the board; no late-arrival alert is raised",
+            ", ".join(zero),
+        )
 
 
 def _publish_final(mqtt: MqttPublisher, state: BoardState) -> None:

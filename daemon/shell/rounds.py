@@ -15,8 +15,8 @@ them:
    the broadcast shows them, and the section's TRF hand-off moves to the new round.
 
 What the old round wrote stays: its PGN folder (``round-N/``), its TRF columns, its
-journal records. The round starts now (the new default time of FIDE 6.7 counts from the
-change) unless a start time is given.
+journal records. The round starts when the section's first clock is started (the new
+default time of FIDE 6.7 counts from then, not from the change).
 
 At a journal's first start the configured round of every section is recorded the same
 way (:meth:`RoundKeeper.record_start`), so a restart rebuilds who plays from the journal;
@@ -26,6 +26,7 @@ round the journal is in.
 
 from __future__ import annotations
 
+import datetime as dt
 import logging
 import time
 from collections.abc import Callable, Mapping
@@ -134,7 +135,8 @@ class RoundKeeper:
         change = RoundChange(
             section=name,
             round=round_number,
-            round_start=self._wall_clock(),
+            round_start=None,  # the section's first clock started starts it (FIDE 6.6)
+            date=dt.datetime.fromtimestamp(self._wall_clock()).astimezone().date().isoformat(),
             boards=plan.boards,
             pairs=plan.pairs,
             source=plan.source,

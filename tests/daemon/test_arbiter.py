@@ -190,15 +190,51 @@ def test_presence_counts_at_the_default_time_not_when_the_tick_comes() -> None:
     assert alert.details["color"] == "white"
 
 
-def test_zero_default_time_alerts_at_round_start_without_warning() -> None:
+def test_a_zero_default_time_raises_no_late_arrival() -> None:
+    # FIDE 6.7's default when the regulations state none: a player absent at the start
+    # loses, which the arbiter sees at the board; a board cannot prove it at once.
     engine = make_engine(default_time=0.0)
-    assert engine.next_deadline() == T0
-    engine.receive_tick(T0)
+    assert engine.next_deadline() is None
+    engine.receive_tick(T0 + 3600)
+    assert engine.alerts_raised() == []
+
+
+def _unscheduled(default_time: float = 60.0, section: str = "") -> BoardRules:
+    return BoardRules(
+        round_start=None,
+        default_time=default_time,
+        warning=20.0,
+        time_control=RAPID,
+        section=section,
+    )
+
+
+def test_without_a_start_time_the_sections_first_clock_starts_the_round() -> None:
+    boards = {1: _unscheduled(), 2: _unscheduled(), 5: _unscheduled(section="U12")}
+    engine = AlertEngine(AlertSettings(boards=boards))
+    engine.receive_tick(T0 + 3600)  # the daemon has run an hour: nothing started yet
+    assert engine.alerts_raised() == []
+    assert engine.next_deadline() is None
+    start = T0 + 3600
+    feed(engine, 1, GameStarted(rotated=False, at=start - 30), clock(5430, 5430, "white", start))
+    assert engine.next_deadline() == start + 40  # board 1's clock started the section's round
+    engine.receive_tick(start + 60)
     alerts = engine.alerts_raised()
-    assert [(a.board, a.details["stage"], a.at) for a in alerts] == [
-        (1, "default", T0),
-        (2, "default", T0),
-    ]
+    assert [(a.board, a.details["stage"]) for a in alerts] == [(1, "default"), (2, "default")]
+    assert alerts[1].details["default_at"] == start + 60
+    assert "the default time (1m) has passed" in alerts[1].action
+
+
+def test_a_new_round_waits_for_its_first_clock_again() -> None:
+    engine = AlertEngine(AlertSettings(boards={1: _unscheduled()}))
+    feed(engine, 1, GameStarted(rotated=False, at=T0), clock(5430, 5430, "white", T0))
+    feed(engine, 1, e4(T0 + 5))
+    engine.receive_tick(T0 + 600)  # White moved; Black never did: the default alert
+    assert kinds(engine.alerts_raised()) == ["late_arrival"]
+    engine.new_round(1, _unscheduled(), T0 + 3600)
+    engine.receive_tick(T0 + 7200)
+    assert engine.alerts_raised() == []
+    assert engine.next_deadline() is None
 
 
 def test_no_late_arrival_without_eboard_or_with_a_result_already_set() -> None:
@@ -528,6 +564,8 @@ def test_settings_from_the_sections_example() -> None:
     settings_ = AlertSettings.from_config(config)
     assert sorted(settings_.boards) == [1, 2, 3, 11, 12]
     senior, junior = settings_.boards[1], settings_.boards[11]
+    assert junior.round_start is not None
+    assert senior.round_start is not None
     assert junior.round_start - senior.round_start == 900
     assert (senior.default_time, senior.warning) == (1800, 300)
     assert str(junior.time_control) == "2400+30"
