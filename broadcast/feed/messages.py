@@ -282,8 +282,13 @@ class CommandRejected(ValueError):
 
 
 def command_to_json(command: ArbiterCommand) -> dict[str, Any]:
-    """A command as JSON data: ``{"type": "set_result", "board": 3, "result": "1-0"}``."""
-    values = {f.name: getattr(command, f.name) for f in dataclasses.fields(command)}
+    """A command as JSON data: ``{"type": "set_result", "board": 3, "result": "1-0"}``
+    (an optional field left out, None, is not written: ``{"type": "set_clocks"}``)."""
+    values = {
+        f.name: value
+        for f in dataclasses.fields(command)
+        if (value := getattr(command, f.name)) is not None
+    }
     return {"type": command.TYPE, **values}
 
 

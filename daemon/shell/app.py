@@ -418,7 +418,7 @@ class Daemon:
             if (board is None or number == board)
             and (section is None or self.core.games[number].section.name == section)
         }
-        if not chosen:
+        if not chosen and (board is not None or section is not None):
             what = [f"board {board}" if board else "", f'section "{section}"' if section else ""]
             named = " in ".join(w for w in what if w) or "this daemon"
             return CommandReply(ok=False, reason=f"no e-board clock to set: {named} has none")

@@ -52,6 +52,8 @@ COMMANDS: list[tuple[dict[str, Any], ArbiterCommand]] = [
     ({"type": "accept_position", "board": 12}, AcceptPosition(board=12)),
     ({"type": "choose_line", "board": 5, "line": 2}, ChooseLine(board=5, line=2)),
     ({"type": "set_clocks"}, SetClocks()),
+    ({"type": "set_clocks", "board": 7}, SetClocks(board=7)),
+    ({"type": "set_clocks", "section": "U12"}, SetClocks(section="U12")),
     ({"type": "next_round", "section": "", "force": False}, NextRound()),
     ({"type": "next_round", "section": "U12", "force": True}, NextRound(section="U12", force=True)),
 ]
@@ -79,7 +81,8 @@ def test_every_command_parses(message: dict[str, Any], command: ArbiterCommand) 
         ('{"type": 5}', "unknown message type: 5", None),
         ('{"type": "ack_alert"}', "missing field for ack_alert: id", None),
         ('{"type": "ack_alert", "id": 7, "x": 1}', "unexpected field(s) for ack_alert: x", None),
-        ('{"type": "set_clocks", "board": 1}', "unexpected field(s) for set_clocks: board", None),
+        ('{"type": "set_clocks", "seat": 1}', "unexpected field(s) for set_clocks: seat", None),
+        ('{"type": "set_clocks", "board": 0}', "'board' must be a positive integer", None),
         ('{"type": "ack_alert", "id": "7", "ref": "a"}', "'id' must be a positive integer", "a"),
         ('{"type": "confirm_result", "board": true}', "'board' must be a positive integer", None),
         ('{"type": "confirm_result", "board": 0}', "'board' must be a positive integer", None),
@@ -142,7 +145,7 @@ def test_any_json_parses_or_is_rejected(data: Any) -> None:
         return
     assert isinstance(data, dict)
     assert set(data) - {"type", "ref"} == {
-        name for name in ("id", "board", "result") if hasattr(command, name)
+        name for name in ("id", "board", "result") if getattr(command, name, None) is not None
     }
 
 
