@@ -31,7 +31,8 @@ from broadcast.feed.messages import SetClocks
 from daemon.commands.round import channel_url, next_round
 from daemon.config.model import Config, load_config_or_report
 from daemon.shell import runtime
-from daemon.shell.pipeline import ClockSetResult, board_supervisor, set_clock
+from daemon.shell.clock_set import ClockSetResult, set_clock
+from daemon.shell.pipeline import board_supervisor
 from drivers.dgt.aio.supervisor import LinkUp
 
 __all__ = ["add_arguments", "run"]

@@ -46,9 +46,10 @@ from daemon.round.core import RoundCore
 from daemon.round.link_silence import BOARD_SILENCE
 from daemon.round.snapshot import SnapshotPolicy, fingerprint
 from daemon.shell.board_check import warn_unanswered
+from daemon.shell.clock_set import choose_clocks, clock_reply
 from daemon.shell.faults import Faults, keep_running
 from daemon.shell.limits import connection_limits, quiet_accept_errors, raise_open_file_limit
-from daemon.shell.pipeline import BoardSession, ClockSetResult, board_supervisor
+from daemon.shell.pipeline import BoardSession, board_supervisor
 from daemon.shell.rounds import RoundKeeper
 from daemon.shell.service import RoundService
 from drivers.dgt.aio.supervisor import BoardSupervisor
@@ -410,22 +411,12 @@ class Daemon:
 
         Each clock set decides afresh who adds its increments (daemon/round/mode23.py).
         """
-        board = None if command is None else command.board
-        section = None if command is None else command.section
-        chosen = {
-            number: session
-            for number, session in self.sessions.items()
-            if (board is None or number == board)
-            and (section is None or self.core.games[number].section.name == section)
-        }
-        if not chosen and (board is not None or section is not None):
-            what = [f"board {board}" if board else "", f'section "{section}"' if section else ""]
-            named = " in ".join(w for w in what if w) or "this daemon"
-            return CommandReply(ok=False, reason=f"no e-board clock to set: {named} has none")
-        results = await asyncio.gather(
-            *(s.set_clock(self.core.games[n].section) for n, s in chosen.items())
-        )
-        return _clock_reply(results)
+        sections = {n: self.core.games[n].section.name for n in self.sessions}
+        chosen = choose_clocks(sections, command)
+        if isinstance(chosen, str):
+            return CommandReply(ok=False, reason=chosen)
+        sessions = [(self.sessions[n], self.core.games[n].section) for n in chosen]
+        return clock_reply(await asyncio.gather(*(s.set_clock(sec) for s, sec in sessions)))
 
     async def _set_clocks_when_online(self, patience: float = 30.0) -> None:
         with contextlib.suppress(TimeoutError):
@@ -450,15 +441,6 @@ def _report_zero_default_time(config: Config) -> None:
 def _publish_final(mqtt: MqttPublisher, state: BoardState) -> None:
     if state.result_final:
         mqtt.publish_result(state)
-
-
-def _clock_reply(results: list[ClockSetResult]) -> CommandReply:
-    failed = {str(r.board): r.reason for r in results if not r.ok}
-    done = [r.board for r in results if r.ok]
-    if failed:
-        reasons = "; ".join(f"board {b}: {why}" for b, why in failed.items())
-        return CommandReply(ok=False, reason=reasons, details={"set": done, "failed": failed})
-    return CommandReply(ok=True, details={"set": done})
 
 
 def _mqtt_settings(config: Config) -> MqttSettings:

@@ -5,8 +5,8 @@ sends, in the round's timers or in one output (lichess push, MQTT, the PGN folde
 webhook, LiveChess) must not end the daemon: every other board goes on. The shell
 catches it where it happens and hands it to :class:`Faults`, which
 
-* writes the traceback to the log **once** (ERROR; a repeat of the same error in the
-  same place is one WARNING line),
+* writes the traceback to the log **once** (ERROR; repeats of the same error in the
+  same place are counted, with one WARNING line at the 2nd, 4th, 8th, ... time),
 * raises **one** ``internal_error`` alert per place and error, naming the board (0: an
   output or the round's timers) and the error (docs/alerts.md), not journalled: it is
   about this process, not the round;
@@ -48,20 +48,19 @@ class Faults:
 
     def __init__(self, alerts: OutputAlerts) -> None:
         self._alerts = alerts
-        self._seen: set[tuple[str, int, str]] = set()
-        #: Every fault reported, repeats included: (where, board, error text).
-        self.reported: list[tuple[str, int, str]] = []
+        #: How often each fault was reported: (where, board, error text) -> count.
+        self.counts: dict[tuple[str, int, str], int] = {}
 
     def report(self, where: str, board: int, exc: BaseException, *, then: str) -> None:
         """``exc`` happened in ``where`` (of ``board``; 0: not a board); ``then`` says
         what the daemon does about it (``"the session goes on"``)."""
         text = error_text(exc)
         key = (where, board, text)
-        self.reported.append(key)
-        if key in self._seen:
-            log.warning("= %s failed again (%s); %s", where, text, then)
+        count = self.counts[key] = self.counts.get(key, 0) + 1
+        if count > 1:
+            if count & (count - 1) == 0:  # 2, 4, 8, ...: a bug that repeats, not a flood
+                log.warning("= %s failed again (%s, %d times); %s", where, text, count, then)
             return
-        self._seen.add(key)
         log.error("= %s failed (%s); %s", where, text, then, exc_info=exc)
         whose = f"Board {board}" if board else "The daemon"
         action = (

@@ -26,10 +26,9 @@ import dataclasses
 import logging
 import math
 import time
-import unicodedata
 from collections import deque
 from collections.abc import Callable, Coroutine
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 import chess
@@ -51,12 +50,13 @@ from daemon.journal.inputs import (
     placement_payload,
 )
 from daemon.round.mode23 import IncrementControl, move_number_of
+from daemon.shell.clock_set import ClockSetResult, set_clock
 from daemon.shell.flood import FloodGuard
 from daemon.shell.service import RoundService
-from drivers.dgt.aio.link import ClockRefused, DgtLinkError
+from drivers.dgt.aio.link import DgtLinkError
 from drivers.dgt.aio.ports import PortSpec
 from drivers.dgt.aio.supervisor import BoardSupervisor, LinkDown, LinkUp, Report
-from drivers.dgt.commands import ClockAscii, ClockSetAndRun
+from drivers.dgt.commands import ClockSetAndRun
 from drivers.dgt.device_core import DeviceTimeouts
 from drivers.dgt.events import BatteryStatus, BoardDump, ClockTimes, EEMoves, FieldUpdated
 from drivers.dgt.memory import board_memory
@@ -73,10 +73,7 @@ from drivers.observations import (
 __all__ = [
     "MEMORY_TIMEOUT",
     "BoardSession",
-    "ClockSetResult",
     "board_supervisor",
-    "clock_text",
-    "set_clock",
 ]
 
 log = logging.getLogger(__name__)
@@ -483,72 +480,3 @@ def board_supervisor(
         raise ValueError(f"board {board.number} has no e-board port or serial")
     spec = PortSpec.auto() if board.port is None else PortSpec.from_str(board.port)
     return BoardSupervisor(spec, timeouts=timeouts, backoff=backoff, serial=board.serial)
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ClockSetResult:
-    """What happened when one board's clock was set."""
-
-    board: int
-    ok: bool
-    reason: str = ""
-
-
-def clock_text(board: BoardConfig) -> str:
-    """Eight characters for a DGT 3000 display: the board number and both surnames.
-
-    ``"1 SmiDoe"`` for board 1, Smith v Doe: as much of each surname as fits.
-    """
-    prefix = f"{board.number} "
-    room = max(0, (8 - len(prefix)) // 2)
-    names = [_surname(board.white)[:room], _surname(board.black)[:room]]
-    return (prefix + "".join(names))[:8]
-
-
-def _surname(name: str) -> str:
-    """The surname in plain ASCII (accents dropped): the display has no other letters."""
-    plain = unicodedata.normalize("NFKD", name.split(",")[0]).encode("ascii", "ignore")
-    return plain.decode("ascii").replace(" ", "")
-
-
-def start_times(board: BoardConfig, section: Section) -> tuple[int, int] | str:
-    """(left, right) seconds a clock is set to before the game, or why it cannot be set.
-
-    Each side gets its colour's first period plus its first increment (Fischer clocks
-    start so, dgt-protocol.md §7.2 "Observed"). Under time odds the sides differ, so
-    White's side must be known (``clock_white_side``).
-    """
-    rules = section.event.clock_rules
-    white, black = rules.white.start_seconds, rules.black.start_seconds
-    if white == black:
-        return white, black
-    if board.clock_white_side is None:
-        return "time odds: set clock_white_side so White's time goes on White's side"
-    return (white, black) if board.clock_white_side == "left" else (black, white)
-
-
-async def set_clock(
-    supervisor: BoardSupervisor, board: BoardConfig, section: Section
-) -> ClockSetResult:
-    """Set one clock to the time control, paused, and show the board (mode 23, §7.5, §8).
-
-    SETNRUN sets both times and what runs; the clock itself adds nothing in mode 23, so
-    the daemon adds increments and periods while it runs (daemon/round/mode23.py).
-    """
-    times = start_times(board, section)
-    if isinstance(times, str):
-        return ClockSetResult(board=board.number, ok=False, reason=times)
-    command = ClockSetAndRun(
-        left_seconds=times[0], right_seconds=times[1], run="paused", toggle_on_lever=True
-    )
-    try:
-        await supervisor.send_clock(command)
-    except ClockRefused as exc:
-        return ClockSetResult(board=board.number, ok=False, reason=f"refused ({exc})")
-    except DgtLinkError as exc:
-        return ClockSetResult(board=board.number, ok=False, reason=str(exc) or type(exc).__name__)
-    try:
-        await supervisor.send_clock(ClockAscii(text=clock_text(board)))
-    except DgtLinkError as exc:
-        log.info("board %d: no text display (%s)", board.number, exc)
-    return ClockSetResult(board=board.number, ok=True)
