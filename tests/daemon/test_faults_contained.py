@@ -17,8 +17,9 @@ from typing import Any
 import chess.pgn
 import pytest
 
-from broadcast.feed.messages import Alert, BoardState
+from broadcast.feed.messages import Alert, BoardState, SetResult
 from broadcast.outputs.pgn_folder import PgnFolderWriter
+from daemon.round.core import RoundCore
 from daemon.shell.app import Daemon
 from daemon.shell.pipeline import BoardSession
 from drivers.dgt.aio.supervisor import BoardSupervisor
@@ -168,3 +169,30 @@ async def test_a_bug_in_one_output_stays_in_it(
         pgn = chess.pgn.read_game(handle)
     assert pgn is not None
     assert len(list(pgn.mainline_moves())) == 10
+
+
+@pytest.mark.error_log(r"replaying record \d+ failed as it did live")
+async def test_a_replay_goes_past_the_input_a_bug_failed_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The input a core bug failed on is journalled; a restart replays it, fails the same
+    way (logged once) and rebuilds every other input: the daemon starts."""
+    config = write_config(tmp_path, [BoardSpec(1, None), BoardSpec(2, None)])
+    original = RoundCore.apply
+
+    def broken(self: RoundCore, board: int, kind: str, payload: Any, at: float) -> Any:
+        if kind == "arbiter" and payload.get("board") == 1 and payload.get("result") == "1-0":
+            raise RuntimeError(INJECTED)
+        return original(self, board, kind, payload, at)
+
+    monkeypatch.setattr(RoundCore, "apply", broken)
+    async with running_daemon(config) as daemon:
+        with pytest.raises(RuntimeError, match="injected"):
+            await daemon.service.execute(SetResult(board=1, result="1-0"))
+        assert (await daemon.service.execute(SetResult(board=2, result="0-1"))).ok
+    async with running_daemon(config) as restarted:
+        two = restarted.core.engine.result_of(2)
+        one = restarted.core.engine.result_of(1)
+    assert two is not None
+    assert two.result == "0-1"
+    assert one is None, "the failed input changed nothing, as live"
