@@ -2,9 +2,10 @@
 
 A :class:`BoardWatch` takes a board's game events and clock readings as the
 :class:`~daemon.arbiter.engine.AlertEngine` passes them, and its checks return
-:class:`AlertDraft` values (a kind, details, the action to suggest and the episode key);
-the engine raises each draft once per episode. The rules: FIDE Laws 6.7 (default time)
-and the clock settings of tournament-rules.md §2 (start times, increments).
+:class:`AlertDraft` values (a kind, details, the action to suggest, the episode key and
+the condition's scope) and :class:`Cleared` values (a condition that no longer holds);
+the engine raises each draft once per episode and resolves what cleared. The rules: FIDE
+Laws 6.7 (default time) and the clock settings of tournament-rules.md §2 (start times, increments).
 """
 
 from __future__ import annotations
@@ -18,10 +19,12 @@ from daemon.config.model import EventConfig
 from daemon.game.durations import ClockRules, TimeControl, format_duration
 from daemon.game.events import ClockUpdated
 
-__all__ = ["AlertDraft", "BoardRules", "BoardWatch", "Episode"]
+__all__ = ["AlertDraft", "BoardRules", "BoardWatch", "Cleared", "Condition", "Episode"]
 
 #: Names one episode of an alert: raised once, whatever the inputs repeat.
 Episode = tuple[str | int | float | None, ...]
+#: Names one condition: (kind, board, *scope); at most one open alert has it.
+Condition = tuple[str | int | float | None, ...]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -71,6 +74,17 @@ class AlertDraft:
     details: dict[str, Any]
     action: str
     episode: Episode
+    scope: tuple[str, ...] = ()  # with kind and board, the condition (one open alert)
+    update_note: str = ""  # the history's note when it updates the condition's open alert
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Cleared:
+    """A condition of the board no longer holds: its open alert resolves, saying why."""
+
+    kind: AlertKind
+    scope: tuple[str, ...]
+    note: str
 
 
 @dataclass(slots=True)
@@ -89,6 +103,7 @@ class BoardWatch:
     presses: dict[Color, int] = field(default_factory=dict)
     moved: bool = False  # a move, a lever press or an accepted position in this game
     start_checked: bool = False
+    start_wrong: bool = False  # the start check failed; readings before a press check again
     increment_wrong: set[Color] = field(default_factory=set)
 
     def new_game(self, at: float) -> None:
@@ -98,6 +113,7 @@ class BoardWatch:
         self.presses.clear()
         self.moved = False
         self.start_checked = False
+        self.start_wrong = False
         self.increment_wrong.clear()
 
     def has_moved(self, color: Color, when: float) -> bool:
@@ -115,19 +131,29 @@ class BoardWatch:
             stages.insert(0, ("warning", warn))
         return [(s, t) for s, t in stages if s not in self.stages_done]
 
-    def clock_reading(self, board: int, event: ClockUpdated, tolerance: float) -> list[AlertDraft]:
-        """A clock reading: the start check (first reading) and the increment check."""
-        drafts: list[AlertDraft] = []
+    def clock_reading(
+        self, board: int, event: ClockUpdated, tolerance: float
+    ) -> list[AlertDraft | Cleared]:
+        """A clock reading: the start check (first reading, and again while it fails
+        before any press: the clock is being set) and the increment check."""
+        found: list[AlertDraft | Cleared] = []
         last, self.last_clock = self.last_clock, event
-        if not self.start_checked:
+        if not self.start_checked or self.start_wrong:
             self.start_checked = True
             # Only a game seen from its start position, before any move: White's clock
             # runs first, so a first reading with Black's running follows a press.
             if self.game is not None and not self.moved and event.running != "black":
-                drafts += self._check_start(board, event, tolerance)
+                wrong = self._check_start(board, event, tolerance)
+                if self.start_wrong and not wrong:
+                    note = "the clock now shows the time control"
+                    found.append(
+                        Cleared(kind=AlertKind.CLOCK_MISMATCH, scope=("start",), note=note)
+                    )
+                self.start_wrong = bool(wrong)
+                found += wrong
         if last is not None and _is_press(last, event):
-            drafts += self._check_increment(board, last, event, tolerance)
-        return drafts
+            found += self._check_increment(board, last, event, tolerance)
+        return found
 
     def presence(self, board: int, stage: str, when: float) -> tuple[AlertDraft, str] | None:
         """FIDE 6.7: a move proves presence; absence is only provable for the side to move.
@@ -152,8 +178,13 @@ class BoardWatch:
             details["result"] = result
         action = _late_action(board, absent, stage, result, self)
         episode = ("late_arrival", board, stage)
+        note = "the default time has passed" if stage == "default" else ""
         return AlertDraft(
-            kind=AlertKind.LATE_ARRIVAL, details=details, action=action, episode=episode
+            kind=AlertKind.LATE_ARRIVAL,
+            details=details,
+            action=action,
+            episode=episode,
+            update_note=note,
         ), result
 
     def _check_start(self, board: int, event: ClockUpdated, slack: float) -> list[AlertDraft]:
@@ -191,13 +222,17 @@ class BoardWatch:
         episode = ("clock_mismatch", board, self.game, "start")
         return [
             AlertDraft(
-                kind=AlertKind.CLOCK_MISMATCH, details=details, action=action, episode=episode
+                kind=AlertKind.CLOCK_MISMATCH,
+                details=details,
+                action=action,
+                episode=episode,
+                scope=("start",),
             )
         ]
 
     def _check_increment(
         self, board: int, before: ClockUpdated, after: ClockUpdated, tolerance: float
-    ) -> list[AlertDraft]:
+    ) -> list[AlertDraft | Cleared]:
         """A lever press: the mover's clock must gain the increment (and any new period)."""
         color = before.running
         assert color is not None
@@ -206,8 +241,11 @@ class BoardWatch:
         expected = self.rules.clocks.of(color).added_after(move)
         added = _seconds_of(after, color) - _seconds_of(before, color)
         if abs(added - expected) <= tolerance:
+            if color not in self.increment_wrong:
+                return []
             self.increment_wrong.discard(color)
-            return []
+            note = f"the clock added the right increment after {color.capitalize()}'s move {move}"
+            return [Cleared(kind=AlertKind.CLOCK_MISMATCH, scope=("increment", color), note=note)]
         if color in self.increment_wrong:
             return []  # the same episode: the clock keeps adding the wrong time
         self.increment_wrong.add(color)
@@ -224,7 +262,11 @@ class BoardWatch:
         episode = ("clock_mismatch", board, self.game, "increment", color, move)
         return [
             AlertDraft(
-                kind=AlertKind.CLOCK_MISMATCH, details=details, action=action, episode=episode
+                kind=AlertKind.CLOCK_MISMATCH,
+                details=details,
+                action=action,
+                episode=episode,
+                scope=("increment", color),
             )
         ]
 
