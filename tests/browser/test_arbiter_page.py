@@ -52,12 +52,16 @@ async def test_an_alert_is_acknowledged_from_the_arbiter_page(tmp_path: Path, pa
             await page.screenshot(path=tmp_path / "arbiter-alert.png")
 
             await item.get_by_role("button", name="Acknowledge").click()
-            await expect(item).to_have_class("alert acknowledged")
+            await expect(item).to_have_class("alert acknowledged")  # seen, still open
             await expect(item.locator(".acked")).to_have_text("acknowledged")
             await expect(item.locator(".reply")).to_have_text("ok")
             await expect(item.get_by_role("button", name="Acknowledge")).to_have_count(0)
+            await expect(item.locator(".history")).to_contain_text("acknowledged by arbiter")
+            await expect(page.locator("#alert-count")).to_have_text("1 open (1 acknowledged)")
             await wait_for(
-                lambda: alert_id not in {a.id for a in engine.open_alerts}, 5, "acknowledged"
+                lambda: alert_id in {a.id for a in engine.open_alerts if a.acknowledged},
+                5,
+                "acknowledged",
             )
             await expect(page.locator("#replies li").first).to_contain_text(
                 f"Acknowledge alert {alert_id} (board_offline, board 1): ok"
@@ -68,6 +72,21 @@ async def test_an_alert_is_acknowledged_from_the_arbiter_page(tmp_path: Path, pa
             await expect(refused).to_contain_text("board 1: ")
             await expect(page.locator("#replies li.error").first).to_contain_text("Set clocks: ")
             await page.screenshot(path=tmp_path / "arbiter-acknowledged.png", full_page=True)
+
+            await board.replug()  # back online: the alert resolves by itself
+            await expect(page.locator("#alerts li.alert")).to_have_count(0)
+            await expect(page.locator("#no-alerts")).to_be_visible()
+            await expect(page.locator("#alert-count")).to_have_text("")
+            await expect(page.locator("#resolved-count")).to_have_text("1")
+            await page.locator("#resolved-panel summary").click()
+            resolved = page.locator(f'#resolved-alerts li.alert[data-id="{alert_id}"]')
+            await expect(resolved).to_have_class("alert acknowledged resolved")
+            await expect(resolved.locator(".resolved-mark")).to_have_text("resolved")
+            await expect(resolved.locator(".history")).to_contain_text(
+                "resolved by dgtcast: the e-board answers again after"
+            )
+            assert engine.open_alerts == []
+            await page.screenshot(path=tmp_path / "arbiter-resolved.png", full_page=True)
             await pages.close()
 
 
@@ -153,8 +172,12 @@ async def test_the_arbiter_chooses_the_line_played_during_a_gap(
             await expect(item.locator("button.choose-line")).to_have_count(4)
             await page.screenshot(path=tmp_path / "arbiter-gap.png", full_page=True)
             await item.get_by_role("button", name="e5 Nf3 Nc6 Bc4").click()
-            await expect(item.locator(".reply")).to_have_text("ok")
             await wait_for(lambda: tracker.ply == 5, 10, "the line chosen")
+            await page.locator("#resolved-panel summary").click()  # the arbiter decided
+            chosen = page.locator('#resolved-alerts li.alert[data-kind="gap_ambiguous"]')
+            await expect(chosen.locator(".history")).to_contain_text(
+                "resolved by arbiter: an arbiter chose line"
+            )
             moves = [m.uci for m in daemon.core.games[1].record.moves]
             assert moves == ["e2e4", "e7e5", "g1f3", "b8c6", "f1c4"]
             row = page.locator('tr[data-board="1"]')
