@@ -134,7 +134,7 @@ class AlertEngine:
     def __init__(self, settings: AlertSettings) -> None:
         self._settings = settings
         self._watch = {number: BoardWatch(rules) for number, rules in settings.boards.items()}
-        self._book = AlertBook(lambda board, at, payload: self._decide(board, "alert", at, payload))
+        self._book = AlertBook(self._record_alert)  # a bound method: snapshots pickle it
         self._results = ResultLedger(self._decide)
         self._deadline: float | None = None
         self._deadline_known = False  # _deadline is up to date (see next_deadline)
@@ -450,6 +450,9 @@ class AlertEngine:
             if state is not None and state.confirmed:
                 return False
         return self._book.raise_draft(board, at, draft)
+
+    def _record_alert(self, board: int, at: float, payload: dict[str, Any]) -> None:
+        self._decide(board, "alert", at, payload)
 
     def _decide(self, board: int, kind: str, at: float, payload: dict[str, Any]) -> None:
         self._decisions.append(Decision(board=board, kind=kind, at=at, payload=payload))
