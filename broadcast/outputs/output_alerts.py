@@ -68,12 +68,22 @@ class OutputAlerts:
         self._hub.publish_alert(alert)
         return alert
 
+    def resolve(self, kind: AlertKind, note: str) -> list[Alert]:
+        """The trouble of every open alert of ``kind`` is fixed (``note`` says how)."""
+        done = []
+        for alert_id, (alert, _) in list(self._open.items()):
+            if alert.kind is kind:
+                del self._open[alert_id]
+                done.append(alert.resolve(self._wall_clock(), note))
+                self._hub.publish_alert(done[-1])
+        return done
+
     def acknowledge(self, alert_id: int) -> CommandReply:
         """The arbiter's ``ack_alert`` for an output alert."""
         entry = self._open.pop(alert_id, None)
         if entry is None:
             return CommandReply(
-                ok=False, reason=f"alert {alert_id} is not open (acknowledged already, or unknown)"
+                ok=False, reason=f"alert {alert_id} is not open (resolved already, or unknown)"
             )
         alert, on_ack = entry
         at = self._wall_clock()

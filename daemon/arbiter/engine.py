@@ -161,7 +161,7 @@ class AlertEngine:
                         self._book.resolve(
                             board, (found.kind,), event.at, found.note, scope=found.scope
                         )
-                    elif board not in self._results:  # a game with a result is over
+                    elif self._clock_checked(board):
                         self._raise_draft(board, event.at, found)
             case ClockSidesLearned():
                 pass
@@ -439,6 +439,12 @@ class AlertEngine:
             self._results.propose(board, event.result, source, event.at)
 
     # -- alerts, results and decisions ----------------------------------------------------
+
+    def _clock_checked(self, board: int) -> bool:
+        """Whether the board's clock is still judged: not once the game has a result (a
+        forfeit proposed at the default time is no end: the arbiter may let it go on)."""
+        state = self._results.result_of(board)
+        return state is None or state.source is ResultSource.LATE_ARRIVAL
 
     def _raise_draft(self, board: int, at: float, draft: AlertDraft) -> bool:
         """Raise the draft (or update its condition's open alert); True when done.
