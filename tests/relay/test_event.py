@@ -358,7 +358,7 @@ async def relays_show_what_daemons_show(event: Event, r1: Relay) -> None:
     for port in (r1.server.port, event.relay2_port):
         await until(functools.partial(relay_matches_daemons, event, port), 15, f":{port} = daemons")
     expected = open_alerts(event)
-    assert len(expected) >= 2
+    assert expected  # board 2's offline alert resolved when it came back: not among them
     assert {alert.id for alert in r1.hub.open_alerts()} == expected
     async with Arbiter.connected(event.relay2_port) as arbiter:
         assert set(arbiter.alerts) == expected
