@@ -226,8 +226,16 @@ class AlertEngine:
         if board in self._results:
             return
         late = watch.presence(board, stage, when)
-        if late is not None and self._raise_draft(board, when, late[0]) and stage == "default":
+        if late is None or not self._raise_draft(board, when, late[0]):
+            return
+        if stage == "default":
             self._results.propose(board, late[1], ResultSource.LATE_ARRIVAL, when)
+            return
+        color = late[0].details["color"]
+        moved = watch.first_move_at.get(color)
+        if moved is not None:  # the player came after the warning's time, before its tick
+            note = f"{color.capitalize()} made a move"
+            self._book.resolve(board, (AlertKind.LATE_ARRIVAL,), moved, note)
 
     def next_deadline(self) -> float | None:
         """When :meth:`receive_tick` must be called next; None when nothing is pending.

@@ -129,6 +129,19 @@ def test_a_late_arrival_warning_resolves_when_the_player_moves() -> None:
     assert last_step(desk.alerts[1]) == ("resolved", "arbiter", "an arbiter cleared the result")
 
 
+def test_a_warning_checked_late_for_a_player_who_came_meanwhile_is_resolved_at_once() -> None:
+    desk = engine()
+    desk.receive_game_event(1, move(1, T0 + 310))  # after the warning's time (T0 + 300)
+    desk.receive_game_event(1, move(2, T0 + 315))
+    desk.receive_game_event(2, move(1, T0 + 10))
+    desk.receive_game_event(2, move(2, T0 + 20))
+    desk.receive_tick(T0 + 320)  # the daemon was busy: the check comes late
+    (warning,) = desk.alerts  # the verdict at T0 + 300 stands; the move ends it
+    assert (warning.board, warning.details["stage"], warning.state) == (1, "warning", "resolved")
+    assert warning.history[-1].at == T0 + 310
+    assert desk.open_alerts == []
+
+
 def test_a_clock_set_right_before_the_first_press_resolves_the_start_check() -> None:
     desk = engine()
     desk.receive_game_event(1, GameStarted(rotated=False, at=T0 - 60))
