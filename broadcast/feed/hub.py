@@ -1,10 +1,11 @@
 """The hub: latest state of every board, feed events derived from it, and subscriptions.
 
-The daemon calls :meth:`Hub.publish_board`, :meth:`Hub.publish_alert` and
-:meth:`Hub.alert_acknowledged`. The hub diffs each new :class:`BoardState` with what the
-feed has already said about that board and derives numbered feed events (``move``,
-``correction``, ``takeback``, ``clock``, ``result``, ``status``, ``board``). The last
-events are kept in a bounded ring so that a client that reconnects can resume.
+The daemon calls :meth:`Hub.publish_board` and :meth:`Hub.publish_alert` (each new version
+of an alert: raised, updated, acknowledged, resolved). The hub diffs each new
+:class:`BoardState` with what the feed has already said about that board and derives
+numbered feed events (``move``, ``correction``, ``takeback``, ``clock``, ``result``,
+``status``, ``board``). The last events are kept in a bounded ring so that a client
+that reconnects can resume.
 
 Consumers (websocket feeds, MQTT, lichess push, PGN folder, webhooks) call
 :meth:`Hub.subscribe` and then ``await subscription.receive()``. A subscription never
@@ -20,7 +21,6 @@ from __future__ import annotations
 
 import asyncio
 import collections
-import dataclasses
 import itertools
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -49,7 +49,7 @@ class Update:
     Attributes:
         events: the feed events since the subscriber's cursor, in sequence order.
         boards: the latest state of every board that changed (every board if missed).
-        alerts: the latest version of every alert raised or acknowledged since.
+        alerts: the latest version of every alert raised or changed since.
         missed: events were lost (the ring moved on, or a resume asked for events no
             longer kept): ``events`` is empty and ``boards`` holds every board, so the
             consumer starts again from scratch.
@@ -205,7 +205,7 @@ class Hub:
     Args:
         ring_size: how many recent feed events are kept for resuming clients.
         clock_tolerance: see :func:`diff_states`.
-        max_closed_alerts: how many acknowledged alerts are remembered.
+        max_closed_alerts: how many resolved alerts are remembered.
     """
 
     def __init__(
@@ -220,7 +220,7 @@ class Hub:
         self._known: dict[int, BoardState] = {}
         self._texts: dict[int, str] = {}
         self._alerts: dict[int, Alert] = {}
-        self._closed_alerts: collections.deque[int] = collections.deque()
+        self._closed_alerts: collections.OrderedDict[int, None] = collections.OrderedDict()
         self._max_closed_alerts = max_closed_alerts
         self._subscriptions: set[Subscription] = set()
         self._listeners: list[Callable[[BoardState], None]] = []
@@ -257,26 +257,17 @@ class Hub:
         return events
 
     def publish_alert(self, alert: Alert) -> None:
-        """Take a new (or updated) alert and wake the subscribers that want alerts."""
+        """Take a new version of an alert and wake the subscribers that want alerts."""
         self._alerts[alert.id] = alert
-        if alert.acknowledged:
+        if not alert.is_open:
             self._remember_closed(alert.id)
         for sub in self._subscriptions:
             sub._alert_changed(alert.id)
 
-    def alert_acknowledged(self, alert_id: int) -> bool:
-        """Mark an alert acknowledged; False if the hub does not know it."""
-        alert = self._alerts.get(alert_id)
-        if alert is None:
-            return False
-        if not alert.acknowledged:
-            self.publish_alert(dataclasses.replace(alert, acknowledged=True))
-        return True
-
     def _remember_closed(self, alert_id: int) -> None:
-        self._closed_alerts.append(alert_id)
+        self._closed_alerts[alert_id] = None
         while len(self._closed_alerts) > self._max_closed_alerts:
-            self._alerts.pop(self._closed_alerts.popleft(), None)
+            self._alerts.pop(self._closed_alerts.popitem(last=False)[0], None)
 
     def state(self, board: int) -> BoardState | None:
         """The latest state of one board."""
@@ -294,12 +285,17 @@ class Hub:
         return text
 
     def alert(self, alert_id: int) -> Alert | None:
-        """The latest version of one alert (acknowledged ones are kept for a while)."""
+        """The latest version of one alert (resolved ones are kept for a while)."""
         return self._alerts.get(alert_id)
 
     def open_alerts(self) -> list[Alert]:
-        """Alerts not acknowledged yet, oldest first."""
-        return sorted((a for a in self._alerts.values() if not a.acknowledged), key=lambda a: a.id)
+        """Open alerts (acknowledged or not), oldest first."""
+        return sorted((a for a in self._alerts.values() if a.is_open), key=lambda a: a.id)
+
+    def resolved_alerts(self, limit: int) -> list[Alert]:
+        """The last ``limit`` alerts resolved (of those remembered), in the order resolved."""
+        ids = list(self._closed_alerts)[-limit:] if limit > 0 else []
+        return [self._alerts[i] for i in ids]
 
     def messages_since(self, seq: int) -> list[FeedMessage] | None:
         """The feed events after ``seq``; None when some are no longer in the ring."""

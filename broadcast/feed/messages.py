@@ -6,7 +6,10 @@ layer fans them out (websocket feed, PGN endpoints, MQTT, lichess, PGN folder). 
 commands arrive as :data:`ArbiterCommand` values and are executed by a
 :class:`CommandHandler` that the daemon (or a relay) provides.
 
-Every value here is JSON-friendly through :func:`to_json_dict`. Arbiter commands have one
+Every value here is JSON-friendly through :func:`to_json_dict`. Alerts have one wire form,
+:func:`alert_to_json` and :func:`alert_from_json` (every version of an alert: raised,
+updated, acknowledged, resolved; docs/alerts.md), used by the arbiter channel, MQTT, the
+webhook, relays and the journal. Arbiter commands have one
 codec, :func:`command_to_json` and :func:`command_from_json` (untrusted data, validated
 by pydantic, with one-line reasons); the arbiter channel, the relays' command topics and
 the journal all use it.
@@ -18,7 +21,7 @@ import dataclasses
 import enum
 import json
 from dataclasses import dataclass, field
-from typing import Annotated, Any, ClassVar, Protocol, get_args
+from typing import Annotated, Any, ClassVar, Literal, Protocol, get_args
 
 from pydantic import ConfigDict, Field, TypeAdapter, ValidationError
 from pydantic_core import ErrorDetails
@@ -26,6 +29,8 @@ from pydantic_core import ErrorDetails
 from base.colors import Color
 
 __all__ = [
+    "BY_ARBITER",
+    "BY_DGTCAST",
     "COMMAND_TYPES",
     "LOW_BATTERY",
     "MALFORMED_JSON",
@@ -34,6 +39,8 @@ __all__ = [
     "AckAlert",
     "Alert",
     "AlertKind",
+    "AlertState",
+    "AlertStep",
     "ArbiterCommand",
     "BoardState",
     "BoardStatus",
@@ -49,6 +56,8 @@ __all__ = [
     "SetClocks",
     "SetResult",
     "Text",
+    "alert_from_json",
+    "alert_to_json",
     "alerts_from_json",
     "board_state_from_json",
     "command_from_json",
@@ -56,8 +65,6 @@ __all__ = [
     "decode_untrusted_json",
     "to_json_dict",
 ]
-
-#: A player's colour, as every message and event spells it.
 
 #: Results an arbiter may set: normal results, and forfeits (+- -+ --) per the TRF codes.
 RESULTS = frozenset({"1-0", "0-1", "1/2-1/2", "+-", "-+", "--", "*"})
@@ -69,10 +76,8 @@ class AlertKind(enum.StrEnum):
     FLAG_FALL = "flag_fall"
     LATE_ARRIVAL = "late_arrival"
     BOARD_OFFLINE = "board_offline"
-    BOARD_ONLINE = "board_online"
     BOARD_FLOODING = "board_flooding"
     CLOCK_OFFLINE = "clock_offline"
-    CLOCK_ONLINE = "clock_online"
     OUT_OF_SYNC = "out_of_sync"
     CLOCK_MISMATCH = "clock_mismatch"
     RESULT_SIGNALLED = "result_signalled"
@@ -81,7 +86,6 @@ class AlertKind(enum.StrEnum):
     GAP_AMBIGUOUS = "gap_ambiguous"
     LICHESS_REFUSED = "lichess_refused"  # raised by the lichess push, not by a board
     JOURNAL_FAILED = "journal_failed"
-    JOURNAL_RECOVERED = "journal_recovered"
     INTERNAL_ERROR = "internal_error"  # a bug the daemon survived (daemon/shell/faults.py)
 
 
@@ -147,9 +151,37 @@ class BoardState:
     battery_charging: bool = False  # the e-board is on its charger (with ``battery``)
 
 
+class AlertState(enum.StrEnum):
+    """Where an alert is in its life (docs/alerts.md, "Life cycle")."""
+
+    OPEN = "open"  # its condition holds, or the decision it asks for is not made yet
+    RESOLVED = "resolved"  # the condition cleared, or the decision was made
+
+
+#: Who took a step of an alert's life: dgtcast itself (the condition cleared) ...
+BY_DGTCAST = "dgtcast"
+#: ... or an arbiter (a command: acknowledge, confirm a result, accept a position, ...).
+BY_ARBITER = "arbiter"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AlertStep:
+    """One step of an alert's history: what happened, when, by whom, and why in words."""
+
+    step: Literal["raised", "updated", "acknowledged", "resolved"]
+    at: float  # wall-clock time, epoch seconds
+    by: str = BY_DGTCAST  # BY_DGTCAST or BY_ARBITER
+    note: str = ""
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Alert:
-    """An arbiter alert (kinds listed in docs/alerts.md)."""
+    """An arbiter alert (kinds listed in docs/alerts.md), one version of it.
+
+    ``at`` is when it was raised; ``state`` and ``acknowledged`` are where it is now, and
+    ``history`` how it got there, oldest step first. Each change is a new version with
+    the same ``id`` (the methods below return it); receivers keep the latest.
+    """
 
     id: int
     kind: AlertKind
@@ -157,7 +189,52 @@ class Alert:
     at: float  # wall-clock time, epoch seconds
     details: dict[str, Any] = field(default_factory=dict)
     action: str = ""  # the suggested action, in words
+    state: AlertState = AlertState.OPEN
     acknowledged: bool = False
+    history: tuple[AlertStep, ...] = ()
+
+    @classmethod
+    def raised(
+        cls,
+        *,
+        id: int,
+        kind: AlertKind,
+        board: int,
+        at: float,
+        details: dict[str, Any],
+        action: str,
+    ) -> Alert:
+        """A new open alert, its history the one step ``raised``."""
+        step = AlertStep(step="raised", at=at)
+        return cls(
+            id=id, kind=kind, board=board, at=at, details=details, action=action, history=(step,)
+        )
+
+    @property
+    def is_open(self) -> bool:
+        """Whether the alert is open (acknowledged or not)."""
+        return self.state is AlertState.OPEN
+
+    def updated(self, at: float, details: dict[str, Any], action: str, note: str) -> Alert:
+        """The same condition, now with ``details`` and ``action`` (an open alert)."""
+        step = AlertStep(step="updated", at=at, note=note)
+        return dataclasses.replace(
+            self, details=details, action=action, history=(*self.history, step)
+        )
+
+    def acknowledge(self, at: float, by: str = BY_ARBITER) -> Alert:
+        """Seen by an arbiter (it stays open while its condition holds); once only."""
+        if self.acknowledged:
+            return self
+        step = AlertStep(step="acknowledged", at=at, by=by)
+        return dataclasses.replace(self, acknowledged=True, history=(*self.history, step))
+
+    def resolve(self, at: float, note: str, by: str = BY_DGTCAST) -> Alert:
+        """The condition cleared, or the decision was made (``note`` says which); once only."""
+        if not self.is_open:
+            return self
+        step = AlertStep(step="resolved", at=at, by=by, note=note)
+        return dataclasses.replace(self, state=AlertState.RESOLVED, history=(*self.history, step))
 
 
 # --- Arbiter commands ----------------------------------------------------------------
@@ -347,6 +424,7 @@ class CommandHandler(Protocol):
 
 
 _BOARD_STATE = TypeAdapter(BoardState)
+_ALERT = TypeAdapter(Alert)
 _ALERTS = TypeAdapter(list[Alert])
 
 
@@ -363,6 +441,24 @@ def board_state_from_json(text: str | bytes) -> BoardState:
     if state.board < 1:
         raise ValueError(f"bad board number {state.board!r}")
     return state
+
+
+def alert_to_json(alert: Alert) -> dict[str, Any]:
+    """Any version of an alert on the wire: ``{"type": "alert", "id": 7, "state": "open",
+    ...}`` (the arbiter channel, MQTT ``<prefix>/alerts``, the webhook's body)."""
+    return {"type": "alert", **to_json_dict(alert)}
+
+
+def alert_from_json(text: str | bytes) -> Alert:
+    """The inverse of :func:`alert_to_json` (``type`` may be left out), validated strictly.
+
+    Raises:
+        ValueError: not an alert.
+    """
+    data = decode_untrusted_json(text)
+    if not isinstance(data, dict) or data.pop("type", "alert") != "alert":
+        raise ValueError("not an alert")
+    return _ALERT.validate_json(json.dumps(data), strict=True)
 
 
 def alerts_from_json(text: str | bytes) -> list[Alert]:

@@ -115,7 +115,7 @@ def plan_command(command: ArbiterCommand, router: Router) -> CommandPlan:
     if isinstance(command, AckAlert):
         origin = router.alert_origin(command.id)
         if origin is None:
-            return _error(f"alert {command.id} is not open (acknowledged already, or unknown)")
+            return _error(f"alert {command.id} is not open (resolved already, or unknown)")
         daemon_id, local_id = origin
         target, subject = AckAlert(id=local_id), f"alert {command.id}"
     else:

@@ -261,11 +261,14 @@ class RelayView:
             for alert in alerts.values():
                 shown[relay_alert_id(alert.board, alert.id, daemon_id)] = (daemon_id, alert)
         for relay_id in set(self._origins) - set(shown):
-            del self._origins[relay_id]
-            self.hub.alert_acknowledged(relay_id)
+            daemon_id, _ = self._origins.pop(relay_id)
+            gone = self.hub.alert(relay_id)
+            if gone is not None:
+                note = f"no longer open on daemon {daemon_id}"
+                self.hub.publish_alert(gone.resolve(time.time(), note))
         for relay_id, (daemon_id, alert) in shown.items():
             self._origins[relay_id] = (daemon_id, alert.id)
-            relayed = dataclasses.replace(alert, id=relay_id, acknowledged=False)
+            relayed = dataclasses.replace(alert, id=relay_id)
             if self.hub.alert(relay_id) != relayed:
                 self.hub.publish_alert(relayed)
 

@@ -172,6 +172,7 @@ class ArbiterPage {
     this.authenticated = false;
     this.alerts = new AlertList(
       document.getElementById("alerts"),
+      document.getElementById("resolved-alerts"),
       (alert) => this.acknowledge(alert),
       (alert, line) => this.chooseLine(alert, line),
     );
@@ -256,9 +257,6 @@ class ArbiterPage {
       case "alert":
         this.alerts.receiveAlert(message);
         return this.countAlerts();
-      case "alert_acknowledged":
-        this.alerts.receiveAcknowledged(message.id);
-        return this.countAlerts();
       case "ok":
       case "error":
         return this.authenticated ? this.receiveReply(message) : this.forget(message.reason);
@@ -270,7 +268,7 @@ class ArbiterPage {
   receiveSnapshot(snapshot) {
     this.authenticated = true;
     this.feed.receive(snapshot, Date.now() / 1000);
-    this.alerts.receiveSnapshot(snapshot.alerts || []);
+    this.alerts.receiveSnapshot(snapshot.alerts || [], snapshot.resolved || []);
     this.showConsole();
     this.layout();
     this.countAlerts();
@@ -319,8 +317,14 @@ class ArbiterPage {
 
   countAlerts() {
     const open = this.alerts.openCount();
-    document.getElementById("alert-count").textContent = open ? `${open} open` : "";
-    document.getElementById("no-alerts").hidden = this.alerts.alerts.size > 0;
+    const unseen = this.alerts.unseenCount();
+    const seen = open - unseen;
+    const count = open ? `${open} open${seen ? ` (${seen} acknowledged)` : ""}` : "";
+    document.getElementById("alert-count").textContent = count;
+    document.getElementById("no-alerts").hidden = open > 0;
+    const resolved = this.alerts.resolved().length;
+    document.getElementById("resolved-count").textContent = resolved ? String(resolved) : "";
+    document.getElementById("resolved-panel").hidden = resolved === 0;
   }
 
   tick() {
@@ -372,8 +376,7 @@ class ArbiterPage {
   acknowledge(alert) {
     const label = `Acknowledge alert ${alert.id} (${alert.kind}, board ${alert.board})`;
     this.command({ type: "ack_alert", id: alert.id }, label, (reply) => {
-      if (reply.kind === "ok") this.alerts.receiveAcknowledged(alert.id);
-      this.alerts.showReply(alert.id, reply);
+      this.alerts.showReply(alert.id, reply); // the new version comes as an "alert" message
       this.countAlerts();
     });
   }

@@ -3,9 +3,10 @@
 Conversation::
 
     client  {"type": "auth", "token": "…"}              first message, within 5 s
-    server  {"type": "snapshot", "seq": n, "boards": [...], "alerts": [open alerts]}
-    server  {"type": "alert", "id": 7, "kind": "flag_fall", ...}    live, never delayed
-    server  {"type": "alert_acknowledged", "id": 7}
+    server  {"type": "snapshot", "seq": n, "boards": [...], "alerts": [open alerts],
+             "resolved": [the last resolved alerts]}
+    server  {"type": "alert", "id": 7, "kind": "flag_fall", "state": "open", ...}
+            every new version of an alert (raised, updated, acknowledged, resolved), live
     server  {"type": "move", "seq": n, ...}              live feed events, as on /ws
     client  {"type": "set_result", "board": 3, "result": "1-0", "ref": "r1"}
     server  {"type": "ok", "ref": "r1", "command": "set_result", "details": {}}
@@ -41,27 +42,29 @@ from websockets.frames import CloseCode
 from broadcast.feed.events import encode_json, state_to_json
 from broadcast.feed.hub import Hub, Subscription, Update
 from broadcast.feed.messages import (
-    Alert,
     ArbiterCommand,
     CommandHandler,
     CommandRejected,
     CommandReply,
     Ref,
+    alert_to_json,
     command_from_json,
     decode_untrusted_json,
-    to_json_dict,
 )
 from broadcast.web.arbiter_guard import TokenThrottle
 
 __all__ = [
     "ARBITER_MESSAGE_LIMIT",
+    "SNAPSHOT_RESOLVED",
     "ArbiterChannel",
-    "alert_to_json",
     "parse_command",
     "until_either_ends",
 ]
 
 logger = logging.getLogger(__name__)
+
+#: How many of the last resolved alerts a snapshot holds (the hub remembers more).
+SNAPSHOT_RESOLVED = 100
 
 #: Larger arbiter messages get an error reply (websocket frames are cut off at 4 times this).
 ARBITER_MESSAGE_LIMIT = 16 * 1024
@@ -128,11 +131,6 @@ def parse_command(text: str | bytes) -> tuple[ArbiterCommand, Ref]:
     ref = _ref_of(data)
     fields = {name: value for name, value in data.items() if name != "ref"}
     return command_from_json(fields, ref), ref
-
-
-def alert_to_json(alert: Alert) -> dict[str, Any]:
-    """``{"type": "alert", "id": …, "kind": …, "board": …, "at": …, "details": …, ...}``."""
-    return {"type": "alert", **to_json_dict(alert)}
 
 
 def _reply(kind: str, ref: Ref, **fields: Any) -> str:
@@ -219,11 +217,7 @@ class ArbiterChannel:
         if update.missed:
             return [self._snapshot()]
         texts = [message.text for message in update.events]
-        for alert in update.alerts:
-            if alert.acknowledged:
-                texts.append(_reply("alert_acknowledged", None, id=alert.id))
-            else:
-                texts.append(encode_json(alert_to_json(alert)))
+        texts += [encode_json(alert_to_json(alert)) for alert in update.alerts]
         return texts
 
     def _snapshot(self) -> str:
@@ -235,6 +229,7 @@ class ArbiterChannel:
                 "server_time": time.time(),
                 "boards": [state_to_json(s) for s in hub.states()],
                 "alerts": [alert_to_json(a) for a in hub.open_alerts()],
+                "resolved": [alert_to_json(a) for a in hub.resolved_alerts(SNAPSHOT_RESOLVED)],
             }
         )
 

@@ -2,9 +2,10 @@
 
 A :class:`BoardWatch` takes a board's game events and clock readings as the
 :class:`~daemon.arbiter.engine.AlertEngine` passes them, and its checks return
-:class:`AlertDraft` values (a kind, details, the action to suggest and the episode key);
-the engine raises each draft once per episode. The rules: FIDE Laws 6.7 (default time)
-and the clock settings of tournament-rules.md §2 (start times, increments).
+:class:`AlertDraft` values (a kind, details, the action to suggest, the episode key and
+the condition's scope) and :class:`Cleared` values (a condition that no longer holds);
+the engine raises each draft once per episode and resolves what cleared. The rules: FIDE
+Laws 6.7 (default time) and the clock settings of tournament-rules.md §2 (start times, increments).
 """
 
 from __future__ import annotations
@@ -18,10 +19,12 @@ from daemon.config.model import EventConfig
 from daemon.game.durations import ClockRules, TimeControl, format_duration
 from daemon.game.events import ClockUpdated
 
-__all__ = ["AlertDraft", "BoardRules", "BoardWatch", "Episode"]
+__all__ = ["AlertDraft", "BoardRules", "BoardWatch", "Cleared", "Condition", "Episode"]
 
 #: Names one episode of an alert: raised once, whatever the inputs repeat.
 Episode = tuple[str | int | float | None, ...]
+#: Names one condition: (kind, board, *scope); at most one open alert has it.
+Condition = tuple[str | int | float | None, ...]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -77,6 +80,17 @@ class AlertDraft:
     details: dict[str, Any]
     action: str
     episode: Episode
+    scope: tuple[str, ...] = ()  # with kind and board, the condition (one open alert)
+    update_note: str = ""  # the history's note when it updates the condition's open alert
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Cleared:
+    """A condition of the board no longer holds: its open alert resolves, saying why."""
+
+    kind: AlertKind
+    scope: tuple[str, ...]
+    note: str
 
 
 @dataclass(slots=True)
@@ -141,14 +155,16 @@ class BoardWatch:
             stages.insert(0, ("warning", warn))
         return [(s, t) for s, t in stages if s not in self.stages_done]
 
-    def clock_reading(self, board: int, event: ClockUpdated, tolerance: float) -> list[AlertDraft]:
+    def clock_reading(
+        self, board: int, event: ClockUpdated, tolerance: float
+    ) -> list[AlertDraft | Cleared]:
         """A clock reading: the increment check at each press.
 
         A press before the game's first move only starts the clock (Black's lever, or
         White's pressed before moving): it is no move, unless White's move 1 comes with
         it (:meth:`move_made`, which also makes the start check).
         """
-        drafts: list[AlertDraft] = []
+        drafts: list[AlertDraft | Cleared] = []
         last, self.last_clock = self.last_clock, event
         if self.first_press is not None:  # no move came with it: it started the clock
             self.start_presses["white"] = self.start_presses.get("white", 0) + 1
@@ -173,13 +189,15 @@ class BoardWatch:
             ran = _seconds_of(last, last.running) - _seconds_of(event, last.running)
             self.ran[last.running] = self.ran.get(last.running, 0.0) + max(0.0, ran)
 
-    def move_made(self, board: int, ply: int, at: float, tolerance: float) -> list[AlertDraft]:
+    def move_made(
+        self, board: int, ply: int, at: float, tolerance: float
+    ) -> list[AlertDraft | Cleared]:
         """A move was made. White's move 1 with the press just before it: the start check
         (the clock as it stood before that press) and the press's increment check."""
         press, self.first_press = self.first_press, None
         if ply != 1 or press is None or press[1].at != at:
             return []
-        drafts: list[AlertDraft] = []
+        drafts: list[AlertDraft | Cleared] = []
         if self.game is not None and not self.start_checked:
             self.start_checked = True
             drafts += self._check_start(board, press[0], tolerance)
@@ -208,8 +226,13 @@ class BoardWatch:
             details["result"] = result
         action = _late_action(board, absent, stage, result, self)
         episode = ("late_arrival", board, stage)
+        note = "the default time has passed" if stage == "default" else ""
         return AlertDraft(
-            kind=AlertKind.LATE_ARRIVAL, details=details, action=action, episode=episode
+            kind=AlertKind.LATE_ARRIVAL,
+            details=details,
+            action=action,
+            episode=episode,
+            update_note=note,
         ), result
 
     def _check_start(self, board: int, event: ClockUpdated, slack: float) -> list[AlertDraft]:
@@ -248,13 +271,17 @@ class BoardWatch:
         episode = ("clock_mismatch", board, self.game, "start")
         return [
             AlertDraft(
-                kind=AlertKind.CLOCK_MISMATCH, details=details, action=action, episode=episode
+                kind=AlertKind.CLOCK_MISMATCH,
+                details=details,
+                action=action,
+                episode=episode,
+                scope=("start",),
             )
         ]
 
     def _check_increment(
         self, board: int, before: ClockUpdated, after: ClockUpdated, tolerance: float
-    ) -> list[AlertDraft]:
+    ) -> list[AlertDraft | Cleared]:
         """A lever press: the mover's clock must gain the increment (and any new period)."""
         color = before.running
         assert color is not None
@@ -263,8 +290,11 @@ class BoardWatch:
         expected = self.rules.clocks.of(color).added_after(move)
         added = _seconds_of(after, color) - _seconds_of(before, color)
         if abs(added - expected) <= tolerance:
+            if color not in self.increment_wrong:
+                return []
             self.increment_wrong.discard(color)
-            return []
+            note = f"the clock added the right increment after {color.capitalize()}'s move {move}"
+            return [Cleared(kind=AlertKind.CLOCK_MISMATCH, scope=("increment", color), note=note)]
         if color in self.increment_wrong:
             return []  # the same episode: the clock keeps adding the wrong time
         self.increment_wrong.add(color)
@@ -281,7 +311,11 @@ class BoardWatch:
         episode = ("clock_mismatch", board, self.game, "increment", color, move)
         return [
             AlertDraft(
-                kind=AlertKind.CLOCK_MISMATCH, details=details, action=action, episode=episode
+                kind=AlertKind.CLOCK_MISMATCH,
+                details=details,
+                action=action,
+                episode=episode,
+                scope=("increment", color),
             )
         ]
 

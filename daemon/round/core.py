@@ -248,6 +248,7 @@ class RoundCore:
         if not tracker.play_line(moves, at):
             raise CommandRefused(f"board {board}: line {line} no longer fits the game")
         game.candidates = ()
+        self.engine.choose_line(board, line, at)
         self._drain_tracker(board, outcome, recovered="search")
 
     def _change_round(self, change: RoundChange, at: float, outcome: Outcome) -> None:
@@ -256,7 +257,8 @@ class RoundCore:
         Each of its boards starts a new game record with the new players, a tracker
         waiting for the start position (fed the board's last placement and clock
         reading, so a board already set up needs no touch), no result, and its open
-        alerts closed. Boards the new round adds join the section.
+        alerts about the old game resolved (docs/alerts.md). Boards the new round adds
+        join the section.
 
         Raises:
             CommandRefused: no such section, or a board number another section uses.
@@ -301,7 +303,7 @@ class RoundCore:
             has_eboard=board.has_eboard and bool(board.white or board.black),
             section=section.name,
         )
-        outcome.alerts += self.engine.new_round(board.number, rules, at)
+        self.engine.new_round(board.number, rules, at)
         outcome.boards.add(board.number)
         if tracker is not None:
             if game.online is False:
@@ -351,8 +353,7 @@ class RoundCore:
     def _command(self, command: ArbiterCommand, at: float, outcome: Outcome) -> None:
         match command:
             case AckAlert(id=alert_id):
-                alert = self.engine.acknowledge(alert_id, at)
-                outcome.alerts.append(alert)
+                self.engine.acknowledge(alert_id, at)
             case SetResult(board=board, result=result):
                 self._game(board)
                 self.engine.set_result(board, result, at)
@@ -367,6 +368,7 @@ class RoundCore:
                     raise CommandRefused(f"board {board} has no e-board")
                 if not tracker.accept_position(at):
                     raise CommandRefused(f"board {board}: no position to accept")
+                self.engine.accept_position(board, at)
                 self._drain_tracker(board, outcome)
             case ChooseLine(board=board, line=line):
                 self._choose_line(board, line, at, outcome)

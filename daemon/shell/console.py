@@ -8,7 +8,8 @@ shows, refreshed in place (``rich``'s live display):
 * one row per board: number, players, link (the e-board's serial number and whether it
   answers), both clocks (the running one marked ``▸``), the last move, the result
   (``provisional`` until an arbiter confirms it) and the board's state;
-* the open alerts with what to do, newest last.
+* the open alerts with what to do, newest last (those an arbiter acknowledged marked so),
+  and the last few resolved, each saying by whom and why (docs/alerts.md, "Life cycle").
 
 Log lines (warnings and worse by default) print above it. Not on a terminal, or under
 systemd, nothing of this is shown: the log lines are the output (daemon/shell/logs.py).
@@ -71,12 +72,14 @@ class ConsoleFrame:
         boards: every board's latest state, in board order.
         alerts: the open alerts, oldest first.
         progress: what is being read right now, if anything.
+        resolved: the last alerts resolved, in the order they were.
     """
 
     title: str
     boards: Sequence[BoardState]
     alerts: Sequence[Alert]
     progress: str | None = None
+    resolved: Sequence[Alert] = ()
 
 
 def memory_progress(states: Sequence[BoardState]) -> str | None:
@@ -99,6 +102,8 @@ def render(frame: ConsoleFrame, now: float) -> RenderableType:
         parts.append(Spinner("dots", text=Text(frame.progress, style="yellow")))
     parts.append(_boards(frame.boards, now))
     parts.append(_alerts(frame.alerts))
+    if frame.resolved:
+        parts.append(_resolved(frame.resolved))
     return Group(*parts)
 
 
@@ -182,14 +187,43 @@ def _result(state: BoardState) -> Text:
 def _alerts(alerts: Sequence[Alert]) -> RenderableType:
     if not alerts:
         return Text("no open alerts", style="dim")
+    table = _alert_table()
+    for alert in alerts:
+        style = "yellow" if alert.acknowledged else "bold red"
+        seen = " (acknowledged)" if alert.acknowledged else ""
+        head = Text(f"{_clock(alert.at)} #{alert.id} {_kind(alert)}{seen}", style=style)
+        table.add_row(head, alert.action or f"board {alert.board}")
+    acked = sum(alert.acknowledged for alert in alerts)
+    count = f"open alerts: {len(alerts)}" + (f" ({acked} acknowledged)" if acked else "")
+    return Group(Text(count, style="bold"), table)
+
+
+def _resolved(alerts: Sequence[Alert]) -> RenderableType:
+    table = _alert_table()
+    for alert in reversed(alerts):
+        step = next((s for s in reversed(alert.history) if s.step == "resolved"), None)
+        when = _clock(alert.at if step is None else step.at)
+        why = "resolved" if step is None else f"resolved by {step.by}: {step.note}"
+        table.add_row(
+            Text(f"{when} #{alert.id} {_kind(alert)}", style="dim"), Text(why, style="dim")
+        )
+    return Group(Text("resolved lately:", style="dim"), table)
+
+
+def _alert_table() -> Table:
     table = Table(show_header=False, show_edge=False, pad_edge=False, expand=True, box=None)
     table.add_column(no_wrap=True)
     table.add_column(ratio=1, no_wrap=True, overflow="ellipsis")
-    for alert in alerts:
-        when = time.strftime("%H:%M:%S", time.localtime(alert.at))
-        head = Text(f"{when} #{alert.id} {alert.kind.replace('_', ' ')}", style="bold red")
-        table.add_row(head, alert.action or f"board {alert.board}")
-    return Group(Text(f"open alerts: {len(alerts)}", style="bold"), table)
+    return table
+
+
+def _clock(at: float) -> str:
+    return time.strftime("%H:%M:%S", time.localtime(at))
+
+
+def _kind(alert: Alert) -> str:
+    where = f"board {alert.board}" if alert.board else "event"
+    return f"{alert.kind.replace('_', ' ')} ({where})"
 
 
 class LiveConsole:
@@ -242,6 +276,7 @@ class LiveConsole:
                 boards=self._frame.boards,
                 alerts=self._frame.alerts,
                 progress=text,
+                resolved=self._frame.resolved,
             )
         )
 

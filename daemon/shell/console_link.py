@@ -14,7 +14,10 @@ from rich.logging import RichHandler
 from daemon.shell.app import Daemon
 from daemon.shell.console import ConsoleFrame, LiveConsole, memory_progress
 
-__all__ = ["console_frame", "log_to_console", "serve_with_console"]
+__all__ = ["RESOLVED_SHOWN", "console_frame", "log_to_console", "serve_with_console"]
+
+#: How many of the last resolved alerts the console shows under the open ones.
+RESOLVED_SHOWN = 3
 
 
 def log_to_console(console: LiveConsole, level: str) -> None:
@@ -52,5 +55,6 @@ def console_frame(daemon: Daemon) -> ConsoleFrame:
         title=title,
         boards=boards,
         alerts=daemon.hub.open_alerts(),
+        resolved=daemon.hub.resolved_alerts(RESOLVED_SHOWN),
         progress=memory_progress(boards),
     )

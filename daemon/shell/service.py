@@ -143,7 +143,7 @@ class RoundService:
         now = self._wall_clock()
         for number in self.core.games:
             self.hub.publish_board(self.core.board_state(number, now))
-        for alert in self.core.engine.open_alerts:
+        for alert in self.core.engine.alerts:  # the hub keeps the open and the latest resolved
             self.hub.publish_alert(alert)
         self._since_snapshot = count
         self._cost_since_snapshot = time.perf_counter() - began
@@ -327,10 +327,7 @@ class RoundService:
                     for listener in self.result_listeners:
                         listener(state, decision.payload)
         for alert in outcome.alerts:
-            if alert.acknowledged:
-                self.hub.alert_acknowledged(alert.id)
-            else:
-                self.hub.publish_alert(alert)
+            self.hub.publish_alert(alert)
 
 
 def _command_board(command: ArbiterCommand) -> int:

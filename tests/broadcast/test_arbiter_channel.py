@@ -168,8 +168,9 @@ async def channel() -> AsyncIterator[Channel]:
     hub = Hub()
     hub.publish_board(state_after(1, 2))
     hub.publish_alert(Alert(id=1, kind=AlertKind.FLAG_FALL, board=1, at=1000.0, action="check"))
-    hub.publish_alert(Alert(id=2, kind=AlertKind.BOARD_OFFLINE, board=2, at=1001.0))
-    hub.alert_acknowledged(2)
+    offline = Alert(id=2, kind=AlertKind.BOARD_OFFLINE, board=2, at=1001.0)
+    hub.publish_alert(offline)
+    hub.publish_alert(offline.resolve(1005.0, "the e-board answers again"))
     handler = RecordingHandler()
     async with BroadcastServer(
         hub, handler, arbiter_token=TOKEN, auth_timeout=0.2, command_timeout=0.2
@@ -193,7 +194,7 @@ async def _refused(ws: ClientConnection, reason: str) -> None:
     assert (closed.value.rcvd.code, closed.value.rcvd.reason) == (1008, reason)
 
 
-async def test_auth_then_snapshot_of_open_alerts(channel: Channel) -> None:
+async def test_auth_then_snapshot_of_open_and_resolved_alerts(channel: Channel) -> None:
     async with connect(channel.url) as ws:
         await ws.send(json.dumps({"type": "auth", "token": TOKEN}))
         snapshot = await recv_json(ws)
@@ -209,8 +210,15 @@ async def test_auth_then_snapshot_of_open_alerts(channel: Channel) -> None:
             "at": 1000.0,
             "details": {},
             "action": "check",
+            "state": "open",
             "acknowledged": False,
+            "history": [],
         }
+    ]
+    (resolved,) = snapshot["resolved"]
+    assert (resolved["type"], resolved["id"], resolved["state"]) == ("alert", 2, "resolved")
+    assert resolved["history"] == [
+        {"step": "resolved", "at": 1005.0, "by": "dgtcast", "note": "the e-board answers again"}
     ]
 
 
@@ -331,8 +339,18 @@ async def test_alerts_and_board_events_arrive_live(channel: Channel) -> None:
         hub.publish_alert(Alert(id=3, kind=AlertKind.LATE_ARRIVAL, board=1, at=1002.0))
         alert = await recv_json(ws)
         assert (alert["type"], alert["id"], alert["kind"]) == ("alert", 3, "late_arrival")
-        hub.alert_acknowledged(1)
-        assert await recv_json(ws) == {"type": "alert_acknowledged", "id": 1}
+        first = hub.alert(1)
+        assert first is not None
+        hub.publish_alert(first.acknowledge(1003.0))
+        acked = await recv_json(ws)
+        assert (acked["id"], acked["state"], acked["acknowledged"]) == (1, "open", True)
+        hub.publish_alert(first.resolve(1004.0, "an arbiter confirmed the result 1-0", "arbiter"))
+        resolved = await recv_json(ws)
+        assert (resolved["id"], resolved["state"], resolved["history"][-1]["by"]) == (
+            1,
+            "resolved",
+            "arbiter",
+        )
         hub.publish_board(state_after(1, 3))
         move = await recv_json(ws)
         assert (move["type"], move["seq"], move["ply"]) == ("move", hub.seq, 2)

@@ -1,4 +1,7 @@
-"""The arbiter alert engine: each alert once, with its details; acks; the result flow."""
+"""The arbiter alert engine: each alert once, with its details; acks; the result flow.
+
+How alerts resolve (their life cycle) is tested in test_alert_lifecycle.py.
+"""
 
 from __future__ import annotations
 
@@ -7,12 +10,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from base.colors import Color
-from broadcast.feed.messages import Alert
-from daemon.arbiter.engine import AlertEngine, AlertSettings, Decision
+from broadcast.feed.messages import Alert, AlertStep, to_json_dict
+from daemon.arbiter.engine import DECISION_KINDS, AlertEngine, AlertSettings, Decision
 from daemon.arbiter.results import CommandRefused, ResultSource
 from daemon.arbiter.watch import BoardRules
 from daemon.config.model import load_config
@@ -111,12 +112,15 @@ def test_flag_fall_against_a_lone_king_proposes_a_draw() -> None:
     assert state.result == "1/2-1/2"
 
 
-def test_a_new_game_is_a_new_flag_episode() -> None:
+def test_a_flag_in_a_new_game_while_the_first_waits_for_its_decision_is_the_same_alert() -> None:
     engine = make_engine()
     flag = FlagFell(color="white", result="0-1", provisional=True, at=T0 + 10)
-    assert kinds(feed(engine, 1, GameStarted(rotated=False, at=T0), flag)) == ["flag_fall"]
-    again = FlagFell(color="white", result="0-1", provisional=True, at=T0 + 99)
-    assert kinds(feed(engine, 1, GameStarted(rotated=False, at=T0 + 50), again)) == ["flag_fall"]
+    (first,) = feed(engine, 1, GameStarted(rotated=False, at=T0), flag)
+    again = FlagFell(color="black", result="1-0", provisional=True, at=T0 + 99)
+    (updated,) = feed(engine, 1, GameStarted(rotated=False, at=T0 + 50), again)
+    assert (updated.id, updated.details["color"], updated.is_open) == (first.id, "black", True)
+    assert [step.step for step in updated.history] == ["raised", "updated"]
+    assert engine.open_alerts == [updated]
 
 
 # -- late arrival (FIDE 6.7) ----------------------------------------------------------------
@@ -141,10 +145,17 @@ def test_late_white_gets_a_warning_then_the_default_alert_with_the_forfeit() -> 
     assert engine.result_of(1) is None
     assert engine.next_deadline() == T0 + 60
     engine.receive_game_event(2, e4(T0 + 50))
+    (moved,) = engine.alerts_raised()  # White came: board 2's warning resolves
+    assert (moved.board, moved.state, moved.history[-1].note) == (
+        2,
+        "resolved",
+        "White made a move",
+    )
     engine.receive_game_event(2, e5(T0 + 55))
     engine.receive_tick(T0 + 61)
-    (alert,) = engine.alerts_raised()
-    assert (alert.board, alert.at) == (1, T0 + 60)
+    (alert,) = engine.alerts_raised()  # board 1's warning, now the default stage
+    assert (alert.id, alert.board, alert.at) == (warning_1.id, 1, T0 + 40)
+    assert (alert.history[-1].step, alert.history[-1].at) == ("updated", T0 + 60)
     assert alert.details == {
         "stage": "default",
         "color": "white",
@@ -171,7 +182,8 @@ def test_late_black_when_white_moved_and_black_did_not_reply() -> None:
     engine.receive_game_event(2, e4(T0 + 45))
     engine.receive_game_event(2, e5(T0 + 59))
     engine.receive_tick(T0 + 60)
-    (alert,) = engine.alerts_raised()
+    resolved, alert = engine.alerts_raised()
+    assert (resolved.board, resolved.state) == (2, "resolved")
     assert (alert.board, alert.details["color"], alert.details["result"]) == (1, "black", "+-")
     assert "White has moved; Black has not replied" in alert.action
     state = engine.result_of(1)
@@ -231,9 +243,11 @@ def test_a_new_round_waits_for_its_first_clock_again() -> None:
     feed(engine, 1, e4(T0 + 5))
     engine.receive_tick(T0 + 600)  # White moved; Black never did: the default alert
     assert kinds(engine.alerts_raised()) == ["late_arrival"]
+    late = engine.alerts[0]
     engine.new_round(1, _unscheduled(), T0 + 3600)
     engine.receive_tick(T0 + 7200)
-    assert engine.alerts_raised() == []
+    # the old round's alert resolves; the new round raises nothing before its first clock
+    assert [(a.id, a.is_open) for a in engine.alerts_raised()] == [(late.id, False)]
     assert engine.next_deadline() is None
 
 
@@ -271,10 +285,14 @@ def test_board_offline_once_per_episode_and_back_online() -> None:
     assert "USB cable" in offline.action
     engine.receive_link(1, online=True, at=T0 + 40)
     engine.receive_link(1, online=True, at=T0 + 41)
-    (online,) = engine.alerts_raised()
-    assert (online.kind, online.details) == ("board_online", {"offline_seconds": 30.0})
+    (online,) = engine.alerts_raised()  # back online: the same alert, resolved
+    assert (online.id, online.kind, online.state) == (offline.id, "board_offline", "resolved")
+    assert online.history[-1] == AlertStep(
+        step="resolved", at=T0 + 40, by="dgtcast", note="the e-board answers again after 30s"
+    )
     engine.receive_link(1, online=False, at=T0 + 50)
-    assert kinds(engine.alerts_raised()) == ["board_offline"]
+    (again,) = engine.alerts_raised()
+    assert (again.kind, again.id, again.is_open) == ("board_offline", offline.id + 1, True)
 
 
 def test_a_board_that_never_comes_up_is_offline() -> None:
@@ -292,7 +310,13 @@ def test_clock_unplugged_once_per_episode() -> None:
     assert (unplugged.kind, unplugged.at) == ("clock_offline", T0 + 20)
     engine.receive_clock_link(1, connected=True, at=T0 + 30)
     engine.receive_clock_link(1, connected=False, at=T0 + 40)
-    assert kinds(engine.alerts_raised()) == ["clock_online", "clock_offline"]
+    back, again = engine.alerts_raised()
+    assert (back.id, back.state, back.history[-1].note) == (
+        unplugged.id,
+        "resolved",
+        "a clock answers again",
+    )
+    assert (again.kind, again.is_open) == ("clock_offline", True)
 
 
 def test_unknown_boards_are_misuse() -> None:
@@ -314,11 +338,18 @@ def test_out_of_sync_raised_once_per_episode_with_the_positions() -> None:
     again = OutOfSync(expected_fen=AFTER_E4, placement="8/8/8/8/8/8/8/8", at=T0 + 35)
     assert feed(engine, 1, again) == []
     relost = OutOfSync(expected_fen=AFTER_E4, placement="8/8/8/8/8/8/8/K7", at=T0 + 60)
-    assert kinds(feed(engine, 1, InSync(at=T0 + 40), relost)) == ["out_of_sync"]
+    synced, second = feed(engine, 1, InSync(at=T0 + 40), relost)
+    assert (synced.id, synced.state, second.is_open) == (alert.id, "resolved", True)
+    assert synced.history[-1].note == "the pieces match the game again"
+    engine.accept_position(1, T0 + 80)  # the arbiter's accept_position, before the tracker's
     after = OutOfSync(expected_fen=AFTER_E4, placement="8/8/8/8/8/8/8/k7", at=T0 + 90)
-    assert kinds(feed(engine, 1, PositionAccepted(fen=AFTER_E4, at=T0 + 80), after)) == [
-        "out_of_sync"
-    ]
+    accepted, third = feed(engine, 1, PositionAccepted(fen=AFTER_E4, at=T0 + 80), after)
+    assert (accepted.id, accepted.state, accepted.history[-1].by) == (
+        second.id,
+        "resolved",
+        "arbiter",
+    )
+    assert (third.kind, third.is_open) == ("out_of_sync", True)
 
 
 # -- clock checks ----------------------------------------------------------------------------
@@ -458,7 +489,11 @@ def test_increment_not_applied_raised_once_per_episode() -> None:
         clock(5500, 5410, "black", T0 + 140),
         clock(5500, 5408, "white", T0 + 140.5),  # and then it fails again: a new episode
     ]
-    (again,) = feed(engine, 1, *fixed)
+    fixed_alert, again = feed(engine, 1, *fixed)
+    assert (fixed_alert.id, fixed_alert.state) == (alert.id, "resolved")
+    assert fixed_alert.history[-1].note == (
+        "the clock added the right increment after Black's move 3"
+    )
     assert again.details == {"check": "increment", "color": "black", "move": 4, "added": -2}
 
 
@@ -536,21 +571,22 @@ def test_manual_board_result_flow_and_refused_commands() -> None:
 # -- acknowledgement -------------------------------------------------------------------------
 
 
-def test_acknowledge_closes_an_alert_once() -> None:
+def test_acknowledge_marks_an_alert_seen_once_and_it_stays_open_while_it_holds() -> None:
     engine = make_engine()
     engine.receive_link(1, online=False, at=T0)
     engine.receive_link(2, online=False, at=T0)
     first, second = engine.alerts_raised()
     engine.decisions_made()
     acked = engine.acknowledge(first.id, T0 + 5)
-    assert acked.acknowledged
-    assert acked.id == first.id
-    assert engine.open_alerts == [second]
-    assert engine.acknowledge(first.id, T0 + 6).acknowledged
+    assert (acked.acknowledged, acked.id, acked.is_open) == (True, first.id, True)
+    assert acked.history[-1] == AlertStep(step="acknowledged", at=T0 + 5, by="arbiter")
+    assert engine.open_alerts == [acked, second]
+    assert engine.acknowledge(first.id, T0 + 6) == acked
     decisions = engine.decisions_made()
     assert [(d.kind, d.board, d.at, d.payload) for d in decisions] == [
-        ("alert_ack", 1, T0 + 5, {"id": first.id})
+        ("alert", 1, T0 + 5, {"alert": to_json_dict(acked)})
     ]
+    assert engine.alerts_raised() == [acked]
     assert [a.acknowledged for a in engine.alerts] == [True, False]
     with pytest.raises(CommandRefused, match="no alert 99"):
         engine.acknowledge(99, T0)
@@ -605,11 +641,6 @@ def round_steps() -> list[tuple[bool, Step]]:
     ]
 
 
-def inputs_only() -> list[Step]:
-    """What a restart replays: the board's inputs (arbiter commands live in the journal)."""
-    return [step for is_command, step in round_steps() if not is_command]
-
-
 def run(
     engine: AlertEngine, steps: list[Step], journal: Journal | list[Decision] | None = None
 ) -> list[Alert]:
@@ -626,31 +657,30 @@ def run(
     return raised
 
 
-def test_every_kind_is_journalled_and_a_restart_raises_nothing_again(tmp_path: Path) -> None:
+def test_every_version_of_every_alert_is_journalled(tmp_path: Path) -> None:
     live = make_engine()
     with Journal(tmp_path / "journal.db") as journal:
         raised = run(live, [step for _, step in round_steps()], journal)
-        journal.append(1, "placement", {"fen": START_FEN}, T0)  # not a decision: skipped
-        records = list(journal.records())
-    assert [a.id for a in raised] == list(range(1, 11))
+        journal.append(1, "placement", {"fen": START_FEN}, T0)  # not a decision
+        records = list(journal.records(kinds=DECISION_KINDS))
     assert sorted(set(kinds(raised))) == [
         "board_offline",
-        "board_online",
         "clock_mismatch",
         "clock_offline",
         "flag_fall",
         "late_arrival",
         "out_of_sync",
     ]
-    restarted = make_engine()
-    restarted.restore(records)
-    assert run(restarted, inputs_only()) == []
-    assert restarted.decisions_made() == []
-    assert restarted.alerts == live.alerts
-    assert [a.id for a in restarted.open_alerts] == list(range(3, 11))
-    for board in (1, 2, 3):
-        assert restarted.result_of(board) == live.result_of(board)
-    confirmed = restarted.result_of(1)
+    versions = [r.payload["alert"] for r in records if r.kind == "alert"]
+    assert versions == [to_json_dict(alert) for alert in raised]
+    latest = {version["id"]: version for version in versions}
+    assert [latest[i] for i in sorted(latest)] == [to_json_dict(a) for a in live.alerts]
+    # board 1's game is decided: its alerts resolved; board 2's absent White still waits
+    assert [(a.board, a.kind) for a in live.open_alerts] == [
+        (2, "late_arrival"),
+        (1, "clock_offline"),
+    ]
+    confirmed = live.result_of(1)
     assert confirmed is not None
     assert (confirmed.result, confirmed.source, confirmed.confirmed) == (
         "1-0",
@@ -660,7 +690,7 @@ def test_every_kind_is_journalled_and_a_restart_raises_nothing_again(tmp_path: P
 
 
 def test_replaying_every_input_rebuilds_the_same_state() -> None:
-    """The other recovery: a fresh engine fed the journalled inputs, commands included."""
+    """A restart: a fresh engine fed the journalled inputs, commands included."""
     steps = [step for _, step in round_steps()]
     first: list[Decision] = []
     second: list[Decision] = []
@@ -669,26 +699,6 @@ def test_replaying_every_input_rebuilds_the_same_state() -> None:
     assert first == second
     assert replayed.alerts == live.alerts
     assert [replayed.result_of(b) for b in (1, 2, 3)] == [live.result_of(b) for b in (1, 2, 3)]
-
-
-@settings(max_examples=30, deadline=None)
-@given(st.integers(min_value=0, max_value=len(inputs_only())))
-def test_decisions_cut_off_by_a_crash_are_made_again_exactly(kept: int) -> None:
-    """Only the first ``kept`` batches of decisions reached the journal before ``kill -9``."""
-    live = make_engine()
-    batches: list[list[Decision]] = []
-    for step in inputs_only():
-        step(live)
-        batches.append(live.decisions_made())  # one append_many: all or nothing
-    journalled = [d for batch in batches[:kept] for d in batch]
-    lost = [d for batch in batches[kept:] for d in batch if d.kind == "alert"]
-    restarted = make_engine()
-    restarted.restore(journalled)
-    again = run(restarted, inputs_only())
-    assert [a.id for a in again] == [d.payload["alert"]["id"] for d in lost]
-    assert restarted.alerts == live.alerts
-    for board in (1, 2, 3):
-        assert restarted.result_of(board) == live.result_of(board)
 
 
 # -- real recordings through the real parser and game tracker --------------------------------

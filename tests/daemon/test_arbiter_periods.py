@@ -66,15 +66,21 @@ def test_no_false_alert_at_the_move_40_period_change() -> None:
 
 def test_a_clock_missing_the_bonus_raises_one_alert() -> None:
     engine = _engine(ClockRules.uniform(CLASSICAL))
-    (alert,) = _feed(engine, *_game(1800, 0))
+    alert, fixed = _feed(engine, *_game(1800, 0))  # move 41 adds 30 s again: resolved
     assert alert.kind == "clock_mismatch"
     assert alert.details == {"check": "increment", "color": "black", "move": 40, "added": 30}
     assert "after Black's move 40 the clock added 30 s instead of 1830 s" in alert.action
+    assert (fixed.id, fixed.state, fixed.history[-1].note) == (
+        alert.id,
+        "resolved",
+        "the clock added the right increment after Black's move 41",
+    )
 
 
 def test_a_wrong_bonus_raises_one_too() -> None:
     engine = _engine(ClockRules.uniform(CLASSICAL))
-    (alert,) = _feed(engine, *_game(900, 1800))
+    alert, fixed = _feed(engine, *_game(900, 1800))
+    assert (fixed.id, fixed.state) == (alert.id, "resolved")
     assert alert.details["color"] == "white"
     assert alert.details["added"] == 930
 

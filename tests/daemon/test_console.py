@@ -89,6 +89,23 @@ def test_the_view_shows_boards_clocks_results_and_alerts() -> None:
     assert "no open alerts" in _text(calm, now=1000.0)
 
 
+def test_acknowledged_alerts_are_marked_and_the_last_resolved_ones_say_why() -> None:
+    flag = Alert(id=8, kind=AlertKind.FLAG_FALL, board=2, at=995.0, action="Board 2: confirm 1-0")
+    offline = Alert(id=7, kind=AlertKind.BOARD_OFFLINE, board=3, at=990.0)
+    frame = ConsoleFrame(
+        title="Spring Open: round 2",
+        boards=(),
+        alerts=(flag.acknowledge(1000.0),),
+        resolved=(offline.resolve(1030.0, "the e-board answers again after 40s"),),
+    )
+    text = _text(frame, now=1061.0)
+    assert "open alerts: 1 (1 acknowledged)" in text
+    assert "#8 flag fall (board 2) (acknowledged)" in text
+    assert "resolved lately:" in text
+    assert "#7 board offline (board 3)" in text
+    assert "resolved by dgtcast: the e-board answers again after 40s" in text
+
+
 def test_boards_reading_their_memory_get_the_progress_line() -> None:
     catching_up = [
         BoardState(board=number, status=BoardStatus.CATCHING_UP, serial=str(number))

@@ -31,6 +31,7 @@ __all__ = [
     "Arbiter",
     "Spectator",
     "Started",
+    "journal_alerts",
     "journal_open_alerts",
     "mqtt_table",
     "relay_file",
@@ -131,17 +132,19 @@ async def stop_process(process: asyncio.subprocess.Process, *, kill: bool = Fals
     return await asyncio.wait_for(process.wait(), 15)
 
 
+def journal_alerts(path: Path) -> dict[int, dict[str, Any]]:
+    """The latest version of every alert in a daemon's journal, by the daemon's own id."""
+    latest: dict[int, dict[str, Any]] = {}
+    with Journal(path, read_only=True) as journal:
+        for record in journal.records(kinds={"alert"}):
+            alert = record.payload["alert"]
+            latest[alert["id"]] = alert
+    return latest
+
+
 def journal_open_alerts(path: Path) -> dict[int, dict[str, Any]]:
     """The alerts a daemon's journal leaves open, by the daemon's own id."""
-    opened: dict[int, dict[str, Any]] = {}
-    with Journal(path, read_only=True) as journal:
-        for record in journal.records(kinds={"alert", "alert_ack"}):
-            if record.kind == "alert":
-                alert = record.payload["alert"]
-                opened[alert["id"]] = alert
-            else:
-                opened.pop(record.payload["id"], None)
-    return opened
+    return {i: a for i, a in journal_alerts(path).items() if a["state"] == "open"}
 
 
 @dataclass
