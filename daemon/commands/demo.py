@@ -23,6 +23,7 @@ from pathlib import Path
 import chess.pgn
 
 from broadcast.web.listen import ListenError
+from daemon.commands.options import add_http_port
 from daemon.config.model import Config, load_config_or_report
 from daemon.game.durations import TimeControl
 from daemon.shell import runtime
@@ -87,7 +88,7 @@ PLAN: dict[int, DemoGame] = {
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """``--config``, ``--workdir``, ``--speed``, ``--seed``, ``--keep-journal``, ``--port``."""
+    """``--config``, ``--workdir``, ``--speed``, ``--seed``, ``--keep-journal``, ``--http-port``."""
     parser.add_argument(
         "--config", help="a demo configuration (default: the shipped one, in --workdir)"
     )
@@ -102,7 +103,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--keep-journal", action="store_true", help="continue the previous demo's journal"
     )
-    parser.add_argument("--port", type=int, help="listen on this port instead of [server] port")
+    add_http_port(parser, "listen on this HTTP port instead of [server] port")
     parser.add_argument("--log-level", default="WARNING")
     parser.add_argument("--plain", action="store_true", help="log lines only, no live console")
 
@@ -128,7 +129,7 @@ def run(args: argparse.Namespace) -> int:
         with console.shown() if console is not None else contextlib.nullcontext():
             return runtime.run(_demo(args, config, console))
     except ListenError as exc:
-        print(f"dgtcast demo: {exc} (--port chooses another)", file=sys.stderr)
+        print(f"dgtcast demo: {exc} (--http-port chooses another)", file=sys.stderr)
         return 2
 
 
@@ -165,7 +166,7 @@ async def _demo(args: argparse.Namespace, config: Config, console: LiveConsole |
                 for number, board in _emulators(config, args.seed).items()
             }
             config.storage.path.parent.mkdir(parents=True, exist_ok=True)
-            daemon = await Daemon.open(args.config, DaemonOptions(port=args.port, demo=True))
+            daemon = await Daemon.open(args.config, DaemonOptions(port=args.http_port, demo=True))
             stack.callback(daemon.journal.close)
             await daemon.start()
             serving = asyncio.create_task(

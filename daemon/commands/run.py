@@ -13,6 +13,7 @@ from contextlib import nullcontext
 from dataclasses import replace
 
 from broadcast.web.listen import ListenError
+from daemon.commands.options import add_http_port
 from daemon.config.model import ConfigError, format_config_errors
 from daemon.journal.records import JournalError
 from daemon.pairing import PairingFileError
@@ -22,18 +23,18 @@ from daemon.shell.console import LiveConsole, wanted
 from daemon.shell.console_link import log_to_console, serve_with_console
 from daemon.shell.logs import configure_logging
 
-__all__ = ["add_arguments", "run"]
+__all__ = ["add_arguments", "arbiter_address", "run"]
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """``--config``, ``--set-clocks``, ``--port``, ``--new-journal``, ``--log-level``."""
+    """``--config``, ``--set-clocks``, ``--http-port``, ``--new-journal``, ``--log-level``."""
     parser.add_argument("--config", required=True, help="the round's TOML configuration")
     parser.add_argument(
         "--set-clocks",
         action="store_true",
         help="set every e-board clock to the time control at start (clocks in mode 23)",
     )
-    parser.add_argument("--port", type=int, help="listen on this port instead of [server] port")
+    add_http_port(parser, "listen on this HTTP port instead of [server] port")
     parser.add_argument(
         "--new-journal",
         action="store_true",
@@ -54,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
     """Run the daemon; exit code 2 on a bad configuration or an address it cannot use."""
     console = None if args.plain or not wanted() else LiveConsole()
     options = DaemonOptions(
-        set_clocks_at_start=args.set_clocks, port=args.port, new_journal=args.new_journal
+        set_clocks_at_start=args.set_clocks, port=args.http_port, new_journal=args.new_journal
     )
     if console is None:
         configure_logging(args.log_level or "INFO")
@@ -105,5 +106,17 @@ def _print_urls(daemon: Daemon) -> None:
     host = daemon.config.server.host
     base = f"http://{host}:{daemon.server.port}"
     print(f"viewer:  {base}/", flush=True)
-    print(f"arbiter: {base}/arbiter", flush=True)
+    print(f"arbiter: {arbiter_address(base, daemon)}", flush=True)
     print(f"PGN:     {base}/round.pgn", flush=True)
+
+
+def arbiter_address(base: str, daemon: Daemon) -> str:
+    """The arbiter page; with the daemon's own token in it when none is configured.
+
+    The token is in the fragment (``#token=…``): the page reads it, the browser never
+    sends it to a server or keeps it in the address bar (docs/configuration.md).
+    """
+    token = daemon.config.server.arbiter_token
+    if daemon.local_token and token is not None:
+        return f"{base}/arbiter#token={token}"
+    return f"{base}/arbiter  (sign in with the arbiters' token)"

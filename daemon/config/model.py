@@ -77,6 +77,7 @@ __all__ = [
     "TableBuilder",
     "WebhookConfig",
     "format_config_errors",
+    "is_loopback",
     "load_config",
     "load_config_or_report",
     "parse_config",
@@ -370,7 +371,7 @@ class TableBuilder:
     def server(self) -> ServerConfig:
         server = self.tables.server
         token = self.env.get(ARBITER_TOKEN_ENV) or server.arbiter_token
-        if not _is_loopback(server.host):
+        if not is_loopback(server.host):
             where = "server.arbiter_token"
             if token is None:
                 self.problems.append(
@@ -482,7 +483,8 @@ def weak_token_problem(config: Config) -> str | None:
     )
 
 
-def _is_loopback(host: str) -> bool:
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` (``[server] host``) is this machine only: ``localhost``, 127.x, ::1."""
     if host == "localhost":
         return True
     try:

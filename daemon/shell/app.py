@@ -31,6 +31,7 @@ from broadcast.relay.ownership import check_ownership
 from broadcast.relay.remote import CommandListener
 from broadcast.web.listen import ListenError
 from broadcast.web.server import BroadcastServer
+from daemon.config.local_token import ensure_local_token
 from daemon.config.model import Config, ConfigError, load_config, weak_token_problem
 from daemon.game.state import TrackerSettings
 from daemon.journal.identity import open_round_journal
@@ -164,6 +165,8 @@ class Daemon:
         self.service.round_changer = lambda c: self.rounds.next_round(c.section, force=c.force)
         self.replayed = 0
         self._start_fed = False
+        #: The arbiter token is the daemon's own (loopback, none configured: its file).
+        self.local_token = False
         #: When the daemon was opened (epoch seconds): the first start, if it is one.
         self.opened_at = time.time()
         server = self.config.server
@@ -216,9 +219,13 @@ class Daemon:
                 str(r.payload["section"]) for r in journal.records(board=EVENT_BOARD, kinds={ROUND})
             }
             config, handoffs = apply_pairings(config, skip=moved)
+            token = ensure_local_token(config)
+            server = config.server.model_copy(update={"arbiter_token": token.value})
+            config = replace(config, server=server)
             open_files = raise_open_file_limit()
             daemon = cls(config, journal, options, handoffs, open_files=open_files)
             daemon.opened_at = opened.timestamp()
+            daemon.local_token = token.local
             daemon._replay()
         except BaseException:
             journal.close()

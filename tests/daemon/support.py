@@ -152,7 +152,7 @@ async def start_daemon(config: Path) -> asyncio.subprocess.Process:
             "run",
             "--config",
             str(config),
-            "--port",
+            "--http-port",
             "0",
             "--log-level",
             "WARNING",
@@ -164,7 +164,7 @@ async def start_daemon(config: Path) -> asyncio.subprocess.Process:
 def refused_start(config: Path, *flags: str) -> str:
     """``dgtcast run`` that must refuse to start: it exits with 2 (asserted); its stderr."""
     done = subprocess.run(
-        [str(DGTCAST), "run", "--config", str(config), "--port", "0", *flags],
+        [str(DGTCAST), "run", "--config", str(config), "--http-port", "0", *flags],
         cwd=config.parent,
         capture_output=True,
         text=True,

@@ -139,7 +139,7 @@ def _daemon_on_a_pty(config: Path) -> Iterator[tuple[subprocess.Popen[bytes], in
     env = {**os.environ, "TERM": "xterm-256color", "COLUMNS": "150", "LINES": "40"}
     env.pop("JOURNAL_STREAM", None)
     process = subprocess.Popen(
-        [str(DGTCAST), "run", "--config", str(config), "--port", "0"],
+        [str(DGTCAST), "run", "--config", str(config), "--http-port", "0"],
         stdin=slave,
         stdout=slave,
         stderr=slave,
@@ -211,7 +211,7 @@ async def test_run_into_a_pipe_writes_log_lines_only(tmp_path: Path) -> None:
         "run",
         "--config",
         str(config),
-        "--port",
+        "--http-port",
         "0",
         cwd=tmp_path,
         stdout=asyncio.subprocess.PIPE,
