@@ -74,7 +74,7 @@ def write_config(
     time_control: str = "180+2",
     default_time: str = "30m",
     round_start: str | None = None,
-    token: str = "arbiter-secret",
+    token: str | None = "arbiter-secret",
     results: str | None = None,
     extra: str = "",
 ) -> Path:
@@ -89,7 +89,9 @@ def write_config(
     ]
     if round_start is not None:
         lines.append(f'round_start = "{round_start}"')
-    lines += ["", "[server]", 'host = "127.0.0.1"', "port = 8080", f'arbiter_token = "{token}"']
+    lines += ["", "[server]", 'host = "127.0.0.1"', "port = 8080"]
+    if token is not None:  # None: loopback without a token (the daemon makes its own)
+        lines.append(f'arbiter_token = "{token}"')
     if results is not None:
         lines.append(f'results = "{results}"')
     lines += ["", "[storage]", 'path = "journal.db"', ""]

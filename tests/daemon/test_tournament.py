@@ -116,7 +116,15 @@ async def _play_round(daemon: Daemon, boards: dict[int, EmulatedBoard], text: st
 
 async def _round_next(daemon: Daemon, config: Path, *extra: str) -> tuple[int, str, str]:
     out, err = io.StringIO(), io.StringIO()
-    argv = ["round", "next", "--config", str(config), "--http-port", str(daemon.server.port), *extra]
+    argv = [
+        "round",
+        "next",
+        "--config",
+        str(config),
+        "--http-port",
+        str(daemon.server.port),
+        *extra,
+    ]
 
     def call() -> int:
         with redirect_stdout(out), redirect_stderr(err):
