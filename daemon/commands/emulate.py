@@ -1,6 +1,8 @@
 """``dgtcast emulate``: a virtual DGT board + clock on a pty that plays a PGN game.
 
-It prints one line ``device: /path`` (the port to give the daemon or any DGT driver),
+It prints one line ``device: /path`` (the port to give the daemon or any DGT driver;
+without ``--link`` it is in the folder of emulated ports that ``dgtcast boards`` and the
+daemon's boards by serial number scan: drivers/dgt/aio/ports.py),
 waits a moment for a driver to connect, has the arbiter start the clock and the players
 play the game's main line with human timings, and keeps the board on the line until
 Ctrl-C (or exits after the game with ``--exit``). Exit codes: 0 done, 2 bad usage.
@@ -18,6 +20,7 @@ import chess
 import chess.pgn
 
 from daemon.shell import runtime
+from drivers.dgt.aio.ports import new_emulated_port
 from drivers.emulator.clock import ClockModel, ClockSettings
 from drivers.emulator.device import EmulatedBoard
 from drivers.emulator.firmware import BoardIdentity
@@ -42,7 +45,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--white-side", choices=["left", "right"], default="left", help="clock side"
     )
     parser.add_argument("--baud", type=int, default=9600, help="pace output (0 = unpaced)")
-    parser.add_argument("--link", type=Path, help="put the device symlink here")
+    parser.add_argument(
+        "--link",
+        type=Path,
+        help="put the device symlink here (default: where `dgtcast boards` and boards by"
+        " serial find it)",
+    )
     parser.add_argument(
         "--serial", type=_serial, help="the board's serial number, 5 digits (default 01025)"
     )
@@ -142,7 +150,7 @@ async def _serve(
     args: argparse.Namespace, game: chess.pgn.Game, clock: ClockSettings, stop: asyncio.Event
 ) -> None:
     board = EmulatedBoard(
-        path=args.link,
+        path=args.link or new_emulated_port(_identity(args).serial),
         rotate=args.rotate,
         clock=clock,
         white_side=args.white_side,

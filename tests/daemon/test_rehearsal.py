@@ -1,0 +1,123 @@
+"""A rehearsal as docs/tournament.md has it: ``dgtcast emulate --serial N`` boards, found by
+``dgtcast boards`` and by the daemon with the event's own configuration (boards by serial,
+no port), without any hand-made glob.
+
+The emulators are real ``dgtcast emulate`` processes; each registers its pty in this test
+run's folder of emulated ports (tests/conftest.py). Links of emulators that are gone, and
+a folder others may write to, are never scanned: a real event sees only its serial ports.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import os
+import signal
+import sys
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack, asynccontextmanager, redirect_stdout
+from pathlib import Path
+
+from daemon.cli import main
+from drivers.dgt.aio.ports import emulated_ports, new_emulated_port, serial_ports
+from tests.daemon.support import running_daemon, wait_for
+
+SERIALS = {1: "12401", 41: "20455"}
+
+
+def _event(folder: Path) -> Path:
+    """Two sections, boards by serial on any port: the configuration of the event itself."""
+    path = folder / "congress.toml"
+    path.write_text(
+        '[event]\nname = "Rehearsal"\nround = 1\ntime_control = "5400+30"\n'
+        'default_time = "30m"\n\n[storage]\npath = "congress.db"\n\n'
+        '[[sections]]\nname = "OPEN"\n[[sections.boards]]\nnumber = 1\nserial = "12401"\n'
+        'white = "Adams, Ann"\nblack = "Brown, Ben"\n\n'
+        '[[sections]]\nname = "U12"\ntime_control = "3600+30"\n'
+        '[[sections.boards]]\nnumber = 41\nserial = "20455"\n'
+        'white = "Evans, Eve"\nblack = "Fox, Finn"\n'
+    )
+    return path
+
+
+@asynccontextmanager
+async def _emulator(pgn: Path, serial: str) -> AsyncIterator[Path]:
+    """``dgtcast emulate --serial SERIAL`` as a process; its device path."""
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "daemon.cli",
+        "emulate",
+        "--pgn",
+        str(pgn),
+        "--serial",
+        serial,
+        "--wait",
+        "3600",
+        stdout=asyncio.subprocess.PIPE,
+    )
+    try:
+        assert process.stdout is not None
+        async with asyncio.timeout(20):
+            line = (await process.stdout.readline()).decode()
+        assert line.startswith("device: "), line
+        yield Path(line.removeprefix("device: ").strip())
+    finally:
+        if process.returncode is None:
+            process.send_signal(signal.SIGINT)
+            async with asyncio.timeout(20):
+                await process.wait()
+
+
+async def test_emulated_boards_are_found_by_serial_without_a_glob(tmp_path: Path) -> None:
+    pgn = tmp_path / "game.pgn"
+    pgn.write_text("1. e4 e5 *\n")
+    config = _event(tmp_path)
+    async with AsyncExitStack() as stack:
+        devices = {
+            n: await stack.enter_async_context(_emulator(pgn, s)) for n, s in SERIALS.items()
+        }
+        assert set(emulated_ports()) == {str(path) for path in devices.values()}
+        assert {str(path) for path in devices.values()} <= set(serial_ports())
+
+        out = io.StringIO()
+        with redirect_stdout(out):
+            code = await asyncio.to_thread(main, ["boards", "--config", str(config)])
+        assert code == 0
+        rows = {line.split()[1]: line for line in out.getvalue().splitlines()[1:]}
+        assert rows["12401"].startswith(str(devices[1]))
+        assert rows["12401"].endswith("board 1")
+        assert rows["20455"].endswith("board 41")
+
+        async with running_daemon(config) as daemon:
+            for number in SERIALS:
+                session = daemon.sessions[number]
+                await wait_for(session.online.is_set, 20, f"board {number} online")
+            for number, serial in SERIALS.items():
+                state = daemon.hub.state(number)
+                assert state is not None
+                assert state.serial == serial
+    assert emulated_ports() == []  # stopped emulators take their ports away
+
+
+def test_only_running_emulators_in_a_private_folder_are_scanned(tmp_path: Path) -> None:
+    target = tmp_path / "pts"
+    target.write_text("")
+    mine = new_emulated_port("12401")
+    assert mine.name == f"dgt-12401-{os.getpid()}"
+    mine.symlink_to(target)
+    dead = mine.with_name("dgt-12388-999999999")  # an emulator killed with -9
+    dead.symlink_to(target)
+    try:
+        assert emulated_ports(mine.parent) == [str(mine)]
+        again = new_emulated_port("12401")  # the next emulator clears the dead one's link
+        assert again == mine
+        assert not dead.is_symlink()
+        shared = tmp_path / "shared"
+        shared.mkdir(mode=0o777)
+        shared.chmod(0o777)
+        (shared / mine.name).symlink_to(target)
+        assert emulated_ports(shared) == []  # anyone may write there: not trusted
+        assert emulated_ports(tmp_path / "absent") == []
+    finally:
+        mine.unlink()
