@@ -13,12 +13,15 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import dataclasses
+import re
 import sys
 from pathlib import Path
 
 import chess
 import chess.pgn
 
+from daemon.game.durations import TimeControl
 from daemon.shell import runtime
 from drivers.dgt.aio.ports import new_emulated_port
 from drivers.emulator.clock import ClockModel, ClockSettings
@@ -26,7 +29,7 @@ from drivers.emulator.device import EmulatedBoard
 from drivers.emulator.firmware import BoardIdentity
 from drivers.emulator.pty import UNSUPPORTED
 
-__all__ = ["add_arguments", "read_game", "run"]
+__all__ = ["add_arguments", "emulated_clock", "read_game", "run"]
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -37,7 +40,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--rotate", action="store_true", help="set the board up turned 180°")
     parser.add_argument("--seed", type=int, default=0, help="seed of the players' habits")
     parser.add_argument("--noise", type=float, default=0.05, help="noise probability per move")
-    parser.add_argument("--clock", default="90+30", help="time control MINUTES+SECONDS")
+    parser.add_argument(
+        "--clock",
+        default="5400+30",
+        help="time control as in the configuration: seconds (5400+30) or 90m + 30s",
+    )
     parser.add_argument("--clock-mode", type=int, default=12, help="clock option (23 = SetNRun)")
     models = [model.value for model in ClockModel]
     parser.add_argument("--clock-model", choices=models, default="xl", help="clock beside it")
@@ -122,12 +129,42 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _clock_settings(args: argparse.Namespace) -> ClockSettings:
-    settings = ClockSettings.from_text(args.clock)
+    try:
+        control = TimeControl.from_text(args.clock)
+    except ValueError as exc:
+        raise ValueError(f"--clock: {exc} (seconds as in the configuration)") from None
+    simple = len(control.periods) == 1 and control.periods[0].moves is None
+    settings = (
+        ClockSettings(base_seconds=control.base, increment_seconds=control.increment)
+        if simple
+        else emulated_clock(control)
+    )
+    if re.fullmatch(r"\s*\d{1,3}\s*\+\s*\d+\s*", args.clock):
+        print(
+            f"dgtcast emulate: --clock {args.clock} is {control.spoken()} (seconds, as in"
+            f" the configuration: 90 minutes and 30 s is 5400+30 or 90m + 30s)",
+            file=sys.stderr,
+        )
+    return dataclasses.replace(settings, mode=args.clock_mode, model=ClockModel(args.clock_model))
+
+
+def emulated_clock(control: TimeControl, moves: int = 300) -> ClockSettings:
+    """An emulated clock that runs ``control`` itself: what each press adds, per move.
+
+    The emulator's clock takes one increment and bonuses per move; a control whose
+    increment changes between periods (``40/7200:20/3600:900+30``) is given as a bonus
+    after each of the first ``moves`` moves instead.
+    """
+    start = control.start_seconds
+    bonuses = tuple(
+        (move, added) for move in range(1, moves + 1) if (added := control.added_after(move))
+    )
     return ClockSettings(
-        base_seconds=settings.base_seconds,
-        increment_seconds=settings.increment_seconds,
-        mode=args.clock_mode,
-        model=ClockModel(args.clock_model),
+        base_seconds=control.base,
+        increment_seconds=0,
+        start_left=start,
+        start_right=start,
+        periods=bonuses,
     )
 
 

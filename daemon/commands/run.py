@@ -15,6 +15,7 @@ from dataclasses import replace
 from broadcast.web.listen import ListenError
 from daemon.commands.options import add_http_port
 from daemon.config.model import ConfigError, format_config_errors
+from daemon.journal.identity import abandon_journal
 from daemon.journal.records import JournalError
 from daemon.pairing import PairingFileError
 from daemon.shell import runtime
@@ -90,7 +91,7 @@ async def _serve(config: str, options: DaemonOptions, console: LiveConsole | Non
         try:
             await daemon.start()
         except BaseException:
-            daemon.journal.close()
+            abandon_journal(daemon.journal)  # a refused start leaves no new journal behind
             raise
         _print_urls(daemon)
         if console is None:
@@ -116,7 +117,7 @@ def arbiter_address(base: str, daemon: Daemon) -> str:
     The token is in the fragment (``#token=…``): the page reads it, the browser never
     sends it to a server or keeps it in the address bar (docs/configuration.md).
     """
-    token = daemon.config.server.arbiter_token
-    if daemon.local_token and token is not None:
-        return f"{base}/arbiter#token={token}"
+    token = daemon.token
+    if token is not None and token.local and token.value is not None:
+        return f"{base}/arbiter#token={token.value}"
     return f"{base}/arbiter  (sign in with the arbiters' token)"

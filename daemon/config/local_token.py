@@ -23,7 +23,7 @@ from pathlib import Path
 
 from daemon.config.model import Config, is_loopback
 
-__all__ = ["ArbiterToken", "arbiter_token", "ensure_local_token", "local_token_path"]
+__all__ = ["ArbiterToken", "arbiter_token", "daemon_token", "local_token_path"]
 
 #: Added to the journal's file name: the file that holds a loopback daemon's own token.
 SUFFIX = ".arbiter-token"
@@ -37,11 +37,29 @@ class ArbiterToken:
         value: the token; None when there is none (yet).
         local: it is the daemon's own (loopback, none configured), kept at ``path``.
         path: the file of the daemon's own token.
+        saved: the value is in the file (a new one is saved once the daemon serves).
     """
 
     value: str | None
     local: bool
     path: Path
+    saved: bool = True
+
+    def save(self) -> None:
+        """Write a new local token to its file, readable by this user only (atomically).
+
+        Raises:
+            OSError: the file cannot be written beside the journal.
+        """
+        if self.saved or self.value is None:
+            return
+        temporary = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
+        with contextlib.suppress(FileNotFoundError):
+            temporary.unlink()
+        descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(descriptor, "w", encoding="ascii") as handle:
+            handle.write(self.value + "\n")
+        os.replace(temporary, self.path)
 
 
 def local_token_path(config: Config) -> Path:
@@ -63,24 +81,14 @@ def arbiter_token(config: Config) -> ArbiterToken:
     return ArbiterToken(value=_read(path), local=True, path=path)
 
 
-def ensure_local_token(config: Config) -> ArbiterToken:
-    """:func:`arbiter_token`, the daemon's own made (and saved, for its user only) if missing.
-
-    Raises:
-        OSError: the file cannot be written beside the journal.
-    """
+def daemon_token(config: Config) -> ArbiterToken:
+    """:func:`arbiter_token`, or a new token of the daemon's own when it has none yet
+    (not saved: :meth:`ArbiterToken.save` once the daemon serves, so that a refused
+    start leaves nothing behind)."""
     token = arbiter_token(config)
     if not token.local or token.value is not None:
         return token
-    value = secrets.token_urlsafe(24)
-    temporary = token.path.with_name(f".{token.path.name}.{os.getpid()}.tmp")
-    with contextlib.suppress(FileNotFoundError):
-        temporary.unlink()
-    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(descriptor, "w", encoding="ascii") as handle:
-        handle.write(value + "\n")
-    os.replace(temporary, token.path)
-    return ArbiterToken(value=value, local=True, path=token.path)
+    return ArbiterToken(value=secrets.token_urlsafe(24), local=True, path=token.path, saved=False)
 
 
 def _read(path: Path) -> str | None:

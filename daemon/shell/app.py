@@ -31,14 +31,14 @@ from broadcast.relay.ownership import check_ownership
 from broadcast.relay.remote import CommandListener
 from broadcast.web.listen import ListenError
 from broadcast.web.server import BroadcastServer
-from daemon.config.local_token import ensure_local_token
+from daemon.config.local_token import ArbiterToken, daemon_token
 from daemon.config.model import Config, ConfigError, load_config, weak_token_problem
 from daemon.game.state import TrackerSettings
-from daemon.journal.identity import open_round_journal
+from daemon.journal.identity import abandon_journal, open_round_journal
 from daemon.journal.inputs import START
 from daemon.journal.store import EVENT_BOARD, ROUND, Journal
 from daemon.links.lichess import LichessLink
-from daemon.links.livechess import livechess_folder, livechess_settings
+from daemon.links.livechess import livechess_folder, livechess_off, livechess_settings
 from daemon.links.pairing import PairingLink, apply_pairings
 from daemon.links.settings import mqtt_settings, pgn_folder_settings
 from daemon.pairing import ResultHandoff
@@ -149,7 +149,7 @@ class Daemon:
         self.journal = journal
         self.config = config
         #: Each section's TRF hand-off, by section name (``[pairing]``).
-        self.pairings = {name: PairingLink(h) for name, h in (handoffs or {}).items()}
+        self.pairings = {n: PairingLink(h, section=n) for n, h in (handoffs or {}).items()}
         self.hub = Hub()
         self.core = RoundCore(self.config, options.tracker)
         self.service = RoundService(
@@ -165,8 +165,8 @@ class Daemon:
         self.service.round_changer = lambda c: self.rounds.next_round(c.section, force=c.force)
         self.replayed = 0
         self._start_fed = False
-        #: The arbiter token is the daemon's own (loopback, none configured: its file).
-        self.local_token = False
+        #: The arbiter token and where it comes from (the daemon's own on loopback).
+        self.token: ArbiterToken | None = None
         #: When the daemon was opened (epoch seconds): the first start, if it is one.
         self.opened_at = time.time()
         server = self.config.server
@@ -219,16 +219,16 @@ class Daemon:
                 str(r.payload["section"]) for r in journal.records(board=EVENT_BOARD, kinds={ROUND})
             }
             config, handoffs = apply_pairings(config, skip=moved)
-            token = ensure_local_token(config)
+            token = daemon_token(config)
             server = config.server.model_copy(update={"arbiter_token": token.value})
             config = replace(config, server=server)
             open_files = raise_open_file_limit()
             daemon = cls(config, journal, options, handoffs, open_files=open_files)
             daemon.opened_at = opened.timestamp()
-            daemon.local_token = token.local
+            daemon.token = token
             daemon._replay()
         except BaseException:
-            journal.close()
+            abandon_journal(journal)
             raise
         return daemon
 
@@ -283,6 +283,8 @@ class Daemon:
     def _livechess(self) -> LiveChessServer | None:
         settings = livechess_settings(self.config)
         if settings is None:
+            if (off := livechess_off(self.config)) is not None:
+                log.warning("= %s", off)
             return None
         if self.options.livechess_port is not None:
             settings = replace(settings, port=self.options.livechess_port)
@@ -321,6 +323,8 @@ class Daemon:
             except ListenError:
                 await self.server.close()
                 raise
+        if self.token is not None:
+            self.token.save()  # serving: a new local token goes to its file now
         self._note_start()
         if not self._start_fed:  # every start: no e-board's link is known yet
             self._start_fed = True
