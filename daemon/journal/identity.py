@@ -140,7 +140,7 @@ def abandon_journal(journal: Journal) -> None:
     for leftover in (path, f"{path}-wal", f"{path}-shm", lock):
         with contextlib.suppress(OSError):
             os.remove(leftover)
-    log.info("= %s removed: the daemon did not start", path)
+    log.debug("= %s removed: the daemon did not start", path)
 
 
 def _open(path: Path, config: Config) -> Journal:
