@@ -18,7 +18,9 @@ from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager, redirect_stdout
 from pathlib import Path
 
-from daemon.cli import main
+import pytest
+
+from daemon.cli import build_parser, main
 from drivers.dgt.aio.ports import emulated_ports, new_emulated_port, serial_ports
 from tests.daemon.support import running_daemon, wait_for
 
@@ -121,3 +123,20 @@ def test_only_running_emulators_in_a_private_folder_are_scanned(tmp_path: Path) 
         assert emulated_ports(tmp_path / "absent") == []
     finally:
         mine.unlink()
+
+
+def test_port_means_a_serial_port_and_the_http_port_is_http_port(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    parser = build_parser()
+    boards = parser.parse_args(["boards", "--port", "/dev/dgt-*"])
+    assert boards.port == ["/dev/dgt-*"]  # serial ports, as [[boards]] port
+    for argv in (["run", "--config", "x.toml"], ["round", "next", "--config", "x.toml"]):
+        assert parser.parse_args([*argv, "--http-port", "8081"]).http_port == 8081
+        assert capsys.readouterr().err == ""
+        assert parser.parse_args([*argv, "--port", "8081"]).http_port == 8081  # the old way
+        assert "--port 8081 is deprecated here: write --http-port 8081" in capsys.readouterr().err
+    for argv in (["demo"], ["relay", "--config", "x.toml"]):
+        assert parser.parse_args([*argv, "--http-port", "0"]).http_port == 0
+    result = parser.parse_args(["result", "set", "1", "1-0", "--config", "x", "--http-port", "9"])
+    assert result.http_port == 9
