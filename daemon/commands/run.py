@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import socket
 import sys
 from contextlib import nullcontext
 from dataclasses import replace
@@ -105,10 +106,19 @@ async def _serve(config: str, options: DaemonOptions, console: LiveConsole | Non
 
 def _print_urls(daemon: Daemon) -> None:
     host = daemon.config.server.host
-    base = f"http://{host}:{daemon.server.port}"
+    port = daemon.server.port
+    everywhere = host in ("0.0.0.0", "::", "")  # no browser opens http://0.0.0.0/
+    base = f"http://{'127.0.0.1' if everywhere else _bracketed(host)}:{port}"
     print(f"viewer:  {base}/", flush=True)
     print(f"arbiter: {arbiter_address(base, daemon)}", flush=True)
     print(f"PGN:     {base}/round.pgn", flush=True)
+    if everywhere:
+        name = socket.gethostname()
+        print(f"other machines: http://{name}:{port}/ (or this machine's address)", flush=True)
+
+
+def _bracketed(host: str) -> str:
+    return f"[{host}]" if ":" in host else host
 
 
 def arbiter_address(base: str, daemon: Daemon) -> str:
