@@ -27,6 +27,7 @@ from daemon.shell.result_keys import (
     Request,
     SetRequest,
     confirmable,
+    keys_in,
     press,
     section_problem,
     summary,
@@ -53,6 +54,8 @@ else:
         """Windows consoles are not read for keys (the console shows no prompt)."""
         yield
 
+
+log = logging.getLogger(__name__)
 
 __all__ = ["ConsoleKeys", "console_frame", "log_to_console", "serve_with_console"]
 
@@ -118,7 +121,7 @@ class ConsoleKeys:
 
     def feed(self, text: str) -> None:
         """Keys typed; a request they complete is sent to the daemon."""
-        for key in text:
+        for key in keys_in(text):
             self.prompt, request = press(self.prompt, key)
             if request is not None:
                 task = asyncio.get_running_loop().create_task(self.carry_out(request))
@@ -136,7 +139,12 @@ class ConsoleKeys:
             )
             answers: list[tuple[int, str | None]] = []
             for command in commands:
-                reply = await self.daemon.service.execute(command)
+                try:
+                    reply = await self.daemon.service.execute(command)
+                except Exception:
+                    log.exception("console command %s failed", command)
+                    answers.append((command.board, "internal error (see the log)"))
+                    continue
                 answers.append((command.board, None if reply.ok else reply.reason))
             everyone = isinstance(request, ConfirmRequest) and request.board is None
             answer = summary(request, answers, confirmable(states, section)[1] if everyone else ())

@@ -18,6 +18,7 @@ The console's keys (docs/daemon.md, "The live console"):
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
@@ -30,6 +31,7 @@ __all__ = [
     "Request",
     "SetRequest",
     "confirmable",
+    "keys_in",
     "parse_result",
     "press",
     "section_problem",
@@ -165,6 +167,16 @@ class KeyPrompt:
         if self.action is None:
             return HINT
         return _ASKS[self.action] + self.text + "▏"
+
+
+#: What a terminal sends for arrow, function and other special keys: ignored.
+_SEQUENCE = re.compile(r"\x1b(?:\[[0-9;?]*[@-~]|O.)")
+
+
+def keys_in(text: str) -> list[str]:
+    """The keys a terminal sent, its escape sequences (arrows, F-keys) left out; a lone
+    Esc stays a key."""
+    return list(_SEQUENCE.sub("", text))
 
 
 def press(prompt: KeyPrompt, key: str) -> tuple[KeyPrompt, Request | None]:

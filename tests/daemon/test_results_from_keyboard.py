@@ -35,6 +35,7 @@ from daemon.shell.result_keys import (
     KeyPrompt,
     SetRequest,
     confirmable,
+    keys_in,
     parse_result,
     press,
     summary,
@@ -72,6 +73,7 @@ def test_the_keys_prompt_for_a_board_and_a_result() -> None:
     assert prompt.action is None
     with pytest.raises(ValueError, match="1/2 for a draw"):
         parse_result("draw")
+    assert keys_in("\x1b[C\x1b[Ds\x1bOP\x1b") == ["s", "\x1b"]  # arrows and F1 are no keys
 
 
 def test_confirm_all_takes_the_provisional_results_of_the_section() -> None:
