@@ -28,7 +28,7 @@ from broadcast.feed.messages import (
     command_to_json,
 )
 from daemon.config.local_token import arbiter_token
-from daemon.config.model import Config
+from daemon.config.model import ARBITER_TOKEN_ENV, Config
 from daemon.shell import runtime
 
 __all__ = ["ArbiterSession", "NotSignedIn", "arbiter_session", "daemon_url", "reach_daemon"]
@@ -96,9 +96,13 @@ async def arbiter_session(
         await ws.send(json.dumps({"type": "auth", "token": token.value}))
         first = json.loads(await ws.recv())
         if first.get("type") != "snapshot":
-            where = f"its token file {token.path}" if token.local else "the arbiter token"
             reason = first.get("reason", "no reason given")
-            raise NotSignedIn(f"the daemon refused {where}: {reason}")
+            if token.local:
+                raise NotSignedIn(
+                    f"the daemon refused the token of {token.path}: {reason} (started with"
+                    f" {ARBITER_TOKEN_ENV}? set it here too)"
+                )
+            raise NotSignedIn(f"the daemon refused the arbiter token: {reason}")
         boards = sorted(
             (board_state_from_json(json.dumps(b)) for b in first.get("boards", [])),
             key=lambda state: state.board,

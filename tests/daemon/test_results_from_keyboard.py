@@ -186,6 +186,18 @@ async def test_results_from_the_command_line_without_a_configured_token(tmp_path
         assert daemon.config.server.arbiter_token == secret
 
 
+async def test_a_wrong_token_is_named_as_such(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = write_config(tmp_path, [BoardSpec(1, None)])  # token "arbiter-secret"
+    async with running_daemon(config) as daemon:
+        monkeypatch.setenv("DGTCAST_ARBITER_TOKEN", "not-the-arbiter-secret")
+        code, out, err = await _result(daemon, config, "set", "1", "1-0")
+    assert code == 1
+    assert out == ""
+    assert err == "dgtcast: the daemon refused the arbiter token: bad token\n"
+
+
 async def test_the_console_keys_set_and_confirm_results(tmp_path: Path) -> None:
     config = write_config(tmp_path, [BoardSpec(1, None), BoardSpec(2, None)])
     async with running_daemon(config) as daemon:
