@@ -28,7 +28,7 @@ from broadcast.feed.messages import (
     command_to_json,
 )
 from daemon.config.local_token import arbiter_token
-from daemon.config.model import ARBITER_TOKEN_ENV, Config
+from daemon.config.model import ARBITER_TOKEN_ENV, Config, is_every_interface
 from daemon.shell import runtime
 
 __all__ = ["ArbiterSession", "NotSignedIn", "arbiter_session", "daemon_url", "reach_daemon"]
@@ -41,7 +41,7 @@ class NotSignedIn(Exception):
 def daemon_url(config: Config, http_port: int | None = None) -> str:
     """The daemon's arbiter channel, as this machine reaches it."""
     host = config.server.host
-    if host in ("0.0.0.0", "::", ""):
+    if is_every_interface(host):
         host = "127.0.0.1"
     if ":" in host:
         host = f"[{host}]"

@@ -15,7 +15,7 @@ from dataclasses import replace
 
 from broadcast.web.listen import ListenError
 from daemon.commands.options import add_http_port
-from daemon.config.model import ConfigError, format_config_errors
+from daemon.config.model import ConfigError, format_config_errors, is_every_interface
 from daemon.journal.identity import abandon_journal
 from daemon.journal.records import JournalError
 from daemon.pairing import PairingFileError
@@ -105,20 +105,13 @@ async def _serve(config: str, options: DaemonOptions, console: LiveConsole | Non
 
 
 def _print_urls(daemon: Daemon) -> None:
-    host = daemon.config.server.host
-    port = daemon.server.port
-    everywhere = host in ("0.0.0.0", "::", "")  # no browser opens http://0.0.0.0/
-    base = f"http://{'127.0.0.1' if everywhere else _bracketed(host)}:{port}"
+    base = daemon.address
     print(f"viewer:  {base}/", flush=True)
     print(f"arbiter: {arbiter_address(base, daemon)}", flush=True)
     print(f"PGN:     {base}/round.pgn", flush=True)
-    if everywhere:
-        name = socket.gethostname()
+    if is_every_interface(daemon.config.server.host):  # the arbiters' phones, too
+        name, port = socket.gethostname(), daemon.server.port
         print(f"other machines: http://{name}:{port}/ (or this machine's address)", flush=True)
-
-
-def _bracketed(host: str) -> str:
-    return f"[{host}]" if ":" in host else host
 
 
 def arbiter_address(base: str, daemon: Daemon) -> str:

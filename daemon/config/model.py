@@ -77,6 +77,7 @@ __all__ = [
     "TableBuilder",
     "WebhookConfig",
     "format_config_errors",
+    "is_every_interface",
     "is_loopback",
     "load_config",
     "load_config_or_report",
@@ -481,6 +482,12 @@ def weak_token_problem(config: Config) -> str | None:
         f"{config.source}: server.arbiter_token: too short, also on"
         f' "{config.server.host}": use at least {_MIN_PUBLIC_TOKEN} random characters'
     )
+
+
+def is_every_interface(host: str) -> bool:
+    """Whether ``host`` (``[server] host``) listens on every interface (``0.0.0.0``, ``::``):
+    a browser of this machine reaches it at 127.0.0.1, no browser at that address."""
+    return host in ("0.0.0.0", "::", "")
 
 
 def is_loopback(host: str) -> bool:

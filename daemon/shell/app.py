@@ -32,7 +32,13 @@ from broadcast.relay.remote import CommandListener
 from broadcast.web.listen import ListenError
 from broadcast.web.server import BroadcastServer
 from daemon.config.local_token import ArbiterToken, daemon_token
-from daemon.config.model import Config, ConfigError, load_config, weak_token_problem
+from daemon.config.model import (
+    Config,
+    ConfigError,
+    is_every_interface,
+    load_config,
+    weak_token_problem,
+)
 from daemon.game.state import TrackerSettings
 from daemon.journal.identity import abandon_journal, open_round_journal
 from daemon.journal.inputs import START
@@ -257,6 +263,14 @@ class Daemon:
             link = self.pairings.get(game.section.name)
             if state is not None and link is not None:
                 link.receive_result(number, to_json_dict(state))
+
+    @property
+    def address(self) -> str:
+        """Where this machine's browser reaches the daemon: ``http://host:port`` (the
+        loopback address when it listens on every interface: no browser opens 0.0.0.0)."""
+        host = self.config.server.host
+        host = "127.0.0.1" if is_every_interface(host) else host
+        return f"http://{f'[{host}]' if ':' in host else host}:{self.server.port}"
 
     @property
     def pairing(self) -> PairingLink | None:

@@ -80,7 +80,7 @@ async def serve_with_console(
             a terminal).
     """
     keys = ConsoleKeys(daemon)
-    fd = sys.stdin.fileno() if keys_from is None and sys.stdin is not None else keys_from
+    fd = _stdin() if keys_from is None else keys_from
     with keys.reading(fd) as reading:
         frames = (lambda: console_frame(daemon, keys.prompt)) if reading else None
         follow = asyncio.create_task(console.follow(frames or (lambda: console_frame(daemon))))
@@ -92,6 +92,14 @@ async def serve_with_console(
                 await follow
 
 
+def _stdin() -> int | None:
+    """Standard input's descriptor, or None when there is none (closed, replaced)."""
+    try:
+        return sys.stdin.fileno()
+    except (AttributeError, OSError, ValueError):
+        return None
+
+
 def console_frame(daemon: Daemon, keys: KeyPrompt | None = None) -> ConsoleFrame:
     """What the live console shows of ``daemon`` now."""
     sections = daemon.core.config.sections
@@ -99,8 +107,7 @@ def console_frame(daemon: Daemon, keys: KeyPrompt | None = None) -> ConsoleFrame
         f"{s.name} round {s.event.round}" if s.name else f"round {s.event.round}" for s in sections
     )
     name = sections[0].event.name if sections else ""
-    server = daemon.config.server
-    title = f"{name}: {rounds}   viewer http://{server.host}:{daemon.server.port}/"
+    title = f"{name}: {rounds}   viewer {daemon.address}/"
     boards = sorted(daemon.hub.states(), key=lambda state: state.board)
     return ConsoleFrame(
         title=title,
