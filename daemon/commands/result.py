@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from collections.abc import Sequence
 
+from broadcast.feed.messages import ConfirmResult, SetResult
 from daemon.commands.arbiter_client import ArbiterSession, reach_daemon
 from daemon.commands.options import add_http_port
 from daemon.config.model import load_config_or_report
@@ -26,6 +27,7 @@ from daemon.shell.result_keys import (
     SetRequest,
     confirmable,
     parse_result,
+    refusal,
     section_problem,
 )
 
@@ -82,7 +84,7 @@ async def send(session: ArbiterSession, request: Request, section: str = "") -> 
         print(f"dgtcast: {problem}", file=sys.stderr)
         return 1
     if isinstance(request, SetRequest):
-        commands: list[Any] = request.commands()
+        commands: Sequence[SetResult | ConfirmResult] = request.commands()
         done = f"{request.result} set (provisional until confirmed)"
     else:
         commands = request.commands(session.boards)
@@ -94,10 +96,7 @@ async def send(session: ArbiterSession, request: Request, section: str = "") -> 
             result = _shown(session, command.board, request)
             print(f"board {command.board}: {result}{done}")
         else:
-            reason = str(reply.get("reason", "refused"))
-            if not reason.startswith(f"board {command.board}"):
-                reason = f"board {command.board}: {reason}"
-            print(reason, file=sys.stderr)
+            print(refusal(command.board, str(reply.get("reason", "refused"))), file=sys.stderr)
             code = 1
     if isinstance(request, ConfirmRequest) and request.board is None:
         _left(session, request.section, confirmed=len(commands))

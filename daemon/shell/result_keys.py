@@ -34,6 +34,7 @@ __all__ = [
     "keys_in",
     "parse_result",
     "press",
+    "refusal",
     "section_problem",
     "summary",
 ]
@@ -137,10 +138,15 @@ def summary(
         parts.append(f"confirmed: board{'s' if len(done) > 1 else ''} {_listed(done)}")
     elif request.board is None and not refused:
         parts.append("nothing to confirm")
-    parts += [r if r.startswith(f"board {b}") else f"board {b}: {r}" for b, r in refused]
+    parts += [refusal(board, reason) for board, reason in refused]
     if missing:
         parts.append(f"no result yet: board{'s' if len(missing) > 1 else ''} {_listed(missing)}")
     return "; ".join(parts)
+
+
+def refusal(board: int, reason: str) -> str:
+    """The daemon's refusal of a command for ``board``, naming the board once."""
+    return reason if reason.startswith(f"board {board}") else f"board {board}: {reason}"
 
 
 def _listed(boards: Sequence[int]) -> str:
