@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 
 from daemon.config.model import BoardConfig
 from daemon.shell.pipeline import BoardSession
-from drivers.dgt.aio.ports import PortSpec
+from drivers.dgt.aio.ports import PortSpec, emulated_port_of
 from drivers.dgt.aio.probe import (
     FIX_BUSY,
     FIX_MISSING,
@@ -101,4 +101,20 @@ async def warn_unanswered(
         session = sessions[number]
         reason = explain_board(session.board, session.supervisor.last_problems, held)
         log.warning("board %d has no e-board link: %s", number, reason)
+    _warn_emulated(sessions)
     return silent
+
+
+def _warn_emulated(sessions: Mapping[int, BoardSession]) -> None:
+    """An e-board that is an emulator (``dgtcast emulate``) is fine in a rehearsal, and a
+    mistake in an event: said once at start."""
+    for number, session in sorted(sessions.items()):
+        device = session.supervisor.device
+        link = None if device is None else emulated_port_of(device.path)
+        if link is not None:
+            log.warning(
+                "board %d is an emulated board (dgtcast emulate, %s): a rehearsal; stop the"
+                " emulators before the event",
+                number,
+                link,
+            )

@@ -21,7 +21,12 @@ from pathlib import Path
 import pytest
 
 from daemon.cli import build_parser, main
-from drivers.dgt.aio.ports import emulated_ports, new_emulated_port, serial_ports
+from drivers.dgt.aio.ports import (
+    emulated_port_of,
+    emulated_ports,
+    new_emulated_port,
+    serial_ports,
+)
 from tests.daemon.support import running_daemon, wait_for
 
 SERIALS = {1: "12401", 41: "20455"}
@@ -71,7 +76,9 @@ async def _emulator(pgn: Path, serial: str) -> AsyncIterator[Path]:
                 await process.wait()
 
 
-async def test_emulated_boards_are_found_by_serial_without_a_glob(tmp_path: Path) -> None:
+async def test_emulated_boards_are_found_by_serial_without_a_glob(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     pgn = tmp_path / "game.pgn"
     pgn.write_text("1. e4 e5 *\n")
     config = _event(tmp_path)
@@ -95,6 +102,8 @@ async def test_emulated_boards_are_found_by_serial_without_a_glob(tmp_path: Path
             for number in SERIALS:
                 session = daemon.sessions[number]
                 await wait_for(session.online.is_set, 20, f"board {number} online")
+            said = "board 41 is an emulated board (dgtcast emulate, "
+            await wait_for(lambda: said in caplog.text, 20, "the rehearsal named")
             for number, serial in SERIALS.items():
                 state = daemon.hub.state(number)
                 assert state is not None
@@ -110,8 +119,14 @@ def test_only_running_emulators_in_a_private_folder_are_scanned(tmp_path: Path) 
     mine.symlink_to(target)
     dead = mine.with_name("dgt-12388-999999999")  # an emulator killed with -9
     dead.symlink_to(target)
+    real = tmp_path / "ttyACM0"  # a port the system names (a pattern here)
+    real.write_text("")
     try:
         assert emulated_ports(mine.parent) == [str(mine)]
+        ports = serial_ports([str(real)])
+        assert ports.index(str(real)) < ports.index(str(mine))  # real ports are tried first
+        assert emulated_port_of(str(target)) == str(mine)
+        assert emulated_port_of(str(real)) is None
         again = new_emulated_port("12401")  # the next emulator clears the dead one's link
         assert again == mine
         assert not dead.is_symlink()

@@ -51,6 +51,7 @@ __all__ = [
     "DEFAULT_PATTERNS",
     "EMULATED_PORTS_ENV",
     "PortSpec",
+    "emulated_port_of",
     "emulated_ports",
     "emulated_ports_dir",
     "natural_key",
@@ -183,7 +184,8 @@ def serial_ports(patterns: Sequence[str] = ()) -> list[str]:
     The ports the operating system lists (pyserial's ``list_ports``: COM ports on
     Windows, ``/dev/cu.*`` on macOS, USB serial devices on Linux) plus those matching
     :data:`DEFAULT_PATTERNS` (Bluetooth ``rfcomm`` ports are not listed by Linux) and
-    the given extra ``patterns`` (paths or globs, e.g. a folder of udev symlinks).
+    the given extra ``patterns`` (paths or globs, e.g. a folder of udev symlinks), then
+    the ports of running emulators (:func:`emulated_ports`).
     A port reached by several names is listed once, by the name a pattern gave (a udev
     symlink such as ``/dev/dgt-board-3`` rather than ``/dev/ttyACM0``); ``/dev/ttyS*``
     (the motherboard's legacy UARTs, never a DGT board) is left out unless a pattern
@@ -195,9 +197,11 @@ def serial_ports(patterns: Sequence[str] = ()) -> list[str]:
     system = [path for path in system if not os.path.basename(path).startswith("ttyS")]
     every = tuple(dict.fromkeys((*patterns, *DEFAULT_PATTERNS)))
     named: dict[str, str] = {}  # real path -> the name shown (a pattern's symlink first)
-    for path in [*PortSpec(patterns=every)._existing_paths(), *emulated_ports(), *system]:
+    for path in [*PortSpec(patterns=every)._existing_paths(), *system]:
         named.setdefault(os.path.realpath(path), path)
-    return sorted(named.values(), key=natural_key)
+    emulated = [p for p in emulated_ports() if os.path.realpath(p) not in named]
+    # real ports first: a rehearsal's emulator left running never wins over the real board
+    return sorted(named.values(), key=natural_key) + emulated
 
 
 def emulated_ports_dir() -> Path:
@@ -223,6 +227,12 @@ def new_emulated_port(serial: str) -> Path:
             with contextlib.suppress(OSError):
                 entry.unlink()
     return folder / f"dgt-{serial}-{os.getpid()}"
+
+
+def emulated_port_of(path: str) -> str | None:
+    """The emulated port (its link) whose pty ``path`` is, or None for any other port."""
+    real = os.path.realpath(path)
+    return next((p for p in emulated_ports() if os.path.realpath(p) == real), None)
 
 
 def emulated_ports(folder: Path | None = None) -> list[str]:
