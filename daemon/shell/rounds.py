@@ -59,6 +59,10 @@ def pending_results(core: RoundCore, section: str) -> list[dict[str, Any]]:
     return pending
 
 
+def _rounds(count: int) -> str:
+    return f"{count} round{'' if count == 1 else 's'}"
+
+
 def _pending_text(item: Mapping[str, Any]) -> str:
     result = item["result"]
     state = "no result" if result is None else f"{result} not confirmed"
@@ -126,12 +130,10 @@ class RoundKeeper:
         over = {name: rounds for name in self.sections("") if (rounds := self._over(name))}
         if len(over) == len(self.sections("")):
             if list(over) == [""]:
-                return f"the event is over: all {over['']} rounds are played"
-            played = "; ".join(f"{name}: {rounds} rounds" for name, rounds in over.items())
+                return f"the event is over: {_rounds(over[''])} played"
+            played = "; ".join(f"{name}: {_rounds(rounds)}" for name, rounds in over.items())
             return f"the event is over: every section has played its last round ({played})"
-        done = [
-            f"{name} has played its last round ({over[name]})" for name in names if name in over
-        ]
+        done = [f"{n} has played its last round ({_rounds(over[n])})" for n in names if n in over]
         if len(names) > 1:
             done.append("move the other sections on with --section NAME")
         return "; ".join(done)

@@ -19,7 +19,9 @@ from pathlib import Path
 
 import pytest
 
+from broadcast.feed.messages import ConfirmResult, NextRound, SetResult
 from daemon.cli import main
+from daemon.shell.app import Daemon
 from drivers.dgt.aio.ports import natural_key, new_emulated_port
 from drivers.emulator.clock import ClockSettings
 from drivers.emulator.device import EmulatedBoard
@@ -127,3 +129,53 @@ def test_emulate_takes_clock_times_in_the_configurations_unit(
     assert main([*argv, "--clock", "90m + 30s", "--baud", "0"]) == 0
     assert main([*argv, "--clock", "90+30", "--baud", "0"]) == 0
     assert "--clock 90+30 is 1m30s + 30s (seconds" in capsys.readouterr().err
+
+
+def _section_files(folder: Path, name: str, rounds: int) -> str:
+    """A section of four players with its TRF (``XXR rounds``) and round 1's pairings."""
+    players = [f"{name.title()}{rank}, Player" for rank in range(1, 5)]
+    lines = [f"012 {name} Congress", f"XXR {rounds}"]
+    lines += [
+        f"001 {rank:>4} m    {player:<33} {2000 - rank:>4} AUS {3300000 + rank:>11}"
+        f" 2000/01/01 {'0.0':>4} {rank:>4}"
+        for rank, player in enumerate(players, 1)
+    ]
+    (folder / f"{name}.trf").write_text("\n".join(lines) + "\n")
+    (folder / f"{name}-r1.txt").write_text("2\n1 2\n3 4\n")
+    (folder / f"{name}-r2.txt").write_text("2\n4 1\n2 3\n")
+    return f'[sections.pairing]\ntrf = "{name}.trf"\npairings = "{name}-r{{round}}.txt"\n'
+
+
+async def _play_round_by_hand(daemon: Daemon) -> None:
+    for number in sorted(daemon.core.games):
+        assert (await daemon.service.execute(SetResult(board=number, result="1-0"))).ok
+        assert (await daemon.service.execute(ConfirmResult(board=number))).ok
+
+
+async def test_after_the_last_round_the_event_is_over(tmp_path: Path) -> None:
+    open_part = _section_files(tmp_path, "open", 2)
+    u12_part = _section_files(tmp_path, "u12", 1)
+    config = tmp_path / "congress.toml"
+    config.write_text(
+        '[event]\nname = "Last Round"\nround = 1\ntime_control = "180+2"\n\n'
+        '[storage]\npath = "congress.db"\n\n'
+        f'[[sections]]\nname = "OPEN"\n{open_part}[[sections.boards]]\nnumber = 1\n\n'
+        f'[[sections]]\nname = "U12"\n{u12_part}first_board = 41\n'
+        "[[sections.boards]]\nnumber = 41\n"
+    )
+    async with running_daemon(config) as daemon:
+        await _play_round_by_hand(daemon)
+        refused = await daemon.service.execute(NextRound())
+        assert refused.reason == (
+            "U12 has played its last round (1 round); move the other sections on with"
+            " --section NAME"
+        )
+        alone = await daemon.service.execute(NextRound(section="U12"))
+        assert alone.reason == "U12 has played its last round (1 round)"
+        assert (await daemon.service.execute(NextRound(section="OPEN"))).ok
+        await _play_round_by_hand(daemon)
+        over = await daemon.service.execute(NextRound(section="OPEN"))
+        assert over.reason == (
+            "the event is over: every section has played its last round"
+            " (OPEN: 2 rounds; U12: 1 round)"
+        )
