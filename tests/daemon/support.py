@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import signal
 import subprocess
 import sys
 from collections.abc import AsyncIterator, Callable, Sequence
@@ -32,6 +33,7 @@ __all__ = [
     "FAST_TRACKER",
     "BoardSpec",
     "clock_input",
+    "emulator_process",
     "journal_moves",
     "press_readings",
     "read_game",
@@ -241,3 +243,24 @@ def clock_input(
         at=0.0,
     )
     return clock_payload(reading)
+
+
+@contextlib.asynccontextmanager
+async def emulator_process(pgn: Path, serial: str, *options: str) -> AsyncIterator[Path]:
+    """``dgtcast emulate --serial SERIAL`` as a process (stopped with Ctrl-C on exit); its
+    device path, in the folder of emulated ports (tests/conftest.py)."""
+    process = await asyncio.create_subprocess_exec(
+        str(DGTCAST), "emulate", "--pgn", str(pgn), "--serial", serial, *options,
+        stdout=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    try:
+        assert process.stdout is not None
+        async with asyncio.timeout(30):
+            line = (await process.stdout.readline()).decode()
+        assert line.startswith("device: "), line
+        yield Path(line.removeprefix("device: ").strip())
+    finally:
+        if process.returncode is None:
+            process.send_signal(signal.SIGINT)
+            async with asyncio.timeout(30):
+                await process.wait()

@@ -12,10 +12,7 @@ from __future__ import annotations
 import asyncio
 import io
 import os
-import signal
-import sys
-from collections.abc import AsyncIterator
-from contextlib import AsyncExitStack, asynccontextmanager, redirect_stdout
+from contextlib import AsyncExitStack, redirect_stdout
 from pathlib import Path
 
 import pytest
@@ -27,7 +24,7 @@ from drivers.dgt.aio.ports import (
     new_emulated_port,
     serial_ports,
 )
-from tests.daemon.support import running_daemon, wait_for
+from tests.daemon.support import emulator_process, running_daemon, wait_for
 
 SERIALS = {1: "12401", 41: "20455"}
 
@@ -47,35 +44,6 @@ def _event(folder: Path) -> Path:
     return path
 
 
-@asynccontextmanager
-async def _emulator(pgn: Path, serial: str) -> AsyncIterator[Path]:
-    """``dgtcast emulate --serial SERIAL`` as a process; its device path."""
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "daemon.cli",
-        "emulate",
-        "--pgn",
-        str(pgn),
-        "--serial",
-        serial,
-        "--wait",
-        "3600",
-        stdout=asyncio.subprocess.PIPE,
-    )
-    try:
-        assert process.stdout is not None
-        async with asyncio.timeout(20):
-            line = (await process.stdout.readline()).decode()
-        assert line.startswith("device: "), line
-        yield Path(line.removeprefix("device: ").strip())
-    finally:
-        if process.returncode is None:
-            process.send_signal(signal.SIGINT)
-            async with asyncio.timeout(20):
-                await process.wait()
-
-
 async def test_emulated_boards_are_found_by_serial_without_a_glob(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -84,7 +52,8 @@ async def test_emulated_boards_are_found_by_serial_without_a_glob(
     config = _event(tmp_path)
     async with AsyncExitStack() as stack:
         devices = {
-            n: await stack.enter_async_context(_emulator(pgn, s)) for n, s in SERIALS.items()
+            n: await stack.enter_async_context(emulator_process(pgn, s, "--wait", "3600"))
+            for n, s in SERIALS.items()
         }
         assert set(emulated_ports()) == {str(path) for path in devices.values()}
         assert {str(path) for path in devices.values()} <= set(serial_ports())
