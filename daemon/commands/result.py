@@ -1,6 +1,7 @@
-"""``dgtcast result set BOARD RESULT`` and ``dgtcast result confirm BOARD|--all``.
+"""``dgtcast result set`` and ``dgtcast result confirm``: results on the running daemon.
 
-The arbiter page's **Set result** and **Confirm**, from the terminal, against the daemon
+``dgtcast result set BOARD RESULT`` and ``dgtcast result confirm BOARD`` (or ``--all``)
+are the arbiter page's **Set result** and **Confirm**, from the terminal, against the daemon
 that ``dgtcast run --config FILE`` started (its arbiter channel, as ``dgtcast round
 next``: daemon/commands/arbiter_client.py). A set result is provisional until it is
 confirmed; a confirmed one goes into the section's TRF at once. ``confirm --all``

@@ -1,5 +1,7 @@
-"""The live console beside a running daemon (daemon/shell/console.py): what it shows of it,
-and the keys that set and confirm results on it (daemon/shell/result_keys.py).
+"""The live console beside a running daemon: what it shows of it, and its keys.
+
+What it shows is daemon/shell/console.py's view; the keys set and confirm results
+(daemon/shell/result_keys.py).
 
 Shared by ``dgtcast run`` and ``dgtcast demo``. The keys are read from the terminal the
 console is on (standard input, in cbreak mode: no echo, one key at a time, Ctrl-C still
