@@ -68,6 +68,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         " silent when asked)",
     )
     parser.add_argument("--wait", type=float, default=2.0, help="seconds before the start")
+    parser.add_argument(
+        "--after-driver",
+        action="store_true",
+        help="count --wait from when a driver (the daemon) first asks for the board's moves",
+    )
     parser.add_argument("--no-result", action="store_true", help="don't signal the result")
     parser.add_argument("--exit", action="store_true", help="exit when the game is over")
 
@@ -210,6 +215,9 @@ async def _serve(
 
 
 async def _play(board: EmulatedBoard, game: chess.pgn.Game, args: argparse.Namespace) -> None:
+    if args.after_driver:  # a rehearsal: the game starts once the daemon follows the board
+        await board.followed.wait()
+        print("driver connected", flush=True)
     await asyncio.sleep(args.wait)
     await board.play(game, speed=args.speed, noise=args.noise, signal_result=not args.no_result)
     plies = len(list(game.mainline_moves()))

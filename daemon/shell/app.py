@@ -56,7 +56,7 @@ from daemon.shell.limits import connection_limits, quiet_accept_errors, raise_op
 from daemon.shell.pipeline import BoardSession, ClockSetResult, board_supervisor
 from daemon.shell.rounds import RoundKeeper
 from daemon.shell.service import RoundService
-from drivers.dgt.aio.supervisor import BoardSupervisor
+from drivers.dgt.aio.supervisor import BoardSupervisor, SerialSightings
 from drivers.dgt.device_core import DeviceTimeouts
 
 __all__ = [
@@ -188,6 +188,7 @@ class Daemon:
             results=server.results,
         )
         self.livechess = self._livechess()
+        self._sightings = SerialSightings()  # boards by serial on the same ports
         self.sessions = {
             board.number: BoardSession(
                 board,
@@ -318,6 +319,7 @@ class Daemon:
             self.config.board(number),
             timeouts=self.options.device_timeouts,
             backoff=self.options.backoff,
+            sightings=self._sightings,
         )
 
     async def start(self) -> None:

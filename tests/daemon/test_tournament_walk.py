@@ -27,6 +27,8 @@ SERIALS = {1: "12401", 2: "12388", 41: "20455"}
 CLOCKS = {1: "5400+30", 2: "5400+30", 41: "3600+30"}
 MATE = '[Result "1-0"]\n\n1. e4 e5 2. Bc4 Nc6 3. Qh5 Nf6 4. Qxf7# 1-0\n'
 FOOL = '[Result "0-1"]\n\n1. f3 e5 2. g4 Qh4# 0-1\n'
+#: When an emulated game begins: once the daemon follows the board, then 3 s on.
+PLAY = ("--after-driver", "--wait", "3")
 #: The games each e-board plays, by round.
 GAMES = {1: {1: MATE, 2: FOOL, 41: MATE}, 2: {1: FOOL, 2: MATE, 41: FOOL}}
 
@@ -124,13 +126,14 @@ async def _daemon(folder: Path) -> AsyncIterator[str]:
 
 
 @asynccontextmanager
-async def _boards(folder: Path, round_number: int) -> AsyncIterator[None]:
-    """One ``dgtcast emulate`` per e-board, as the rehearsal in tournament.md starts it."""
+async def _boards(folder: Path, round_number: int, *start: str) -> AsyncIterator[None]:
+    """One ``dgtcast emulate`` per e-board, as the rehearsal in tournament.md starts it;
+    ``start``: when its game begins (``--after-driver --wait 3``: once the daemon reads it)."""
     async with AsyncExitStack() as stack:
         for number, serial in SERIALS.items():
             pgn = folder / f"r{round_number}-b{number}.pgn"
             pgn.write_text(GAMES[round_number][number])
-            options = ("--clock", CLOCKS[number], "--clock-mode", "23", "--wait", "3")
+            options = ("--clock", CLOCKS[number], "--clock-mode", "23", *start)
             await stack.enter_async_context(
                 emulator_process(pgn, serial, *options, "--speed", "20")
             )
@@ -163,27 +166,27 @@ async def _results_by_keyboard(folder: Path, port: str, typed: str, result: str)
 
 async def test_tournament_md_walked_with_emulated_boards(tmp_path: Path) -> None:
     _event(tmp_path)
-    async with _boards(tmp_path, 1):
+    async with _boards(tmp_path, 1, "--wait", "3600"):  # checked, nothing played
         code, out, _ = await _dgtcast(tmp_path, "boards", "--config", "congress.toml")
         assert code == 0
         named = {line.split()[1]: line.split()[-1] for line in out.splitlines()[1:]}
         assert named == {"12401": "1", "12388": "2", "20455": "41"}
-        async with _daemon(tmp_path) as port:
-            http = ("--config", "congress.toml", "--http-port", port)
-            await _until_played(tmp_path, port)
-            confirmed = await _results_by_keyboard(tmp_path, port, "1/2", "1/2-1/2")
-            assert confirmed.splitlines() == [
-                "board 1: 1-0 confirmed",
-                "board 2: 0-1 confirmed",
-                "board 41: 1-0 confirmed",
-                "board 42: 1/2-1/2 confirmed",
-            ]
-            for section in ("open", "u12"):  # the pairing program pairs round 2
-                (tmp_path / f"{section}-round2.txt").write_text("2\n4 1\n2 3\n")
-            code, out, err = await _dgtcast(tmp_path, "round", "next", *http)
-            assert (code, out) == (0, "OPEN: round 2 (2 boards)\nU12: round 2 (2 boards)\n"), err
+    async with _daemon(tmp_path) as port, _boards(tmp_path, 1, *PLAY):
+        http = ("--config", "congress.toml", "--http-port", port)
+        await _until_played(tmp_path, port)
+        confirmed = await _results_by_keyboard(tmp_path, port, "1/2", "1/2-1/2")
+        assert confirmed.splitlines() == [
+            "board 1: 1-0 confirmed",
+            "board 2: 0-1 confirmed",
+            "board 41: 1-0 confirmed",
+            "board 42: 1/2-1/2 confirmed",
+        ]
+        for section in ("open", "u12"):  # the pairing program pairs round 2
+            (tmp_path / f"{section}-round2.txt").write_text("2\n4 1\n2 3\n")
+        code, out, err = await _dgtcast(tmp_path, "round", "next", *http)
+        assert (code, out) == (0, "OPEN: round 2 (2 boards)\nU12: round 2 (2 boards)\n"), err
 
-    async with _boards(tmp_path, 2), _daemon(tmp_path) as port:  # a restart, too
+    async with _daemon(tmp_path) as port, _boards(tmp_path, 2, *PLAY):  # a restart, too
         http = ("--config", "congress.toml", "--http-port", port)
         await _until_played(tmp_path, port)
         await _results_by_keyboard(tmp_path, port, "0-1", "0-1")
