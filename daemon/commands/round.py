@@ -16,11 +16,11 @@ import sys
 from typing import Any
 
 from broadcast.feed.messages import NextRound
-from daemon.commands.arbiter_client import ArbiterSession, reach_daemon
+from daemon.commands.arbiter_client import ArbiterSession, arbiter_session, reach_daemon
 from daemon.commands.options import add_http_port
-from daemon.config.model import load_config_or_report
+from daemon.config.model import Config, load_config_or_report
 
-__all__ = ["add_arguments", "run"]
+__all__ = ["add_arguments", "next_round", "run"]
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -47,6 +47,19 @@ def run(args: argparse.Namespace) -> int:
         return _show(await session.send(command))
 
     return reach_daemon(config, args.http_port, args.timeout, move_on)
+
+
+async def next_round(
+    config: Config, command: NextRound, *, port: int | None = None
+) -> dict[str, Any]:
+    """Send ``command`` on the daemon's arbiter channel; its ``ok`` or ``error`` answer.
+
+    Raises:
+        NotSignedIn: no token reaches the daemon, or it refused the token.
+        OSError, TimeoutError, websockets.exceptions.WebSocketException: no daemon.
+    """
+    async with arbiter_session(config, http_port=port) as session:
+        return await session.send(command)
 
 
 def _show(reply: dict[str, Any]) -> int:
