@@ -42,6 +42,8 @@ _NEEDS = {
     ("clocks", "set"): "e-boards with clocks in mode 23",
     ("results", "export"): "a journal of a played round",
     ("round", "next"): "a running daemon and the next round's pairings",
+    ("result", "set"): "a running daemon",
+    ("result", "confirm"): "a running daemon",
     ("--set-clocks", ""): "e-boards with clocks in mode 23",
 }
 _FOREIGN = ("sudo", "pipx", "journalctl", "mosquitto_sub", "mosquitto_pub", "curl", "npm")

@@ -162,6 +162,11 @@ class BoardRow {
   }
 }
 
+/** The token in an address's fragment (`#token=…`), or "". */
+export function tokenInAddress(hash) {
+  return new URLSearchParams(hash.replace(/^#/, "")).get("token") || "";
+}
+
 class ArbiterPage {
   constructor() {
     this.feed = new FeedState();
@@ -198,6 +203,13 @@ class ArbiterPage {
     document.getElementById("next-round").addEventListener("click", () => this.nextRound());
     window.addEventListener("online", () => this.socket.retrySoon());
     setInterval(() => this.tick(), TICK_MS);
+    const given = tokenInAddress(location.hash);
+    if (given) {
+      // the daemon's own token, printed by `dgtcast run` (docs/configuration.md): kept
+      // like a typed one, and taken out of the address bar
+      sessionStorage.setItem(TOKEN_KEY, given);
+      history.replaceState(null, "", location.pathname + location.search);
+    }
     const saved = sessionStorage.getItem(TOKEN_KEY);
     if (saved) this.connect(saved);
     else this.showLogin("");

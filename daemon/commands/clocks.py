@@ -28,7 +28,9 @@ from typing import Any
 from websockets.exceptions import WebSocketException
 
 from broadcast.feed.messages import SetClocks
-from daemon.commands.round import channel_url, next_round
+from daemon.commands.arbiter_client import NotSignedIn, daemon_url
+from daemon.commands.options import add_http_port
+from daemon.commands.round import next_round
 from daemon.config.model import Config, load_config_or_report
 from daemon.shell import runtime
 from daemon.shell.clock_set import ClockSetResult, set_clock
@@ -39,7 +41,7 @@ __all__ = ["add_arguments", "run"]
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """``set`` with ``--config``, ``--board``, ``--section``, ``--direct``, ``--port``."""
+    """``set`` with ``--config``, ``--board``, ``--section``, ``--direct``, ``--http-port``."""
     parser.add_argument("action", choices=["set"], help="set: set the e-board clocks")
     parser.add_argument("--config", required=True, help="the round's TOML configuration")
     parser.add_argument("--board", type=int, help="only this board's clock")
@@ -49,7 +51,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="set them on the serial ports, without asking a running daemon",
     )
-    parser.add_argument("--port", type=int, help="the running daemon's port, if not [server] port")
+    add_http_port(parser, "the running daemon's HTTP port, if not [server] port")
     parser.add_argument("--timeout", type=float, default=10.0, help="seconds per board")
 
 
@@ -61,9 +63,9 @@ def run(args: argparse.Namespace) -> int:
     command = SetClocks(board=args.board, section=args.section)
     if not args.direct:
         try:
-            reply = runtime.run(_ask_daemon(config, command, args.port, args.timeout))
-        except (OSError, WebSocketException) as exc:
-            url = channel_url(config, args.port)
+            reply = runtime.run(_ask_daemon(config, command, args.http_port, args.timeout))
+        except (OSError, WebSocketException, NotSignedIn) as exc:
+            url = daemon_url(config, args.http_port)
             print(f"no daemon answers at {url} ({exc}): setting the clocks on the ports")
         except TimeoutError:
             print(f"dgtcast: the daemon did not answer within {args.timeout:g} s", file=sys.stderr)

@@ -77,6 +77,8 @@ __all__ = [
     "TableBuilder",
     "WebhookConfig",
     "format_config_errors",
+    "is_every_interface",
+    "is_loopback",
     "load_config",
     "load_config_or_report",
     "parse_config",
@@ -376,7 +378,7 @@ class TableBuilder:
     def server(self) -> ServerConfig:
         server = self.tables.server
         token = self.env.get(ARBITER_TOKEN_ENV) or server.arbiter_token
-        if not _is_loopback(server.host):
+        if not is_loopback(server.host):
             where = "server.arbiter_token"
             if token is None:
                 self.problems.append(
@@ -488,7 +490,14 @@ def weak_token_problem(config: Config) -> str | None:
     )
 
 
-def _is_loopback(host: str) -> bool:
+def is_every_interface(host: str) -> bool:
+    """Whether ``host`` (``[server] host``) listens on every interface (``0.0.0.0``, ``::``):
+    a browser of this machine reaches it at 127.0.0.1, no browser at that address."""
+    return host in ("0.0.0.0", "::", "")
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` (``[server] host``) is this machine only: ``localhost``, 127.x, ::1."""
     if host == "localhost":
         return True
     try:

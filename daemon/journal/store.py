@@ -111,6 +111,8 @@ class Journal:
     ) -> None:
         self.path = os.fspath(path)
         self._lock: JournalLock | None = None
+        #: This object created the file (it did not exist before): see ``abandon_journal``.
+        self.created = not read_only and not os.path.exists(self.path)
         if read_only:
             db = open_read_only(self.path)
             if schema_version(db) == SCHEMA_VERSION:

@@ -32,13 +32,20 @@ from broadcast.relay.ownership import check_ownership
 from broadcast.relay.remote import CommandListener
 from broadcast.web.listen import ListenError
 from broadcast.web.server import BroadcastServer
-from daemon.config.model import Config, ConfigError, load_config, weak_token_problem
+from daemon.config.local_token import ArbiterToken, daemon_token
+from daemon.config.model import (
+    Config,
+    ConfigError,
+    is_every_interface,
+    load_config,
+    weak_token_problem,
+)
 from daemon.game.state import TrackerSettings
-from daemon.journal.identity import open_round_journal
+from daemon.journal.identity import abandon_journal, open_round_journal
 from daemon.journal.inputs import START
 from daemon.journal.store import EVENT_BOARD, ROUND, Journal
 from daemon.links.lichess import LichessLink
-from daemon.links.livechess import livechess_folder, livechess_settings
+from daemon.links.livechess import livechess_folder, livechess_off, livechess_settings
 from daemon.links.pairing import PairingLink, apply_pairings
 from daemon.links.settings import mqtt_settings, pgn_folder_settings
 from daemon.pairing import ResultHandoff
@@ -52,7 +59,7 @@ from daemon.shell.limits import connection_limits, quiet_accept_errors, raise_op
 from daemon.shell.pipeline import BoardSession, board_supervisor
 from daemon.shell.rounds import RoundKeeper
 from daemon.shell.service import RoundService
-from drivers.dgt.aio.supervisor import BoardSupervisor
+from drivers.dgt.aio.supervisor import BoardSupervisor, SerialSightings
 from drivers.dgt.device_core import DeviceTimeouts
 
 __all__ = [
@@ -156,7 +163,7 @@ class Daemon:
         self.journal = journal
         self.config = config
         #: Each section's TRF hand-off, by section name (``[pairing]``).
-        self.pairings = {name: PairingLink(h) for name, h in (handoffs or {}).items()}
+        self.pairings = {n: PairingLink(h, section=n) for n, h in (handoffs or {}).items()}
         self.hub = Hub()
         self.core = RoundCore(self.config, options.tracker)
         self.service = RoundService(
@@ -172,6 +179,8 @@ class Daemon:
         self.service.round_changer = lambda c: self.rounds.next_round(c.section, force=c.force)
         self.replayed = 0
         self._start_fed = False
+        #: The arbiter token and where it comes from (the daemon's own on loopback).
+        self.token: ArbiterToken | None = None
         #: When the daemon was opened (epoch seconds): the first start, if it is one.
         self.opened_at = time.time()
         server = self.config.server
@@ -189,6 +198,7 @@ class Daemon:
         self.livechess = self._livechess()
         #: Bugs the daemon survives: logged once, one ``internal_error`` alert each.
         self.faults = Faults(self.service.output_alerts)
+        self._sightings = SerialSightings()  # boards by serial on the same ports
         self.sessions = {
             board.number: BoardSession(
                 board,
@@ -229,12 +239,16 @@ class Daemon:
                 str(r.payload["section"]) for r in journal.records(board=EVENT_BOARD, kinds={ROUND})
             }
             config, handoffs = apply_pairings(config, skip=moved)
+            token = daemon_token(config)
+            server = config.server.model_copy(update={"arbiter_token": token.value})
+            config = replace(config, server=server)
             open_files = raise_open_file_limit()
             daemon = cls(config, journal, options, handoffs, open_files=open_files)
             daemon.opened_at = opened.timestamp()
+            daemon.token = token
             daemon._replay()
         except BaseException:
-            journal.close()
+            abandon_journal(journal)
             raise
         return daemon
 
@@ -265,6 +279,14 @@ class Daemon:
                 link.receive_result(number, to_json_dict(state))
 
     @property
+    def address(self) -> str:
+        """Where this machine's browser reaches the daemon: ``http://host:port`` (the
+        loopback address when it listens on every interface: no browser opens 0.0.0.0)."""
+        host = self.config.server.host
+        host = "127.0.0.1" if is_every_interface(host) else host
+        return f"http://{f'[{host}]' if ':' in host else host}:{self.server.port}"
+
+    @property
     def pairing(self) -> PairingLink | None:
         """The TRF hand-off of the first section that has one (one-section events)."""
         return next(iter(self.pairings.values()), None)
@@ -290,6 +312,8 @@ class Daemon:
     def _livechess(self) -> LiveChessServer | None:
         settings = livechess_settings(self.config)
         if settings is None:
+            if (off := livechess_off(self.config)) is not None:
+                log.warning("= %s", off)
             return None
         if self.options.livechess_port is not None:
             settings = replace(settings, port=self.options.livechess_port)
@@ -312,6 +336,7 @@ class Daemon:
             board,
             timeouts=self.options.device_timeouts,
             backoff=self.options.backoff,
+            sightings=self._sightings,
         )
 
     async def start(self) -> None:
@@ -331,6 +356,8 @@ class Daemon:
             except ListenError:
                 await self.server.close()
                 raise
+        if self.token is not None:
+            self.token.save()  # serving: a new local token goes to its file now
         self._note_start()
         if not self._start_fed:  # every start: no e-board's link is known yet
             self._start_fed = True

@@ -7,7 +7,10 @@ shows, refreshed in place (``rich``'s live display):
 * a progress line while something long is read (the journal at start, a board's memory);
 * one row per board: number, players, link (the e-board's serial number and whether it
   answers), both clocks (the running one marked ``▸``), the last move, the result
-  (``provisional`` until an arbiter confirms it) and the board's state;
+  (``provisional`` until an arbiter confirms it) and the board's state (``to confirm``,
+  ``finished`` once a game has a result);
+* the keys' line: ``s`` sets a result, ``c`` confirms one (or all), the prompt while
+  one is typed and the daemon's answer (daemon/shell/result_keys.py);
 * the open alerts with what to do, newest last (those an arbiter acknowledged marked so),
   and the last few resolved, each saying by whom and why (docs/alerts.md, "Life cycle").
 
@@ -39,6 +42,7 @@ from rich.text import Text
 from broadcast.feed.messages import LOW_BATTERY, Alert, BoardState, BoardStatus
 from broadcast.feed.pgn import format_clock
 from daemon.shell.logs import under_journald
+from daemon.shell.result_keys import KeyPrompt
 
 __all__ = ["ConsoleFrame", "LiveConsole", "memory_progress", "render", "wanted"]
 
@@ -73,6 +77,8 @@ class ConsoleFrame:
         alerts: the open alerts, oldest first.
         progress: what is being read right now, if anything.
         resolved: the last alerts resolved, in the order they were.
+        keys: the keyboard's prompt and last answer (daemon/shell/result_keys.py); None
+            where keys are not read.
     """
 
     title: str
@@ -80,6 +86,7 @@ class ConsoleFrame:
     alerts: Sequence[Alert]
     progress: str | None = None
     resolved: Sequence[Alert] = ()
+    keys: KeyPrompt | None = None
 
 
 def memory_progress(states: Sequence[BoardState]) -> str | None:
@@ -101,10 +108,17 @@ def render(frame: ConsoleFrame, now: float) -> RenderableType:
     if frame.progress is not None:
         parts.append(Spinner("dots", text=Text(frame.progress, style="yellow")))
     parts.append(_boards(frame.boards, now))
+    if frame.keys is not None:
+        parts.extend(_keys(frame.keys))
     parts.append(_alerts(frame.alerts))
     if frame.resolved:
         parts.append(_resolved(frame.resolved))
     return Group(*parts)
+
+
+def _keys(prompt: KeyPrompt) -> list[RenderableType]:
+    line = Text(prompt.line, style="dim" if prompt.action is None else "bold cyan")
+    return [line] if not prompt.reply else [line, Text(prompt.reply, style="cyan")]
 
 
 def _boards(states: Sequence[BoardState], now: float) -> Table:
@@ -121,9 +135,7 @@ def _boards(states: Sequence[BoardState], now: float) -> Table:
         ratio = 1 if name == "Players" else None
         table.add_column(name, ratio=ratio, min_width=least, no_wrap=True, overflow="ellipsis")
     for state in states:
-        label, style = _STATES.get(state.status, (state.status.value, ""))
-        if state.status is BoardStatus.WAITING and state.serial is None:
-            label, style = "no link", "bold red"
+        label, style = _state(state)
         table.add_row(
             _number(state),
             f"{state.white or '?'} – {state.black or '?'}",
@@ -134,6 +146,15 @@ def _boards(states: Sequence[BoardState], now: float) -> Table:
             Text(label, style=style),
         )
     return table
+
+
+def _state(state: BoardState) -> tuple[str, str]:
+    """The State column: a finished game says so, whatever its e-board does since."""
+    if state.result != "*":
+        return ("finished", "green") if state.result_final else ("to confirm", "bold yellow")
+    if state.status is BoardStatus.WAITING and state.serial is None:
+        return "no link", "bold red"
+    return _STATES.get(state.status, (state.status.value, ""))
 
 
 def _number(state: BoardState) -> str:

@@ -55,7 +55,13 @@ from daemon.shell.flood import FloodGuard
 from daemon.shell.service import RoundService
 from drivers.dgt.aio.link import DgtLinkError
 from drivers.dgt.aio.ports import PortSpec
-from drivers.dgt.aio.supervisor import BoardSupervisor, LinkDown, LinkUp, Report
+from drivers.dgt.aio.supervisor import (
+    BoardSupervisor,
+    LinkDown,
+    LinkUp,
+    Report,
+    SerialSightings,
+)
 from drivers.dgt.commands import ClockSetAndRun
 from drivers.dgt.device_core import DeviceTimeouts
 from drivers.dgt.events import BatteryStatus, BoardDump, ClockTimes, EEMoves, FieldUpdated
@@ -473,10 +479,14 @@ def board_supervisor(
     *,
     timeouts: DeviceTimeouts | None = None,
     backoff: BackoffPolicy | None = None,
+    sightings: SerialSightings | None = None,
 ) -> BoardSupervisor:
     """The supervisor of a board's e-board: on ``port`` (a path or glob; every serial port
-    when only ``serial`` is given), accepting only the board with ``serial`` if given."""
+    when only ``serial`` is given), accepting only the board with ``serial`` if given;
+    ``sightings`` is shared by the daemon's boards (drivers/dgt/aio/supervisor.py)."""
     if not board.has_eboard:
         raise ValueError(f"board {board.number} has no e-board port or serial")
     spec = PortSpec.auto() if board.port is None else PortSpec.from_str(board.port)
-    return BoardSupervisor(spec, timeouts=timeouts, backoff=backoff, serial=board.serial)
+    return BoardSupervisor(
+        spec, timeouts=timeouts, backoff=backoff, serial=board.serial, sightings=sightings
+    )

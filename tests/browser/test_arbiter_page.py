@@ -11,6 +11,7 @@ import chess.pgn
 import pytest
 from playwright.async_api import Page, expect
 
+from daemon.commands.run import arbiter_address
 from daemon.shell.app import Daemon
 from drivers.emulator.clock import ClockSettings
 from drivers.emulator.device import EmulatedBoard
@@ -258,3 +259,18 @@ async def test_the_arbiter_page_shows_the_battery_of_wireless_boards(
 def _battery(daemon: Daemon, board: int) -> int | None:
     state = daemon.hub.state(board)
     return None if state is None else state.battery
+
+
+async def test_the_printed_address_signs_in_without_a_configured_token(
+    tmp_path: Path, pages: Pages
+) -> None:
+    config = write_config(tmp_path, [BoardSpec(1, None)], token=None)  # loopback
+    async with running_daemon(config) as daemon:
+        base = f"http://127.0.0.1:{daemon.server.port}"
+        page = await pages.open(arbiter_address(base, daemon))  # as `dgtcast run` prints it
+        await expect(page.locator("#console")).to_be_visible()
+        await expect(page.locator('tr[data-board="1"]')).to_be_visible()
+        assert page.url == f"{base}/arbiter"  # the token left the address bar
+        await page.reload()  # kept for the tab, like a typed token
+        await expect(page.locator("#console")).to_be_visible()
+        await pages.close()

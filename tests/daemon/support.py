@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import signal
 import subprocess
 import sys
 from collections.abc import AsyncIterator, Callable, Sequence
@@ -32,6 +33,7 @@ __all__ = [
     "FAST_TRACKER",
     "BoardSpec",
     "clock_input",
+    "emulator_process",
     "journal_moves",
     "press_readings",
     "read_game",
@@ -74,7 +76,7 @@ def write_config(
     time_control: str = "180+2",
     default_time: str = "30m",
     round_start: str | None = None,
-    token: str = "arbiter-secret",
+    token: str | None = "arbiter-secret",
     results: str | None = None,
     extra: str = "",
 ) -> Path:
@@ -89,7 +91,9 @@ def write_config(
     ]
     if round_start is not None:
         lines.append(f'round_start = "{round_start}"')
-    lines += ["", "[server]", 'host = "127.0.0.1"', "port = 8080", f'arbiter_token = "{token}"']
+    lines += ["", "[server]", 'host = "127.0.0.1"', "port = 8080"]
+    if token is not None:  # None: loopback without a token (the daemon makes its own)
+        lines.append(f'arbiter_token = "{token}"')
     if results is not None:
         lines.append(f'results = "{results}"')
     lines += ["", "[storage]", 'path = "journal.db"', ""]
@@ -152,7 +156,7 @@ async def start_daemon(config: Path) -> asyncio.subprocess.Process:
             "run",
             "--config",
             str(config),
-            "--port",
+            "--http-port",
             "0",
             "--log-level",
             "WARNING",
@@ -164,7 +168,7 @@ async def start_daemon(config: Path) -> asyncio.subprocess.Process:
 def refused_start(config: Path, *flags: str) -> str:
     """``dgtcast run`` that must refuse to start: it exits with 2 (asserted); its stderr."""
     done = subprocess.run(
-        [str(DGTCAST), "run", "--config", str(config), "--port", "0", *flags],
+        [str(DGTCAST), "run", "--config", str(config), "--http-port", "0", *flags],
         cwd=config.parent,
         capture_output=True,
         text=True,
@@ -239,3 +243,24 @@ def clock_input(
         at=0.0,
     )
     return clock_payload(reading)
+
+
+@contextlib.asynccontextmanager
+async def emulator_process(pgn: Path, serial: str, *options: str) -> AsyncIterator[Path]:
+    """``dgtcast emulate --serial SERIAL`` as a process (stopped with Ctrl-C on exit); its
+    device path, in the folder of emulated ports (tests/conftest.py)."""
+    process = await asyncio.create_subprocess_exec(
+        str(DGTCAST), "emulate", "--pgn", str(pgn), "--serial", serial, *options,
+        stdout=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    try:
+        assert process.stdout is not None
+        async with asyncio.timeout(30):
+            line = (await process.stdout.readline()).decode()
+        assert line.startswith("device: "), line
+        yield Path(line.removeprefix("device: ").strip())
+    finally:
+        if process.returncode is None:
+            process.send_signal(signal.SIGINT)
+            async with asyncio.timeout(30):
+                await process.wait()

@@ -156,7 +156,7 @@ def _daemon_on_a_pty(config: Path) -> Iterator[tuple[subprocess.Popen[bytes], in
     env = {**os.environ, "TERM": "xterm-256color", "COLUMNS": "150", "LINES": "40"}
     env.pop("JOURNAL_STREAM", None)
     process = subprocess.Popen(
-        [str(DGTCAST), "run", "--config", str(config), "--port", "0"],
+        [str(DGTCAST), "run", "--config", str(config), "--http-port", "0"],
         stdin=slave,
         stdout=slave,
         stderr=slave,
@@ -228,7 +228,7 @@ async def test_run_into_a_pipe_writes_log_lines_only(tmp_path: Path) -> None:
         "run",
         "--config",
         str(config),
-        "--port",
+        "--http-port",
         "0",
         cwd=tmp_path,
         stdout=asyncio.subprocess.PIPE,
@@ -249,3 +249,21 @@ async def test_run_into_a_pipe_writes_log_lines_only(tmp_path: Path) -> None:
     assert " WARNING daemon.shell.board_check board 2 has no e-board link" in text
     assert "┃" not in text
     assert "\x1b[" not in text
+
+
+async def test_results_are_set_and_confirmed_from_the_console_keys(tmp_path: Path) -> None:
+    config = tmp_path / "keys.toml"
+    config.write_text(
+        '[event]\nname = "Keys Open"\nround = 1\ntime_control = "180+2"\n\n'
+        '[storage]\npath = "j.db"\n\n'
+        '[[boards]]\nnumber = 1\nwhite = "Ding, Liren"\nblack = "Gukesh, D"\n'
+    )
+    with _daemon_on_a_pty(config) as (process, master):
+        screen = Screen(master)
+        await screen.wait_for("Ding, Liren – Gukesh, D", "keys: s set a result")
+        os.write(master, b"s1 1/2\r")
+        await screen.wait_for("board 1: 1/2-1/2 set (provisional until confirmed)", "to confirm")
+        os.write(master, b"call\r")
+        await screen.wait_for("confirmed: board 1", "finished")
+        process.send_signal(signal.SIGINT)
+        assert await asyncio.to_thread(process.wait, 20) == 0

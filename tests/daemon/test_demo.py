@@ -54,7 +54,7 @@ async def test_demo_broadcasts_moves_and_stops_on_ctrl_c(tmp_path: Path) -> None
         str(tmp_path),
         "--speed",
         "20",
-        "--port",
+        "--http-port",
         "0",
         cwd=tmp_path,
         stdout=asyncio.subprocess.PIPE,

@@ -111,7 +111,7 @@ def test_identity_of_a_two_section_config() -> None:
 def test_a_second_daemon_on_the_same_journal_is_refused(tmp_path: Path) -> None:
     config = _config(tmp_path)
     first = subprocess.Popen(
-        [str(DGTCAST), "run", "--config", str(config), "--port", "0"],
+        [str(DGTCAST), "run", "--config", str(config), "--http-port", "0"],
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         text=True,

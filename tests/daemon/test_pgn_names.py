@@ -73,7 +73,7 @@ async def test_quotes_and_backslashes_in_names_are_escaped(tmp_path: Path) -> No
 
 async def _run(config: Path) -> tuple[int, str]:
     process = await asyncio.create_subprocess_exec(
-        str(DGTCAST), "run", "--config", str(config), "--port", "0",
+        str(DGTCAST), "run", "--config", str(config), "--http-port", "0",
         cwd=config.parent, stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE,
     )  # fmt: skip
     async with asyncio.timeout(60):

@@ -17,8 +17,6 @@ from pathlib import Path
 
 import pytest
 
-from daemon.journal.store import Journal
-from daemon.shell.app import STARTED
 from tests.daemon.support import DGTCAST, BoardSpec, write_config
 
 ROOT = Path(__file__).resolve().parent.parent.parent
@@ -57,15 +55,15 @@ def _config(folder: Path, *, host: str = "127.0.0.1", extra: str = "") -> Path:
 
 async def test_a_busy_port_gives_one_line_and_exit_2(tmp_path: Path, busy_port: int) -> None:
     config = _config(tmp_path)
-    argv = [str(DGTCAST), "run", "--config", str(config), "--port", str(busy_port)]
+    argv = [str(DGTCAST), "run", "--config", str(config), "--http-port", str(busy_port)]
     code, _, err = await _finish(argv, tmp_path)
     assert code == 2
     assert err.strip().splitlines() == [
         f"dgtcast: cannot listen on 127.0.0.1:{busy_port}:"
         " the port is in use (another dgtcast, or another program, listens there)"
     ]
-    with Journal(tmp_path / "journal.db") as journal:  # the round has not started
-        assert list(journal.records(kinds={STARTED})) == []
+    # the round has not started, and the start that was refused leaves nothing behind
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["round.toml"]  # noqa: ASYNC240
 
 
 async def test_a_second_daemon_beside_a_running_one_exits_2(tmp_path: Path) -> None:
@@ -73,7 +71,7 @@ async def test_a_second_daemon_beside_a_running_one_exits_2(tmp_path: Path) -> N
     (tmp_path / "b").mkdir()
     first, second = _config(tmp_path / "a"), _config(tmp_path / "b")
     running = await asyncio.create_subprocess_exec(
-        str(DGTCAST), "run", "--config", str(first), "--port", "0",
+        str(DGTCAST), "run", "--config", str(first), "--http-port", "0",
         cwd=tmp_path, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL,
     )  # fmt: skip
     assert running.stdout is not None
@@ -85,12 +83,14 @@ async def test_a_second_daemon_beside_a_running_one_exits_2(tmp_path: Path) -> N
                 assert line, "the first daemon ended before printing its URLs"
                 if line.startswith("viewer:"):
                     port = int(line.rsplit(":", 1)[1].strip(" /\n"))
-        argv = [str(DGTCAST), "run", "--config", str(second), "--port", str(port)]
+        argv = [str(DGTCAST), "run", "--config", str(second), "--http-port", str(port)]
         code, _, err = await _finish(argv, tmp_path)
         assert code == 2
         assert f"cannot listen on 127.0.0.1:{port}: the port is in use" in err
         assert len(err.strip().splitlines()) == 1
         assert running.returncode is None, "the first daemon keeps serving"
+        left = sorted(p.name for p in (tmp_path / "b").iterdir())
+        assert left == ["round.toml"], "no empty journal left behind"
     finally:
         running.send_signal(signal.SIGTERM)
         async with asyncio.timeout(30):
@@ -103,13 +103,13 @@ async def test_the_demo_with_its_port_taken_exits_2(tmp_path: Path, busy_port: i
     text = text.replace('"../var/', f'"{tmp_path}/var/')
     config = tmp_path / "demo.toml"
     config.write_text(text)
-    argv = [str(DGTCAST), "demo", "--config", str(config), "--port", str(busy_port)]
+    argv = [str(DGTCAST), "demo", "--config", str(config), "--http-port", str(busy_port)]
     code, _, err = await _finish(argv, tmp_path)
     assert code == 2
     assert err.strip().splitlines() == [
         f"dgtcast demo: cannot listen on 127.0.0.1:{busy_port}:"
         " the port is in use (another dgtcast, or another program, listens there)"
-        " (--port chooses another)"
+        " (--http-port chooses another)"
     ]
 
 
@@ -147,7 +147,7 @@ async def test_sigterm_stops_a_daemon_still_waiting_for_its_broker(tmp_path: Pat
         extra = f'\n[mqtt]\nhost = "127.0.0.1"\nport = {broker}\ndaemon_id = "hall-a"\n'
         config = _config(tmp_path, extra=extra)
         process = await asyncio.create_subprocess_exec(
-            str(DGTCAST), "run", "--config", str(config), "--port", "0",
+            str(DGTCAST), "run", "--config", str(config), "--http-port", "0",
             cwd=tmp_path, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
         )  # fmt: skip
         loop = asyncio.get_running_loop()

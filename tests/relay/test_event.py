@@ -99,7 +99,7 @@ class Event:
 
     async def start(self, hall: str) -> None:
         config = str(self.folder / hall / "round.toml")
-        args = ("run", "--config", config, "--port", "0", "--log-level", "WARNING")
+        args = ("run", "--config", config, "--http-port", "0", "--log-level", "WARNING")
         self.daemons[hall] = await start_dgtcast(*args, log=self.folder / hall / "daemon.log")
 
     async def kill(self, hall: str) -> None:
@@ -107,7 +107,7 @@ class Event:
 
     async def start_relay2(self) -> None:
         config = relay_file(self.folder / "r2", self.broker, "r2")
-        args = ("relay", "--config", str(config), "--port", str(self.relay2_port))
+        args = ("relay", "--config", str(config), "--http-port", str(self.relay2_port))
         self.relay2 = await start_dgtcast(*args, log=self.folder / "r2" / "relay.log")
 
     async def play(self, board: int, first: int, last: int, *, gesture: bool = False) -> None:
@@ -324,7 +324,7 @@ async def check_clash_is_refused(event: Event) -> None:
     specs = [BoardSpec(3, None), BoardSpec(6, None)]
     config = write_config(folder, specs, extra=mqtt_table(event.broker, "hall-d"))
     process = await asyncio.create_subprocess_exec(
-        *(str(DGTCAST), "run", "--config", str(config), "--port", "0"),
+        *(str(DGTCAST), "run", "--config", str(config), "--http-port", "0"),
         stdout=asyncio.subprocess.DEVNULL,
         stderr=asyncio.subprocess.PIPE,
     )
