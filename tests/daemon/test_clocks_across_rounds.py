@@ -84,7 +84,7 @@ async def _play(daemon: Daemon, boards: tuple[EmulatedBoard, EmulatedBoard]) -> 
 
 async def _command(daemon: Daemon, *argv: str) -> tuple[int, str]:
     out = io.StringIO()
-    full = [*argv, "--port", str(daemon.server.port)]
+    full = [*argv, "--http-port", str(daemon.server.port)]
 
     def call() -> int:
         with redirect_stdout(out), redirect_stderr(out):

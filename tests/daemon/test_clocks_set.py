@@ -85,15 +85,15 @@ async def test_clocks_set_reaches_the_running_daemon(tmp_path: Path) -> None:
             for number in (1, 2):
                 await wait_for(daemon.sessions[number].online.is_set, 10, f"board {number}")
             port = str(daemon.server.port)
-            code, text = await _clocks_set(config, "--board", "2", "--port", port)
+            code, text = await _clocks_set(config, "--board", "2", "--http-port", port)
             assert code == 0, text
             assert text.strip() == "board 2: set", "the daemon set it: the ports are its own"
             assert _shown(two) == (605, 605)
             assert _shown(one) == (305, 305), "only the board asked for"
-            code, text = await _clocks_set(config, "--port", port)
+            code, text = await _clocks_set(config, "--http-port", port)
             assert (code, sorted(text.split("\n")[:2])) == (0, ["board 1: set", "board 2: set"])
             assert _shown(one) == (605, 605)
-            code, text = await _clocks_set(config, "--board", "9", "--port", port)
+            code, text = await _clocks_set(config, "--board", "9", "--http-port", port)
             assert code == 1
             assert "board 9" in text
             records = [r.payload for r in daemon.journal.records(kinds={"arbiter"})]
@@ -103,7 +103,7 @@ async def test_clocks_set_reaches_the_running_daemon(tmp_path: Path) -> None:
 async def test_clocks_set_without_a_daemon_uses_the_ports(tmp_path: Path) -> None:
     async with EmulatedBoard(clock=MODE_23, seed=33) as board:
         config = write_config(tmp_path, [BoardSpec(1, str(board.path))], time_control="600+5")
-        code, text = await _clocks_set(config, "--port", "1")  # nobody listens on port 1
+        code, text = await _clocks_set(config, "--http-port", "1")  # nobody listens on port 1
         assert code == 0, text
         assert "no daemon answers" in text
         assert "board 1: set" in text
