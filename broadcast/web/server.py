@@ -46,7 +46,7 @@ from broadcast.feed.messages import BoardState, CommandHandler, decode_untrusted
 from broadcast.feed.public_results import PublicResults, ResultsPolicy
 from broadcast.web.arbiter_channel import ARBITER_MESSAGE_LIMIT, ArbiterChannel, until_either_ends
 from broadcast.web.arbiter_guard import OriginPolicy
-from broadcast.web.connection_limits import ConnectionLimits, capped_connection
+from broadcast.web.connection_limits import ConnectionLimits, ConnectionPolicy
 from broadcast.web.http import (
     ARBITER_PATH,
     CHESSGROUND_ROOT,
@@ -211,9 +211,11 @@ class BroadcastServer:
         )
         self._requested_port = port
         self.limits = limits
-        self._open_timeout = open_timeout
+        #: The connection policy of every port this process opens (the LiveChess API's too).
+        self.policy = ConnectionPolicy(
+            limits=limits, open_timeout=open_timeout, write_limit=write_limit, backlog=backlog
+        )
         self._write_limit = write_limit
-        self._backlog = backlog
         self._server: Server | None = None
         self._spectators: set[ServerConnection] = set()
         self._parked: dict[ServerConnection, Subscription] = {}
@@ -248,12 +250,7 @@ class BroadcastServer:
                 self.host,
                 self._requested_port,
                 process_request=self._process_request,
-                compression=None,
-                max_size=4 * ARBITER_MESSAGE_LIMIT,
-                write_limit=self._write_limit,
-                backlog=self._backlog,
-                open_timeout=self._open_timeout,
-                create_connection=None if self.limits is None else capped_connection(self.limits),
+                **self.policy.serve_options(4 * ARBITER_MESSAGE_LIMIT),
             )
         except OSError as exc:
             raise listen_error(self.host, self._requested_port, exc) from None

@@ -390,12 +390,15 @@ class LiveChessConfig(_Table):
 
     ``enabled`` serves the API on ``host``:``port`` (LiveChess's port 1982 by default);
     ``folder`` keeps a LiveChess 2 PGN folder there (with or without the API).
+    ``allowed_origins``: web origins whose pages may use the API besides lichess.org
+    and this machine's (broadcast/livechess/origins.py).
     """
 
     enabled: bool = False
     host: _Text = "127.0.0.1"
     port: _Port = 1982
     folder: _PathValue | None = None
+    allowed_origins: list[Annotated[str, PlainValidator(_origin)]] = Field(default_factory=list)
 
 
 class WebhookConfig(_Table):
