@@ -17,6 +17,7 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PlainValidator
 
 from base.pgn_tags import tag_value_problem
+from broadcast.feed.messages import MAX_BOARD
 from daemon.config.errors import shown
 from daemon.game.durations import TimeControl, parse_duration
 
@@ -204,7 +205,7 @@ class BoardConfig(_Table):
     first moves (dgt-protocol.md §7.2, "Which clock side is White").
     """
 
-    number: int = Field(ge=1, le=9999)  # TRF: 4 digits
+    number: int = Field(ge=1, le=MAX_BOARD)  # TRF: 4 digits
     port: _Text | None = None
     serial: _Serial | None = None
     white: _Name = ""

@@ -221,7 +221,9 @@ class RoundService:
     async def execute(self, command: ArbiterCommand) -> CommandReply:
         """Carry out an arbiter command (the broadcast layer's CommandHandler).
 
-        The command is journalled first; one the journal cannot take is refused.
+        The command is journalled first; one the journal cannot take is refused. One
+        that names a board or an alert the round does not have is refused before, and
+        leaves no record.
         """
         at = self._wall_clock()
         if isinstance(command, AckAlert) and self.output_alerts.owns(command.id):
@@ -230,6 +232,9 @@ class RoundService:
             if self.round_changer is None:
                 return CommandReply(ok=False, reason="rounds cannot change here")
             return self.round_changer(command)
+        unknown = self.core.unknown_target(command)
+        if unknown is not None:
+            return CommandReply(ok=False, reason=unknown)  # not journalled
         entry = Entry(
             board=_command_board(command), kind=ARBITER, at=at, payload=command_payload(command)
         )
