@@ -113,7 +113,7 @@ def _ref_of(data: dict[str, Any]) -> Ref:
 def _decode(text: str | bytes) -> dict[str, Any]:
     if isinstance(text, bytes):
         raise CommandRejected("send text messages, not binary")
-    if len(text.encode()) > ARBITER_MESSAGE_LIMIT:
+    if len(text.encode(errors="surrogatepass")) > ARBITER_MESSAGE_LIMIT:
         raise CommandRejected(f"message too large (limit {ARBITER_MESSAGE_LIMIT} bytes)")
     try:
         data = decode_untrusted_json(text)
