@@ -97,6 +97,10 @@ class LiveChessSettings:
             one per board it shows).
         max_subscribers: subscriptions one e-board may have, from all connections.
         max_setups: distinct ``setup`` positions one e-board's subscribers may ask for.
+        calls_per_second: calls carried out per second from all connections together
+            (in bursts of as many); more wait their turn, and their connections are
+            read no further meanwhile, so a flood of calls costs a bounded share of the
+            daemon's time whatever the number of connections.
     """
 
     host: str = "127.0.0.1"
@@ -106,6 +110,7 @@ class LiveChessSettings:
     max_feeds: int = 256
     max_subscribers: int = 1000
     max_setups: int = 16
+    calls_per_second: float = 300.0
 
 
 @dataclass(eq=False, slots=True)
@@ -131,6 +136,29 @@ class _Client:
 
 def _now_ms() -> int:
     return round(time.time() * 1000)
+
+
+class _Pace:
+    """At most ``rate`` turns a second in all, in bursts of ``rate``; every turn yields.
+
+    A turn not free at once is reserved (the count goes below zero) and waited for, so
+    waiters go in about the order they came; each connection waits for one turn at a
+    time, so the reservations are bounded by the connections.
+    """
+
+    def __init__(self, rate: float, clock: Callable[[], float] = time.monotonic) -> None:
+        self._rate = rate
+        self._clock = clock
+        self._tokens = rate
+        self._at = clock()
+
+    async def turn(self) -> None:
+        now = self._clock()
+        self._tokens = min(self._rate, self._tokens + (now - self._at) * self._rate)
+        self._at = now
+        self._tokens -= 1
+        wait = -self._tokens / self._rate if self._tokens < 0 else 0.0
+        await asyncio.sleep(wait)  # a turn of the loop at least: others go between calls
 
 
 def _json_response(status: int, body: Any) -> Response:
@@ -176,6 +204,7 @@ class LiveChessServer:
         self._clients: set[_Client] = set()
         self._refused_pages = LogLimit()
         self._refused_calls = LogLimit()
+        self._pace = _Pace(settings.calls_per_second)
         #: Set once the server listens (:attr:`port` is then known).
         self.listening = asyncio.Event()
 
@@ -354,6 +383,7 @@ class LiveChessServer:
 
     async def _receive_calls(self, client: _Client) -> None:
         async for message in client.ws:
+            await self._pace.turn()
             call = parse_call(message)
             answer = call if isinstance(call, Refusal) else self._answer(client, call)
             if isinstance(answer, Refusal):

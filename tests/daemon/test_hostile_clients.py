@@ -87,19 +87,22 @@ async def _rotating_guesses(url: str) -> None:
         await asyncio.gather(*(_guess(url, f"guess-{s}", s, wait=True) for s in sources))
 
 
-async def _livechess_flood(port: int) -> None:
-    """Subscribe and set up a position of its own on every feed, as fast as answered."""
-    async with connect(f"ws://127.0.0.1:{port}/api/v1.0", max_size=None) as ws:
-        board = chess.Board()
-        for feed in range(SETUPS):
-            param = {"feed": "eboardevent", "id": feed, "param": {"serialnr": SERIAL}}
-            await ws.send(json.dumps({"call": "subscribe", "id": 2 * feed, "param": param}))
-            board.push(list(board.legal_moves)[feed % len(list(board.legal_moves))])
-            if board.is_game_over():
-                board = chess.Board()
-            setup = {"id": feed, "method": "setup", "param": {"fen": board.fen()}}
-            await ws.send(json.dumps({"call": "call", "id": 2 * feed + 1, "param": setup}))
-        ws.transport.pause_reading()  # and then reads nothing more
+async def _livechess_flood(port: int) -> ClientConnection:
+    """Subscribe and set up a position of its own on every feed, as fast as it can send;
+    the connection is left open, reading nothing."""
+    ws = await connect(f"ws://127.0.0.1:{port}/api/v1.0", max_size=None, open_timeout=20)
+    ws.transport.pause_reading()
+    board = chess.Board()
+    for feed in range(SETUPS):
+        param = {"feed": "eboardevent", "id": feed, "param": {"serialnr": SERIAL}}
+        await ws.send(json.dumps({"call": "subscribe", "id": 2 * feed, "param": param}))
+        moves = list(board.legal_moves)
+        board.push(moves[feed % len(moves)])
+        if board.is_game_over():
+            board = chess.Board()
+        setup = {"id": feed, "method": "setup", "param": {"fen": board.fen()}}
+        await ws.send(json.dumps({"call": "call", "id": 2 * feed + 1, "param": setup}))
+    return ws
 
 
 async def _arbiter_gets_in(url: str) -> dict[str, object]:
@@ -127,8 +130,8 @@ async def test_every_surface_flooded_at_once_and_sigterm_stops_the_daemon(
                 while not await heard():  # noqa: ASYNC110 - another process: no event to wait on
                     await asyncio.sleep(0.1)
             held = [await _guess(url, f"held-{n}", "127.0.0.1", wait=False) for n in range(HELD)]
-            floods = [asyncio.create_task(_rotating_guesses(url))]
-            floods += [
+            rotating = asyncio.create_task(_rotating_guesses(url))
+            livechess_floods = [
                 asyncio.create_task(_livechess_flood(livechess)) for _ in range(LIVECHESS_CLIENTS)
             ]
             async with asyncio.timeout(30):  # before: over 5 minutes
@@ -136,14 +139,14 @@ async def test_every_surface_flooded_at_once_and_sigterm_stops_the_daemon(
             assert answer["type"] == "snapshot", answer
             viewer = await http_get(port, "/round.pgn")
             assert viewer.status == 200
-            await asyncio.gather(*floods)
-            assert answer["type"] == "snapshot"
-            process.send_signal(signal.SIGTERM)  # the held guesses still wait
+            await rotating
+            stuck = await asyncio.gather(*livechess_floods)
+            process.send_signal(signal.SIGTERM)  # guesses held, LiveChess clients not reading
             async with asyncio.timeout(15):  # before: it did not stop (SIGKILL was needed)
                 _, err = await process.communicate()
-            for ws in held:
+            for ws in [*held, *stuck]:
                 assert ws is not None
-                await ws.close()
+                ws.transport.abort()
     assert process.returncode == 0
     log = err.decode()
     assert "Traceback" not in log
