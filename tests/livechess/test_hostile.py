@@ -4,6 +4,7 @@ text that is no valid Unicode (docs/faults.md, "Hostile clients on the LiveChess
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator
 
@@ -177,3 +178,14 @@ async def test_a_frame_over_the_limit_closes_with_1009(server: LiveChessServer) 
         await client.receive()
     assert closed.value.rcvd is not None
     assert closed.value.rcvd.code == 1009
+
+
+async def test_a_client_that_never_finishes_its_handshake_is_closed() -> None:
+    hub = Hub()
+    policy = ConnectionPolicy(open_timeout=0.3)
+    async with LiveChessServer(hub, LiveChessSettings(port=0), policy=policy) as server:
+        reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
+        writer.write(b"GET /api/v1.0 HTTP/1.1\r\n")  # and never the rest
+        async with asyncio.timeout(30):
+            assert await reader.read() == b"", "closed by the server"
+        writer.close()
