@@ -376,7 +376,7 @@ async def test_a_lichess_slower_than_the_time_limit_never_has_two_pushes_at_once
     """Scaled down from lichess answering in 30 s with the 20 s limit: 1.6 s and 1 s."""
     http_server.answer_delay = 1.6
     url = http_server.url(ROUND_PATH)
-    slow = target(push_url=url, time_limit=1.0, backoff_initial=0.05, backoff_cap=0.2)
+    slow = target(push_url=url, time_limit=1.0, retry=BackoffPolicy(initial=0.05, maximum=0.2))
     async with pushing(http_server, [slow]) as (pusher, _):
         pusher.publish_board(game(1))
         await http_server.wait_for_requests(3, time_limit=30)
