@@ -329,7 +329,7 @@ class LiveChessServer:
         client, group = feed.client, feed.group
         self._leave(feed)
         refused = self._join(client, feed.feed_id, group.serial, setup)
-        if refused is not None:
+        if refused is not None:  # the place it just left is free: the bounds admit it
             self._join(client, feed.feed_id, group.serial, group.setup)
         return refused
 
