@@ -55,6 +55,7 @@ from broadcast.web.http import (
     HttpRoutes,
 )
 from broadcast.web.listen import listen_error, listening_port
+from broadcast.web.log_limit import LogLimit
 
 __all__ = ["SPECTATOR_MESSAGE_LIMIT", "BroadcastServer", "parse_since", "snapshot_text"]
 
@@ -206,6 +207,7 @@ class BroadcastServer:
             command_timeout=command_timeout,
         )
         self.origins = OriginPolicy(host, allowed_origins)
+        self._refused_pages = LogLimit()
         self.routes = HttpRoutes(
             self.public_hub, delay=delay, static_root=static_root, vendor_root=vendor_root
         )
@@ -295,7 +297,10 @@ class BroadcastServer:
                 request.headers.get("Host"), request.headers.get("Origin")
             )
             if refused is not None:
-                logger.warning("= arbiter channel refused: %s", refused)
+                if (count := self._refused_pages.due()) is not None:
+                    logger.warning(
+                        "= arbiter channel refused: %s (%d since the last line)", refused, count
+                    )
                 return connection.respond(http.HTTPStatus.FORBIDDEN, f"{refused}\n")
             connection.protocol.max_message_size = 4 * ARBITER_MESSAGE_LIMIT
             return None
