@@ -42,7 +42,7 @@ from websockets.protocol import State
 from broadcast.feed.delay import PublicDelay
 from broadcast.feed.events import encode_json
 from broadcast.feed.hub import Hub, Subscription, Update
-from broadcast.feed.messages import BoardState, CommandHandler, decode_untrusted_json
+from broadcast.feed.messages import MAX_ID, BoardState, CommandHandler, decode_untrusted_json
 from broadcast.feed.public_results import PublicResults, ResultsPolicy
 from broadcast.web.arbiter_channel import ARBITER_MESSAGE_LIMIT, ArbiterChannel, until_either_ends
 from broadcast.web.arbiter_guard import OriginPolicy
@@ -76,6 +76,8 @@ def parse_since(target: str) -> int | None:
         return None
     if len(values) != 1 or not values[0].isdigit() or not values[0].isascii():
         raise ValueError("since must be a non-negative integer")
+    if len(values[0]) > len(str(MAX_ID)) or int(values[0]) > MAX_ID:
+        raise ValueError(f"since must be at most {MAX_ID}")
     return int(values[0])
 
 
@@ -119,10 +121,11 @@ def _spectator_reply(message: str | bytes, sub: Subscription) -> str | None:
         return encode_json({"type": "pong", "server_time": time.time()})
     if kind == "resume" and set(data) == {"type", "since"}:
         since = data["since"]
-        if isinstance(since, int) and not isinstance(since, bool) and since >= 0:
+        if isinstance(since, int) and not isinstance(since, bool) and 0 <= since <= MAX_ID:
             sub.resume(since)
             return None
-        return encode_json({"type": "error", "reason": "since must be a non-negative integer"})
+        reason = f"since must be a non-negative integer up to {MAX_ID}"
+        return encode_json({"type": "error", "reason": reason})
     reason = "spectators may only send resume and ping"
     return encode_json({"type": "error", "reason": reason})
 
