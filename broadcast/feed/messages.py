@@ -322,7 +322,7 @@ def command_from_json(data: object, ref: Ref = None) -> ArbiterCommand:
         raise CommandRejected("a message must be a JSON object", ref)
     kind = data.get("type")
     if not isinstance(kind, str) or kind not in _ADAPTERS:
-        raise CommandRejected(f"unknown message type: {kind!r}", ref)
+        raise CommandRejected(f"unknown message type: {kind!r:.60}", ref)
     fields = {name: value for name, value in data.items() if name != "type"}
     try:
         command: ArbiterCommand = _ADAPTERS[kind].validate_python(fields)
