@@ -388,7 +388,9 @@ class LiveChessServer:
             answer = call if isinstance(call, Refusal) else self._answer(client, call)
             if isinstance(answer, Refusal):
                 if (count := self._refused_calls.due()) is not None:
-                    log.info("< livechess refused: %s (%d in all)", answer.message, count)
+                    log.info(
+                        "< livechess refused: %s (%d since the last line)", answer.message, count
+                    )
                 await client.ws.send(error_text(answer, self._clock()))
                 continue
             assert not isinstance(call, Refusal)
