@@ -19,6 +19,7 @@ from pathlib import Path
 import chess
 import pytest
 from websockets.asyncio.client import ClientConnection, connect
+from websockets.exceptions import InvalidMessage
 
 from broadcast.feed.messages import SetResult
 from daemon.journal.inputs import ARBITER
@@ -194,3 +195,24 @@ async def test_refused_commands_leave_no_record_and_do_not_come_back(
         async with running_daemon(config):
             pass
     assert not any("the journal holds boards" in r.getMessage() for r in caplog.records)
+
+
+async def test_one_address_s_connections_are_counted_over_both_ports(tmp_path: Path) -> None:
+    config = write_config(tmp_path, [BoardSpec(1, None)], extra="\n[livechess]\nenabled = true\n")
+    text = config.read_text().replace(
+        f'arbiter_token = "{TOKEN}"', f'arbiter_token = "{TOKEN}"\nmax_connections_per_client = 4'
+    )
+    config.write_text(text)
+    async with running_daemon(config, livechess_port=0) as daemon:
+        assert daemon.livechess is not None
+        livechess = f"ws://127.0.0.1:{daemon.livechess.port}/api/v1.0"
+        spectators = [
+            await connect(f"ws://127.0.0.1:{daemon.server.port}/ws", open_timeout=20)
+            for _ in range(3)
+        ]
+        tool = await connect(livechess, open_timeout=20)  # the fourth, on the other port
+        with pytest.raises(InvalidMessage):  # the fifth: closed at once
+            await connect(livechess, open_timeout=20)
+        other = await connect(livechess, open_timeout=20, local_addr=("127.0.0.2", 0))
+        for ws in [*spectators, tool, other]:
+            await ws.close()
