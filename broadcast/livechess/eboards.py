@@ -272,6 +272,7 @@ class FeedGroup:
 class _EBoard:
     view: BoardView
     groups: dict[tuple[str | None, bool], FeedGroup] = field(default_factory=dict)
+    entry: str | None = None  # its ``eboards`` entry (not flipped), encoded once per change
 
     @property
     def subscribers(self) -> int:
@@ -311,7 +312,7 @@ class EBoards:
         if eboard is None:
             eboard = self._boards[state.serial] = _EBoard(view=BoardView(state))
         else:
-            eboard.view = BoardView(state, eboard.view)
+            eboard.view, eboard.entry = BoardView(state, eboard.view), None
         return [g for g in eboard.groups.values() if g.refresh(eboard.view)]
 
     def knows(self, serial: str) -> bool:
@@ -354,6 +355,21 @@ class EBoards:
         """The ``eboards`` answer (§3), by board number; ``flipped``: the serial numbers
         the asking connection turned."""
         return [eboard_json(s, flipped=s.serial in flipped) for s in self.states()]
+
+    def eboards_text(self, flipped: Collection[str] = ()) -> str:
+        """:meth:`eboards` as JSON text: each entry encoded once per change of its board
+        and shared by every client that asks (a flood of ``eboards`` calls on a hall of
+        500 boards costs a join, not 500 encodings each)."""
+        entries = []
+        for eboard in sorted(self._boards.values(), key=lambda e: e.view.state.board):
+            state = eboard.view.state
+            if state.serial in flipped:
+                entries.append(encode_json(eboard_json(state, flipped=True)))
+                continue
+            if eboard.entry is None:
+                eboard.entry = encode_json(eboard_json(state, flipped=False))
+            entries.append(eboard.entry)
+        return "[" + ",".join(entries) + "]"
 
     def sources(self) -> list[dict[str, Any]]:
         """The ``sources`` answer (§3): one per port an e-board was heard on."""

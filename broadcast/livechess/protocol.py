@@ -33,6 +33,7 @@ __all__ = [
     "SERIAL_LIMIT",
     "Call",
     "EboardsCall",
+    "Encoded",
     "FlipCall",
     "Refusal",
     "SetupCall",
@@ -234,9 +235,17 @@ def _envelope(response: str, answer_id: int | None, param_text: str, now_ms: int
     return f'{{"response":"{response}","id":{ident},"param":{param_text},"time":{now_ms}}}'
 
 
+@dataclass(frozen=True, slots=True)
+class Encoded:
+    """A ``param`` already encoded as JSON text (shared by every client that asks)."""
+
+    text: str
+
+
 def call_text(call_id: int, param: Any, now_ms: int) -> str:
     """``{"response": "call", ...}``: the answer to call ``call_id``."""
-    return _envelope("call", call_id, encode_json(param), now_ms)
+    text = param.text if isinstance(param, Encoded) else encode_json(param)
+    return _envelope("call", call_id, text, now_ms)
 
 
 def feed_text(feed_id: int, param_text: str, now_ms: int) -> str:

@@ -54,6 +54,7 @@ from broadcast.livechess.protocol import (
     MESSAGE_LIMIT,
     Call,
     EboardsCall,
+    Encoded,
     FlipCall,
     Refusal,
     SetupCall,
@@ -163,7 +164,7 @@ class _Pace:
 
 def _json_response(status: int, body: Any) -> Response:
     headers = Headers([("Content-Type", "application/json"), *_CORS])
-    data = encode_json(body).encode()
+    data = (body.text if isinstance(body, Encoded) else encode_json(body)).encode()
     return Response(status, http.HTTPStatus(status).phrase, headers, data)
 
 
@@ -353,9 +354,10 @@ class LiveChessServer:
         return _json_response(200, found)
 
     def resource(self, path: str) -> Any | None:
-        """The JSON of a resource below ``/api/v1.0`` (``/eboards``, ...); None if none."""
+        """The JSON of a resource below ``/api/v1.0`` (``/eboards``, ...), as data or as
+        :class:`Encoded` text; None if none."""
         if path == "/eboards":
-            return self.eboards.eboards()
+            return Encoded(self.eboards.eboards_text())
         if path == "/sources":
             return self.eboards.sources()
         if path == "/tournaments":
@@ -404,7 +406,7 @@ class LiveChessServer:
         """The ``param`` of the answer to ``call``, or a :class:`Refusal`."""
         match call:
             case EboardsCall():
-                return self.eboards.eboards(client.flipped)
+                return Encoded(self.eboards.eboards_text(client.flipped))
             case SourcesCall():
                 return self.eboards.sources()
             case SubscribeCall():

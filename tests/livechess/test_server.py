@@ -23,6 +23,7 @@ from broadcast.livechess.server import LiveChessServer, LiveChessSettings
 from broadcast.web.connection_limits import ConnectionPolicy
 from tests.broadcast.feed_client import http_get
 from tests.livechess.client import LiveChessClient, board_state
+from tests.waiting import wait_until
 
 EVENT = Tournament(
     name="Club Open",
@@ -444,3 +445,30 @@ async def test_a_connection_holds_a_bounded_number_of_feeds() -> None:
         param = {"feed": "eboardevent", "id": 9, "param": {"serialnr": "10001"}}
         assert (await client.call("subscribe", param))["response"] == "call"
         await client.ws.close()
+
+
+async def test_eboards_answers_encode_each_board_once_per_change(
+    server: LiveChessServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    client = await _client(server)
+    first = await client.call("eboards")
+    assert first["param"] == server.eboards.eboards()
+    encoded: list[Any] = []
+    original = encode_json
+
+    def counting(value: Any) -> str:
+        encoded.append(value)
+        return original(value)
+
+    monkeypatch.setattr(eboards_module, "encode_json", counting)
+    for _ in range(20):
+        assert (await client.call("eboards"))["param"] == first["param"]
+        assert json.loads((await http_get(server.port, "/api/v1.0/eboards")).body) == first["param"]
+    assert encoded == [], "the entries were encoded once, before"
+    server.hub.publish_board(_clocked(1, OPENING[:1]))
+    await wait_until(lambda: server.eboards.eboards() != first["param"], 10, "board 1 taken")
+    for _ in range(5):
+        changed = await client.call("eboards")
+    assert changed["param"] == server.eboards.eboards()
+    assert len(encoded) == 1, "only the changed board's entry again"
+    await client.ws.close()
