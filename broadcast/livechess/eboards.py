@@ -273,6 +273,7 @@ class _EBoard:
     view: BoardView
     groups: dict[tuple[str | None, bool], FeedGroup] = field(default_factory=dict)
     entry: str | None = None  # its ``eboards`` entry (not flipped), encoded once per change
+    source: str | None = None  # its ``sources`` entry, likewise
 
     @property
     def subscribers(self) -> int:
@@ -312,7 +313,7 @@ class EBoards:
         if eboard is None:
             eboard = self._boards[state.serial] = _EBoard(view=BoardView(state))
         else:
-            eboard.view, eboard.entry = BoardView(state, eboard.view), None
+            eboard.view, eboard.entry, eboard.source = BoardView(state, eboard.view), None, None
         return [g for g in eboard.groups.values() if g.refresh(eboard.view)]
 
     def knows(self, serial: str) -> bool:
@@ -361,7 +362,7 @@ class EBoards:
         and shared by every client that asks (a flood of ``eboards`` calls on a hall of
         500 boards costs a join, not 500 encodings each)."""
         entries = []
-        for eboard in sorted(self._boards.values(), key=lambda e: e.view.state.board):
+        for eboard in self._in_order():
             state = eboard.view.state
             if state.serial in flipped:
                 entries.append(encode_json(eboard_json(state, flipped=True)))
@@ -374,6 +375,19 @@ class EBoards:
     def sources(self) -> list[dict[str, Any]]:
         """The ``sources`` answer (§3): one per port an e-board was heard on."""
         return [source_json(s) for s in self.states() if s.port]
+
+    def sources_text(self) -> str:
+        """:meth:`sources` as JSON text, each entry encoded once per change (as above)."""
+        entries = []
+        for eboard in self._in_order():
+            if eboard.view.state.port:
+                if eboard.source is None:
+                    eboard.source = encode_json(source_json(eboard.view.state))
+                entries.append(eboard.source)
+        return "[" + ",".join(entries) + "]"
+
+    def _in_order(self) -> list[_EBoard]:
+        return sorted(self._boards.values(), key=lambda e: e.view.state.board)
 
     def serials_of(self, boards: Iterable[int]) -> list[str | None]:
         """The serial number of each board number, None where none was heard."""

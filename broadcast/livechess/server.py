@@ -98,10 +98,10 @@ class LiveChessSettings:
             one per board it shows).
         max_subscribers: subscriptions one e-board may have, from all connections.
         max_setups: distinct ``setup`` positions one e-board's subscribers may ask for.
-        calls_per_second: calls carried out per second from all connections together
-            (in bursts of as many); more wait their turn, and their connections are
-            read no further meanwhile, so a flood of calls costs a bounded share of the
-            daemon's time whatever the number of connections.
+        calls_per_second: calls and HTTP resources answered per second from all
+            connections together (in bursts of as many); more wait their turn, and their
+            connections are read no further meanwhile, so a flood costs a bounded share
+            of the daemon's time whatever the number of connections.
     """
 
     host: str = "127.0.0.1"
@@ -336,7 +336,9 @@ class LiveChessServer:
 
     # -- HTTP ----------------------------------------------------------------------------
 
-    def _process_request(self, connection: ServerConnection, request: Request) -> Response | None:
+    async def _process_request(
+        self, connection: ServerConnection, request: Request
+    ) -> Response | None:
         refused = origin_problem(request.headers.get("Origin"), self.settings.allowed_origins)
         if refused is not None:
             count = self._refused_pages.due()
@@ -348,6 +350,7 @@ class LiveChessServer:
             return None  # the websocket API
         if not path.startswith(API_PATH + "/"):
             return _json_response(404, {"message": f"no resource at {path[:200] or '/'}"})
+        await self._pace.turn()  # resources are paced with the calls
         found = self.resource(path[len(API_PATH) :])
         if found is None:
             return _json_response(404, {"message": f"no resource at {path[:200]}"})
@@ -359,7 +362,7 @@ class LiveChessServer:
         if path == "/eboards":
             return Encoded(self.eboards.eboards_text())
         if path == "/sources":
-            return self.eboards.sources()
+            return Encoded(self.eboards.sources_text())
         if path == "/tournaments":
             return self.resources.tournaments()
         if match := _ROUND.fullmatch(path):
@@ -408,7 +411,7 @@ class LiveChessServer:
             case EboardsCall():
                 return Encoded(self.eboards.eboards_text(client.flipped))
             case SourcesCall():
-                return self.eboards.sources()
+                return Encoded(self.eboards.sources_text())
             case SubscribeCall():
                 return self._subscribe(client, call)
         feed = client.feeds.get(call.feed_id)

@@ -447,7 +447,7 @@ async def test_a_connection_holds_a_bounded_number_of_feeds() -> None:
         await client.ws.close()
 
 
-async def test_eboards_answers_encode_each_board_once_per_change(
+async def test_eboards_and_sources_answers_encode_each_board_once_per_change(
     server: LiveChessServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     client = await _client(server)
@@ -461,9 +461,13 @@ async def test_eboards_answers_encode_each_board_once_per_change(
         return original(value)
 
     monkeypatch.setattr(eboards_module, "encode_json", counting)
+    sources = (await client.call("sources"))["param"]
+    assert sources == server.eboards.sources()
+    encoded.clear()
     for _ in range(20):
         assert (await client.call("eboards"))["param"] == first["param"]
         assert json.loads((await http_get(server.port, "/api/v1.0/eboards")).body) == first["param"]
+        assert (await client.call("sources"))["param"] == sources
     assert encoded == [], "the entries were encoded once, before"
     server.hub.publish_board(_clocked(1, OPENING[:1]))
     await wait_until(lambda: server.eboards.eboards() != first["param"], 10, "board 1 taken")
