@@ -244,10 +244,6 @@ class AlertEngine:
 
     # -- arbiter commands ------------------------------------------------------------------
 
-    def knows_alert(self, alert_id: int) -> bool:
-        """Whether an alert with this id was raised (and is still remembered)."""
-        return alert_id in self._alerts
-
     def acknowledge(self, alert_id: int, at: float) -> Alert:
         """An arbiter saw the alert; returns it acknowledged (again, if it already was).
 

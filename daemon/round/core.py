@@ -361,21 +361,8 @@ class RoundCore:
     def _game(self, board: int) -> BoardGame:
         game = self.games.get(board)
         if game is None:
-            raise CommandRefused(_no_board(board))
+            raise CommandRefused(f"no board {board}")
         return game
-
-    def unknown_target(self, command: ArbiterCommand) -> str | None:
-        """Why ``command`` names what the round does not have (a board, an alert), or None.
-
-        Asked before a command is journalled: such a command is refused and leaves no
-        record (it would otherwise come back at every restart).
-        """
-        board = getattr(command, "board", None)
-        if isinstance(board, int) and board not in self.games:
-            return _no_board(board)
-        if isinstance(command, AckAlert) and not self.engine.knows_alert(command.id):
-            return f"no alert {command.id}"
-        return None
 
     # -- outputs -----------------------------------------------------------------------
 
@@ -445,7 +432,3 @@ class RoundCore:
             battery=game.battery.percent if game.battery else None,
             battery_charging=bool(game.battery and game.battery.charging),
         )
-
-
-def _no_board(board: int) -> str:
-    return f"no board {board}"

@@ -165,6 +165,8 @@ async def test_refused_commands_leave_no_record_and_do_not_come_back(
         ({"type": "confirm_result", "board": 9999}, "no board 9999"),
         ({"type": "accept_position", "board": 77}, "no board 77"),
         ({"type": "ack_alert", "id": 4321}, "no alert 4321"),
+        ({"type": "confirm_result", "board": 1}, "board 1 has no result to confirm"),
+        ({"type": "accept_position", "board": 1}, "board 1 has no e-board"),
         (
             {"type": "set_result", "board": 10**30, "result": "1-0"},
             "'board' must be a positive integer up to 9999",
