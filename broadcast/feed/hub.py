@@ -14,6 +14,12 @@ consumer that falls behind costs a bounded amount of memory and, when it reads a
 gets either the events it missed (still in the ring) or a ``missed`` update carrying the
 latest state of every board. One slow consumer never delays the others.
 
+Components that follow every state of some boards without being in the board pipeline
+(the LiveChess API) take a :class:`BoardWatch` (:meth:`Hub.watch`): publishing only
+marks the board in it and wakes its task, which does the work later, coalescing the
+states that came meanwhile. Listeners (:meth:`Hub.add_listener`) run inside
+``publish_board`` and are kept for the hub's own chain (the public delay line).
+
 Everything here runs on the event loop thread; publishing never awaits.
 """
 
@@ -37,7 +43,7 @@ from broadcast.feed.events import (
 from broadcast.feed.messages import Alert, BoardState
 from broadcast.feed.pgn import in_round_order
 
-__all__ = ["Hub", "Subscription", "Update"]
+__all__ = ["BoardWatch", "Hub", "Subscription", "Update"]
 
 # --- Subscriptions -------------------------------------------------------------------
 
@@ -196,6 +202,47 @@ class Subscription:
         return await self.receive()
 
 
+class BoardWatch:
+    """The boards published since the watcher last looked: a set and a wake-up, no queue.
+
+    Use as ``with hub.watch() as watch:``, then ``for state in await watch.changed():``
+    in a loop. However often a board is published meanwhile, the watcher gets its
+    latest state once.
+    """
+
+    def __init__(self, hub: Hub) -> None:
+        self._hub = hub
+        self._dirty: set[int] = set()
+        self._ready = asyncio.Event()
+
+    async def changed(self) -> list[BoardState]:
+        """Wait until a board is published; the latest state of each one since, by board."""
+        while not self._dirty:
+            self._ready.clear()
+            await self._ready.wait()
+        dirty, self._dirty = self._dirty, set()
+        return [s for board in sorted(dirty) if (s := self._hub.state(board)) is not None]
+
+    def _published(self, board: int) -> None:
+        self._dirty.add(board)
+        self._ready.set()
+
+    def close(self) -> None:
+        """Stop watching."""
+        self._hub._watches.discard(self)
+
+    def __enter__(self) -> BoardWatch:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
 # --- The hub -------------------------------------------------------------------------
 
 
@@ -224,6 +271,7 @@ class Hub:
         self._max_closed_alerts = max_closed_alerts
         self._subscriptions: set[Subscription] = set()
         self._listeners: list[Callable[[BoardState], None]] = []
+        self._watches: set[BoardWatch] = set()
 
     @property
     def seq(self) -> int:
@@ -234,7 +282,8 @@ class Hub:
         """Take a board's new state; returns the feed events it caused (maybe none).
 
         Subscribers are marked and woken when events were derived or the PGN changed;
-        listeners (see :meth:`add_listener`) are called with every state.
+        listeners (see :meth:`add_listener`) are called with every state, and watches
+        (see :meth:`watch`) are marked and woken.
         """
         board = state.board
         previous = self._states.get(board)
@@ -251,6 +300,8 @@ class Hub:
             self._seq = event.seq
         for listener in list(self._listeners):
             listener(state)
+        for watch in self._watches:
+            watch._published(board)
         if events or previous is None or previous.pgn != state.pgn:
             for sub in self._subscriptions:
                 sub._board_changed(board, evented=bool(events))
@@ -331,6 +382,12 @@ class Hub:
     def subscriber_count(self) -> int:
         """How many subscriptions are open."""
         return len(self._subscriptions)
+
+    def watch(self) -> BoardWatch:
+        """A new :class:`BoardWatch`: woken by every published state, run outside it."""
+        watch = BoardWatch(self)
+        self._watches.add(watch)
+        return watch
 
     def add_listener(self, listener: Callable[[BoardState], None]) -> Callable[[], None]:
         """Call ``listener`` synchronously with every published state; returns a remover.

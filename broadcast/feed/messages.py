@@ -23,7 +23,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Annotated, Any, ClassVar, Literal, Protocol, get_args
 
-from pydantic import ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic import AfterValidator, ConfigDict, Field, TypeAdapter, ValidationError
 from pydantic_core import ErrorDetails
 
 from base.colors import Color
@@ -34,6 +34,11 @@ __all__ = [
     "COMMAND_TYPES",
     "LOW_BATTERY",
     "MALFORMED_JSON",
+    "MAX_BOARD",
+    "MAX_ID",
+    "MAX_LINE",
+    "MAX_TEXT",
+    "NOT_UNICODE",
     "RESULTS",
     "AcceptPosition",
     "AckAlert",
@@ -42,6 +47,7 @@ __all__ = [
     "AlertState",
     "AlertStep",
     "ArbiterCommand",
+    "BoardNumber",
     "BoardState",
     "BoardStatus",
     "ChooseLine",
@@ -244,9 +250,31 @@ class Alert:
 # and the journal all take it from there. The daemon then carries it out in
 # ``daemon/round/core.py`` (mypy checks that every command has a case there).
 
-#: Field types of commands, validated strictly (no "7" for 7, no true for 1).
-Positive = Annotated[int, Field(strict=True, gt=0)]
-Text = Annotated[str, Field(strict=True)]
+#: The highest board number (the TRF's four digits; the configuration's bound too).
+MAX_BOARD = 9999
+#: The highest id a message carries (alert ids, refs): exact in every JSON reader.
+MAX_ID = 2**53 - 1
+#: The highest candidate line of a gap an arbiter may choose.
+MAX_LINE = 1000
+#: The longest text field of a command (a section's name).
+MAX_TEXT = 200
+#: The one reason every client hears for text that is no valid Unicode.
+NOT_UNICODE = "text must be valid Unicode (a lone surrogate such as \\ud800 is not)"
+
+
+def _unicode(text: str) -> str:
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        raise ValueError(NOT_UNICODE) from None
+    return text
+
+
+#: Field types of commands, validated strictly (no "7" for 7, no true for 1) and within
+#: their ranges, so that nothing out of range reaches the core or the journal.
+Positive = Annotated[int, Field(strict=True, gt=0, le=MAX_ID)]
+BoardNumber = Annotated[int, Field(strict=True, gt=0, le=MAX_BOARD)]
+Text = Annotated[str, Field(strict=True, max_length=MAX_TEXT), AfterValidator(_unicode)]
 _COMMAND_CONFIG = ConfigDict(extra="forbid")
 
 
@@ -267,7 +295,7 @@ class SetResult:
     __pydantic_config__ = _COMMAND_CONFIG
     TYPE: ClassVar[str] = "set_result"
     DEFERRABLE: ClassVar[bool] = True
-    board: Positive
+    board: BoardNumber
     result: Text
 
     def __post_init__(self) -> None:
@@ -282,7 +310,7 @@ class ConfirmResult:
     __pydantic_config__ = _COMMAND_CONFIG
     TYPE: ClassVar[str] = "confirm_result"
     DEFERRABLE: ClassVar[bool] = True
-    board: Positive
+    board: BoardNumber
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -292,7 +320,7 @@ class AcceptPosition:
     __pydantic_config__ = _COMMAND_CONFIG
     TYPE: ClassVar[str] = "accept_position"
     DEFERRABLE: ClassVar[bool] = False
-    board: Positive
+    board: BoardNumber
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -303,8 +331,8 @@ class ChooseLine:
     __pydantic_config__ = _COMMAND_CONFIG
     TYPE: ClassVar[str] = "choose_line"
     DEFERRABLE: ClassVar[bool] = False
-    board: Positive
-    line: Positive
+    board: BoardNumber
+    line: Annotated[int, Field(strict=True, gt=0, le=MAX_LINE)]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -380,7 +408,7 @@ def command_from_json(data: object, ref: Ref = None) -> ArbiterCommand:
         raise CommandRejected("a message must be a JSON object", ref)
     kind = data.get("type")
     if not isinstance(kind, str) or kind not in _ADAPTERS:
-        raise CommandRejected(f"unknown message type: {kind!r}", ref)
+        raise CommandRejected(f"unknown message type: {kind!r:.60}", ref)
     fields = {name: value for name, value in data.items() if name != "type"}
     try:
         command: ArbiterCommand = _ADAPTERS[kind].validate_python(fields)
@@ -401,8 +429,12 @@ def _reason(kind: str, errors: list[ErrorDetails]) -> str:
     name = str(error["loc"][0]) if error["loc"] else ""
     if error["type"] in ("int_type", "greater_than"):
         return f"'{name}' must be a positive integer"
+    if error["type"] == "less_than_equal":
+        return f"'{name}' must be a positive integer up to {error.get('ctx', {}).get('le')}"
     if error["type"] == "string_type":
         return f"'{name}' must be a string"
+    if error["type"] == "string_too_long":
+        return f"'{name}' must be at most {MAX_TEXT} characters"
     if error["type"] == "value_error":
         return str(error.get("ctx", {}).get("error", error["msg"]))
     return f"'{name}': {error['msg']}" if name else error["msg"]
@@ -478,15 +510,40 @@ def decode_untrusted_json(text: str | bytes) -> Any:
     """Parse a client's JSON message; anything that is not JSON is a :class:`ValueError`.
 
     ``json`` raises :class:`RecursionError` for arrays or objects nested about a thousand
-    deep: from a client that is malformed input like any other, never a crash.
+    deep: from a client that is malformed input like any other, never a crash. JSON may
+    escape half of a surrogate pair alone (``"\\ud800"``), which no UTF-8 text, log
+    line or SQLite column can hold: such a message is bad input too, on every channel.
 
     Raises:
-        ValueError: the text is not JSON (the message is :data:`MALFORMED_JSON`).
+        ValueError: the text is not JSON (the message is :data:`MALFORMED_JSON`), or
+            holds a lone surrogate (:data:`NOT_UNICODE`).
     """
     try:
-        return json.loads(text)
+        data = json.loads(text)
     except (ValueError, RecursionError):
         raise ValueError(MALFORMED_JSON) from None
+    escaped = b"\\u" if isinstance(text, bytes) else "\\u"
+    if escaped in text and not _is_unicode(data):  # type: ignore[operator]
+        raise ValueError(NOT_UNICODE)
+    return data
+
+
+def _is_unicode(data: Any) -> bool:
+    """Whether every string in decoded JSON (keys too) can be encoded as UTF-8."""
+    stack = [data]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, str):
+            try:
+                value.encode()
+            except UnicodeEncodeError:
+                return False
+        elif isinstance(value, dict):
+            stack.extend(value.keys())
+            stack.extend(value.values())
+        elif isinstance(value, list):
+            stack.extend(value)
+    return True
 
 
 def to_json_dict(value: Any) -> Any:

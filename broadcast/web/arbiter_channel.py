@@ -14,8 +14,10 @@ Conversation::
 
 A wrong token gets ``{"type": "error", "reason": "bad token"}`` and close code 1008
 (policy violation); so does any other first message, and silence past the deadline.
-Wrong tokens are slowed down and logged per client address, and browser pages of other
-origins are refused before the handshake (:mod:`broadcast.web.arbiter_guard`).
+A right token is let in at once; the answers to wrong ones (and to other first
+messages) are held, longer with each one from the same client, and logged within
+bounds; browser pages of other origins are refused before the handshake
+(:mod:`broadcast.web.arbiter_guard`).
 Commands are decoded strictly by the one command codec of :mod:`broadcast.feed.messages`
 (:func:`~broadcast.feed.messages.command_from_json`) before the :class:`CommandHandler` sees
 them: malformed JSON, an unknown type, a missing, extra or wrongly typed field, or a
@@ -42,6 +44,8 @@ from websockets.frames import CloseCode
 from broadcast.feed.events import encode_json, state_to_json
 from broadcast.feed.hub import Hub, Subscription, Update
 from broadcast.feed.messages import (
+    MAX_ID,
+    NOT_UNICODE,
     ArbiterCommand,
     CommandHandler,
     CommandRejected,
@@ -102,15 +106,17 @@ def _ref_of(data: dict[str, Any]) -> Ref:
     ref = data.get("ref")
     if ref is None or (isinstance(ref, str) and len(ref) <= 100):
         return ref
-    if isinstance(ref, int) and not isinstance(ref, bool):
+    if isinstance(ref, int) and not isinstance(ref, bool) and abs(ref) <= MAX_ID:
         return ref
-    raise CommandRejected("'ref' must be a string (at most 100 characters) or an integer")
+    raise CommandRejected(
+        f"'ref' must be a string (at most 100 characters) or an integer up to {MAX_ID}"
+    )
 
 
 def _decode(text: str | bytes) -> dict[str, Any]:
     if isinstance(text, bytes):
         raise CommandRejected("send text messages, not binary")
-    if len(text.encode()) > ARBITER_MESSAGE_LIMIT:
+    if len(text.encode(errors="surrogatepass")) > ARBITER_MESSAGE_LIMIT:
         raise CommandRejected(f"message too large (limit {ARBITER_MESSAGE_LIMIT} bytes)")
     try:
         data = decode_untrusted_json(text)
@@ -192,20 +198,24 @@ class ArbiterChannel:
             return False
         try:
             data = _decode(message)
-        except CommandRejected:
-            return await self._refuse(ws, "authenticate first")
+        except CommandRejected as exc:
+            reason = exc.reason if exc.reason == NOT_UNICODE else "authenticate first"
+            return await self._failed(ws, reason)
         if data.get("type") != "auth" or set(data) != {"type", "token"}:
-            return await self._refuse(ws, "authenticate first")
-        token = data["token"]
+            return await self._failed(ws, "authenticate first")
         if self._token is None:
             return await self._refuse(ws, "arbiter channel disabled")
-        address = _address_of(ws)
-        async with self.throttle.turn(address):
-            if not isinstance(token, str) or not hmac.compare_digest(token.encode(), self._token):
-                self.throttle.failed(address)
-                return await self._refuse(ws, "bad token")
-            self.throttle.succeeded(address)
+        token = data["token"]
+        if not isinstance(token, str) or not hmac.compare_digest(token.encode(), self._token):
+            return await self._failed(ws, "bad token")
+        self.throttle.succeeded(_address_of(ws))
         return True
+
+    async def _failed(self, ws: ServerConnection, reason: str) -> bool:
+        """A first message that lets no one in: counted, answered when the throttle says."""
+        if self._token is not None:
+            await self.throttle.failed(_address_of(ws), ws.wait_closed)
+        return await self._refuse(ws, reason)
 
     async def _send_updates(self, ws: ServerConnection, sub: Subscription) -> None:
         while True:

@@ -42,11 +42,11 @@ from websockets.protocol import State
 from broadcast.feed.delay import PublicDelay
 from broadcast.feed.events import encode_json
 from broadcast.feed.hub import Hub, Subscription, Update
-from broadcast.feed.messages import BoardState, CommandHandler, decode_untrusted_json
+from broadcast.feed.messages import MAX_ID, BoardState, CommandHandler, decode_untrusted_json
 from broadcast.feed.public_results import PublicResults, ResultsPolicy
 from broadcast.web.arbiter_channel import ARBITER_MESSAGE_LIMIT, ArbiterChannel, until_either_ends
 from broadcast.web.arbiter_guard import OriginPolicy
-from broadcast.web.connection_limits import ConnectionLimits, capped_connection
+from broadcast.web.connection_limits import ConnectionLimits, ConnectionPolicy
 from broadcast.web.http import (
     ARBITER_PATH,
     CHESSGROUND_ROOT,
@@ -55,6 +55,7 @@ from broadcast.web.http import (
     HttpRoutes,
 )
 from broadcast.web.listen import listen_error, listening_port
+from broadcast.web.log_limit import LogLimit
 
 __all__ = ["SPECTATOR_MESSAGE_LIMIT", "BroadcastServer", "parse_since", "snapshot_text"]
 
@@ -75,6 +76,8 @@ def parse_since(target: str) -> int | None:
         return None
     if len(values) != 1 or not values[0].isdigit() or not values[0].isascii():
         raise ValueError("since must be a non-negative integer")
+    if len(values[0]) > len(str(MAX_ID)) or int(values[0]) > MAX_ID:
+        raise ValueError(f"since must be at most {MAX_ID}")
     return int(values[0])
 
 
@@ -118,10 +121,11 @@ def _spectator_reply(message: str | bytes, sub: Subscription) -> str | None:
         return encode_json({"type": "pong", "server_time": time.time()})
     if kind == "resume" and set(data) == {"type", "since"}:
         since = data["since"]
-        if isinstance(since, int) and not isinstance(since, bool) and since >= 0:
+        if isinstance(since, int) and not isinstance(since, bool) and 0 <= since <= MAX_ID:
             sub.resume(since)
             return None
-        return encode_json({"type": "error", "reason": "since must be a non-negative integer"})
+        reason = f"since must be a non-negative integer up to {MAX_ID}"
+        return encode_json({"type": "error", "reason": reason})
     reason = "spectators may only send resume and ping"
     return encode_json({"type": "error", "reason": reason})
 
@@ -206,14 +210,17 @@ class BroadcastServer:
             command_timeout=command_timeout,
         )
         self.origins = OriginPolicy(host, allowed_origins)
+        self._refused_pages = LogLimit()
         self.routes = HttpRoutes(
             self.public_hub, delay=delay, static_root=static_root, vendor_root=vendor_root
         )
         self._requested_port = port
         self.limits = limits
-        self._open_timeout = open_timeout
+        #: The connection policy of every port this process opens (the LiveChess API's too).
+        self.policy = ConnectionPolicy(
+            limits=limits, open_timeout=open_timeout, write_limit=write_limit, backlog=backlog
+        )
         self._write_limit = write_limit
-        self._backlog = backlog
         self._server: Server | None = None
         self._spectators: set[ServerConnection] = set()
         self._parked: dict[ServerConnection, Subscription] = {}
@@ -248,12 +255,7 @@ class BroadcastServer:
                 self.host,
                 self._requested_port,
                 process_request=self._process_request,
-                compression=None,
-                max_size=4 * ARBITER_MESSAGE_LIMIT,
-                write_limit=self._write_limit,
-                backlog=self._backlog,
-                open_timeout=self._open_timeout,
-                create_connection=None if self.limits is None else capped_connection(self.limits),
+                **self.policy.serve_options(4 * ARBITER_MESSAGE_LIMIT),
             )
         except OSError as exc:
             raise listen_error(self.host, self._requested_port, exc) from None
@@ -298,7 +300,10 @@ class BroadcastServer:
                 request.headers.get("Host"), request.headers.get("Origin")
             )
             if refused is not None:
-                logger.warning("= arbiter channel refused: %s", refused)
+                if (count := self._refused_pages.due()) is not None:
+                    logger.warning(
+                        "= arbiter channel refused: %s (%d since the last line)", refused, count
+                    )
                 return connection.respond(http.HTTPStatus.FORBIDDEN, f"{refused}\n")
             connection.protocol.max_message_size = 4 * ARBITER_MESSAGE_LIMIT
             return None

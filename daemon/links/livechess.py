@@ -45,7 +45,12 @@ def livechess_settings(config: Config) -> LiveChessSettings | None:
     table = config.livechess
     if table is None or not table.enabled:
         return None
-    return LiveChessSettings(host=table.host, port=table.port, tournaments=tournaments(config))
+    return LiveChessSettings(
+        host=table.host,
+        port=table.port,
+        tournaments=tournaments(config),
+        allowed_origins=tuple(table.allowed_origins),
+    )
 
 
 def livechess_off(config: Config) -> str | None:

@@ -317,7 +317,7 @@ class Daemon:
             return None
         if self.options.livechess_port is not None:
             settings = replace(settings, port=self.options.livechess_port)
-        return LiveChessServer(self.server.public_hub, settings)
+        return LiveChessServer(self.server.public_hub, settings, policy=self.server.policy)
 
     def _note_start(self) -> None:
         """Note the first start: the time the configuration's default round start is."""

@@ -7,11 +7,12 @@ the decisions the core makes (moves, corrections, alerts, results) are journalle
 they are published to the hub. Everything runs on the event loop's thread, so the
 journal's order is the order in which the core saw its inputs, and a replay reproduces it.
 
-Arbiter commands are journalled *before* they are carried out: a command the journal
-cannot take is refused and changes nothing. Anything else the disk refuses (full, failing)
-is held in memory in order and retried each second (:mod:`daemon.journal.hold`) while the
-boards are read and served; the arbiter gets ``journal_failed`` and, once written,
-``journal_recovered`` (both are inputs too, so a replay raises them with the same ids).
+While the journal cannot be written, arbiter commands are refused and change nothing; a
+command the core refuses changes nothing and is not journalled. Anything the disk refuses
+(full, failing) is held in memory in order and retried each second
+(:mod:`daemon.journal.hold`) while the boards are read and served; the arbiter gets
+``journal_failed`` and, once written, ``journal_recovered`` (both are inputs too, so a
+replay raises them with the same ids).
 
 Every :class:`~daemon.round.snapshot.SnapshotPolicy` interval the core's state is added to the
 journal as a snapshot; :meth:`RoundService.replay` starts from the newest usable one.
@@ -52,9 +53,6 @@ from daemon.round.snapshot import SnapshotPolicy, dump_state, load_state
 __all__ = ["ClockSetter", "RoundService"]
 
 log = logging.getLogger(__name__)
-
-#: Journal record kind (a decision): the arbiter command just before it was refused.
-REFUSED = "arbiter_refused"
 
 #: Sets the e-board clocks a ``set_clocks`` names to the time control; returns a reply
 #: for the arbiter.
@@ -237,7 +235,10 @@ class RoundService:
     async def execute(self, command: ArbiterCommand) -> CommandReply:
         """Carry out an arbiter command (the broadcast layer's CommandHandler).
 
-        The command is journalled first; one the journal cannot take is refused.
+        While the journal cannot be written, commands are refused and change nothing.
+        Otherwise the core carries the command out and it is journalled with its
+        decisions, like any input; one the core refuses changed nothing and leaves no
+        record (it would otherwise come back at every restart).
         """
         at = self._wall_clock()
         if isinstance(command, AckAlert) and self.output_alerts.owns(command.id):
@@ -246,27 +247,24 @@ class RoundService:
             if self.round_changer is None:
                 return CommandReply(ok=False, reason="rounds cannot change here")
             return self.round_changer(command)
+        if isinstance(command, SetClocks) and self.clock_setter is None:
+            return CommandReply(ok=False, reason="no e-board clocks to set")
+        if not self.writer.retry():
+            return CommandReply(
+                ok=False,
+                reason=f"the journal cannot be written ({self.writer.failure}):"
+                " command not carried out",
+            )
         entry = Entry(
             board=_command_board(command), kind=ARBITER, at=at, payload=command_payload(command)
         )
-        failure = self.writer.write_now([entry])
-        if failure is not None:
-            self._note_written(False)
-            return CommandReply(
-                ok=False,
-                reason=f"the journal cannot be written ({failure}): command not carried out",
-            )
-        if isinstance(command, SetClocks):
-            if self.clock_setter is None:
-                return CommandReply(ok=False, reason="no e-board clocks to set")
-            return await self.clock_setter(command)
         try:
-            outcome = self._act(entry, journalled=True)
+            outcome = self._act(entry, journalled=False)
         except CommandRefused as exc:
-            self._write(
-                [Entry(board=entry.board, kind=REFUSED, at=at, payload={"reason": str(exc)})]
-            )
-            return CommandReply(ok=False, reason=str(exc))
+            return CommandReply(ok=False, reason=str(exc))  # nothing changed, nothing written
+        if isinstance(command, SetClocks):
+            assert self.clock_setter is not None
+            return await self.clock_setter(command)
         details: dict[str, Any] = {}
         if outcome.alerts:
             details["alerts"] = [to_json_dict(a) for a in outcome.alerts]

@@ -18,6 +18,7 @@ from websockets.exceptions import ConnectionClosed
 from broadcast.feed.hub import Hub
 from broadcast.feed.messages import (
     COMMAND_TYPES,
+    NOT_UNICODE,
     AcceptPosition,
     AckAlert,
     Alert,
@@ -98,6 +99,20 @@ def test_every_command_parses(message: dict[str, Any], command: ArbiterCommand) 
         ),
         ('{"type": "set_clocks", "ref": true}', "'ref' must be a string", None),
         ('{"type": "set_clocks", "ref": "' + "r" * 101 + '"}', "'ref' must be a string", None),
+        ('{"type": "set_clocks", "ref": 1' + "0" * 30 + "}", "'ref' must be a string", None),
+        # every field within its range and every string valid Unicode, at parsing
+        (
+            '{"type": "set_result", "board": 1' + "0" * 30 + ', "result": "1-0"}',
+            "'board' must be a positive integer up to 9999",
+            None,
+        ),
+        ('{"type": "accept_position", "board": 10000}', "'board' must be a positive", None),
+        ('{"type": "choose_line", "board": 1, "line": 1001}', "'line' must be a positive", None),
+        ('{"type": "ack_alert", "id": 9007199254740992}', "'id' must be a positive", None),
+        ('{"type": "next_round", "section": "\\ud800"}', NOT_UNICODE, None),
+        ('{"type": "next_round", "section": "' + "s" * 201 + '"}', "'section' must be at", None),
+        ('{"type": "set_clocks", "ref": "\\udfff"}', NOT_UNICODE, None),
+        ('{"type\\ud800": "set_clocks"}', NOT_UNICODE, None),
     ],
 )
 def test_bad_commands_are_rejected_with_a_reason(message: str, reason: str, ref: Any) -> None:
@@ -382,3 +397,23 @@ async def test_until_either_ends_cancels_the_other_and_raises_real_errors() -> N
     await until_either_ends(closed(), forever())
     with pytest.raises(RuntimeError, match="bug in a sender"):
         await until_either_ends(forever(), broken())
+
+
+async def test_text_that_is_no_unicode_is_bad_input_never_a_crash(channel: Channel) -> None:
+    async with connect(channel.url) as ws:
+        await ws.send('{"type": "auth", "token": "\\ud800"}')
+        await _refused(ws, NOT_UNICODE)
+    assert channel.server.arbiter.throttle.failures("127.0.0.1") == 1, "counted as a guess"
+    async for ws in _authenticated(channel):
+        await ws.send('{"type": "next_round", "section": "\\ud800", "ref": 1}')
+        assert await recv_json(ws) == {"type": "error", "reason": NOT_UNICODE}  # no ref read
+        await ws.send(json.dumps({"type": "set_clocks", "ref": 2}))
+        reply = await recv_json(ws)
+        assert reply == {"type": "ok", "ref": 2, "command": "set_clocks", "details": {}}
+    assert channel.handler.received == [SetClocks()]
+    async with connect(f"ws://127.0.0.1:{channel.server.port}/ws") as spectator:
+        assert (await recv_json(spectator))["type"] == "snapshot"
+        await spectator.send('{"type": "resume", "since": "\\udc00"}')
+        assert await recv_json(spectator) == {"type": "error", "reason": NOT_UNICODE}
+        await spectator.send(json.dumps({"type": "ping"}))
+        assert (await recv_json(spectator))["type"] == "pong"

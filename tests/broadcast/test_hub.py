@@ -328,3 +328,29 @@ def test_state_json_is_the_contract_json_without_pgn() -> None:
     assert state_to_json(BoardState(board=9)) == {
         k: v for k, v in to_json_dict(BoardState(board=9)).items() if k != "pgn"
     }
+
+
+async def test_a_watch_is_woken_by_every_state_and_runs_outside_publishing() -> None:
+    hub = Hub()
+    seen: list[list[int]] = []
+
+    async def follow() -> None:
+        with hub.watch() as watch:
+            while True:
+                seen.append([state.board for state in await watch.changed()])
+
+    follower = asyncio.create_task(follow())
+    await asyncio.sleep(0)
+    hub.publish_board(state_after(2, 1))
+    hub.publish_board(state_after(1, 1))
+    hub.publish_board(dataclasses.replace(state_after(1, 1), white_clock=99.0))  # no event
+    assert seen == [], "publishing only marks the boards"
+    while not seen:  # noqa: ASYNC110 - the follower is this loop's own task
+        await asyncio.sleep(0)
+    assert seen == [[1, 2]], "each board once, however often it was published"
+    assert hub.state(1) is not None
+    follower.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await follower
+    hub.publish_board(state_after(3, 1))  # a closed watch is forgotten
+    assert not hub._watches
