@@ -86,6 +86,10 @@ class DaemonOptions:
         board_patience: seconds after start before e-boards without a link are reported
             (at WARNING, with the reason and the fix).
         snapshots: when the round's state is added to the journal (default policy: None).
+        grouped: journal the boards' inputs in group commits, publish clock readings as
+            compact readings and tick the spectator feed (False: each input journalled
+            and published on its own, a frame per publish: the way before, kept for
+            ``bench/`` comparisons).
         board_silence: seconds an e-board may stay unheard after the start before it is
             ``board_offline`` (daemon/round/link_silence.py).
     """
@@ -101,6 +105,7 @@ class DaemonOptions:
     demo: bool = False
     board_patience: float = 5.0
     snapshots: SnapshotPolicy | None = None
+    grouped: bool = True
     board_silence: float = BOARD_SILENCE
     progress: Callable[[str | None], None] | None = None
 
@@ -157,6 +162,7 @@ class Daemon:
             self.hub,
             fingerprint=fingerprint(config, options.tracker),
             snapshots=options.snapshots,
+            grouped=options.grouped,
         )
         self.service.clock_setter = self.set_clocks
         self.rounds = RoundKeeper(self.core, self.service, self.pairings)
@@ -177,6 +183,7 @@ class Daemon:
             allowed_origins=tuple(server.allowed_origins),
             limits=connection_limits(open_files, server.max_connections_per_client),
             results=server.results,
+            frame_interval=0.0 if options.grouped else None,
         )
         self.livechess = self._livechess()
         self.sessions = {
@@ -337,6 +344,7 @@ class Daemon:
         except* _Stop:
             self.service.take_snapshot()  # a clean stop: the next start replays nothing
         finally:
+            self.service.commit_group()
             self.journal.close()
 
     def _jobs(self) -> list[Coroutine[Any, Any, None]]:

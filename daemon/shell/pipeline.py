@@ -397,7 +397,7 @@ class BoardSession:
         task.add_done_callback(self._commands.discard)
 
     def _send(self, kind: str, payload: dict[str, object], at: float) -> None:
-        self.service.receive(self.board.number, kind, payload, at)
+        self.service.receive_grouped(self.board.number, kind, payload, at)
 
 
 def board_supervisor(
