@@ -40,7 +40,10 @@ from broadcast.feed.events import (
 from broadcast.feed.messages import Alert, BoardState, ClockReading
 from broadcast.feed.pgn import in_round_order, with_clock_tags
 
-__all__ = ["Hub", "Subscription", "Update"]
+__all__ = ["ClockListener", "Hub", "Subscription", "Update"]
+
+#: Takes a :class:`ClockReading` and the time it was published (``Hub.publish_clock``).
+ClockListener = Callable[[ClockReading, float], None]
 
 # --- Subscriptions -------------------------------------------------------------------
 
@@ -236,6 +239,7 @@ class Hub:
         self._subscriptions: set[Subscription] = set()  # woken by changes
         self._cursors: set[Subscription] = set()  # cursors only (wake=False)
         self._listeners: list[Callable[[BoardState], None]] = []
+        self._clock_listeners: dict[Callable[[BoardState], None], ClockListener] = {}
         self._event_listeners: list[Callable[[], None]] = []
         self._readings: dict[int, tuple[ClockReading, float]] = {}  # not in _states yet
 
@@ -309,11 +313,15 @@ class Hub:
                 clock_at=reading.clock_at,
             )
             self._append(events)
-        if self._listeners:
-            state = self.state(board)
+        state = None
+        for listener in list(self._listeners):
+            on_clock = self._clock_listeners.get(listener)
+            if on_clock is not None:
+                on_clock(reading, now)
+                continue
+            state = state or self.state(board)
             assert state is not None
-            for listener in list(self._listeners):
-                listener(state)
+            listener(state)
         for sub in self._subscriptions:
             sub._board_changed(board, evented=bool(events))
         self._tell_event_listeners(events)
@@ -440,14 +448,24 @@ class Hub:
         """How many subscriptions are open."""
         return len(self._subscriptions) + len(self._cursors)
 
-    def add_listener(self, listener: Callable[[BoardState], None]) -> Callable[[], None]:
+    def add_listener(
+        self, listener: Callable[[BoardState], None], on_clock: ClockListener | None = None
+    ) -> Callable[[], None]:
         """Call ``listener`` synchronously with every published state; returns a remover.
 
         For components that must see every state as it arrives (the public delay line);
-        a listener must not block.
+        a listener must not block. ``on_clock`` takes :meth:`publish_clock`'s readings
+        (with its ``now``) instead of ``listener`` being called with the whole state.
         """
         self._listeners.append(listener)
-        return lambda: self._listeners.remove(listener)
+        if on_clock is not None:
+            self._clock_listeners[listener] = on_clock
+
+        def remove() -> None:
+            self._listeners.remove(listener)
+            self._clock_listeners.pop(listener, None)
+
+        return remove
 
     def add_event_listener(self, listener: Callable[[], None]) -> Callable[[], None]:
         """Call ``listener()`` after every publish that added feed events; returns a remover.

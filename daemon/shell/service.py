@@ -500,5 +500,9 @@ def _moves_clocks_only(board: int, kind: str, outcome: Outcome) -> bool:
 
 
 def _event_entry(board: int, event: GameEvent) -> Entry:
-    payload = to_json_dict(event)
+    if type(event) is ClockUpdated:  # most of them: to_json_dict's result, made directly
+        payload = {"white": event.white, "black": event.black, "running": event.running}
+        payload["at"] = event.at
+    else:
+        payload = to_json_dict(event)
     return Entry(board=board, kind="game." + type(event).__name__, at=event.at, payload=payload)
