@@ -45,6 +45,7 @@ import cProfile
 import json
 import logging
 import math
+import os
 import sys
 import tempfile
 import time
@@ -219,6 +220,7 @@ class LatencyRun:
     old: bool = False
     storm: int = 0
     loop: dict[str, Any] | None = None
+    load: str = ""  # the machine's load average when the run ended
 
     @property
     def readings_per_s(self) -> float:
@@ -421,6 +423,7 @@ async def _play_and_match(
         old=load.old,
         storm=int(played.get("storm", 0)),
         loop=loop,
+        load=f"load {os.getloadavg()[0]:.1f}",
     )
 
 

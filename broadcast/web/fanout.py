@@ -121,8 +121,8 @@ class FanOut:
         spectator.woken.set()  # the snapshot (or the resume) first
         while True:
             self._idle[ws] = spectator
-            if sub.has_pending():  # events came while it was sending: the next tick
-                self._schedule()
+            if not spectator.woken.is_set() and sub.has_pending():
+                self._schedule()  # events came while it was sending: the next tick
             try:
                 await spectator.woken.wait()
             finally:

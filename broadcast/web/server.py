@@ -232,6 +232,7 @@ class BroadcastServer:
         self._parked: dict[ServerConnection, Subscription] = {}
         self._fanned_seq = self.public_hub.seq
         self.fanout: FanOut | None = None
+        self._snapshot_cache: tuple[int, float, str] = (-1, 0.0, "")
         if frame_interval is None:
             self._remove_listener = self.public_hub.add_listener(self._fan_out)
         else:
@@ -401,10 +402,21 @@ class BroadcastServer:
         for ws in ready:
             ws.transport.write(frames)
 
+    def _snapshot(self) -> str:
+        """The snapshot text, built once for every spectator that needs it at this seq
+        within half a second (its ``server_time`` is that old at most; the viewer's ping
+        refines the clock offset anyway)."""
+        hub, now = self.public_hub, time.time()
+        seq, made, text = self._snapshot_cache
+        if seq != hub.seq or not 0 <= now - made < 0.5:
+            text = snapshot_text(hub, delay=self.delay, server_time=now)
+            self._snapshot_cache = (hub.seq, now, text)
+        return text
+
     def _feed_texts(self, update: Update) -> list[str]:
         """What one spectator is sent for one update, in order."""
         if update.missed:
-            return [snapshot_text(self.public_hub, delay=self.delay, server_time=time.time())]
+            return [self._snapshot()]
         texts = [message.text for message in update.events]
         if update.resumed is not None:
             resumed = {"type": "resumed", "since": update.resumed, "seq": update.seq}

@@ -12,8 +12,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import datetime as dt
+import gc
 import logging
 import os
+import sqlite3
 import time
 from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping
 from dataclasses import dataclass, field, replace
@@ -35,7 +37,7 @@ from daemon.config.model import Config, ConfigError, load_config, weak_token_pro
 from daemon.game.state import TrackerSettings
 from daemon.journal.identity import open_round_journal
 from daemon.journal.inputs import START
-from daemon.journal.store import EVENT_BOARD, ROUND, Journal
+from daemon.journal.store import EVENT_BOARD, ROUND, Journal, checkpoint
 from daemon.links.lichess import LichessLink
 from daemon.links.livechess import livechess_folder, livechess_settings
 from daemon.links.pairing import PairingLink, apply_pairings
@@ -326,6 +328,11 @@ class Daemon:
             self._start_fed = True
             silence = {"silence": self.options.board_silence}
             self.service.receive(EVENT_BOARD, START, silence, time.time())
+            # What the start-up built (the replayed round, the configuration, modules)
+            # lives as long as the daemon: kept out of the collector's full passes, which
+            # would otherwise walk it all, pausing every board (docs/performance.md).
+            gc.collect()
+            gc.freeze()
 
     async def run(self, stop: asyncio.Event) -> None:
         """Serve until ``stop`` is set; then shut everything down cleanly.
@@ -349,6 +356,9 @@ class Daemon:
 
     def _jobs(self) -> list[Coroutine[Any, Any, None]]:
         jobs: list[Coroutine[Any, Any, None]] = [self.service.run_timers()]
+        if self.options.grouped:
+            self.journal.checkpoint_elsewhere()
+            jobs.append(checkpoint_journal(self.journal.path))
         jobs += [session.run() for session in self.sessions.values()]
         jobs += self._outputs()
         if self.sessions:
@@ -396,6 +406,17 @@ class Daemon:
                 await asyncio.gather(*(s.online.wait() for s in self.sessions.values()))
         reply = await self.set_clocks()
         log.info("= clocks set at round start: %s", reply.details)
+
+
+async def checkpoint_journal(path: str, every: float = 1.0) -> None:
+    """Checkpoint the journal's WAL from a thread every ``every`` seconds, until cancelled
+    (:meth:`~daemon.journal.store.Journal.checkpoint_elsewhere`)."""
+    while True:
+        await asyncio.sleep(every)
+        try:
+            await asyncio.to_thread(checkpoint, path)
+        except sqlite3.Error as exc:  # busy, or a failing disk: the commits say so
+            log.debug("= journal checkpoint not done: %s", exc)
 
 
 def _publish_final(mqtt: MqttPublisher, state: BoardState) -> None:

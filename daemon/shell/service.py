@@ -32,13 +32,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 import logging
 import pickle
 import sqlite3
 import time
 from collections.abc import Awaitable, Callable, Mapping
-from concurrent.futures import Future
 from typing import Any
 
 from broadcast.feed.hub import Hub
@@ -61,7 +59,8 @@ from daemon.journal.inputs import ARBITER, CLOCK, INPUT_KINDS, JOURNAL, TICK
 from daemon.journal.records import Entry
 from daemon.journal.store import EVENT_BOARD, Journal
 from daemon.round.core import Outcome, RoundCore, command_payload
-from daemon.round.snapshot import SnapshotPolicy, dump_in_child, dump_state, load_state
+from daemon.round.snapshot import SnapshotPolicy, dump_state, load_state
+from daemon.shell.snapshot_job import ChildSnapshots
 
 __all__ = ["ClockSetter", "RoundService"]
 
@@ -137,9 +136,8 @@ class RoundService:
         self._unpublished: list[Outcome | ClockReading] = []  # waiting for that commit
         self._commit_handle: asyncio.TimerHandle | asyncio.Handle | None = None
         self._commit_soon = False
-        self._snapshotting = False  # a child is pickling the core
-        #: Snapshots written since the service was made (for bench/).
-        self.snapshots_written = 0
+        self._children: ChildSnapshots | None = None  # snapshots off the loop
+        self._written_here = 0
 
     # -- recovery ----------------------------------------------------------------------
 
@@ -204,7 +202,7 @@ class RoundService:
         try:
             data = dump_state(self.core)
             self.journal.write_snapshot(self.journal.last_seq, now, self.fingerprint, data)
-            self.snapshots_written += 1
+            self._written_here += 1
         except (sqlite3.DatabaseError, pickle.PicklingError, TypeError, AttributeError) as exc:
             # a full disk, or state that cannot be pickled: the inputs are all journalled
             log.warning("= snapshot not written (%s); the journal still has every input", exc)
@@ -218,38 +216,25 @@ class RoundService:
         self._cost_since_snapshot = 0.0
 
     def _snapshot_in_child(self) -> None:
-        """Start a snapshot pickled by a forked child; written when it hands it back.
-
-        The child sees the core as it is now (after the group just committed: every
-        input the core took is in the journal up to ``last_seq``) while the loop goes on.
-        """
-        if self._snapshotting or self.fingerprint is None or self.writer.held:
+        """Start a snapshot pickled by a forked child (:mod:`daemon.shell.snapshot_job`)."""
+        if self.fingerprint is None or self.writer.held:
             return
         try:
-            loop = asyncio.get_running_loop()
+            asyncio.get_running_loop()
         except RuntimeError:
             self.take_snapshot()
             return
-        seq, now = self.journal.last_seq, self._wall_clock()
-        self._snapshot_taken(now)
-        try:
-            child = dump_in_child(self.core)
-        except OSError as exc:
-            log.warning("= snapshot not taken (%s); the journal still has every input", exc)
-            return
-        self._snapshotting = True
-        collected = loop.run_in_executor(None, child.collect)
-        collected.add_done_callback(functools.partial(self._snapshot_collected, seq, now))
+        if self._children is None:
+            self._children = ChildSnapshots(self.journal, self.fingerprint)
+        now = self._wall_clock()
+        if self._children.start(self.core, now):
+            self._snapshot_taken(now)
 
-    def _snapshot_collected(self, seq: int, at: float, collected: Future[bytes]) -> None:
-        self._snapshotting = False
-        try:
-            data = collected.result()
-            assert self.fingerprint is not None
-            self.journal.write_snapshot(seq, at, self.fingerprint, data)
-            self.snapshots_written += 1
-        except (OSError, RuntimeError, sqlite3.Error) as exc:
-            log.warning("= snapshot not written (%s); the journal still has every input", exc)
+    @property
+    def snapshots_written(self) -> int:
+        """Snapshots written since the service was made (for bench/)."""
+        children = self._children.written if self._children is not None else 0
+        return self._written_here + children
 
     # -- inputs ------------------------------------------------------------------------
 
