@@ -5,7 +5,11 @@ a task asks to be woken every ``period`` seconds and notes how late it was woken
 wake-up can only be late by as long as the loop was busy with something else (one
 callback, one batch of ready sockets, a snapshot, a collection), so the largest delay
 is the loop's longest pause, to within ``period``. ``gc.callbacks`` times every
-collection of the cyclic garbage collector as well.
+collection of the cyclic garbage collector as well. For each pause the process's CPU
+time during it is noted too: a pause the process spent computing (a callback, a
+collection) uses about as much CPU as it lasts; a pause with little CPU is time the
+process was not running at all (other processes had the cores, or it waited on the
+disk).
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ class LoopWatch:
     def __init__(self, period: float = 0.002) -> None:
         self.period = period
         self.lags: list[float] = []
+        self.worst = (0.0, 0.0)  # (the longest pause, the CPU the process used in it)
         self.collections: list[tuple[int, float]] = []  # (generation, seconds)
         self._task: asyncio.Task[None] | None = None
         self._gc_started = 0.0
@@ -32,6 +37,7 @@ class LoopWatch:
         """Begin watching (in the running loop)."""
         self.lags.clear()
         self.collections.clear()
+        self.worst = (0.0, 0.0)
         gc.callbacks.append(self._collected)
         self._task = asyncio.get_running_loop().create_task(self._watch())
 
@@ -46,6 +52,7 @@ class LoopWatch:
         full = [s for g, s in self.collections if g == 2]
         return {
             "loop_max_ms": lags[-1] * 1000 if lags else 0.0,
+            "loop_max_cpu_ms": self.worst[1] * 1000,
             "loop_p999_ms": lags[int(len(lags) * 0.999)] * 1000 if lags else 0.0,
             "pauses_over": {str(ms): sum(lag > ms / 1000 for lag in lags) for ms in (5, 10, 50)},
             "gc_count": len(self.collections),
@@ -58,8 +65,12 @@ class LoopWatch:
         loop = asyncio.get_running_loop()
         while True:
             due = loop.time() + self.period
+            cpu = time.process_time()
             await asyncio.sleep(self.period)
-            self.lags.append(max(0.0, loop.time() - due))
+            lag = max(0.0, loop.time() - due)
+            self.lags.append(lag)
+            if lag > self.worst[0]:
+                self.worst = (lag, time.process_time() - cpu)
 
     def _collected(self, phase: str, info: dict[str, Any]) -> None:
         if phase == "start":

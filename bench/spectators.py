@@ -12,6 +12,7 @@ gives a ``move`` and a ``clock`` event for it. The spectators are real websocket
 connections on loopback from ``--workers`` client processes (a minimal protocol
 offering the ``dgtcast.batch`` subprotocol), each reading everything.
 
+Play starts once every spectator has its snapshot (the server's write buffers empty).
 Measured: for every chunk a spectator reads, how late its oldest event is (the wall
 clock at arrival minus the first ``clock_at`` in it: the publish time of the oldest move
 in the chunk); at the end, that every spectator's last ``seq`` is the hub's (every move
@@ -25,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import multiprocessing
 import multiprocessing.connection
 import os
@@ -37,6 +39,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from common import machine, open_spectators, raise_fd_limit
+from loopwatch import LoopWatch
 
 from broadcast.feed.hub import Hub
 from broadcast.feed.messages import BoardState, BoardStatus, CommandReply, MoveInfo
@@ -136,7 +139,7 @@ async def _client_main(port: int, count: int, pipe: multiprocessing.connection.C
     del lateness[:]
     cpu = cpu_seconds()
     final = await loop.run_in_executor(None, pipe.recv)  # the hub's last seq, after play
-    deadline = time.monotonic() + 10.0
+    deadline = time.monotonic() + 30.0  # a stalled server may take a while
     while time.monotonic() < deadline and any(r.last_seq < final for r in readers):  # noqa: ASYNC110
         await asyncio.sleep(0.05)
     cpu = cpu_seconds() - cpu
@@ -205,9 +208,10 @@ class Figures:
     seconds: float
     moves: int
     publisher_late_max: float  # how far the publisher fell behind its schedule, s
-    server_cpu: float  # cores, while playing
+    server_cpu: float  # cores, while playing (the play's wall time: longer if behind)
     rss_per_spectator_kib: float
     clients: list[dict[str, Any]]
+    loop: dict[str, Any]  # the server's loop pauses and collections (bench/loopwatch.py)
 
     @property
     def held_every_move(self) -> bool:
@@ -240,7 +244,10 @@ class Figures:
             f"{restarted} restarted from a snapshot; server CPU {self.server_cpu:.0%} of a "
             f"core ({per_core:,.0f} spectators per core at this pace), "
             f"{self.rss_per_spectator_kib:.1f} KiB per spectator; publisher late by "
-            f"{self.publisher_late_max * 1000:.0f} ms at most; client CPU {client_cpu}"
+            f"{self.publisher_late_max * 1000:.0f} ms at most; server loop's longest pause "
+            f"{self.loop['loop_max_ms']:.0f} ms ({self.loop['loop_max_cpu_ms']:.0f} ms of it on "
+            f"the CPU), longest collection "
+            f"{self.loop['gc_max_ms']:.0f} ms; client CPU {client_cpu}"
             + (" (clients saturated: their lag counts)" if self.clients_saturated else "")
         )
 
@@ -255,8 +262,9 @@ async def _publish(hub: Hub, rate: float, seconds: float) -> tuple[int, float]:
         now = loop.time()
         if due > now:
             await asyncio.sleep(due - now)
-        else:
+        else:  # behind: catch up, but let the server's other work run in between
             worst = max(worst, now - due)
+            await asyncio.sleep(0)
         board = moves % BOARDS + 1
         plies[board] += 1
         hub.publish_board(board_state(board, plies[board], time.time()))
@@ -265,7 +273,13 @@ async def _publish(hub: Hub, rate: float, seconds: float) -> tuple[int, float]:
 
 
 async def measure(
-    spectators: int, rate: float, seconds: float, interval: float | None, workers: int = 2
+    spectators: int,
+    rate: float,
+    seconds: float,
+    interval: float | None,
+    workers: int = 2,
+    *,
+    freeze: bool = True,
 ) -> Figures:
     """Connect the spectators, play, collect."""
     hub = Hub(ring_size=8192)
@@ -288,17 +302,29 @@ async def measure(
             processes.append(process)
         for pipe in pipes:
             assert await loop.run_in_executor(None, pipe.recv) == "ready"
+        settled = time.monotonic() + 120.0  # every snapshot written out, then read
+        while any(server.spectator_buffers()) and time.monotonic() < settled:
+            await asyncio.sleep(0.1)
+        await asyncio.sleep(2.0)
+        if freeze:  # the connections live on: out of the collector's full passes
+            gc.collect()
+            gc.freeze()
         rss_after = rss_mib()
         for pipe in pipes:
             pipe.send("go")
-        cpu = cpu_seconds()
+        cpu, began = cpu_seconds(), time.monotonic()
+        watch = LoopWatch()
+        watch.start()
         moves, late = await _publish(hub, rate, seconds)
         cpu = cpu_seconds() - cpu
+        played = time.monotonic() - began  # longer than ``seconds`` when it fell behind
+        loop_figures = watch.stop()
         for pipe in pipes:
             pipe.send(hub.seq)
         clients = [await loop.run_in_executor(None, pipe.recv) for pipe in pipes]
         for process in processes:
             await loop.run_in_executor(None, process.join, 30)
+    gc.unfreeze()
     return Figures(
         spectators=spectators,
         old=interval is None,
@@ -307,9 +333,10 @@ async def measure(
         seconds=seconds,
         moves=moves,
         publisher_late_max=late,
-        server_cpu=cpu / seconds,
+        server_cpu=cpu / played,
         rss_per_spectator_kib=(rss_after - rss_before) * 1024 / spectators,
         clients=clients,
+        loop=loop_figures,
     )
 
 
@@ -322,6 +349,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--interval", type=float, default=0.1, help="the feed's tick, s")
     parser.add_argument("--old", action="store_true", help="a frame per publish (before)")
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--no-freeze", action="store_true", help="no gc.freeze() once connected")
     args = parser.parse_args(argv)
     limit = raise_fd_limit()
     print(f"{machine()}; load {os.getloadavg()[0]:.1f}; open-file limit {limit}", flush=True)
@@ -330,7 +358,11 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{count} spectators: skipped, the open-file limit is {limit}")
             continue
         interval = None if args.old else args.interval
-        figures = asyncio.run(measure(count, args.rate, args.seconds, interval, args.workers))
+        figures = asyncio.run(
+            measure(
+                count, args.rate, args.seconds, interval, args.workers, freeze=not args.no_freeze
+            )
+        )
         print(figures.summary(), flush=True)
     return 0
 

@@ -358,7 +358,7 @@ class Daemon:
         jobs: list[Coroutine[Any, Any, None]] = [self.service.run_timers()]
         if self.options.grouped:
             self.journal.checkpoint_elsewhere()
-            jobs.append(checkpoint_journal(self.journal.path))
+            jobs.append(checkpoint_journal(self.journal))
         jobs += [session.run() for session in self.sessions.values()]
         jobs += self._outputs()
         if self.sessions:
@@ -408,13 +408,19 @@ class Daemon:
         log.info("= clocks set at round start: %s", reply.details)
 
 
-async def checkpoint_journal(path: str, every: float = 1.0) -> None:
-    """Checkpoint the journal's WAL from a thread every ``every`` seconds, until cancelled
-    (:meth:`~daemon.journal.store.Journal.checkpoint_elsewhere`)."""
+async def checkpoint_journal(journal: Journal, records: int = 5000, every: float = 1.0) -> None:
+    """Checkpoint the journal's WAL from a thread once ``records`` more records were
+    written (about what fills SQLite's thousand pages; looked at every ``every``
+    seconds), until cancelled (:meth:`~daemon.journal.store.Journal.checkpoint_elsewhere`)."""
+    done = journal.last_seq
     while True:
         await asyncio.sleep(every)
+        last = journal.last_seq
+        if last - done < records:
+            continue
         try:
-            await asyncio.to_thread(checkpoint, path)
+            await asyncio.to_thread(checkpoint, journal.path)
+            done = last
         except sqlite3.Error as exc:  # busy, or a failing disk: the commits say so
             log.debug("= journal checkpoint not done: %s", exc)
 

@@ -358,7 +358,7 @@ class RoundService:
         if self.snapshots.due(
             self._since_snapshot, entry.at - self._snapshot_at, self._cost_since_snapshot
         ):
-            self.take_snapshot()
+            self._snapshot_in_child()  # on a running loop; else here and now
         return outcome
 
     async def execute(self, command: ArbiterCommand) -> CommandReply:
