@@ -21,9 +21,10 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import contextlib
 import dataclasses
 import itertools
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from types import TracebackType
 
@@ -242,6 +243,8 @@ class Hub:
         self._clock_listeners: dict[Callable[[BoardState], None], ClockListener] = {}
         self._event_listeners: list[Callable[[], None]] = []
         self._readings: dict[int, tuple[ClockReading, float]] = {}  # not in _states yet
+        self._batch_depth = 0  # inside batch(): event listeners are told at its end
+        self._batch_seq = 0
 
     @property
     def seq(self) -> int:
@@ -333,9 +336,23 @@ class Hub:
             self._seq = event.seq
 
     def _tell_event_listeners(self, events: list[FeedEvent]) -> None:
-        if events:
+        if events and not self._batch_depth:
             for listener in list(self._event_listeners):
                 listener()
+
+    @contextlib.contextmanager
+    def batch(self) -> Iterator[None]:
+        """Publish several changes as one: event listeners are told once, at the end."""
+        if not self._batch_depth:
+            self._batch_seq = self._seq
+        self._batch_depth += 1
+        try:
+            yield
+        finally:
+            self._batch_depth -= 1
+            if not self._batch_depth and self._seq != self._batch_seq:
+                for listener in list(self._event_listeners):
+                    listener()
 
     def publish_alert(self, alert: Alert) -> None:
         """Take a new (or updated) alert and wake the subscribers that want alerts."""

@@ -82,8 +82,8 @@ class FanOut:
 
     Args:
         hub: the hub the spectators follow (the public one).
-        interval: seconds between ticks at most one frame per spectator (0: every loop
-            iteration that published).
+        interval: seconds between ticks at most one frame per spectator (0: a tick
+            per publish, or per :meth:`~broadcast.feed.hub.Hub.batch` of them).
         write_limit: bytes of write buffer a spectator may hold and still be written to.
         slow_timeout: seconds a spectator's buffer may stay full before it is dropped.
     """
@@ -145,6 +145,9 @@ class FanOut:
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:  # published outside the loop: the next publish ticks
+            return
+        if self.interval <= 0:  # every publish (or batch of them: Hub.batch) now
+            self.tick()
             return
         wait = self._last_tick + self.interval - loop.time()
         self._handle = loop.call_soon(self.tick) if wait <= 0 else loop.call_later(wait, self.tick)

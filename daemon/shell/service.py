@@ -16,10 +16,11 @@ boards are read and served; the arbiter gets ``journal_failed`` and, once writte
 The board sessions' inputs take :meth:`RoundService.receive_grouped`: each is applied to
 the core at once, but journalled in a *group commit* with the inputs around it, and what
 it changed is published only after that commit (the journal-first rule holds as for
-:meth:`RoundService.receive`). A group is committed at the end of the event-loop
-iteration that applied a move, placement or link change; clock readings that only move
-the time wait up to ``group_window`` seconds for company, and are published as a
-compact :class:`~broadcast.feed.messages.ClockReading` (no board state, no PGN).
+:meth:`RoundService.receive`). A group is committed at once when an input made a move,
+at the end of the event-loop iteration that applied a placement or link change; clock
+readings that only move the time wait up to ``group_window`` seconds for company, and
+are published as a compact :class:`~broadcast.feed.messages.ClockReading` (no board
+state, no PGN).
 
 Every :class:`~daemon.round.snapshot.SnapshotPolicy` interval the core's state is added to the
 journal as a snapshot; :meth:`RoundService.replay` starts from the newest usable one. The
@@ -53,7 +54,7 @@ from broadcast.feed.messages import (
 from broadcast.outputs.output_alerts import OutputAlerts
 from daemon.arbiter.engine import Decision
 from daemon.arbiter.results import CommandRefused
-from daemon.game.events import ClockUpdated, GameEvent
+from daemon.game.events import ClockUpdated, GameEvent, MoveMade, MovesWithdrawn
 from daemon.journal.hold import HeldJournal
 from daemon.journal.inputs import ARBITER, CLOCK, INPUT_KINDS, JOURNAL, TICK
 from daemon.journal.records import Entry
@@ -285,8 +286,11 @@ class RoundService:
             if reading is not None:
                 self._unpublished.append(reading)
             self._commit_later(self.group_window)
+            return
+        self._unpublished.append(outcome)
+        if any(isinstance(e, MoveMade | MovesWithdrawn) for _, e in outcome.game_events):
+            self.commit_group()  # a move: its spectators wait for nothing else
         else:
-            self._unpublished.append(outcome)
             self._commit_later(0.0)
 
     def _commit_later(self, delay: float) -> None:
@@ -325,11 +329,12 @@ class RoundService:
             return
         self._write(entries)
         now = self._wall_clock()
-        for item in waiting:
-            if isinstance(item, Outcome):
-                self._publish(item)
-            elif not self.hub.publish_clock(item, now):
-                self.hub.publish_board(self.core.board_state(item.board, now))
+        with self.hub.batch():  # the feed hears of the group once
+            for item in waiting:
+                if isinstance(item, Outcome):
+                    self._publish(item)
+                elif not self.hub.publish_clock(item, now):
+                    self.hub.publish_board(self.core.board_state(item.board, now))
         if self.snapshots.due(
             self._since_snapshot, now - self._snapshot_at, self._cost_since_snapshot
         ):

@@ -27,7 +27,7 @@ async def _frames(ws: ClientConnection, model: FeedModel, frames: list[Any]) -> 
             model.apply(message)
 
 
-async def test_a_burst_of_publishes_reaches_a_batch_client_as_one_array() -> None:
+async def test_a_batch_of_publishes_reaches_a_batch_client_as_one_array() -> None:
     hub = Hub()
     for board in range(1, 9):
         hub.publish_board(state_after(board, 0))
@@ -43,8 +43,9 @@ async def test_a_burst_of_publishes_reaches_a_batch_client_as_one_array() -> Non
             ]
             await wait_until(lambda: all(m.snapshots == 1 for m in models), what="snapshots")
             before = hub.seq
-            for board in range(1, 9):  # one loop iteration: one tick
-                hub.publish_board(state_after(board, 3))
+            with hub.batch():  # a group of publishes (a group commit): one tick
+                for board in range(1, 9):
+                    hub.publish_board(state_after(board, 3))
             await wait_until(lambda: all(m.seq == hub.seq for m in models), what="the moves")
             for reader in readers:
                 reader.cancel()

@@ -60,13 +60,20 @@ async def test_inputs_are_journalled_in_order_before_what_they_changed_is_shown(
 ) -> None:
     service, journal, clock = _round(tmp_path)
     before = journal.last_seq
-    _play(service, clock, 6)
-    assert journal.last_seq == before  # applied, waiting for the group's commit
-    assert service.hub.state(1) is None or not service.hub.state(1).moves  # type: ignore[union-attr]
-    await wait_until(lambda: journal.last_seq > before, what="the group's commit")
+    _play(service, clock, 6)  # each move is committed (and shown) at once
+    moved = journal.last_seq
+    assert moved > before
+    shown = _shown(service.hub.state(1))
+    thinking = [i for i in board_inputs(1, 7) if i[2] == CLOCK][-4:-1]  # ply 7's ticking
+    for at, board, kind, payload in thinking:
+        clock.now = at
+        service.receive_grouped(board, kind, payload, at)
+    assert journal.last_seq == moved  # applied, waiting for the group's commit ...
+    assert _shown(service.hub.state(1)) == shown  # ... and not shown before it
+    await wait_until(lambda: journal.last_seq > moved, what="the group's commit")
     inputs = [r for r in journal.records(after=before) if r.kind in INPUT_KINDS]
     assert [(r.at, r.kind, r.payload) for r in inputs if r.kind != TICK] == [
-        (at, kind, payload) for at, _, kind, payload in board_inputs(1, 6)
+        (at, kind, payload) for at, _, kind, payload in [*board_inputs(1, 6), *thinking]
     ]
     kinds = [r.kind for r in journal.records(after=before)]
     assert "game.MoveMade" in kinds
