@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import Any
 
 import chess.pgn
-
 from common import (
     BLITZ_CLOCK,
     NOISE,
@@ -32,6 +31,7 @@ from common import (
     send_line,
     stdin_lines,
 )
+
 from drivers.dgt.boardside import encode_event
 from drivers.dgt.events import ClockTimes
 from drivers.emulator.clock import ChessClock

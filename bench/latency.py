@@ -53,10 +53,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from farm import serve_farm
-from loopwatch import LoopWatch
-from websockets.asyncio.client import connect
-
 from common import (
     Child,
     median,
@@ -69,6 +65,10 @@ from common import (
     stdin_lines,
     write_round_config,
 )
+from farm import serve_farm
+from loopwatch import LoopWatch
+from websockets.asyncio.client import connect
+
 from daemon.round.snapshot import SnapshotPolicy
 from daemon.shell.app import Daemon, DaemonOptions
 

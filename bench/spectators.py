@@ -303,7 +303,7 @@ async def measure(
         for pipe in pipes:
             assert await loop.run_in_executor(None, pipe.recv) == "ready"
         settled = time.monotonic() + 120.0  # every snapshot written out, then read
-        while any(server.spectator_buffers()) and time.monotonic() < settled:
+        while any(server.spectator_buffers()) and time.monotonic() < settled:  # noqa: ASYNC110
             await asyncio.sleep(0.1)
         await asyncio.sleep(2.0)
         if freeze:  # the connections live on: out of the collector's full passes
