@@ -157,8 +157,9 @@ class BroadcastServer:
         clock: time source of the delay line (tests move it by hand).
         write_limit: bytes buffered per connection before its sender waits.
         frame_interval: seconds between two frames to a spectator at most (0: a frame
-            per event-loop iteration that published; None: a frame per publish, the
-            fan-out of before, kept for comparisons).
+            per publish or :meth:`~broadcast.feed.hub.Hub.batch` of them; None: a frame
+            per publish from ``publish_board``, the fan-out of before, kept for
+            comparisons).
         slow_timeout: seconds a spectator may leave its write buffer full before it
             is dropped.
         auth_timeout: seconds an arbiter has to authenticate.
