@@ -155,11 +155,10 @@ class BoardSession:
         return move_number_of(tracker.board, color)
 
     async def set_clock(self, section: Section) -> ClockSetResult:
-        """Set this board's clock (:func:`set_clock`); its move counters start afresh."""
-        result = await set_clock(self.supervisor, self.board, section)
-        if result.ok and self.increments is not None:
-            self.increments.reset()
-        return result
+        """Set this board's clock (:func:`set_clock`); its move counters start afresh the
+        moment the clock took the times (a press may follow before its text is shown)."""
+        reset = None if self.increments is None else self.increments.reset
+        return await set_clock(self.supervisor, self.board, section, on_set=reset)
 
     async def stop(self) -> None:
         """Stop the board's supervisor; the link closing then is no ``board_offline``."""
@@ -457,12 +456,16 @@ def start_times(board: BoardConfig, section: Section) -> tuple[int, int] | str:
 
 
 async def set_clock(
-    supervisor: BoardSupervisor, board: BoardConfig, section: Section
+    supervisor: BoardSupervisor,
+    board: BoardConfig,
+    section: Section,
+    on_set: Callable[[], None] | None = None,
 ) -> ClockSetResult:
     """Set one clock to the time control, paused, and show the board (mode 23, §7.5, §8).
 
     SETNRUN sets both times and what runs; the clock itself adds nothing in mode 23, so
     the daemon adds increments and periods while it runs (daemon/round/mode23.py).
+    ``on_set`` is called as soon as the clock acknowledged the times.
     """
     times = start_times(board, section)
     if isinstance(times, str):
@@ -476,6 +479,8 @@ async def set_clock(
         return ClockSetResult(board=board.number, ok=False, reason=f"refused ({exc})")
     except DgtLinkError as exc:
         return ClockSetResult(board=board.number, ok=False, reason=str(exc) or type(exc).__name__)
+    if on_set is not None:
+        on_set()
     try:
         await supervisor.send_clock(ClockAscii(text=clock_text(board)))
     except DgtLinkError as exc:
