@@ -30,10 +30,11 @@ import statistics
 import time
 from dataclasses import dataclass, field
 
+from common import open_spectators, raise_fd_limit, upgrade_request
+
 from broadcast.feed.hub import Hub
 from broadcast.feed.messages import BoardState, BoardStatus, CommandReply, MoveInfo
 from broadcast.web.server import BroadcastServer
-from common import open_spectators, raise_fd_limit, upgrade_request
 
 __all__ = ["main"]
 

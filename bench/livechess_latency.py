@@ -35,11 +35,11 @@ from pathlib import Path
 from typing import Any
 
 import chess
+from common import Child, send_line, stdin_lines, write_round_config
 from farm import serve_farm
 from latency import GRACE, LatencyRun, match_moves, watch_feed
 from websockets.asyncio.client import connect
 
-from common import Child, send_line, stdin_lines, write_round_config
 from daemon.shell.app import Daemon, DaemonOptions
 
 __all__ = ["main", "measure", "watch_livechess"]

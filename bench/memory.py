@@ -20,9 +20,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from latency import LatencyRun, Load, measure
-
 from common import Child, process_rss_kib, write_round_config
+from latency import LatencyRun, Load, measure
 
 __all__ = ["Memory", "baseline_kib", "main", "per_board"]
 

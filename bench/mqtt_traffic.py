@@ -24,8 +24,8 @@ from pathlib import Path
 
 import aiomqtt
 import chess.pgn
-
 from common import ROOT, shared_dir
+
 from daemon.shell.app import Daemon, DaemonOptions
 from drivers.emulator.clock import ClockSettings
 from drivers.emulator.device import EmulatedBoard

@@ -49,8 +49,6 @@ from pathlib import Path
 from typing import Any
 
 import chess.pgn
-
-from broadcast.feed.messages import to_json_dict
 from common import (
     BLITZ_CLOCK,
     NOISE,
@@ -61,6 +59,8 @@ from common import (
     send_line,
     write_round_config,
 )
+
+from broadcast.feed.messages import to_json_dict
 from daemon.arbiter.engine import Decision
 from daemon.config.model import Config, load_config
 from daemon.journal.identity import identity_of

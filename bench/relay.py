@@ -34,11 +34,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from farm import serve_farm
-from latency import idle_crowd, match_moves, watch_feed
-
-from broadcast.outputs.mqtt_client import MqttSettings
-from broadcast.relay.server import Relay, RelaySettings
 from common import (
     ROOT,
     Child,
@@ -52,6 +47,11 @@ from common import (
     stdin_lines,
     write_round_config,
 )
+from farm import serve_farm
+from latency import idle_crowd, match_moves, watch_feed
+
+from broadcast.outputs.mqtt_client import MqttSettings
+from broadcast.relay.server import Relay, RelaySettings
 from daemon.shell.app import Daemon, DaemonOptions
 
 sys.path.insert(0, str(ROOT))

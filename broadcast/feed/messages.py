@@ -181,6 +181,23 @@ class AlertStep:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class ClockReading:
+    """A board's clocks changed and nothing else: the compact message for a reading.
+
+    The daemon publishes one (:meth:`broadcast.feed.hub.Hub.publish_clock`) for a clock
+    reading that only moves the time, instead of the board's whole :class:`BoardState`
+    and its PGN; a relay does the same with a daemon's ``/clocks`` message. The fields
+    are those of :class:`BoardState`: ``running`` is None once the game has a result.
+    """
+
+    board: int
+    white_clock: float | None
+    black_clock: float | None
+    running: Color | None
+    clock_at: float | None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Alert:
     """An arbiter alert (kinds listed in docs/alerts.md), one version of it.
 

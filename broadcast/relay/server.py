@@ -42,6 +42,7 @@ from broadcast.feed.messages import (
     ArbiterCommand,
     BoardState,
     BoardStatus,
+    ClockReading,
     CommandReply,
     alerts_from_json,
     board_state_from_json,
@@ -210,6 +211,13 @@ class RelayView:
         self._received[board] = dataclasses.replace(
             state, white_clock=white, black_clock=black, running=running, clock_at=at, pgn=pgn
         )
+        owner = self._owners.get(board)
+        if owner is None or self.is_online(owner):  # shown as received: the compact way
+            compact = ClockReading(
+                board=board, white_clock=white, black_clock=black, running=running, clock_at=at
+            )
+            if self.hub.publish_clock(compact, at):
+                return
         self._show(board)
 
     def _show(self, board: int) -> None:
@@ -391,6 +399,9 @@ class RelaySettings:
             arbiter channel, as a daemon's ``server.allowed_origins``.
         limits: connections per client address and in all (None: no limits), as a
             daemon's (broadcast/web/connection_limits.py).
+        frame_interval: seconds between two frames to a spectator at most: a relay
+            serves many, so it sends each one a frame per tick with every change since
+            the last (broadcast/web/fanout.py).
     """
 
     mqtt: MqttSettings
@@ -404,6 +415,7 @@ class RelaySettings:
     pgn_folder: PgnFolderSettings | None = None
     allowed_origins: tuple[str, ...] = ()
     limits: ConnectionLimits | None = None
+    frame_interval: float = 0.1
 
 
 class Relay:
@@ -439,6 +451,7 @@ class Relay:
             command_timeout=settings.command_timeout + 2.0,
             allowed_origins=settings.allowed_origins,
             limits=settings.limits,
+            frame_interval=settings.frame_interval,
         )
 
     async def start(self) -> None:

@@ -74,6 +74,7 @@ class Viewer {
     this.dialog = document.getElementById("detail");
     this.socket = new ReconnectingSocket({
       url: () => socketUrl(location, "/ws", this.feed.seq),
+      protocols: ["dgtcast.batch"],
       onMessage: (message) => this.receive(message),
       onState: (state, detail) => this.showConnection(state, detail),
       onOpen: () => this.ping(),

@@ -24,6 +24,7 @@ from broadcast.feed.messages import (
     ArbiterCommand,
     BoardState,
     ChooseLine,
+    ClockReading,
     ConfirmResult,
     NextRound,
     SetClocks,
@@ -412,12 +413,30 @@ class RoundCore:
             if decision.board in self.games:
                 outcome.boards.add(decision.board)
 
+    def clock_reading(self, board: int) -> ClockReading | None:
+        """The board's clocks as :meth:`board_state` shows them (None: no reading yet)."""
+        game = self.games[board]
+        clock = game.clock
+        if clock is None:
+            return None
+        result, _ = self._result(board)
+        return ClockReading(
+            board=board,
+            white_clock=clock.white,
+            black_clock=clock.black,
+            running=clock.running if result == "*" else None,
+            clock_at=clock.at,
+        )
+
+    def _result(self, board: int) -> tuple[str, bool]:
+        result_state = self.engine.result_of(board)
+        result = result_state.result if result_state else self.games[board].record.result
+        return result, bool(result_state and result_state.confirmed)
+
     def board_state(self, board: int, now: float) -> BoardState:
         """The board as the broadcast should show it now."""
         game = self.games[board]
-        result_state = self.engine.result_of(board)
-        result = result_state.result if result_state else game.record.result
-        final = bool(result_state and result_state.confirmed)
+        result, final = self._result(board)
         pgn, fen = render_pgn(game, result)
         assert game.rendered is not None
         moves = game.rendered.moves

@@ -13,8 +13,10 @@ import asyncio
 import contextlib
 import datetime as dt
 import functools
+import gc
 import logging
 import os
+import sqlite3
 import time
 from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping
 from dataclasses import dataclass, field, replace
@@ -43,7 +45,7 @@ from daemon.config.model import (
 from daemon.game.state import TrackerSettings
 from daemon.journal.identity import abandon_journal, open_round_journal
 from daemon.journal.inputs import START
-from daemon.journal.store import EVENT_BOARD, ROUND, Journal
+from daemon.journal.store import EVENT_BOARD, ROUND, Journal, checkpoint
 from daemon.links.lichess import LichessLink
 from daemon.links.livechess import livechess_folder, livechess_off, livechess_settings
 from daemon.links.pairing import PairingLink, apply_pairings
@@ -99,6 +101,10 @@ class DaemonOptions:
         board_patience: seconds after start before e-boards without a link are reported
             (at WARNING, with the reason and the fix).
         snapshots: when the round's state is added to the journal (default policy: None).
+        grouped: journal the boards' inputs in group commits, publish clock readings as
+            compact readings and tick the spectator feed (False: each input journalled
+            and published on its own, a frame per publish: the way before, kept for
+            ``bench/`` comparisons).
         board_silence: seconds an e-board may stay unheard after the start before it is
             ``board_offline`` (daemon/round/link_silence.py).
     """
@@ -114,6 +120,7 @@ class DaemonOptions:
     demo: bool = False
     board_patience: float = 5.0
     snapshots: SnapshotPolicy | None = None
+    grouped: bool = True
     board_silence: float = BOARD_SILENCE
     progress: Callable[[str | None], None] | None = None
 
@@ -172,6 +179,7 @@ class Daemon:
             self.hub,
             fingerprint=fingerprint(config, options.tracker),
             snapshots=options.snapshots,
+            grouped=options.grouped,
         )
         self.service.clock_setter = self.set_clocks
         self.rounds = RoundKeeper(self.core, self.service, self.pairings)
@@ -194,6 +202,7 @@ class Daemon:
             allowed_origins=tuple(server.allowed_origins),
             limits=connection_limits(open_files, server.max_connections_per_client),
             results=server.results,
+            frame_interval=0.0 if options.grouped else None,
         )
         self.livechess = self._livechess()
         #: Bugs the daemon survives: logged once, one ``internal_error`` alert each.
@@ -364,6 +373,11 @@ class Daemon:
             silence = {"silence": self.options.board_silence}
             self.service.receive(EVENT_BOARD, START, silence, time.time())
             _report_zero_default_time(self.config)
+            # What the start-up built (the replayed round, the configuration, modules)
+            # lives as long as the daemon: kept out of the collector's full passes, which
+            # would otherwise walk it all, pausing every board (docs/performance.md).
+            gc.collect()
+            gc.freeze()
 
     async def run(self, stop: asyncio.Event) -> None:
         """Serve until ``stop`` is set; then shut everything down cleanly.
@@ -382,6 +396,7 @@ class Daemon:
         except* _Stop:
             self.service.take_snapshot()  # a clean stop: the next start replays nothing
         finally:
+            self.service.commit_group()
             self.journal.close()
 
     def _session_fault(self, board: int, where: str, exc: BaseException) -> None:
@@ -396,6 +411,10 @@ class Daemon:
             (f"board {number}'s session", number, session.run)
             for number, session in self.sessions.items()
         ]
+        if self.options.grouped:
+            self.journal.checkpoint_elsewhere()
+            checkpoints = functools.partial(checkpoint_journal, self.journal)
+            jobs.append(("the journal's checkpoints", 0, checkpoints))
         jobs += self._outputs()
         if self.sessions:
             jobs.append(("the e-board check", 0, self._warn_unanswered))
@@ -463,6 +482,23 @@ def _report_zero_default_time(config: Config) -> None:
             " at the board; no late-arrival alert is raised",
             ", ".join(zero),
         )
+
+
+async def checkpoint_journal(journal: Journal, records: int = 5000, every: float = 1.0) -> None:
+    """Checkpoint the journal's WAL from a thread once ``records`` more records were
+    written (about what fills SQLite's thousand pages; looked at every ``every``
+    seconds), until cancelled (:meth:`~daemon.journal.store.Journal.checkpoint_elsewhere`)."""
+    done = journal.last_seq
+    while True:
+        await asyncio.sleep(every)
+        last = journal.last_seq
+        if last - done < records:
+            continue
+        try:
+            await asyncio.to_thread(checkpoint, journal.path)
+            done = last
+        except sqlite3.Error as exc:  # busy, or a failing disk: the commits say so
+            log.debug("= journal checkpoint not done: %s", exc)
 
 
 def _publish_final(mqtt: MqttPublisher, state: BoardState) -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 import unicodedata
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from broadcast.feed.messages import CommandReply, SetClocks
@@ -76,12 +76,17 @@ def start_times(board: BoardConfig, section: Section) -> tuple[int, int] | str:
 
 
 async def set_clock(
-    supervisor: BoardSupervisor, board: BoardConfig, section: Section
+    supervisor: BoardSupervisor,
+    board: BoardConfig,
+    section: Section,
+    on_set: Callable[[], None] | None = None,
 ) -> ClockSetResult:
     """Set one clock to the time control, paused, and show the board (mode 23, §7.5, §8).
 
     SETNRUN sets both times and what runs; the clock itself adds nothing in mode 23, so
     the daemon adds increments and periods while it runs (daemon/round/mode23.py).
+    ``on_set`` is called as soon as the clock acknowledged the times (a lever press may
+    follow before the text is shown).
     """
     times = start_times(board, section)
     if isinstance(times, str):
@@ -95,6 +100,8 @@ async def set_clock(
         return ClockSetResult(board=board.number, ok=False, reason=f"refused ({exc})")
     except DgtLinkError as exc:
         return ClockSetResult(board=board.number, ok=False, reason=str(exc) or type(exc).__name__)
+    if on_set is not None:
+        on_set()
     try:
         await supervisor.send_clock(ClockAscii(text=clock_text(board)))
     except DgtLinkError as exc:

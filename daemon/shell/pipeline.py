@@ -185,12 +185,11 @@ class BoardSession:
             self.increments.reset()
 
     async def set_clock(self, section: Section) -> ClockSetResult:
-        """Set this board's clock (:func:`set_clock`); its move counters start afresh and
+        """Set this board's clock (:func:`set_clock`); its move counters start afresh the
+        moment the clock took the times (a press may follow before its text is shown), and
         who adds its increments is decided anew."""
-        result = await set_clock(self.supervisor, self.board, section)
-        if result.ok and self.increments is not None:
-            self.increments.reset()
-        return result
+        reset = None if self.increments is None else self.increments.reset
+        return await set_clock(self.supervisor, self.board, section, on_set=reset)
 
     async def stop(self) -> None:
         """Stop the board's supervisor; the link closing then is no ``board_offline``."""
@@ -471,7 +470,7 @@ class BoardSession:
         task.add_done_callback(self._commands.discard)
 
     def _send(self, kind: str, payload: dict[str, object], at: float) -> None:
-        self.service.receive(self.board.number, kind, payload, at)
+        self.service.receive_grouped(self.board.number, kind, payload, at)
 
 
 def board_supervisor(
