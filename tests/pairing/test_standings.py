@@ -104,8 +104,10 @@ def test_a_game_still_to_play_counts_for_neither_player() -> None:
     entries[2][2] = RoundEntry(opponent=3, colour="w", code=" ")
     entries[3][2] = RoundEntry(opponent=2, colour="b", code=" ")
     rows = {r.player.rank: r for r in standings(SIX.players, entries, SIX.scoring, 3)}
-    assert rows[2].points == Decimal("1.5") and rows[2].games == 2
-    assert rows[3].points == Decimal(2) and rows[3].games == 2
+    assert rows[2].points == Decimal("1.5")
+    assert rows[2].games == 2
+    assert rows[3].points == Decimal(2)
+    assert rows[3].games == 2
     # 2's Buchholz: 5 (1) + 1 (2) = 3; 1's: 4 (1) + 2 (1.5) + 5 (1) = 3.5.
     assert rows[2].buchholz == Decimal(3)
     assert rows[1].buchholz == Decimal("3.5")
