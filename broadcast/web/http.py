@@ -11,6 +11,7 @@
                                    ``/rounds.json``, ``/standings.json`` empty without
 ``GET /``                          ``broadcast/static/index.html``
 ``GET /arbiter``                   ``broadcast/static/arbiter.html``
+``GET /hall``                      ``broadcast/static/hall.html`` (the hall screen)
 ``GET /vendor/chessground/...``    the npm chessboard (:data:`CHESSGROUND_ROOT`)
 ``GET /<file>``                    ``broadcast/static/<file>``
 =================================  =========================================
@@ -68,7 +69,7 @@ CHESSGROUND_ROOT = next(
     STATIC_ROOT.parent.parent / "node_modules" / "chessground",
 )
 _VENDOR_PREFIX = "/vendor/chessground/"
-_PAGES = {"/": "/index.html", "/arbiter": "/arbiter.html"}
+_PAGES = {"/": "/index.html", "/arbiter": "/arbiter.html", "/hall": "/hall.html"}
 
 PGN_TYPE = "application/x-chess-pgn; charset=utf-8"
 JSON_TYPE = "application/json"
