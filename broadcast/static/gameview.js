@@ -87,7 +87,11 @@ export class GameView {
       const cell = event.target.closest("td.ply[data-ply]");
       if (cell !== null) this.goTo(Number(cell.dataset.ply));
     });
-    dialog.addEventListener("keydown", (event) => this.key(event));
+    // on the document: a redraw may take the focus out of the dialog (a removed cell)
+    document.addEventListener("keydown", (event) => {
+      if (this.dialog.open) this.key(event);
+    });
+    this.movesKey = "";
   }
 
   /** Whether the view shows the live game of board `number`. */
@@ -112,12 +116,14 @@ export class GameView {
     this.parts.pgn.href = pgnUrl(game);
     this.parts.pgn.download = game.round === null ? `board-${game.board}.pgn` : `round-${game.round}-board-${game.board}.pgn`;
     this.view = new BoardView(this.dialog.querySelector(".detail-view"), { coordinates: true });
+    this.movesKey = "";
     this.update(board);
   }
 
   /** Tags arrived later (the PGN is fetched after the feed's state is drawn). */
   setPgn(pgn) {
     this.tags = pgnTags(pgn);
+    this.movesKey = ""; // the start position may number the moves differently
     if (this.board !== null) this.update(this.board);
   }
 
@@ -131,11 +137,14 @@ export class GameView {
     this.list = plies(board.moves, this.startFen);
     this.shapes = placements(this.startFen, this.list);
     if (this.following || this.ply > this.list.length) this.ply = this.list.length;
-    this.drawMoves();
+    const movesKey = JSON.stringify(board.moves);
+    if (movesKey !== this.movesKey) this.drawMoves(); // not for a clock or a status
+    this.movesKey = movesKey;
     this.drawPosition();
   }
 
   close() {
+    this.movesKey = "";
     this.view?.destroy();
     this.view = null;
     this.game = null;

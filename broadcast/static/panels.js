@@ -182,9 +182,9 @@ export class Panels {
       row.dataset.board = String(game.board);
       row.tabIndex = 0;
       row.append(el("td", "board", String(game.board)));
-      row.append(nameCell("white", game.white, ""));
+      row.append(nameCell("white", game.white, this.player(section, game.white)?.title));
       row.append(resultCell(game.result, game.result_final));
-      row.append(nameCell("black", game.black, ""));
+      row.append(nameCell("black", game.black, this.player(section, game.black)?.title));
       const target = { board: game.board, round: round.live ? null : round.round, section: section || null };
       row.addEventListener("click", () => this.viewer.showGame(target));
       row.addEventListener("keydown", (event) => {
