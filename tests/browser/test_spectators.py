@@ -127,10 +127,14 @@ async def finish_round(daemon: Any) -> None:
         assert (await daemon.service.execute(ConfirmResult(board=board))).ok
 
 
-async def check_standings(page: Page, tmp_path: Path) -> None:
+async def check_standings(page: Page, daemon: Any, tmp_path: Path) -> None:
+    """The standings before round 4's results, then updated as they are confirmed."""
     await page.locator('nav.views a[data-view="standings"]').click()
     table = page.locator("#standings table.standings")
     await expect(table.locator("tbody tr")).to_have_count(13)
+    await expect(table.locator('tr[data-rank="2"] td.points')).to_have_text("3")
+    await expect(table.locator('tr[data-rank="1"] td.points')).to_have_text("2½")
+    await finish_round(daemon)
     top = table.locator("tbody tr").first
     await expect(top.locator("td.player .name")).to_have_text("Okafor, Daniel")
     await expect(top.locator("td.points")).to_have_text("3½")  # 2.5 and a win over board 1
@@ -194,8 +198,7 @@ async def test_games_rounds_and_standings_for_spectators(tmp_path: Path, pages: 
             await expect(page.locator("#detail")).to_be_hidden()
             assert "#" not in page.url
 
-            await finish_round(daemon)
-            await check_standings(page, tmp_path)
+            await check_standings(page, daemon, tmp_path)
             assert (await daemon.service.execute(NextRound())).ok
             await check_past_round(page, tmp_path)
             round4 = await fetched(page, "/round/4.pgn")
