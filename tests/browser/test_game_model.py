@@ -82,7 +82,7 @@ async def test_positions_words_and_addresses_of_a_game(
         (CHESS960[0], CHESS960[1], True),
         (BLACK_FIRST[0], BLACK_FIRST[1], False),
     ]
-    games = []
+    games: list[list[Any]] = []
     expected = []
     for fen, sans, chess960 in cases:
         moves, placements = _moves(fen, sans, chess960=chess960)
