@@ -72,6 +72,10 @@ def event_round(state: BoardState) -> str:
     return state.round.split(".", 1)[0]
 
 
+#: The default retry timing (seconds).
+_LICHESS_RETRY = BackoffPolicy(initial=2.0, maximum=120.0)
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class LichessTarget:
     """Where some boards go: one ``[[lichess]]`` table.
@@ -86,7 +90,7 @@ class LichessTarget:
         time_limit: seconds for one whole request.
         min_interval: seconds between two pushes to one lichess round.
         clock_interval: seconds a change of the clock tags alone may wait.
-        backoff_initial / backoff_cap: retry delays after a failure or 5xx.
+        retry: the delays between tries after a failure or 5xx.
     """
 
     token: str
@@ -98,8 +102,7 @@ class LichessTarget:
     time_limit: float = 20.0
     min_interval: float = 1.0
     clock_interval: float = 10.0
-    backoff_initial: float = 2.0
-    backoff_cap: float = 120.0
+    retry: BackoffPolicy = _LICHESS_RETRY
 
     def __post_init__(self) -> None:
         if not self.token:
@@ -120,10 +123,6 @@ class LichessTarget:
             return self.push_url
         round_id = self.rounds.get(event_round(state))
         return None if round_id is None else push_url_for_round(round_id, base=self.base_url)
-
-    def backoff(self) -> Backoff:
-        """A fresh backoff for one lichess round."""
-        return Backoff(BackoffPolicy(initial=self.backoff_initial, maximum=self.backoff_cap))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -163,7 +162,7 @@ class RoundPushPlanner:
     def __init__(self, url: str, target: LichessTarget) -> None:
         self.url = url
         self.target = target
-        self._backoff = target.backoff()
+        self._backoff = Backoff(target.retry)
         self._games: dict[tuple[str, int], str] = {}
         self._sent: str | None = None  # the last body lichess answered
         self._in_flight: RoundPush | None = None

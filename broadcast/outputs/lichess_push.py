@@ -37,7 +37,7 @@ from broadcast.outputs.outgoing import (
     parse_retry_after,
     post,
 )
-from broadcast.outputs.output import BoardOutput
+from broadcast.outputs.output import BoardOutput, WorkLoop
 
 __all__ = ["TOO_MANY_REQUESTS_WAIT", "LichessPusher"]
 
@@ -69,20 +69,20 @@ class LichessPusher(BoardOutput):
         self._latest: dict[tuple[str, int], BoardState] = {}
         #: (lichess round URL, loop time) of the latest pushes sent, oldest first.
         self.recent: collections.deque[tuple[str, float]] = collections.deque(maxlen=256)
-        self._wake = asyncio.Event()
+        self._work = WorkLoop()
 
     def publish_board(self, state: BoardState) -> None:
         """A board changed: push its round again soon."""
         self._latest[(state.section, state.board)] = state
         self.router.receive_board(state)
-        self._wake.set()
+        self._work.wake()
 
     def resume(self, round_id: str | None = None) -> list[str]:
         """Push again to the stopped lichess rounds (or the one of ``round_id``)."""
         resumed = self.router.resume(round_id)
         for url in resumed:
             log.info("= lichess: pushing to %s again", url)
-        self._wake.set()
+        self._work.wake()
         return resumed
 
     def replace_targets(self, targets: Iterable[LichessTarget]) -> None:
@@ -96,28 +96,22 @@ class LichessPusher(BoardOutput):
             router.receive_board(state)
         router.continue_from(self.router)
         self.router = router
-        self._wake.set()
+        self._work.wake()
 
     async def run(self) -> None:
         """Push until cancelled; errors are logged and retried, never raised."""
         loop = asyncio.get_running_loop()
         async with new_client() as client:
-            while True:
-                self._wake.clear()
+
+            async def step() -> bool:
                 due = self.router.next_push(loop.time())
                 if due is None:
-                    await self._wait(self.router.next_due())
-                else:
-                    await self._send(client, *due)
+                    return False
+                await self._send(client, *due)
+                return True
 
-    async def _wait(self, until: float | None) -> None:
-        """Sleep until woken by a change, or until ``until`` (loop time)."""
-        delay = None if until is None else max(0.0, until - asyncio.get_running_loop().time())
-        try:
-            async with asyncio.timeout(delay):
-                await self._wake.wait()
-        except TimeoutError:
-            pass
+            # the router is replaced when the configuration changes: ask the current one
+            await self._work.run(step, deadline=lambda: self.router.next_due())
 
     async def _send(
         self, client: httpx.AsyncClient, planner: RoundPushPlanner, push: RoundPush

@@ -53,7 +53,7 @@ from broadcast.outputs.mqtt_client import (
     client_log,
     new_client,
 )
-from broadcast.outputs.output import HubOutput
+from broadcast.outputs.output import HubOutput, WorkLoop
 
 if TYPE_CHECKING:
     from broadcast.feed.hub import Hub
@@ -389,7 +389,7 @@ class MqttPublisher(HubOutput):
             max_retained=settings.max_retained_topics,
             results=results,
         )
-        self._wake = asyncio.Event()
+        self._work = WorkLoop()
         self.link = MqttLink(settings, "publisher", self._new_client)
 
     @property
@@ -400,22 +400,22 @@ class MqttPublisher(HubOutput):
     def publish_board(self, state: BoardState) -> None:
         """A board changed."""
         self.outbox.receive_board(state)
-        self._wake.set()
+        self._work.wake()
 
     def publish_alert(self, alert: Alert) -> None:
         """An arbiter alert was raised."""
         self.outbox.receive_alert(alert)
-        self._wake.set()
+        self._work.wake()
 
     def announce(self, ownership: Ownership) -> None:
         """Say which boards and sections this daemon owns (and keep open alerts retained)."""
         self.outbox.receive_ownership(ownership)
-        self._wake.set()
+        self._work.wake()
 
     def publish_result(self, state: BoardState) -> None:
         """The result of ``state``'s game was confirmed (also found by :meth:`publish_board`)."""
         self.outbox.receive_result(state)
-        self._wake.set()
+        self._work.wake()
 
     async def follow(self, hub: Hub) -> None:
         """Publish every board and alert (each new version) of ``hub`` until cancelled.
@@ -463,18 +463,20 @@ class MqttPublisher(HubOutput):
 
     async def _drain(self, client: aiomqtt.Client, lost: asyncio.Future[None]) -> None:
         """Send the outbox, one acknowledged message at a time, until the link is lost."""
-        while True:
-            self._wake.clear()
+
+        async def step() -> bool:
             message = self.outbox.next_message()
             if message is None:
-                await _unless_lost(self._wake.wait(), lost)
-                continue
+                return False
             sent = client.publish(
                 message.topic, message.payload, qos=message.qos, retain=message.retain
             )
             await _unless_lost(sent, lost)
             log.debug("> %s (%d bytes)", message.topic, len(message.payload))
             self.outbox.receive_delivered(message)
+            return True
+
+        await self._work.run(step, waiting=lambda sleep: _unless_lost(sleep, lost))
 
     async def _say_offline(self, client: aiomqtt.Client) -> None:
         """A clean stop: say so ourselves (the will only fires on an unclean one)."""

@@ -42,6 +42,7 @@ __all__ = [
     "acknowledge",
     "client_log",
     "connected",
+    "host_name",
     "new_client",
     "raise_if_cancelled",
     "tls_context",
@@ -52,8 +53,18 @@ log = logging.getLogger(__name__)
 _TOPIC_UNSAFE = re.compile(r"[#+/\s]+")
 
 
+def host_name() -> str:
+    """This machine's name as one safe MQTT topic level and client id ('' if it has none):
+    letters, digits, ``-``, ``_`` and ``.``; anything else becomes ``-``."""
+    return "".join(c if c.isalnum() or c in "-_." else "-" for c in socket.gethostname())
+
+
 def _default_daemon_id() -> str:
-    return _TOPIC_UNSAFE.sub("-", socket.gethostname()) or "dgtcast"
+    return host_name() or "dgtcast"
+
+
+#: The default retry timing (seconds).
+_RECONNECT = BackoffPolicy(initial=0.5, maximum=30.0)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -70,7 +81,7 @@ class MqttSettings:
         keepalive: seconds between MQTT pings; a silent broker is dropped after 1.5×.
         max_pending: alerts + results kept while the broker is away; beyond, the oldest go.
         max_retained_topics: retained topics remembered for re-publishing after reconnect.
-        backoff_initial / backoff_cap: reconnect delays.
+        retry: the reconnect delays.
         time_limit: seconds for connecting and for each acknowledgement.
         ca_file: with ``tls``, trust this CA bundle instead of the system's (a venue's
             own certificate authority).
@@ -86,8 +97,7 @@ class MqttSettings:
     keepalive: int = 30
     max_pending: int = 1000
     max_retained_topics: int = 4096
-    backoff_initial: float = 0.5
-    backoff_cap: float = 30.0
+    retry: BackoffPolicy = _RECONNECT
     time_limit: float = 10.0
     ca_file: str | None = None
 
@@ -103,10 +113,6 @@ class MqttSettings:
     def where(self) -> str:
         """``host:port``, for log lines."""
         return f"{self.host}:{self.port}"
-
-    def backoff(self) -> Backoff:
-        """A fresh reconnect backoff."""
-        return Backoff(BackoffPolicy(initial=self.backoff_initial, maximum=self.backoff_cap))
 
 
 class _ConnectionTrace(logging.Filter):
@@ -234,7 +240,7 @@ class MqttLink:
         self.settings = settings
         self.name = name
         self._make_client = make_client
-        self._backoff = settings.backoff()
+        self._backoff = Backoff(settings.retry)
         self._state = MqttLinkState.STOPPED
 
     @property

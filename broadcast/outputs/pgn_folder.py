@@ -30,7 +30,7 @@ from base.atomic_file import write_atomically
 from base.backoff import Backoff, BackoffPolicy
 from broadcast.feed.messages import BoardState
 from broadcast.feed.pgn import public_pgn
-from broadcast.outputs.output import BoardOutput
+from broadcast.outputs.output import BoardOutput, WorkLoop
 
 __all__ = [
     "FolderLayout",
@@ -45,19 +45,22 @@ log = logging.getLogger(__name__)
 _UNSAFE = re.compile(r"[^A-Za-z0-9._+-]+")
 
 
+#: The default retry timing (seconds).
+_WRITE_RETRY = BackoffPolicy(initial=1.0, maximum=30.0)
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PgnFolderSettings:
     """Where the PGN folder is.
 
     Attributes:
         path: the folder that holds the round folders (created when missing).
-        retry_initial / retry_cap: delays before writing again after a failed write
+        retry: the delays before writing again after a failed write
             (disk full, folder removed, no permission).
     """
 
     path: Path
-    retry_initial: float = 1.0
-    retry_cap: float = 30.0
+    retry: BackoffPolicy = _WRITE_RETRY
 
 
 def _safe_name(text: str, fallback: str) -> str:
@@ -145,12 +148,8 @@ class PgnFolderWriter(BoardOutput):
     def __init__(self, settings: PgnFolderSettings, layout: FolderLayout | None = None) -> None:
         self._root = settings.path
         self._layout = layout or PgnFolderLayout()
-        self._wake = asyncio.Event()
-        self._idle = asyncio.Event()
-        self._idle.set()
-        self._backoff = Backoff(
-            BackoffPolicy(initial=settings.retry_initial, maximum=settings.retry_cap)
-        )
+        self._work = WorkLoop()
+        self._backoff = Backoff(settings.retry)
 
     @property
     def root(self) -> Path:
@@ -160,12 +159,11 @@ class PgnFolderWriter(BoardOutput):
     def publish_board(self, state: BoardState) -> None:
         """A board changed: rewrite its files soon."""
         self._layout.receive_board(state)
-        self._idle.clear()
-        self._wake.set()
+        self._work.wake()
 
     async def wait_idle(self) -> None:
         """Wait until every change is on disk (while :meth:`run` runs)."""
-        await self._idle.wait()
+        await self._work.wait_idle()
 
     def write_pending(self) -> list[Path]:
         """Write every changed file now; returns the paths written."""
@@ -177,23 +175,24 @@ class PgnFolderWriter(BoardOutput):
 
     async def run(self) -> None:
         """Write changes until cancelled; a failed write is logged and retried."""
-        while True:
-            self._wake.clear()
-            changes = self._layout.changed_files()
-            if not changes:
-                self._idle.set()
-                await self._wake.wait()
-                continue
-            try:
-                await asyncio.to_thread(self._write, changes)
-            except OSError as exc:
-                delay = self._backoff.next_delay()
-                log.error("= pgn folder %s: %s; retry in %.0fs", self._root, exc, delay)
-                await asyncio.sleep(delay)
-                continue
-            self._backoff.reset()
-            for relative, text in changes.items():
-                self._layout.receive_written(relative, text)
+        await self._work.run(self._write_changes)
+
+    async def _write_changes(self) -> bool:
+        """Write what changed since the last write; False when nothing did."""
+        changes = self._layout.changed_files()
+        if not changes:
+            return False
+        try:
+            await asyncio.to_thread(self._write, changes)
+        except OSError as exc:
+            delay = self._backoff.next_delay()
+            log.error("= pgn folder %s: %s; retry in %.0fs", self._root, exc, delay)
+            await asyncio.sleep(delay)
+            return True
+        self._backoff.reset()
+        for relative, text in changes.items():
+            self._layout.receive_written(relative, text)
+        return True
 
     def _write(self, changes: dict[PurePosixPath, str]) -> None:
         for relative, text in changes.items():

@@ -39,7 +39,7 @@ from broadcast.outputs.outgoing import (
     parse_retry_after,
     post,
 )
-from broadcast.outputs.output import HubOutput
+from broadcast.outputs.output import HubOutput, WorkLoop
 
 if TYPE_CHECKING:
     from broadcast.feed.hub import Hub
@@ -49,6 +49,10 @@ __all__ = ["AlertWebhook", "WebhookSettings", "alert_body"]
 log = logging.getLogger(__name__)
 
 _REMEMBERED_IDS = 10_000  # alert ids remembered to send each alert once
+
+
+#: The default retry timing (seconds).
+_WEBHOOK_RETRY = BackoffPolicy(initial=1.0, maximum=30.0)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -61,7 +65,7 @@ class WebhookSettings:
         max_attempts: tries per alert before it is given up (logged as an error).
         max_pending: alerts kept while the receiver is away; beyond, the oldest is dropped.
         time_limit: seconds for one whole request.
-        backoff_initial / backoff_cap: delays between tries of one alert.
+        retry: the delays between tries of one alert.
     """
 
     url: str
@@ -69,8 +73,7 @@ class WebhookSettings:
     max_attempts: int = 5
     max_pending: int = 1000
     time_limit: float = 10.0
-    backoff_initial: float = 1.0
-    backoff_cap: float = 30.0
+    retry: BackoffPolicy = _WEBHOOK_RETRY
 
     def __post_init__(self) -> None:
         check_url(self.url)
@@ -98,9 +101,7 @@ class AlertWebhook(HubOutput):
         self._settings = settings
         self._wall_clock = wall_clock
         self._pending: collections.deque[Alert] = collections.deque()
-        self._wake = asyncio.Event()
-        self._idle = asyncio.Event()
-        self._idle.set()
+        self._work = WorkLoop()
         self.delivered = 0
         self.given_up = 0
         self.dropped = 0
@@ -117,12 +118,11 @@ class AlertWebhook(HubOutput):
             self.dropped += 1
             log.error("= webhook queue full: alert %d (%s) dropped", lost.id, lost.kind)
         self._pending.append(alert)
-        self._idle.clear()
-        self._wake.set()
+        self._work.wake()
 
     async def wait_idle(self) -> None:
         """Wait until every queued alert was delivered or given up (a flush at shutdown)."""
-        await self._idle.wait()
+        await self._work.wait_idle()
 
     async def follow(self, hub: Hub) -> None:
         """Queue each new alert of ``hub`` (its first version, not acknowledgements).
@@ -149,21 +149,19 @@ class AlertWebhook(HubOutput):
     async def run(self) -> None:
         """Deliver alerts until cancelled; failures are logged, never raised."""
         async with new_client() as client:
-            while True:
-                self._wake.clear()
+
+            async def step() -> bool:
                 if not self._pending:
-                    self._idle.set()
-                    await self._wake.wait()
-                    continue
-                alert = self._pending.popleft()
-                await self._deliver(client, alert)
+                    return False
+                await self._deliver(client, self._pending.popleft())
+                return True
+
+            await self._work.run(step)
 
     async def _deliver(self, client: httpx.AsyncClient, alert: Alert) -> None:
         """Try ``alert`` up to ``max_attempts`` times."""
         settings = self._settings
-        backoff = Backoff(
-            BackoffPolicy(initial=settings.backoff_initial, maximum=settings.backoff_cap)
-        )
+        backoff = Backoff(settings.retry)
         for attempt in range(1, settings.max_attempts + 1):
             outcome, retry_after = await self._attempt(client, alert, attempt)
             if outcome is Outcome.DELIVERED:

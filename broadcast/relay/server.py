@@ -27,7 +27,6 @@ import dataclasses
 import json
 import logging
 import os
-import socket
 import time
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
@@ -57,6 +56,7 @@ from broadcast.outputs.mqtt_client import (
     MqttLink,
     MqttSettings,
     client_log,
+    host_name,
     new_client,
     raise_if_cancelled,
 )
@@ -82,8 +82,7 @@ _client_log = client_log("broadcast.relay.server.client")
 
 def default_relay_id() -> str:
     """``<host>-<pid>``: relays keep no session, so any unique name will do."""
-    host = "".join(c if c.isalnum() or c in "-_." else "-" for c in socket.gethostname())
-    return f"{host or 'relay'}-{os.getpid()}"
+    return f"{host_name() or 'relay'}-{os.getpid()}"
 
 
 # -- the pure core --------------------------------------------------------------------------

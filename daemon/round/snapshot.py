@@ -40,7 +40,7 @@ from daemon.round.core import RoundCore
 __all__ = ["SnapshotPolicy", "dump_state", "fingerprint", "load_state"]
 
 #: Bumped when the snapshot's layout changes in a way the source hash would miss.
-FORMAT = 2
+FORMAT = 3
 
 _PACKAGES = ("daemon", "broadcast", "drivers", "base")
 
@@ -144,30 +144,7 @@ def _source_digest() -> bytes:
 
 # -- compact pickling of the many small objects of a game ---------------------------------
 
-_BOARD_STATE = (
-    "pawns",
-    "knights",
-    "bishops",
-    "rooks",
-    "queens",
-    "kings",
-    "occupied_w",
-    "occupied_b",
-    "occupied",
-    "promoted",
-    "turn",
-    "castling_rights",
-    "ep_square",
-    "halfmove_clock",
-    "fullmove_number",
-)
 _FIELDS: dict[type, tuple[str, ...]] = {}
-
-
-def _board_state(*values: Any) -> Any:
-    state = object.__new__(chess._BoardState)
-    state.__dict__.update(zip(_BOARD_STATE, values, strict=True))
-    return state
 
 
 def _frozen(cls: type, values: tuple[Any, ...]) -> Any:
@@ -188,14 +165,13 @@ def _fields_of(cls: type) -> tuple[str, ...] | None:
 
 
 class _Pickler(pickle.Pickler):
-    """Moves, board states and slotted dataclasses as plain tuples (3x smaller, faster)."""
+    """Moves and slotted dataclasses as plain tuples (smaller, faster); python-chess's boards
+    as python-chess pickles them (its version is part of the fingerprint)."""
 
     def reducer_override(self, obj: Any) -> tuple[Callable[..., Any], tuple[Any, ...]] | Any:
         kind = type(obj)
         if kind is chess.Move:
             return chess.Move, (obj.from_square, obj.to_square, obj.promotion, obj.drop)
-        if kind is chess._BoardState:
-            return _board_state, tuple(getattr(obj, name) for name in _BOARD_STATE)
         names = _fields_of(kind)
         if names:
             return _frozen, (kind, tuple(getattr(obj, name) for name in names))

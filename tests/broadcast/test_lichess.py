@@ -12,6 +12,7 @@ from dataclasses import replace
 
 import pytest
 
+from base.backoff import BackoffPolicy
 from broadcast.feed.hub import Hub
 from broadcast.feed.messages import BoardState
 from broadcast.outputs.lichess import (
@@ -43,7 +44,7 @@ def game(
 
 
 def target(**changes: object) -> LichessTarget:
-    base = LichessTarget(token=TOKEN, push_url=URL, backoff_initial=2.0, backoff_cap=10.0)
+    base = LichessTarget(token=TOKEN, push_url=URL, retry=BackoffPolicy(initial=2.0, maximum=10.0))
     return replace(base, **changes)  # type: ignore[arg-type]
 
 
@@ -304,7 +305,9 @@ async def pushing(
 ) -> AsyncIterator[tuple[LichessPusher, Refusals]]:
     refusals = Refusals()
     if targets is None:
-        targets = [target(push_url=server.url(ROUND_PATH), backoff_initial=0.02, backoff_cap=0.2)]
+        targets = [
+            target(push_url=server.url(ROUND_PATH), retry=BackoffPolicy(initial=0.02, maximum=0.2))
+        ]
     pusher = LichessPusher(targets, on_refusal=refusals.receive)
     task = asyncio.create_task(pusher.run())
     try:

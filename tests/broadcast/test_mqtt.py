@@ -17,6 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from base.backoff import BackoffPolicy
 from broadcast.feed.hub import Hub
 from broadcast.feed.messages import Alert, AlertKind, BoardState, BoardStatus, MoveInfo
 from broadcast.outputs.mqtt import MqttMessage, MqttOutbox, MqttPublisher, Topics
@@ -356,8 +357,7 @@ def settings_for(broker: Mosquitto, **changes: Any) -> MqttSettings:
         prefix=PREFIX,
         daemon_id="hall",
         keepalive=5,
-        backoff_initial=0.05,
-        backoff_cap=0.3,
+        retry=BackoffPolicy(initial=0.05, maximum=0.3),
         time_limit=5.0,
     )
     return replace(base, **changes)

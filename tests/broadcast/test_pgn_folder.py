@@ -16,6 +16,7 @@ import chess.pgn
 import pytest
 
 from base.atomic_file import write_atomically
+from base.backoff import BackoffPolicy
 from broadcast.feed.hub import Hub
 from broadcast.feed.messages import BoardState
 from broadcast.outputs.pgn_folder import (
@@ -191,7 +192,7 @@ async def test_the_writer_task_writes_every_change(tmp_path: Path) -> None:
 async def test_a_write_error_is_retried(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     blocker = tmp_path / "out"
     blocker.write_text("a file where the folder should be")
-    settings = PgnFolderSettings(path=blocker, retry_initial=0.01, retry_cap=0.05)
+    settings = PgnFolderSettings(path=blocker, retry=BackoffPolicy(initial=0.01, maximum=0.05))
     async with writing(PgnFolderWriter(settings)) as writer:
         writer.publish_board(game(1))
         async with asyncio.timeout(10):

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from base.backoff import BackoffPolicy
 from broadcast.feed.hub import Hub
 from broadcast.feed.messages import Alert, AlertKind
 from broadcast.outputs.webhook import AlertWebhook, WebhookSettings, alert_body
@@ -32,7 +33,7 @@ def alert(alert_id: int, **changes: Any) -> Alert:
 
 
 def settings_for(url: str, **changes: Any) -> WebhookSettings:
-    base = WebhookSettings(url=url, backoff_initial=0.01, backoff_cap=0.05, max_attempts=3)
+    base = WebhookSettings(url=url, retry=BackoffPolicy(initial=0.01, maximum=0.05), max_attempts=3)
     return replace(base, **changes)
 
 

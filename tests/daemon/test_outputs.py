@@ -27,6 +27,13 @@ async def _collect(port: int, into: dict[str, Any], ready: asyncio.Event) -> Non
             into.setdefault(str(message.topic), []).append(bytes(payload))
 
 
+def _last_state(received: dict[str, Any]) -> dict[str, Any]:
+    states = received.get("dgtcast/board/1/state") or [b"{}"]
+    state: dict[str, Any] = json.loads(states[-1])
+    state.setdefault("result", None)
+    return state
+
+
 async def test_mqtt_and_pgn_folder_follow_a_game(tmp_path: Path, games_dir: Path) -> None:
     game = read_game(games_dir / "molinari-bordais-1979.pgn")  # ends in mate, 0-1
     received: dict[str, Any] = {}
@@ -47,6 +54,9 @@ async def test_mqtt_and_pgn_folder_follow_a_game(tmp_path: Path, games_dir: Path
                 reply = await daemon.service.execute(ConfirmResult(board=1))
                 assert reply.ok
                 await wait_for(lambda: "dgtcast/results" in received, 10, "result on MQTT")
+                # board states and results leave the outbox in their own order: wait for
+                # the state that carries the result (and so every move before it)
+                await wait_for(lambda: _last_state(received)["result"] == "0-1", 10, "state")
                 written_game = tmp_path / "pgn" / "round-2" / "game-1.pgn"
                 await wait_for(  # public outputs get the result once confirmed
                     lambda: written_game.exists() and '"0-1"' in written_game.read_text(),
@@ -54,7 +64,7 @@ async def test_mqtt_and_pgn_folder_follow_a_game(tmp_path: Path, games_dir: Path
                     "result in the PGN folder",
                 )
         subscriber.cancel()
-    state = json.loads(received["dgtcast/board/1/state"][-1])
+    state = _last_state(received)
     assert [m["uci"] for m in state["moves"]] == [m.uci() for m in game.mainline_moves()]
     assert state["result"] == "0-1"
     result = json.loads(received["dgtcast/results"][-1])

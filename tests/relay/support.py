@@ -17,6 +17,7 @@ from typing import Any
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake
 
+from base.backoff import BackoffPolicy
 from broadcast.outputs.mqtt_client import MqttSettings
 from broadcast.relay.server import Relay, RelaySettings
 from daemon.journal.store import Journal
@@ -75,8 +76,7 @@ def relay_settings(broker: Mosquitto, relay_id: str, **changes: Any) -> RelaySet
         prefix=PREFIX,
         daemon_id=relay_id,
         keepalive=5,
-        backoff_initial=0.05,
-        backoff_cap=0.5,
+        retry=BackoffPolicy(initial=0.05, maximum=0.5),
         time_limit=5.0,
     )
     base = RelaySettings(mqtt=mqtt, port=0, arbiter_token=TOKEN, command_timeout=5.0)
