@@ -21,7 +21,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from broadcast.feed.archive import RoundArchive, round_number
+from broadcast.feed.archive import ArchivedRound, RoundArchive, round_number
 from broadcast.feed.events import encode_json, state_to_json
 from broadcast.feed.hub import Hub
 from broadcast.feed.messages import BoardState
@@ -74,12 +74,14 @@ class RoundRoutes:
         self.delay = delay
         self.results = results
         self._clock = clock
+        # every spectator asks for the list when a round changes: encoded once per change
+        self._listed: tuple[list[ArchivedRound], bytes] = ([], b'{"sections":[]}')
 
     def answer(self, path: str, query: Mapping[str, list[str]]) -> Answer | None:
         """The reply to one GET, or None for a path that is not a round's."""
         section = query.get("section", [None])[0]
         if path == "/rounds.json":
-            return Answer(200, self._rounds_json().encode(), JSON_TYPE)
+            return Answer(200, self._rounds_json(), JSON_TYPE)
         match = _ROUND_PGN.fullmatch(path)
         if match is not None:
             games = self._round(int(match.group(1)), section)
@@ -101,7 +103,7 @@ class RoundRoutes:
     def _public(self, states: Iterable[BoardState]) -> list[BoardState]:
         return [public_state(state, self.results) for state in states]
 
-    def _archived(self) -> list[Any]:
+    def _archived(self) -> list[ArchivedRound]:
         return self.archive.rounds(until=self._clock() - self.delay)
 
     def _live(self, round_wanted: int, section: str | None) -> list[BoardState]:
@@ -130,10 +132,15 @@ class RoundRoutes:
                 return state
         return None
 
-    def _rounds_json(self) -> str:
+    def _rounds_json(self) -> bytes:
+        shown = self._archived()
+        old = self._listed[0]
+        if len(shown) == len(old) and all(a is b for a, b in zip(shown, old, strict=True)):
+            return self._listed[1]
         sections: dict[str, list[dict[str, Any]]] = {}
-        for kept in self._archived():
+        for kept in shown:
             games = [_game_summary(state) for state in self._public(kept.states)]
             sections.setdefault(kept.section, []).append({"round": kept.round, "games": games})
         data = [{"section": name, "rounds": rounds} for name, rounds in sections.items()]
-        return encode_json({"sections": data})
+        self._listed = (shown, encode_json({"sections": data}).encode())
+        return self._listed[1]

@@ -109,8 +109,16 @@ def section_standings(
     name: str, results: RoundResults, public: Callable[[int], BoardState | None]
 ) -> dict[str, Any]:
     """One section's standings and pairings as JSON data (see the module docstring)."""
+    return _standings_of(name, results, *_round_entries(results, public))
+
+
+def _standings_of(
+    name: str,
+    results: RoundResults,
+    current: Mapping[int, RoundEntry | None],
+    shown: Mapping[int, tuple[str, bool]],
+) -> dict[str, Any]:
     tournament = results.tournament
-    current, shown = _round_entries(results, public)
     entries: dict[int, Sequence[RoundEntry | None]] = {}
     for rank, player in tournament.players.items():
         rounds = list(player.rounds[: results.round - 1])
@@ -185,14 +193,36 @@ class StandingsRoutes:
         self.links = links
         self.hub = hub
         self.sections = sections
+        # A section's standings cost milliseconds and every spectator asks after each
+        # result: computed once per change (the TRF as kept, the public results).
+        self._cache: dict[str, tuple[tuple[Any, ...], dict[str, Any]]] = {}
+        self._body: tuple[list[dict[str, Any]], bytes] = ([], b"")
 
     def answer(self, path: str, query: Mapping[str, list[str]]) -> Answer | None:
         """The standings of every section with a TRF; None for other paths."""
         if path != "/standings.json":
             return None
-        data = [
-            section_standings(name, self.links[name].handoff.results, self.hub.state)
-            for name in self.sections()
-            if name in self.links
-        ]
-        return Answer(200, encode_json({"sections": data}).encode(), JSON_TYPE)
+        data = [self._section(name) for name in self.sections() if name in self.links]
+        same = len(data) == len(self._body[0]) and all(
+            new is old for new, old in zip(data, self._body[0], strict=True)
+        )
+        if not same:
+            self._body = (data, encode_json({"sections": data}).encode())
+        return Answer(200, self._body[1], JSON_TYPE)
+
+    def _section(self, name: str) -> dict[str, Any]:
+        """The section's standings, computed again only when the TRF or a public result
+        changed (the tournament is immutable: a new result is a new object)."""
+        results = self.links[name].handoff.results
+        current, shown = _round_entries(results, self.hub.state)
+        key = (results, results.tournament, tuple(sorted(shown.items())))
+        cached = self._cache.get(name)
+        if cached is None or not _same(cached[0], key):
+            cached = (key, _standings_of(name, results, current, shown))
+            self._cache[name] = cached
+        return cached[1]
+
+
+def _same(old: tuple[Any, ...], new: tuple[Any, ...]) -> bool:
+    """The same results object, the same tournament object, the same public results."""
+    return old[0] is new[0] and old[1] is new[1] and old[2] == new[2]

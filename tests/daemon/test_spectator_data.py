@@ -16,8 +16,9 @@ from broadcast.feed.hub import Hub
 from broadcast.feed.messages import BoardState
 from daemon.journal.hold import HeldJournal
 from daemon.journal.store import Journal
-from daemon.links.standings import section_standings
-from daemon.pairing.handoff import RoundResults
+from daemon.links.pairing import PairingLink
+from daemon.links.standings import StandingsRoutes, section_standings
+from daemon.pairing.handoff import ResultHandoff, RoundResults
 from daemon.pairing.pairings import read_pairings
 from daemon.pairing.trf import Tournament
 from daemon.shell.archive import ArchiveKeeper
@@ -90,3 +91,24 @@ def test_past_rounds_are_journalled_and_read_back(tmp_path: Path) -> None:
     assert (kept.section, kept.round, kept.at) == ("Open", 3, 1000.0)
     assert [state.moves for state in kept.states] == [state.moves for state in hub.states()[:2]]
     assert kept.states == tuple(hub.states()[:2])
+
+
+def test_the_standings_are_computed_once_per_change(tmp_path: Path) -> None:
+    trf, pairings_file = copy_example(tmp_path)
+    tournament = Tournament.from_trf(trf)
+    handoff = ResultHandoff(tournament, 4, read_pairings(pairings_file, tournament=tournament), trf)
+    hub = Hub()
+    routes = StandingsRoutes({"Open": PairingLink(handoff)}, hub, lambda: ["Open"])
+    first = routes.answer("/standings.json", {})
+    again = routes.answer("/standings.json", {})
+    assert first is not None
+    assert again is not None
+    assert again.body is first.body  # nothing changed: not computed again
+    handoff.receive_result(1, "0-1", source="arbiter", at=1.0)
+    hub.publish_board(board_state(1, round="4.1", result="0-1", result_final=True))
+    changed = routes.answer("/standings.json", {})
+    assert changed is not None
+    assert changed.body is not first.body
+    (section,) = json.loads(changed.body)["sections"]
+    assert section["standings"][0]["name"] == "Okafor, Daniel"
+    assert routes.answer("/other.json", {}) is None
