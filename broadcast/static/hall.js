@@ -60,12 +60,14 @@ function gridFor(count, main) {
     const size = Math.min(across, down - 8 * cardFont());
     if (size > best.size) best = { columns, rows, size };
   }
+  best.size = Math.max(best.size, 0);
   return best;
 }
 
 class Hall {
   constructor() {
     this.options = hallOptions(location.search);
+    this.per = this.options.per; // fewer on a small screen: see fit()
     this.feed = new FeedState();
     this.page = 0;
     this.shownKey = "";
@@ -140,8 +142,8 @@ class Hall {
   pages() {
     const boards = this.chosen();
     const pages = [];
-    for (let start = 0; start < boards.length; start += this.options.per) {
-      pages.push(boards.slice(start, start + this.options.per).map((board) => board.board));
+    for (let start = 0; start < boards.length; start += this.per) {
+      pages.push(boards.slice(start, start + this.per).map((board) => board.board));
     }
     return pages;
   }
@@ -159,8 +161,18 @@ class Hall {
     if (entry !== undefined) this.drawBoard(number);
   }
 
+  /** As many boards per screen as asked, or fewer, so that a board stays large. */
+  fit() {
+    const wanted = Math.min(160, 0.4 * Math.min(this.main.clientWidth, this.main.clientHeight));
+    for (let count = this.options.per; count > 1; count -= 1) {
+      if (gridFor(count, this.main).size >= wanted) return count;
+    }
+    return 1;
+  }
+
   /** Lay out the current page's boards (again when they or the screen changed). */
   draw(force) {
+    if (force) this.per = this.fit();
     const pages = this.pages();
     if (this.page >= pages.length) this.page = 0;
     const numbers = pages[this.page] ?? [];

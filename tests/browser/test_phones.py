@@ -1,9 +1,9 @@
-"""Every state of the viewer fits a phone 360 and 390 px wide, with the longest texts.
+"""Every page fits a phone 360 and 390 px wide in every state, with the longest texts.
 
 Names of 33 characters (a TRF's whole name field), six-figure Elo-less boards with
 three-digit numbers, "double forfeit" marked provisional, "board offline", clocks over
-an hour: the boards, a game open, the rounds and the standings, at both widths. The page
-must never scroll sideways, whatever is on screen.
+an hour: the boards, a game open, the rounds, the standings, the hall screen and the
+arbiter page, at both widths. No page may scroll sideways, whatever is on screen.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from broadcast.feed.messages import BoardStatus
 from broadcast.web.server import BroadcastServer
 from tests.browser.conftest import LOOP, Pages
 from tests.browser.servers import NoArbiter, board_state
+from tests.browser.test_arbiter_page import sign_in
 
 pytestmark = [pytest.mark.browser, LOOP]
 
@@ -31,6 +32,7 @@ STATES = [
     {"result": "1/2-1/2", "result_final": False, "status": BoardStatus.CATCHING_UP},
     {"result": "*", "status": BoardStatus.WAITING},
 ]
+TOKEN = "a-long-arbiter-secret"
 MOVES = ("e4", "c5", "Nf3", "d6", "d4", "cxd4", "Nxd4", "Nf6", "Nc3", "a6")
 
 
@@ -54,7 +56,7 @@ async def server() -> AsyncIterator[BroadcastServer]:
                 **changes,
             )
         )
-    async with BroadcastServer(hub, NoArbiter(), port=0) as started:
+    async with BroadcastServer(hub, NoArbiter(), port=0, arbiter_token=TOKEN) as started:
         yield started
 
 
@@ -114,4 +116,14 @@ async def test_every_view_fits_a_phone(
         await page.locator(f'nav.views a[data-view="{view}"]').click()
         await expect(page.locator(f"#{view}")).to_be_visible()
         await assert_fits(page, width, view)
+
+    hall = await pages.open(f"{base}/hall", width=width, height=800, mobile=True)
+    await expect(hall.locator(".hall-card")).to_have_count(len(STATES))
+    await assert_fits(hall, width, "the hall screen")
+    arbiter = await pages.open(f"{base}/arbiter", width=width, height=800, mobile=True)
+    await assert_fits(arbiter, width, "the arbiter's sign-in")
+    await sign_in(arbiter, TOKEN)
+    await expect(arbiter.locator('tr[data-board="148"]')).to_contain_text(LONG_WHITE)
+    await assert_fits(arbiter, width, "the arbiter page")
+    await arbiter.screenshot(path=tmp_path / f"phone-{width}-arbiter.png", full_page=True)
     await pages.close()
