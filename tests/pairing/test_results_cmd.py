@@ -159,7 +159,7 @@ def test_export_to_standard_output_in_a_process(config: Path) -> None:
     before = (config.parent / "tournament.trf").read_bytes()
     code = (
         "import argparse, sys\n"
-        "from daemon.pairing import results_cmd\n"
+        "from daemon.commands import results as results_cmd\n"
         "parser = argparse.ArgumentParser()\n"
         "results_cmd.add_arguments(parser)\n"
         "sys.exit(results_cmd.run(parser.parse_args(sys.argv[1:])))\n"
