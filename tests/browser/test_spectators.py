@@ -159,7 +159,7 @@ async def check_past_round(page: Page, tmp_path: Path) -> None:
     await expect(dialog.locator("td.ply")).to_have_count(8)
     await expect(dialog.locator(".ending")).to_have_text("resignation")
     await step_through(page)
-    assert page.url.endswith("#round-4-board-1")
+    await expect(page).to_have_url(re.compile(r"/#round-4-board-1$"))
     await page.screenshot(path=tmp_path / "past-game.png")
     await page.keyboard.press("Escape")
     await expect(dialog).to_be_hidden()
@@ -196,7 +196,7 @@ async def test_games_rounds_and_standings_for_spectators(tmp_path: Path, pages: 
             await check_game_view(page, daemon.hub.state(1), tmp_path)
             await page.keyboard.press("Escape")
             await expect(page.locator("#detail")).to_be_hidden()
-            assert "#" not in page.url
+            await expect(page).to_have_url(f"{base}/")  # the address no longer names it
 
             await check_standings(page, daemon, tmp_path)
             assert (await daemon.service.execute(NextRound())).ok
