@@ -42,7 +42,8 @@ async def test_the_hall_cycles_through_the_boards_and_reads_from_afar(
     server: BroadcastServer, pages: Pages, tmp_path: Path
 ) -> None:
     base = f"http://127.0.0.1:{server.port}"
-    page = await pages.open(f"{base}/hall?section=Open&per=4&every=1", width=1920, height=1080)
+    # one screen held long enough to look at it, then one that turns every second
+    page = await pages.open(f"{base}/hall?section=Open&per=4&every=600", width=1920, height=1080)
     grid = page.locator("#hall-boards")
     await expect(grid).to_have_attribute("data-boards", "1,2,3,4")
     await wait_for_pieces(page, '.hall-card[data-board="1"]', {"e2": None, "e4": "white pawn"})
@@ -56,8 +57,10 @@ async def test_the_hall_cycles_through_the_boards_and_reads_from_afar(
     assert board is not None
     assert board["width"] >= 400, "boards are shown large"
     await page.screenshot(path=tmp_path / "hall.png")
+    turning = await pages.open(f"{base}/hall?section=Open&per=4&every=1", width=1920, height=1080)
+    grid = turning.locator("#hall-boards")
     await expect(grid).to_have_attribute("data-boards", "5,6")  # then the rest, by itself
-    await expect(page.locator("#hall-page")).to_have_text("2 / 2")
+    await expect(turning.locator("#hall-page")).to_have_text("2 / 2")
     await expect(grid).to_have_attribute("data-boards", "1,2,3,4")
 
     chosen = await pages.open(f"{base}/hall?boards=42,3", width=1280, height=720)
