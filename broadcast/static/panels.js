@@ -69,6 +69,7 @@ export class Panels {
     this.players = new Map(); // "section\u0000name" → {title, federation, rating}
     this.timer = null;
     this.shown = null;
+    this.opened = new Map(); // "section\u0000round" → open: the reader's choice survives redraws
     this.loadStandings();
   }
 
@@ -161,7 +162,9 @@ export class Panels {
     for (const round of rounds) {
       const block = el("details", "round");
       block.dataset.round = String(round.round);
-      block.open = round.live || rounds.length === 1;
+      const key = `${section.name}\u0000${round.round}`;
+      block.open = this.opened.get(key) ?? (round.live || rounds.length === 1);
+      block.addEventListener("toggle", () => this.opened.set(key, block.open));
       const summary = el("summary", "", `Round ${round.round}${round.live ? " · being played" : ""}`);
       const query = section.name ? `?section=${encodeURIComponent(section.name)}` : "";
       const link = el("a", "pgn", "PGN");
