@@ -19,6 +19,7 @@ from broadcast.feed.hub import Hub
 from broadcast.feed.messages import BoardStatus
 from broadcast.web.server import BroadcastServer
 from tests.browser.conftest import LOOP, Pages
+from tests.browser.pagetools import wait_for_pieces
 from tests.browser.servers import NoArbiter, board_state
 from tests.browser.test_arbiter_page import sign_in
 
@@ -107,6 +108,7 @@ async def test_every_view_fits_a_phone(
         await expect(dialog.locator("td.ply")).to_have_count(len(MOVES))
         await assert_fits(page, width, f"board {number} open")
         await page.keyboard.press("Home")
+        await wait_for_pieces(page, "#detail", {"e2": "white pawn", "g1": "white knight"})
         await assert_fits(page, width, f"board {number} at its start")
         if number == 148:
             await page.screenshot(path=tmp_path / f"phone-{width}-game.png")
