@@ -23,6 +23,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
 from base.backoff import BackoffPolicy
+from broadcast.feed.archive import RoundArchive
 from broadcast.feed.hub import Hub
 from broadcast.feed.messages import BoardState, CommandReply, SetClocks, to_json_dict
 from broadcast.livechess.server import LiveChessServer
@@ -33,6 +34,7 @@ from broadcast.outputs.webhook import AlertWebhook, WebhookSettings
 from broadcast.relay.ownership import check_ownership
 from broadcast.relay.remote import CommandListener
 from broadcast.web.listen import ListenError
+from broadcast.web.rounds import RoundRoutes
 from broadcast.web.server import BroadcastServer
 from daemon.config.local_token import ArbiterToken, daemon_token
 from daemon.config.model import (
@@ -50,10 +52,12 @@ from daemon.links.lichess import LichessLink
 from daemon.links.livechess import livechess_folder, livechess_off, livechess_settings
 from daemon.links.pairing import PairingLink, apply_pairings
 from daemon.links.settings import mqtt_settings, pgn_folder_settings
+from daemon.links.standings import StandingsRoutes
 from daemon.pairing import ResultHandoff
 from daemon.round.core import RoundCore
 from daemon.round.link_silence import BOARD_SILENCE
 from daemon.round.snapshot import SnapshotPolicy, fingerprint
+from daemon.shell.archive import ArchiveKeeper
 from daemon.shell.board_check import warn_unanswered
 from daemon.shell.clock_set import choose_clocks, clock_reply
 from daemon.shell.faults import Faults, keep_running
@@ -184,6 +188,10 @@ class Daemon:
         self.service.clock_setter = self.set_clocks
         self.rounds = RoundKeeper(self.core, self.service, self.pairings)
         self.rounds.listeners.append(self._round_changed)
+        #: Past rounds for spectators (``/rounds.json``, ``/round/N.pgn``), from the journal.
+        self.archive = RoundArchive()
+        self.archive_keeper = ArchiveKeeper(self.archive, self.hub, self.service.writer)
+        self.rounds.before_change.append(self.archive_keeper.keep)
         self.service.round_changer = lambda c: self.rounds.next_round(c.section, force=c.force)
         self.replayed = 0
         self._start_fed = False
@@ -203,6 +211,17 @@ class Daemon:
             limits=connection_limits(open_files, server.max_connections_per_client),
             results=server.results,
             frame_interval=0.0 if options.grouped else None,
+        )
+        self.server.routes.extra.append(
+            RoundRoutes(
+                self.archive,
+                self.server.public_hub,
+                delay=float(server.public_delay),
+                results=server.results,
+            )
+        )
+        self.server.routes.extra.append(
+            StandingsRoutes(self.pairings, self.server.public_hub, self._section_names)
         )
         self.livechess = self._livechess()
         #: Bugs the daemon survives: logged once, one ``internal_error`` alert each.
@@ -277,6 +296,8 @@ class Daemon:
                 show(None)
         self.rounds.restore_links(self.journal)
         self.rounds.record_start(self.journal)
+        current = {section.name: section.event.round for section in self.core.config.sections}
+        self.archive_keeper.load(self.journal, current)
         for number, game in self.core.games.items():
             if number in self.sessions:
                 self.sessions[number].board = game.config
@@ -286,6 +307,9 @@ class Daemon:
             link = self.pairings.get(game.section.name)
             if state is not None and link is not None:
                 link.receive_result(number, to_json_dict(state))
+
+    def _section_names(self) -> list[str]:
+        return [section.name for section in self.core.config.sections]
 
     @property
     def address(self) -> str:

@@ -94,6 +94,9 @@ class RoundKeeper:
         self._wall_clock = wall_clock
         #: Called after a section changed round (section name, round).
         self.listeners: list[Callable[[str, int], None]] = []
+        #: Called just before a section changes round (section name): its old round is
+        #: still in the hub (the spectators' archive keeps it).
+        self.before_change: list[Callable[[str], None]] = []
 
     def sections(self, name: str) -> list[str]:
         """The sections ``name`` selects ("" = every section)."""
@@ -174,6 +177,8 @@ class RoundKeeper:
         return change, plan.handoff
 
     def _change(self, name: str, change: RoundChange, handoff: ResultHandoff) -> dict[str, Any]:
+        for before in self.before_change:
+            before(name)
         self.service.receive(EVENT_BOARD, ROUND, change.payload(), self._wall_clock())
         link = self.links.get(name)
         if link is None:
