@@ -26,10 +26,10 @@ from broadcast.web.listen import ListenError
 from daemon.commands.emulate import emulated_clock
 from daemon.commands.options import add_http_port
 from daemon.config.model import Config, load_config_or_report
+from daemon.console.link import log_to_console, serve_with_console
+from daemon.console.view import LiveConsole, wanted
 from daemon.shell import runtime
 from daemon.shell.app import Daemon, DaemonOptions
-from daemon.shell.console import LiveConsole, wanted
-from daemon.shell.console_link import log_to_console, serve_with_console
 from daemon.shell.logs import configure_logging
 from drivers.emulator.device import EmulatedBoard
 from drivers.emulator.firmware import BoardIdentity

@@ -22,7 +22,7 @@ from broadcast.feed.messages import ConfirmResult, SetResult
 from daemon.commands.arbiter_client import ArbiterSession, reach_daemon
 from daemon.commands.options import add_http_port
 from daemon.config.model import load_config_or_report
-from daemon.shell.result_keys import (
+from daemon.console.keys import (
     ConfirmRequest,
     Request,
     SetRequest,

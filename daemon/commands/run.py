@@ -1,6 +1,6 @@
 """``dgtcast run --config FILE``: run a round until Ctrl-C or SIGTERM.
 
-On a terminal the live console (daemon/shell/console.py) shows every board and the open alerts,
+On a terminal the live console (daemon/console/view.py) shows every board and the open alerts,
 with warnings above it; elsewhere (a pipe, a file, systemd) the output is log lines.
 """
 
@@ -16,13 +16,13 @@ from dataclasses import replace
 from broadcast.web.listen import ListenError
 from daemon.commands.options import add_http_port
 from daemon.config.model import ConfigError, format_config_errors, is_every_interface
+from daemon.console.link import log_to_console, serve_with_console
+from daemon.console.view import LiveConsole, wanted
 from daemon.journal.identity import abandon_journal
 from daemon.journal.records import JournalError
 from daemon.pairing import PairingFileError
 from daemon.shell import runtime
 from daemon.shell.app import Daemon, DaemonOptions, unless_stopped
-from daemon.shell.console import LiveConsole, wanted
-from daemon.shell.console_link import log_to_console, serve_with_console
 from daemon.shell.logs import configure_logging
 
 __all__ = ["add_arguments", "arbiter_address", "run"]

@@ -101,7 +101,7 @@ class DaemonOptions:
         new_journal: when the configured journal belongs to another round, keep it and
             start this round's journal beside it (daemon/journal/identity.py).
         progress: shown a line while something long is read (the journal), then None
-            (the live console, daemon/shell/console.py).
+            (the live console, daemon/console/view.py).
         board_patience: seconds after start before e-boards without a link are reported
             (at WARNING, with the reason and the fix).
         snapshots: when the round's state is added to the journal (default policy: None).

@@ -22,7 +22,7 @@ import chess.pgn
 from rich.console import Console
 
 from broadcast.feed.messages import Alert, AlertKind, BoardState, BoardStatus, MoveInfo
-from daemon.shell.console import ConsoleFrame, memory_progress, render, wanted
+from daemon.console.view import ConsoleFrame, memory_progress, render, wanted
 from drivers.emulator.clock import ClockSettings
 from drivers.emulator.device import EmulatedBoard
 from drivers.emulator.firmware import BoardIdentity

@@ -26,10 +26,7 @@ from daemon.cli import main
 from daemon.commands.run import arbiter_address
 from daemon.config.local_token import arbiter_token, local_token_path
 from daemon.config.model import load_config
-from daemon.shell.app import Daemon
-from daemon.shell.console import ConsoleFrame, render
-from daemon.shell.console_link import ConsoleKeys, console_frame
-from daemon.shell.result_keys import (
+from daemon.console.keys import (
     HINT,
     ConfirmRequest,
     KeyPrompt,
@@ -40,6 +37,9 @@ from daemon.shell.result_keys import (
     press,
     summary,
 )
+from daemon.console.link import ConsoleKeys, console_frame
+from daemon.console.view import ConsoleFrame, render
+from daemon.shell.app import Daemon
 from tests.daemon.support import BoardSpec, running_daemon, wait_for, write_config
 
 

@@ -1,7 +1,7 @@
 """The live console beside a running daemon: what it shows of it, and its keys.
 
-What it shows is daemon/shell/console.py's view; the keys set and confirm results
-(daemon/shell/result_keys.py).
+What it shows is daemon/console/view.py's view; the keys set and confirm results
+(daemon/console/keys.py).
 
 Shared by ``dgtcast run`` and ``dgtcast demo``. The keys are read from the terminal the
 console is on (standard input, in cbreak mode: no echo, one key at a time, Ctrl-C still
@@ -21,9 +21,7 @@ from contextlib import suppress
 
 from rich.logging import RichHandler
 
-from daemon.shell.app import Daemon
-from daemon.shell.console import ConsoleFrame, LiveConsole, memory_progress
-from daemon.shell.result_keys import (
+from daemon.console.keys import (
     ConfirmRequest,
     KeyPrompt,
     Request,
@@ -34,6 +32,8 @@ from daemon.shell.result_keys import (
     section_problem,
     summary,
 )
+from daemon.console.view import ConsoleFrame, LiveConsole, memory_progress
+from daemon.shell.app import Daemon
 
 if sys.platform != "win32":
     import termios

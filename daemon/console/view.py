@@ -10,7 +10,7 @@ shows, refreshed in place (``rich``'s live display):
   (``provisional`` until an arbiter confirms it) and the board's state (``to confirm``,
   ``finished`` once a game has a result);
 * the keys' line: ``s`` sets a result, ``c`` confirms one (or all), the prompt while
-  one is typed and the daemon's answer (daemon/shell/result_keys.py);
+  one is typed and the daemon's answer (daemon/console/keys.py);
 * the open alerts with what to do, newest last (those an arbiter acknowledged marked so),
   and the last few resolved, each saying by whom and why (docs/alerts.md, "Life cycle").
 
@@ -41,8 +41,8 @@ from rich.text import Text
 
 from broadcast.feed.messages import LOW_BATTERY, Alert, BoardState, BoardStatus
 from broadcast.feed.pgn import format_clock
+from daemon.console.keys import KeyPrompt
 from daemon.shell.logs import under_journald
-from daemon.shell.result_keys import KeyPrompt
 
 __all__ = ["ConsoleFrame", "LiveConsole", "memory_progress", "render", "wanted"]
 
@@ -77,7 +77,7 @@ class ConsoleFrame:
         alerts: the open alerts, oldest first.
         progress: what is being read right now, if anything.
         resolved: the last alerts resolved, in the order they were.
-        keys: the keyboard's prompt and last answer (daemon/shell/result_keys.py); None
+        keys: the keyboard's prompt and last answer (daemon/console/keys.py); None
             where keys are not read.
     """
 

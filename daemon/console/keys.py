@@ -2,7 +2,7 @@
 
 Both send the arbiter page's commands (``set_result``, ``confirm_result``) to the
 running daemon: ``dgtcast result`` over its arbiter channel (daemon/commands/result.py),
-the console straight to the daemon it shows (daemon/shell/console_link.py).
+the console straight to the daemon it shows (daemon/console/link.py).
 
 The console's keys (docs/daemon.md, "The live console"):
 
