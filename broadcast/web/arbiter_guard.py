@@ -25,6 +25,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
+from base.backoff import Backoff, BackoffPolicy
 from broadcast.web.log_limit import LogLimit
 
 __all__ = ["OriginPolicy", "TokenThrottle", "client_key"]
@@ -84,7 +85,7 @@ class OriginPolicy:
 
 @dataclass(slots=True)
 class _Client:
-    failures: int = 0
+    backoff: Backoff  # its failures are the wrong tokens in a row
     next_answer: float = 0.0
     held: int = 0
 
@@ -139,6 +140,8 @@ class TokenThrottle:
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.first_delay = first_delay
+        #: Each wrong token's delay: doubling from ``first_delay``, at most ``max_delay``.
+        self._policy = BackoffPolicy(initial=min(first_delay, max_delay), maximum=max_delay)
         self.max_delay = max_delay
         self.max_held_per_client = max_held_per_client
         self.max_held = max_held
@@ -156,7 +159,7 @@ class TokenThrottle:
     def failures(self, address: str) -> int:
         """Wrong tokens in a row from ``address``'s key."""
         client = self._clients.get(client_key(address))
-        return 0 if client is None else client.failures
+        return 0 if client is None else client.backoff.failures
 
     def succeeded(self, address: str) -> None:
         """A right token from ``address``: its key's record is cleared."""
@@ -170,10 +173,9 @@ class TokenThrottle:
         key = client_key(address)
         client = self._client(key)
         now = self._clock()
-        client.failures += 1
+        delay = client.backoff.next_delay()
         full = client.held >= self.max_held_per_client or self._held >= self.max_held
         hold = 0.0 if full else max(0.0, client.next_answer - now)
-        delay = min(self.max_delay, self.first_delay * 2 ** (client.failures - 1))
         client.next_answer = now + hold + delay
         self._note(address, key, client, hold)
         if hold <= 0:
@@ -199,7 +201,7 @@ class TokenThrottle:
             address,
             count,
             len(self._unlogged_keys),
-            client.failures,
+            client.backoff.failures,
             hold,
         )
         self._unlogged_keys.clear()
@@ -209,7 +211,7 @@ class TokenThrottle:
         if client is None:
             if len(self._clients) >= _MAX_CLIENTS:
                 self._forget()
-            client = self._clients[key] = _Client()
+            client = self._clients[key] = _Client(Backoff(self._policy))
         return client
 
     def _forget(self) -> None:
