@@ -26,6 +26,7 @@ Exceptions::
 
 from __future__ import annotations
 
+import copy
 import datetime as dt
 import ipaddress
 import os
@@ -65,6 +66,7 @@ __all__ = [
     "BoardConfig",
     "Config",
     "ConfigError",
+    "ConfigFile",
     "EventConfig",
     "LichessConfig",
     "LiveChessConfig",
@@ -213,6 +215,48 @@ def format_config_errors(error: ConfigError) -> str:
     return "\n".join(error.problems)
 
 
+@dataclass(frozen=True, slots=True)
+class ConfigFile:
+    """A configuration file read once; :meth:`build` makes its :class:`Config` for a start
+    time as often as needed (the daemon's first start is only known from its journal,
+    which the configuration names)."""
+
+    data: Mapping[str, Any]
+    source: str
+    base_dir: Path
+    env: Mapping[str, str]
+
+    @classmethod
+    def read(
+        cls, path: str | os.PathLike[str], *, env: Mapping[str, str] | None = None
+    ) -> ConfigFile:
+        """Read ``path`` (TOML); ``env`` holds the secrets (default ``os.environ``).
+
+        Raises:
+            ConfigError: the file cannot be read or is no TOML (one line).
+        """
+        return cls(
+            data=load_toml(path),
+            source=str(path),
+            base_dir=Path(path).resolve().parent,
+            env=os.environ if env is None else env,
+        )
+
+    def build(self, now: dt.datetime | None = None) -> Config:
+        """Validate and normalise the file's tables (see :func:`load_config`).
+
+        Raises:
+            ConfigError: one line per problem, never a traceback.
+        """
+        return _build(
+            copy.deepcopy(dict(self.data)),
+            source=self.source,
+            base_dir=self.base_dir,
+            env=self.env,
+            now=dt.datetime.now().astimezone() if now is None else now,
+        )
+
+
 def load_config(
     path: str | os.PathLike[str],
     *,
@@ -231,14 +275,7 @@ def load_config(
     Raises:
         ConfigError: one line per problem, never a traceback.
     """
-    source = str(path)
-    return _build(
-        load_toml(path),
-        source=source,
-        base_dir=Path(path).resolve().parent,
-        env=os.environ if env is None else env,
-        now=dt.datetime.now().astimezone() if now is None else now,
-    )
+    return ConfigFile.read(path, env=env).build(now)
 
 
 def load_config_or_report(path: str | os.PathLike[str]) -> Config | None:

@@ -40,8 +40,8 @@ from daemon.config.local_token import ArbiterToken, daemon_token
 from daemon.config.model import (
     Config,
     ConfigError,
+    ConfigFile,
     is_every_interface,
-    load_config,
     weak_token_problem,
 )
 from daemon.game.state import TrackerSettings
@@ -130,7 +130,7 @@ class DaemonOptions:
 
 
 def load_round_config(
-    path: str | os.PathLike[str], journal: Journal | None = None, now: dt.datetime | None = None
+    file: ConfigFile, journal: Journal | None = None, now: dt.datetime | None = None
 ) -> Config:
     """Load the configuration; the default round date is that of the journal's first start.
 
@@ -143,14 +143,12 @@ def load_round_config(
     Raises:
         ConfigError: one line per problem.
     """
-    config = load_config(path, now=now)
-    if journal is None:
-        return config
-    first = next(journal.records(board=EVENT_BOARD, kinds={STARTED}), None)
+    first = (
+        None if journal is None else next(journal.records(board=EVENT_BOARD, kinds={STARTED}), None)
+    )
     if first is None:
-        return config
-    started = dt.datetime.fromtimestamp(float(first.payload["at"])).astimezone()
-    return load_config(path, now=started)
+        return file.build(now)
+    return file.build(dt.datetime.fromtimestamp(float(first.payload["at"])).astimezone())
 
 
 class Daemon:
@@ -254,15 +252,16 @@ class Daemon:
             JournalError: a journal that cannot be used.
             PairingFileError: a TRF or pairings file that cannot be used.
         """
-        first = load_config(config_path)
+        file = ConfigFile.read(config_path)  # read once: built again below from its data
+        opened = dt.datetime.now().astimezone()
+        first = file.build(opened)
         weak = None if options.demo else weak_token_problem(first)
         if weak is not None:
             raise ConfigError([weak])
         await claim_boards(first)
         journal = open_round_journal(first, new_journal=options.new_journal)
         try:
-            opened = dt.datetime.now().astimezone()
-            config = load_round_config(config_path, journal, opened)
+            config = load_round_config(file, journal, opened)
             moved = {
                 str(r.payload["section"]) for r in journal.records(board=EVENT_BOARD, kinds={ROUND})
             }
