@@ -28,8 +28,8 @@ class BackoffPolicy:
         maximum: the delay never exceeds this (unless a server asks for more).
         jitter: each delay is drawn uniformly from ``delay × [1 - jitter, 1]``, so that
             many clients do not retry in lock step; 0 disables it.
-        retry_after_cap: a server's ``Retry-After`` is honoured beyond ``maximum`` up to
-            this many seconds.
+        retry_after_cap: a server's ``Retry-After`` is honoured (beyond ``maximum`` too)
+            up to this many seconds.
     """
 
     initial: float = 0.2
@@ -54,12 +54,13 @@ class Backoff:
         self._next = self.policy.initial
         self.failures = 0
 
-    def next_delay(self, at_least: float | None = None) -> float:
+    def next_delay(self, retry_after: float | None = None) -> float:
         """Count one failure; the delay before the next attempt.
 
         Args:
-            at_least: a server's ``Retry-After`` in seconds: the delay is at least this
-                (at most ``retry_after_cap``), jitter or not.
+            retry_after: a server's ``Retry-After`` in seconds: the delay is exactly
+                this (at most ``retry_after_cap``), whatever the backoff's step and
+                jitter; the step still moves on.
         """
         policy = self.policy
         delay = self._next
@@ -67,8 +68,8 @@ class Backoff:
         self.failures += 1
         if policy.jitter:
             delay *= 1 - policy.jitter * self._rng.random()
-        if at_least is not None:
-            delay = max(delay, min(at_least, policy.retry_after_cap))
+        if retry_after is not None:
+            delay = min(retry_after, policy.retry_after_cap)
         return delay
 
     def reset(self) -> None:

@@ -2,11 +2,18 @@
 
 Each :class:`FarmBoard` is a firmware, a clock and a human player on a pty of its own;
 :func:`serve_farm` runs them as a child process driven by JSON lines (``bench/common.py``).
+
+A *clock storm* (``clock_rate``) makes each clock report that many times a second while
+it runs, besides the firmware's own reports: a BWTIME whose running side shows its time
+and, every other report, one second more (a clock whose seconds jitter), so that every
+report differs from the last and reaches the daemon's core (the board session drops
+repeats). The running side and the lever never change in them: moves stay the players'.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import os
 import random
 import time
@@ -25,6 +32,8 @@ from common import (
     stdin_lines,
 )
 
+from drivers.dgt.boardside import encode_event
+from drivers.dgt.events import ClockTimes
 from drivers.emulator.clock import ChessClock
 from drivers.emulator.firmware import BoardFirmware, BoardIdentity, BoardMode
 from drivers.emulator.player import HumanPlayer, PressLever
@@ -43,8 +52,14 @@ class FarmBoard:
         seed: seeds the players.
     """
 
-    def __init__(self, number: int, path: Path, game: chess.pgn.Game, seed: int) -> None:
+    def __init__(
+        self, number: int, path: Path, game: chess.pgn.Game, seed: int, clock_rate: float = 0.0
+    ) -> None:
         self.number = number
+        self.clock_rate = clock_rate
+        #: Storm reports written (see the module docstring).
+        self.storm_reports = 0
+        self._storm: asyncio.TimerHandle | None = None
         self.port = VirtualSerialPort(path)
         self.moves = [move.uci() for move in game.mainline_moves()]
         player = HumanPlayer(seed=seed, speed=1.0, noise=NOISE, think=THINK)
@@ -90,12 +105,28 @@ class FarmBoard:
         """Play the game, its schedule counted from ``origin`` (loop time)."""
         self._origin = origin
         self._arm_action()
+        if self.clock_rate > 0:
+            self._storm = self._loop.call_at(origin, self._report)
 
     def stop(self) -> None:
         """Stop making moves (the clock keeps running)."""
         if self._action is not None:
             self._action.cancel()
             self._action = None
+        if self._storm is not None:
+            self._storm.cancel()
+            self._storm = None
+
+    def _report(self) -> None:
+        """One report of the clock storm (only while the clock runs)."""
+        now = self._loop.time()
+        self._storm = self._loop.call_at(now + 1.0 / self.clock_rate, self._report)
+        times = self.firmware.clock_times(now)
+        if not times.running or not self.connected:
+            return
+        self.storm_reports += 1
+        self._out += encode_event(_jittered(times, self.storm_reports % 2 == 1))
+        self._write()
 
     def _arm_action(self) -> None:
         if self._next < len(self._schedule):
@@ -157,7 +188,17 @@ class FarmBoard:
                 self._loop.remove_writer(self.port.master_fd)
 
 
-async def serve_farm(count: int, folder: Path, seed: int) -> None:
+def _jittered(times: ClockTimes, jitter: bool) -> ClockTimes:
+    """``times`` with the running side's seconds one off when ``jitter``."""
+    if not jitter:
+        return times
+    side = "right" if times.right_high else "left"
+    face = getattr(times, side)
+    seconds = face.seconds + 1 if face.seconds < 59 else face.seconds - 1
+    return dataclasses.replace(times, **{side: dataclasses.replace(face, seconds=seconds)})
+
+
+async def serve_farm(count: int, folder: Path, seed: int, clock_rate: float = 0.0) -> None:
     """The farm process: ``count`` boards on ptys in ``folder``, driven over stdin/stdout.
 
     Says ``{"ports": [...]}``; then each ``{"go": seconds, "stagger": seconds}`` plays
@@ -166,7 +207,9 @@ async def serve_farm(count: int, folder: Path, seed: int) -> None:
     raise_fd_limit()
     games = long_games()
     boards = [
-        FarmBoard(n, folder / f"board-{n}", games[(n - 1) % len(games)], seed * 7919 + n)
+        FarmBoard(
+            n, folder / f"board-{n}", games[(n - 1) % len(games)], seed * 7919 + n, clock_rate
+        )
         for n in range(1, count + 1)
     ]
     for board in boards:
@@ -194,4 +237,5 @@ async def _play(boards: list[FarmBoard], seconds: float, stagger: float) -> dict
         if ply <= len(board.moves)
     ]
     connected = sum(board.connected for board in boards)
-    return {"go": origin, "presses": presses, "connected": connected}
+    storm = sum(board.storm_reports for board in boards)
+    return {"go": origin, "presses": presses, "connected": connected, "storm": storm}

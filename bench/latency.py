@@ -1,6 +1,7 @@
 """Latency from the last serial byte of a move to a spectator's websocket message.
 
-Run ``.venv/bin/python bench/latency.py [--boards 2 100 500] [--seconds 30] [--profile DIR]``.
+Run ``.venv/bin/python bench/latency.py [--boards 2 100 500] [--seconds 30] [--profile DIR]
+[--clock-rate 60] [--old]``.
 
 Four processes, so that the daemon's is measured alone (``time.monotonic()`` is
 CLOCK_MONOTONIC, one clock for every process of the machine):
@@ -28,6 +29,12 @@ Latency is the difference; a move whose event never came within the grace period
 lost and counted as infinitely late. Moves of the first ``warmup`` seconds are not
 counted. The span includes the pty, the driver, the journal commit (the daemon journals
 every input before it publishes), the game tracker, the hub and the websocket send.
+
+The daemon also watches its own event loop while the boards play
+(``bench/loopwatch.py``: its longest pause, its garbage collections) and counts the
+snapshots it wrote. ``--clock-rate N`` adds a clock storm (``bench/farm.py``: every
+running clock reports N times a second); ``--old`` runs the daemon the way before
+issue 24 (each input journalled and published on its own, a feed frame per publish).
 """
 
 from __future__ import annotations
@@ -38,6 +45,7 @@ import cProfile
 import json
 import logging
 import math
+import os
 import sys
 import tempfile
 import time
@@ -58,8 +66,10 @@ from common import (
     write_round_config,
 )
 from farm import serve_farm
+from loopwatch import LoopWatch
 from websockets.asyncio.client import connect
 
+from daemon.round.snapshot import SnapshotPolicy
 from daemon.shell.app import Daemon, DaemonOptions
 
 __all__ = [
@@ -78,7 +88,7 @@ GRACE = 2.0
 
 
 async def _farm(args: argparse.Namespace) -> None:
-    await serve_farm(args.boards, Path(args.folder), args.seed)
+    await serve_farm(args.boards, Path(args.folder), args.seed, args.clock_rate)
 
 
 # --- The daemon and the spectator -----------------------------------------------------------
@@ -88,19 +98,31 @@ async def _daemon(args: argparse.Namespace) -> None:
     raise_fd_limit()
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s %(message)s")
     started = time.monotonic()
-    daemon = await Daemon.open(args.config, DaemonOptions(port=0))
+    every = args.snapshot_every
+    policy = None if every is None else SnapshotPolicy(every_seconds=every)
+    options = DaemonOptions(port=0, grouped=not args.old, snapshots=policy)
+    daemon = await Daemon.open(args.config, options)
     built = time.monotonic() - started
     await daemon.start()
     stop = asyncio.Event()
     task = asyncio.create_task(daemon.run(stop))
     send_line({"port": daemon.server.port, "replayed": daemon.replayed, "construct_s": built})
     profiler = cProfile.Profile()
+    watch, taken = LoopWatch(), 0
     async for message in stdin_lines():
         if message.get("profile") == "start":
             profiler.enable()
         elif message.get("profile") == "stop":
             profiler.disable()
             profiler.dump_stats(args.profile)
+        if message.get("watch") == "start":
+            watch.start()
+            taken = daemon.service.snapshots_written
+        elif message.get("watch") == "stop":
+            figures = watch.stop()
+            figures["snapshots"] = daemon.service.snapshots_written - taken
+            send_line(figures)
+            continue
         send_line({"ok": True})
     stop.set()
     await task
@@ -179,6 +201,10 @@ class LatencyRun:
         rss_idle_kib / rss_end_kib: the daemon's RSS with every board connected, and
             after play.
         connect_s: from starting the daemon to every board online at the spectator.
+        old: the daemon ran the way before issue 24 (``--old``).
+        storm: clock-storm reports the farm wrote (``--clock-rate``).
+        loop: the daemon's loop and collector figures while playing (``LoopWatch``)
+            and the snapshots it wrote.
     """
 
     boards: int
@@ -191,6 +217,35 @@ class LatencyRun:
     rss_idle_kib: int
     rss_end_kib: int
     connect_s: float
+    old: bool = False
+    storm: int = 0
+    loop: dict[str, Any] | None = None
+    load: str = ""  # the machine's load average when the run ended
+
+    @property
+    def readings_per_s(self) -> float:
+        """Clock-storm reports per second of play."""
+        return self.storm / self.seconds
+
+    def cpu_per_reading_us(self) -> float:
+        """Daemon CPU per clock reading of the storm (everything else included), µs."""
+        return self.daemon_cpu / max(1, self.storm) * 1e6
+
+    def cpu_per_move_ms(self) -> float:
+        """Daemon CPU per move played (every input of the play included), ms."""
+        return self.daemon_cpu / max(1, self.moves) * 1e3
+
+    def loop_text(self) -> str:
+        """The loop figures in words (empty without them)."""
+        if not self.loop:
+            return ""
+        loop = self.loop
+        return (
+            f"loop's longest pause {loop['loop_max_ms']:.1f} ms "
+            f"({loop.get('loop_max_cpu_ms', 0):.1f} ms of it on the CPU; "
+            f"{loop['pauses_over']['10']} over 10 ms), {loop['snapshots']} snapshots, "
+            f"longest collection {loop['gc_max_ms']:.1f} ms ({loop['gc_full_count']} full)"
+        )
 
     @property
     def moves(self) -> int:
@@ -220,6 +275,9 @@ class LatencyRun:
             f"over {self.moves} moves ({self.lost} lost, {self.wrong} misread); daemon CPU "
             f"{self.cpu_load:.0%} of a core; RSS {self.rss_idle_kib / 1024:.0f} MiB connected, "
             f"{self.rss_end_kib / 1024:.0f} MiB after play; connect {self.connect_s:.1f} s"
+            + (f"; storm {self.readings_per_s:,.0f} readings/s" if self.storm else "")
+            + (f"; {self.loop_text()}" if self.loop else "")
+            + ("; the way before (--old)" if self.old else "")
         )
 
 
@@ -270,6 +328,9 @@ class Load:
         stagger: boards start within this many seconds of each other.
         seed: seeds the players.
         profile: write a cProfile file of the daemon's play here.
+        clock_rate: reports per second of the clock storm (0: none).
+        old: run the daemon the way before issue 24.
+        snapshot_every: seconds between snapshots at most (None: the default policy).
     """
 
     boards: int
@@ -279,6 +340,9 @@ class Load:
     stagger: float = 3.0
     seed: int = 1
     profile: Path | None = None
+    clock_rate: float = 0.0
+    old: bool = False
+    snapshot_every: float | None = None
 
 
 async def measure(load: Load) -> LatencyRun:
@@ -288,14 +352,17 @@ async def measure(load: Load) -> LatencyRun:
         children: list[Child] = []
         try:
             farm_args = _child_args("farm", "--boards", load.boards, "--folder", work)
-            farm = await Child.start(
-                "latency.py", [*farm_args, "--seed", str(load.seed)], work / "farm.log"
-            )
+            farm_args += ["--seed", str(load.seed), "--clock-rate", str(load.clock_rate)]
+            farm = await Child.start("latency.py", farm_args, work / "farm.log")
             children.append(farm)
             config = write_round_config(work, (await farm.receive(60))["ports"])
             started = time.monotonic()
             profile = load.profile or work / "daemon.prof"
             daemon_args = _child_args("daemon", "--config", config, "--profile", profile)
+            if load.old:
+                daemon_args.append("--old")
+            if load.snapshot_every is not None:
+                daemon_args += ["--snapshot-every", str(load.snapshot_every)]
             daemon = await Child.start("latency.py", daemon_args, work / "daemon.log")
             children.insert(0, daemon)
             port = (await daemon.receive(120))["port"]
@@ -323,10 +390,14 @@ async def _play_and_match(
     if load.profile is not None:
         daemon.send({"profile": "start"})
         await daemon.receive(10)
+    daemon.send({"watch": "start"})
+    await daemon.receive(10)
     farm.send({"go": load.seconds, "stagger": load.stagger})
     played = await farm.receive(load.seconds + 60)
     await asyncio.sleep(GRACE)
     cpu = process_cpu_seconds(daemon.pid) - cpu
+    daemon.send({"watch": "stop"})
+    loop = await daemon.receive(30)
     rss_end = process_rss_kib(daemon.pid)
     if load.profile is not None:
         daemon.send({"profile": "stop"})
@@ -350,6 +421,10 @@ async def _play_and_match(
         rss_idle_kib=rss_idle,
         rss_end_kib=rss_end,
         connect_s=connect_s,
+        old=load.old,
+        storm=int(played.get("storm", 0)),
+        loop=loop,
+        load=f"load {os.getloadavg()[0]:.1f}",
     )
 
 
@@ -359,6 +434,9 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--seconds", type=float, default=30.0, help="play time per run")
     parser.add_argument("--spectators", type=int, default=0, help="idle spectators besides one")
     parser.add_argument("--profile", type=Path, help="folder for cProfile files of the daemon")
+    parser.add_argument("--clock-rate", type=float, default=0.0, help="clock storm, reports/s")
+    parser.add_argument("--old", action="store_true", help="the daemon the way before issue 24")
+    parser.add_argument("--snapshot-every", type=float, help="seconds between snapshots at most")
     parser.add_argument("--role", choices=sorted(_ROLES), help=argparse.SUPPRESS)
     parser.add_argument("--folder", help=argparse.SUPPRESS)
     parser.add_argument("--seed", type=int, default=1, help=argparse.SUPPRESS)
@@ -383,7 +461,13 @@ def main(argv: list[str] | None = None) -> int:
             args.profile.mkdir(parents=True, exist_ok=True)
             profile = args.profile / f"daemon-{boards}.prof"
         load = Load(
-            boards=boards, seconds=args.seconds, spectators=args.spectators, profile=profile
+            boards=boards,
+            seconds=args.seconds,
+            spectators=args.spectators,
+            profile=profile,
+            clock_rate=args.clock_rate,
+            old=args.old,
+            snapshot_every=args.snapshot_every,
         )
         print(asyncio.run(measure(load)).summary(), flush=True)
     return 0

@@ -34,6 +34,7 @@ _COMMANDS: dict[str, tuple[str, str]] = {
     "boards": ("daemon.commands.boards", "list the serial ports that answer as DGT boards"),
     "clocks": ("daemon.commands.clocks", "set every e-board clock to the time control (mode 23)"),
     "round": ("daemon.commands.round", "move the running daemon on to the next round"),
+    "result": ("daemon.commands.result", "set or confirm a result on the running daemon"),
     "results": ("daemon.commands.results", "write the round's TRF from the journal"),
     "relay": ("daemon.commands.relay", "serve every daemon's boards from the MQTT broker"),
     "demo": (

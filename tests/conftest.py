@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from drivers.dgt.aio.ports import EMULATED_PORTS_ENV
 from tests.mosquitto import Mosquitto, find_mosquitto
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -123,3 +124,19 @@ def root_logger_restored() -> Iterator[None]:
         if handler not in handlers and not type(handler).__module__.startswith("_pytest"):
             root.removeHandler(handler)
     root.setLevel(level)
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _own_emulated_ports(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """This test run's folder of emulated ports (drivers/dgt/aio/ports.py), set for every
+    process the tests start: boards found by serial are this run's, never the emulators
+    of another run on the same machine."""
+    folder = tmp_path_factory.mktemp("emulated-ports")
+    folder.chmod(0o700)
+    before = os.environ.get(EMULATED_PORTS_ENV)
+    os.environ[EMULATED_PORTS_ENV] = str(folder)
+    yield folder
+    if before is None:
+        os.environ.pop(EMULATED_PORTS_ENV, None)
+    else:
+        os.environ[EMULATED_PORTS_ENV] = before

@@ -74,8 +74,8 @@ def dgtcast(*args: str) -> list[str]:
 
 
 def dgtcast_run(config: Path, *flags: str, port: int = 0) -> list[str]:
-    """``dgtcast run --config CONFIG --port PORT FLAGS``; port 0 takes a free one."""
-    return dgtcast("run", "--config", str(config), "--port", str(port), *flags)
+    """``dgtcast run --config CONFIG --http-port PORT FLAGS``; port 0 takes a free one."""
+    return dgtcast("run", "--config", str(config), "--http-port", str(port), *flags)
 
 
 def _die_with_the_test() -> None:

@@ -41,6 +41,8 @@ _NEEDS = {
     ("clocks", "set"): "e-boards with clocks in mode 23",
     ("results", "export"): "a journal of a played round",
     ("round", "next"): "a running daemon and the next round's pairings",
+    ("result", "set"): "a running daemon",
+    ("result", "confirm"): "a running daemon",
     ("--set-clocks", ""): "e-boards with clocks in mode 23",
 }
 _FOREIGN = ("sudo", "pipx", "journalctl", "mosquitto_sub", "mosquitto_pub", "curl", "npm")
@@ -150,7 +152,7 @@ def _serve_then_stop(command: DocCommand, argv: list[str], workdir: Path) -> Non
     """Run a serving command until it serves, then Ctrl-C. It listens on a free port and
     keeps its temporary files (the demo's boards) in ``workdir``: two runs of the tests
     side by side, or two workers, must not take each other's port or ptys."""
-    elsewhere = ["--port", "0"] if argv[0] in ("run", "demo", "relay") else []
+    elsewhere = ["--http-port", "0"] if argv[0] in ("run", "demo", "relay") else []
     output = workdir / "output.txt"
     with output.open("w") as sink:
         process = subprocess.Popen(

@@ -45,7 +45,11 @@ ALLOWED: dict[str, set[str]] = {
     | (_CORE - {"daemon.round"}),
     "daemon.links": {"base"} | _DRIVERS | _BROADCAST | _CORE,
     "daemon.shell": {"base", "daemon.links"} | _DRIVERS | _BROADCAST | _CORE,
-    "daemon.commands": {"base", "daemon.links", "daemon.shell"} | _DRIVERS | _BROADCAST | _CORE,
+    "daemon.console": {"base", "daemon.links", "daemon.shell"} | _DRIVERS | _BROADCAST | _CORE,
+    "daemon.commands": {"base", "daemon.links", "daemon.shell", "daemon.console"}
+    | _DRIVERS
+    | _BROADCAST
+    | _CORE,
 }
 
 #: No room holds more modules than this (``__init__`` not counted).

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from base.colors import Color
-from broadcast.feed.messages import BoardState, BoardStatus, MoveInfo, to_json_dict
+from broadcast.feed.messages import BoardState, BoardStatus, ClockReading, MoveInfo, to_json_dict
 
 __all__ = [
     "BoardAnnounced",
@@ -28,6 +28,7 @@ __all__ = [
     "MovesTakenBack",
     "ResultChanged",
     "StatusChanged",
+    "clock_event_due",
     "diff_states",
     "encode_json",
     "event_to_json",
@@ -226,7 +227,7 @@ def _side_off(before: float | None, after: float | None, ran: float, tolerance: 
     return abs(after - max(0.0, before - ran)) > tolerance
 
 
-def _clock_changed(known: BoardState, new: BoardState, tolerance: float) -> bool:
+def clock_event_due(known: BoardState, new: BoardState | ClockReading, tolerance: float) -> bool:
     """Whether a viewer extrapolating from ``known`` would now show the wrong times."""
     if known.running != new.running or (known.clock_at is None) != (new.clock_at is None):
         return True
@@ -250,7 +251,7 @@ def _other_events(
 ) -> list[FeedEvent]:
     events: list[FeedEvent] = []
     b = new.board
-    if _clock_changed(known, new, tolerance):
+    if clock_event_due(known, new, tolerance):
         events.append(
             ClockChanged(
                 seq=next(seqs),

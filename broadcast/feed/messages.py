@@ -6,7 +6,10 @@ layer fans them out (websocket feed, PGN endpoints, MQTT, lichess, PGN folder). 
 commands arrive as :data:`ArbiterCommand` values and are executed by a
 :class:`CommandHandler` that the daemon (or a relay) provides.
 
-Every value here is JSON-friendly through :func:`to_json_dict`. Arbiter commands have one
+Every value here is JSON-friendly through :func:`to_json_dict`. Alerts have one wire form,
+:func:`alert_to_json` and :func:`alert_from_json` (every version of an alert: raised,
+updated, acknowledged, resolved; docs/alerts.md), used by the arbiter channel, MQTT, the
+webhook, relays and the journal. Arbiter commands have one
 codec, :func:`command_to_json` and :func:`command_from_json` (untrusted data, validated
 by pydantic, with one-line reasons); the arbiter channel, the relays' command topics and
 the journal all use it.
@@ -18,23 +21,33 @@ import dataclasses
 import enum
 import json
 from dataclasses import dataclass, field
-from typing import Annotated, Any, ClassVar, Protocol, get_args
+from typing import Annotated, Any, ClassVar, Literal, Protocol, get_args
 
-from pydantic import ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic import AfterValidator, ConfigDict, Field, TypeAdapter, ValidationError
 from pydantic_core import ErrorDetails
 
 from base.colors import Color
 
 __all__ = [
+    "BY_ARBITER",
+    "BY_DGTCAST",
     "COMMAND_TYPES",
     "LOW_BATTERY",
     "MALFORMED_JSON",
+    "MAX_BOARD",
+    "MAX_ID",
+    "MAX_LINE",
+    "MAX_TEXT",
+    "NOT_UNICODE",
     "RESULTS",
     "AcceptPosition",
     "AckAlert",
     "Alert",
     "AlertKind",
+    "AlertState",
+    "AlertStep",
     "ArbiterCommand",
+    "BoardNumber",
     "BoardState",
     "BoardStatus",
     "ChooseLine",
@@ -49,6 +62,8 @@ __all__ = [
     "SetClocks",
     "SetResult",
     "Text",
+    "alert_from_json",
+    "alert_to_json",
     "alerts_from_json",
     "board_state_from_json",
     "command_from_json",
@@ -56,8 +71,6 @@ __all__ = [
     "decode_untrusted_json",
     "to_json_dict",
 ]
-
-#: A player's colour, as every message and event spells it.
 
 #: Results an arbiter may set: normal results, and forfeits (+- -+ --) per the TRF codes.
 RESULTS = frozenset({"1-0", "0-1", "1/2-1/2", "+-", "-+", "--", "*"})
@@ -69,10 +82,8 @@ class AlertKind(enum.StrEnum):
     FLAG_FALL = "flag_fall"
     LATE_ARRIVAL = "late_arrival"
     BOARD_OFFLINE = "board_offline"
-    BOARD_ONLINE = "board_online"
     BOARD_FLOODING = "board_flooding"
     CLOCK_OFFLINE = "clock_offline"
-    CLOCK_ONLINE = "clock_online"
     OUT_OF_SYNC = "out_of_sync"
     CLOCK_MISMATCH = "clock_mismatch"
     RESULT_SIGNALLED = "result_signalled"
@@ -81,7 +92,7 @@ class AlertKind(enum.StrEnum):
     GAP_AMBIGUOUS = "gap_ambiguous"
     LICHESS_REFUSED = "lichess_refused"  # raised by the lichess push, not by a board
     JOURNAL_FAILED = "journal_failed"
-    JOURNAL_RECOVERED = "journal_recovered"
+    INTERNAL_ERROR = "internal_error"  # a bug the daemon survived (daemon/shell/faults.py)
 
 
 class BoardStatus(enum.Enum):
@@ -146,9 +157,54 @@ class BoardState:
     battery_charging: bool = False  # the e-board is on its charger (with ``battery``)
 
 
+class AlertState(enum.StrEnum):
+    """Where an alert is in its life (docs/alerts.md, "Life cycle")."""
+
+    OPEN = "open"  # its condition holds, or the decision it asks for is not made yet
+    RESOLVED = "resolved"  # the condition cleared, or the decision was made
+
+
+#: Who took a step of an alert's life: dgtcast itself (the condition cleared) ...
+BY_DGTCAST = "dgtcast"
+#: ... or an arbiter (a command: acknowledge, confirm a result, accept a position, ...).
+BY_ARBITER = "arbiter"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AlertStep:
+    """One step of an alert's history: what happened, when, by whom, and why in words."""
+
+    step: Literal["raised", "updated", "acknowledged", "resolved"]
+    at: float  # wall-clock time, epoch seconds
+    by: str = BY_DGTCAST  # BY_DGTCAST or BY_ARBITER
+    note: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ClockReading:
+    """A board's clocks changed and nothing else: the compact message for a reading.
+
+    The daemon publishes one (:meth:`broadcast.feed.hub.Hub.publish_clock`) for a clock
+    reading that only moves the time, instead of the board's whole :class:`BoardState`
+    and its PGN; a relay does the same with a daemon's ``/clocks`` message. The fields
+    are those of :class:`BoardState`: ``running`` is None once the game has a result.
+    """
+
+    board: int
+    white_clock: float | None
+    black_clock: float | None
+    running: Color | None
+    clock_at: float | None
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Alert:
-    """An arbiter alert (kinds listed in docs/alerts.md)."""
+    """An arbiter alert (kinds listed in docs/alerts.md), one version of it.
+
+    ``at`` is when it was raised; ``state`` and ``acknowledged`` are where it is now, and
+    ``history`` how it got there, oldest step first. Each change is a new version with
+    the same ``id`` (the methods below return it); receivers keep the latest.
+    """
 
     id: int
     kind: AlertKind
@@ -156,7 +212,52 @@ class Alert:
     at: float  # wall-clock time, epoch seconds
     details: dict[str, Any] = field(default_factory=dict)
     action: str = ""  # the suggested action, in words
+    state: AlertState = AlertState.OPEN
     acknowledged: bool = False
+    history: tuple[AlertStep, ...] = ()
+
+    @classmethod
+    def raised(
+        cls,
+        *,
+        id: int,
+        kind: AlertKind,
+        board: int,
+        at: float,
+        details: dict[str, Any],
+        action: str,
+    ) -> Alert:
+        """A new open alert, its history the one step ``raised``."""
+        step = AlertStep(step="raised", at=at)
+        return cls(
+            id=id, kind=kind, board=board, at=at, details=details, action=action, history=(step,)
+        )
+
+    @property
+    def is_open(self) -> bool:
+        """Whether the alert is open (acknowledged or not)."""
+        return self.state is AlertState.OPEN
+
+    def updated(self, at: float, details: dict[str, Any], action: str, note: str) -> Alert:
+        """The same condition, now with ``details`` and ``action`` (an open alert)."""
+        step = AlertStep(step="updated", at=at, note=note)
+        return dataclasses.replace(
+            self, details=details, action=action, history=(*self.history, step)
+        )
+
+    def acknowledge(self, at: float, by: str = BY_ARBITER) -> Alert:
+        """Seen by an arbiter (it stays open while its condition holds); once only."""
+        if self.acknowledged:
+            return self
+        step = AlertStep(step="acknowledged", at=at, by=by)
+        return dataclasses.replace(self, acknowledged=True, history=(*self.history, step))
+
+    def resolve(self, at: float, note: str, by: str = BY_DGTCAST) -> Alert:
+        """The condition cleared, or the decision was made (``note`` says which); once only."""
+        if not self.is_open:
+            return self
+        step = AlertStep(step="resolved", at=at, by=by, note=note)
+        return dataclasses.replace(self, state=AlertState.RESOLVED, history=(*self.history, step))
 
 
 # --- Arbiter commands ----------------------------------------------------------------
@@ -166,9 +267,31 @@ class Alert:
 # and the journal all take it from there. The daemon then carries it out in
 # ``daemon/round/core.py`` (mypy checks that every command has a case there).
 
-#: Field types of commands, validated strictly (no "7" for 7, no true for 1).
-Positive = Annotated[int, Field(strict=True, gt=0)]
-Text = Annotated[str, Field(strict=True)]
+#: The highest board number (the TRF's four digits; the configuration's bound too).
+MAX_BOARD = 9999
+#: The highest id a message carries (alert ids, refs): exact in every JSON reader.
+MAX_ID = 2**53 - 1
+#: The highest candidate line of a gap an arbiter may choose.
+MAX_LINE = 1000
+#: The longest text field of a command (a section's name).
+MAX_TEXT = 200
+#: The one reason every client hears for text that is no valid Unicode.
+NOT_UNICODE = "text must be valid Unicode (a lone surrogate such as \\ud800 is not)"
+
+
+def _unicode(text: str) -> str:
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        raise ValueError(NOT_UNICODE) from None
+    return text
+
+
+#: Field types of commands, validated strictly (no "7" for 7, no true for 1) and within
+#: their ranges, so that nothing out of range reaches the core or the journal.
+Positive = Annotated[int, Field(strict=True, gt=0, le=MAX_ID)]
+BoardNumber = Annotated[int, Field(strict=True, gt=0, le=MAX_BOARD)]
+Text = Annotated[str, Field(strict=True, max_length=MAX_TEXT), AfterValidator(_unicode)]
 _COMMAND_CONFIG = ConfigDict(extra="forbid")
 
 
@@ -189,7 +312,7 @@ class SetResult:
     __pydantic_config__ = _COMMAND_CONFIG
     TYPE: ClassVar[str] = "set_result"
     DEFERRABLE: ClassVar[bool] = True
-    board: Positive
+    board: BoardNumber
     result: Text
 
     def __post_init__(self) -> None:
@@ -204,7 +327,7 @@ class ConfirmResult:
     __pydantic_config__ = _COMMAND_CONFIG
     TYPE: ClassVar[str] = "confirm_result"
     DEFERRABLE: ClassVar[bool] = True
-    board: Positive
+    board: BoardNumber
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -214,7 +337,7 @@ class AcceptPosition:
     __pydantic_config__ = _COMMAND_CONFIG
     TYPE: ClassVar[str] = "accept_position"
     DEFERRABLE: ClassVar[bool] = False
-    board: Positive
+    board: BoardNumber
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -225,17 +348,20 @@ class ChooseLine:
     __pydantic_config__ = _COMMAND_CONFIG
     TYPE: ClassVar[str] = "choose_line"
     DEFERRABLE: ClassVar[bool] = False
-    board: Positive
-    line: Positive
+    board: BoardNumber
+    line: Annotated[int, Field(strict=True, gt=0, le=MAX_LINE)]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SetClocks:
-    """``{"type": "set_clocks"}``: set every e-board clock to the time control."""
+    """``{"type": "set_clocks"}``: set every e-board clock to the time control;
+    ``"board": 3`` only that board's, ``"section": "U12"`` only that section's."""
 
     __pydantic_config__ = _COMMAND_CONFIG
     TYPE: ClassVar[str] = "set_clocks"
     DEFERRABLE: ClassVar[bool] = False
+    board: Positive | None = None
+    section: Text | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -278,8 +404,13 @@ class CommandRejected(ValueError):
 
 
 def command_to_json(command: ArbiterCommand) -> dict[str, Any]:
-    """A command as JSON data: ``{"type": "set_result", "board": 3, "result": "1-0"}``."""
-    values = {f.name: getattr(command, f.name) for f in dataclasses.fields(command)}
+    """A command as JSON data: ``{"type": "set_result", "board": 3, "result": "1-0"}``
+    (an optional field left out, None, is not written: ``{"type": "set_clocks"}``)."""
+    values = {
+        f.name: value
+        for f in dataclasses.fields(command)
+        if (value := getattr(command, f.name)) is not None
+    }
     return {"type": command.TYPE, **values}
 
 
@@ -294,7 +425,7 @@ def command_from_json(data: object, ref: Ref = None) -> ArbiterCommand:
         raise CommandRejected("a message must be a JSON object", ref)
     kind = data.get("type")
     if not isinstance(kind, str) or kind not in _ADAPTERS:
-        raise CommandRejected(f"unknown message type: {kind!r}", ref)
+        raise CommandRejected(f"unknown message type: {kind!r:.60}", ref)
     fields = {name: value for name, value in data.items() if name != "type"}
     try:
         command: ArbiterCommand = _ADAPTERS[kind].validate_python(fields)
@@ -315,8 +446,12 @@ def _reason(kind: str, errors: list[ErrorDetails]) -> str:
     name = str(error["loc"][0]) if error["loc"] else ""
     if error["type"] in ("int_type", "greater_than"):
         return f"'{name}' must be a positive integer"
+    if error["type"] == "less_than_equal":
+        return f"'{name}' must be a positive integer up to {error.get('ctx', {}).get('le')}"
     if error["type"] == "string_type":
         return f"'{name}' must be a string"
+    if error["type"] == "string_too_long":
+        return f"'{name}' must be at most {MAX_TEXT} characters"
     if error["type"] == "value_error":
         return str(error.get("ctx", {}).get("error", error["msg"]))
     return f"'{name}': {error['msg']}" if name else error["msg"]
@@ -338,6 +473,7 @@ class CommandHandler(Protocol):
 
 
 _BOARD_STATE = TypeAdapter(BoardState)
+_ALERT = TypeAdapter(Alert)
 _ALERTS = TypeAdapter(list[Alert])
 
 
@@ -354,6 +490,24 @@ def board_state_from_json(text: str | bytes) -> BoardState:
     if state.board < 1:
         raise ValueError(f"bad board number {state.board!r}")
     return state
+
+
+def alert_to_json(alert: Alert) -> dict[str, Any]:
+    """Any version of an alert on the wire: ``{"type": "alert", "id": 7, "state": "open",
+    ...}`` (the arbiter channel, MQTT ``<prefix>/alerts``, the webhook's body)."""
+    return {"type": "alert", **to_json_dict(alert)}
+
+
+def alert_from_json(text: str | bytes) -> Alert:
+    """The inverse of :func:`alert_to_json` (``type`` may be left out), validated strictly.
+
+    Raises:
+        ValueError: not an alert.
+    """
+    data = decode_untrusted_json(text)
+    if not isinstance(data, dict) or data.pop("type", "alert") != "alert":
+        raise ValueError("not an alert")
+    return _ALERT.validate_json(json.dumps(data), strict=True)
 
 
 def alerts_from_json(text: str | bytes) -> list[Alert]:
@@ -373,15 +527,40 @@ def decode_untrusted_json(text: str | bytes) -> Any:
     """Parse a client's JSON message; anything that is not JSON is a :class:`ValueError`.
 
     ``json`` raises :class:`RecursionError` for arrays or objects nested about a thousand
-    deep: from a client that is malformed input like any other, never a crash.
+    deep: from a client that is malformed input like any other, never a crash. JSON may
+    escape half of a surrogate pair alone (``"\\ud800"``), which no UTF-8 text, log
+    line or SQLite column can hold: such a message is bad input too, on every channel.
 
     Raises:
-        ValueError: the text is not JSON (the message is :data:`MALFORMED_JSON`).
+        ValueError: the text is not JSON (the message is :data:`MALFORMED_JSON`), or
+            holds a lone surrogate (:data:`NOT_UNICODE`).
     """
     try:
-        return json.loads(text)
+        data = json.loads(text)
     except (ValueError, RecursionError):
         raise ValueError(MALFORMED_JSON) from None
+    escaped = b"\\u" if isinstance(text, bytes) else "\\u"
+    if escaped in text and not _is_unicode(data):  # type: ignore[operator]
+        raise ValueError(NOT_UNICODE)
+    return data
+
+
+def _is_unicode(data: Any) -> bool:
+    """Whether every string in decoded JSON (keys too) can be encoded as UTF-8."""
+    stack = [data]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, str):
+            try:
+                value.encode()
+            except UnicodeEncodeError:
+                return False
+        elif isinstance(value, dict):
+            stack.extend(value.keys())
+            stack.extend(value.values())
+        elif isinstance(value, list):
+            stack.extend(value)
+    return True
 
 
 def to_json_dict(value: Any) -> Any:

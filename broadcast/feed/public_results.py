@@ -24,7 +24,7 @@ from collections.abc import Callable
 from typing import Literal
 
 from broadcast.feed.hub import Hub
-from broadcast.feed.messages import BoardState
+from broadcast.feed.messages import BoardState, ClockReading
 
 __all__ = ["PublicResults", "ResultsPolicy", "public_state"]
 
@@ -72,7 +72,7 @@ class PublicResults:
             return
         for state in self.live.states():
             self._receive(state)
-        self._remove_listener = self.live.add_listener(self._receive)
+        self._remove_listener = self.live.add_listener(self._receive, self._receive_clock)
 
     def close(self) -> None:
         """Stop following."""
@@ -82,3 +82,10 @@ class PublicResults:
 
     def _receive(self, state: BoardState) -> None:
         self.public.publish_board(public_state(state, self.results))
+
+    def _receive_clock(self, reading: ClockReading, now: float) -> None:
+        """A reading changes no result: passed on as it is."""
+        if not self.public.publish_clock(reading, now):
+            state = self.live.state(reading.board)
+            if state is not None:
+                self._receive(state)

@@ -5,10 +5,15 @@ known) is listed by :meth:`EBoards.eboards`; boards without an e-board are not. 
 board stays listed as ``NOTRESPONDING`` with ``source`` and ``clock`` null (OV).
 
 The feed of one board is shared by all its subscribers. Subscribers that asked for the
-same ``setup`` position share a :class:`FeedGroup`: each change of the board makes one
-new event per group, encoded once (as a *delta*, which leaves out ``board`` and
-``clock`` when unchanged, and, only if someone needs it, as a *full* event), so a
-thousand overlays on one board cost one encode per event, not a thousand.
+same ``setup`` position (and whose connections agree on ``flipped``) share a
+:class:`FeedGroup`: each change of the board makes one new event per group, encoded
+once (as a *delta*, which leaves out ``board`` and ``clock`` when unchanged, and, only
+if someone needs it, as a *full* event), so a thousand overlays on one board cost one
+encode per event, not a thousand. What the groups share is computed once per change
+of the board (:class:`BoardView`: the SAN of the moves, the positions the game passed
+through), so a group costs a lookup, not a replay of the game. Clients cannot make
+this work grow without bound: an e-board has at most ``max_subscribers`` subscriptions
+and ``max_setups`` distinct setup positions (:class:`EBoards`).
 
 Fields of an event (§4): ``serialnr``, ``flipped``, ``board`` (the placement of the
 reconstructed position), ``clock`` (§5), ``start`` and ``san`` (every move since
@@ -24,7 +29,7 @@ false until the game gets there.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,12 +39,15 @@ from broadcast.feed.events import encode_json
 from broadcast.feed.messages import BoardState, BoardStatus, MoveInfo
 
 __all__ = [
+    "BoardView",
     "EBoards",
     "FeedGroup",
+    "GamePositions",
     "battery_text",
     "clock_json",
     "eboard_json",
     "eboard_state",
+    "game_positions",
     "source_json",
     "start_fen",
 ]
@@ -125,23 +133,65 @@ def _position_key(board: chess.Board) -> tuple[str, bool]:
     return board.board_fen(), board.turn
 
 
-def _anchor(start: str, moves: tuple[MoveInfo, ...], setup: str, hint: int | None) -> int | None:
-    """The ply after which the game stands in ``setup``: ``hint`` if still so, else the last."""
-    wanted = _position_key(chess.Board(setup))
+@dataclass(frozen=True, slots=True)
+class GamePositions:
+    """The positions a game passed through: ``keys[ply]`` after ``ply`` moves, and the
+    last ply of each position (:func:`game_positions`)."""
+
+    keys: tuple[tuple[str, bool], ...]
+    last: dict[tuple[str, bool], int]
+
+
+def game_positions(start: str, moves: tuple[MoveInfo, ...]) -> GamePositions:
+    """Replay the game once; every ``setup`` group of the board looks its position up."""
     board = chess.Board(start, chess960=True)  # takes e1g1 and Chess960's king-to-rook f1g1
     keys = [_position_key(board)]
     for move in moves:
         board.push_uci(move.uci)
         keys.append(_position_key(board))
-    if hint is not None and hint < len(keys) and keys[hint] == wanted:
-        return hint
-    found = [ply for ply, key in enumerate(keys) if key == wanted]
-    return found[-1] if found else None
+    return GamePositions(keys=tuple(keys), last={key: ply for ply, key in enumerate(keys)})
+
+
+class BoardView:
+    """One state of a board as its feed groups read it: what they share, computed once.
+
+    The moves' SAN and the positions of the game (for ``setup`` groups) are computed
+    when first asked for, and carried over from the previous view while the moves stay.
+    """
+
+    def __init__(self, state: BoardState, previous: BoardView | None = None) -> None:
+        self.state = state
+        self.start = start_fen(state)
+        self.placement = state.fen.split(" ", 1)[0]
+        self.clock = clock_json(state)
+        self.in_sync = state.status is not BoardStatus.OUT_OF_SYNC
+        self._sans: tuple[str, ...] | None = None
+        self._positions: GamePositions | None = None
+        if previous is not None and (previous.start, previous.state.moves) == (
+            self.start,
+            state.moves,
+        ):
+            self._sans, self._positions = previous._sans, previous._positions
+
+    @property
+    def sans(self) -> tuple[str, ...]:
+        """Every move's SAN since :attr:`start`."""
+        if self._sans is None:
+            self._sans = tuple(move.san for move in self.state.moves)
+        return self._sans
+
+    @property
+    def positions(self) -> GamePositions:
+        """The positions of the game (replayed once per change of its moves)."""
+        if self._positions is None:
+            self._positions = game_positions(self.start, self.state.moves)
+        return self._positions
 
 
 @dataclass(eq=False, slots=True)
 class FeedGroup:
-    """The events of one board for the subscribers that share one ``setup`` (or none).
+    """The events of one board for the subscribers that share a ``setup`` (or none) and
+    a ``flipped`` (their connection's own flip).
 
     ``version`` counts the events; a subscriber that received ``version - 1`` gets the
     delta text, any other the full text. Each text is encoded at most once per event.
@@ -149,17 +199,23 @@ class FeedGroup:
 
     serial: str
     setup: str | None
+    flipped: bool = False
     members: int = 0
     version: int = 0
     payload: dict[str, Any] | None = None
     delta: dict[str, Any] | None = None
     anchor: int | None = None
-    _anchored: tuple[str, tuple[MoveInfo, ...]] | None = None
+    _wanted: tuple[str, bool] | None = None
+    _anchored: GamePositions | None = None
     _texts: dict[bool, str] = field(default_factory=dict)
 
-    def refresh(self, state: BoardState, flipped: bool) -> bool:
-        """Take the board's latest state; True when it makes a new event."""
-        payload = self._payload(state, flipped)
+    def __post_init__(self) -> None:
+        if self.setup is not None:
+            self._wanted = _position_key(chess.Board(self.setup))
+
+    def refresh(self, view: BoardView) -> bool:
+        """Take the board's latest view; True when it makes a new event."""
+        payload = self._payload(view)
         if payload == self.payload:
             return False
         before = self.payload or {}
@@ -183,33 +239,48 @@ class FeedGroup:
             text = self._texts[full] = encode_json(self.payload if full else self.delta)
         return text
 
-    def _payload(self, state: BoardState, flipped: bool) -> dict[str, Any]:
-        start = start_fen(state)
-        found = True
-        moves = state.moves
+    def _anchor(self, positions: GamePositions) -> int | None:
+        """The ply after which the game stands in ``setup``: the same as before if still
+        so, else the last time it did."""
+        if positions is not self._anchored:
+            hint, keys = self.anchor, positions.keys
+            if hint is None or hint >= len(keys) or keys[hint] != self._wanted:
+                assert self._wanted is not None
+                self.anchor = positions.last.get(self._wanted)
+            self._anchored = positions
+        return self.anchor
+
+    def _payload(self, view: BoardView) -> dict[str, Any]:
+        start, sans, found = view.start, view.sans, True
         if self.setup is not None:
-            if self._anchored != (start, moves):
-                self.anchor = _anchor(start, moves, self.setup, self.anchor)
-                self._anchored = (start, moves)
-            found = self.anchor is not None
-            moves = moves[self.anchor :] if self.anchor is not None else ()
+            anchor = self._anchor(view.positions)
+            found = anchor is not None
+            sans = sans[anchor:] if anchor is not None else ()
             start = self.setup
         return {
             "serialnr": self.serial,
-            "flipped": flipped,
-            "board": state.fen.split(" ", 1)[0],
-            "clock": clock_json(state),
+            "flipped": self.flipped,
+            "board": view.placement,
+            "clock": view.clock,
             "start": start,
-            "san": [move.san for move in moves],
-            "match": found and state.status is not BoardStatus.OUT_OF_SYNC,
+            "san": list(sans),
+            "match": found and view.in_sync,
         }
 
 
 @dataclass(slots=True)
 class _EBoard:
-    state: BoardState
-    flipped: bool = False
-    groups: dict[str | None, FeedGroup] = field(default_factory=dict)
+    view: BoardView
+    groups: dict[tuple[str | None, bool], FeedGroup] = field(default_factory=dict)
+    entry: str | None = None  # its ``eboards`` entry (not flipped), encoded once per change
+    source: str | None = None  # its ``sources`` entry, likewise
+
+    @property
+    def subscribers(self) -> int:
+        return sum(group.members for group in self.groups.values())
+
+    def setups(self) -> set[str]:
+        return {setup for setup, _ in self.groups if setup is not None}
 
 
 class EBoards:
@@ -217,11 +288,18 @@ class EBoards:
 
     Call :meth:`receive_board` with every board state; it returns the groups that have a
     new event, whose subscribers should be woken.
+
+    Args:
+        max_subscribers: subscriptions one e-board may have, from all connections.
+        max_setups: distinct ``setup`` positions one e-board's subscribers may ask for
+            (each is a group of its own, refreshed on every change of the board).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, *, max_subscribers: int = 1000, max_setups: int = 16) -> None:
         self._boards: dict[str, _EBoard] = {}
         self._serial_of: dict[int, str] = {}
+        self.max_subscribers = max_subscribers
+        self.max_setups = max_setups
 
     def receive_board(self, state: BoardState) -> list[FeedGroup]:
         """Take a board state; returns the feed groups with a new event."""
@@ -233,31 +311,32 @@ class EBoards:
         self._serial_of[state.board] = state.serial
         eboard = self._boards.get(state.serial)
         if eboard is None:
-            eboard = self._boards[state.serial] = _EBoard(state=state)
-        eboard.state = state
-        return self._refresh(eboard)
-
-    def flip(self, serial: str, flipped: bool) -> list[FeedGroup]:
-        """The operator says the board is turned (or not); returns groups with an event."""
-        eboard = self._boards[serial]
-        eboard.flipped = flipped
-        return self._refresh(eboard)
+            eboard = self._boards[state.serial] = _EBoard(view=BoardView(state))
+        else:
+            eboard.view, eboard.entry, eboard.source = BoardView(state, eboard.view), None, None
+        return [g for g in eboard.groups.values() if g.refresh(eboard.view)]
 
     def knows(self, serial: str) -> bool:
         """Whether an e-board with this serial number has been heard."""
         return serial in self._boards
 
-    def join(self, serial: str, setup: str | None = None) -> FeedGroup:
-        """A subscriber joins the group of ``serial`` and ``setup``; it then needs a full event.
+    def join(self, serial: str, setup: str | None = None, flipped: bool = False) -> FeedGroup | str:
+        """A subscriber joins the group of ``serial``, ``setup`` and ``flipped``; it then
+        needs a full event. Returns why not instead when a bound is reached.
 
         Raises:
             KeyError: no e-board with this serial number.
         """
         eboard = self._boards[serial]
-        group = eboard.groups.get(setup)
+        if eboard.subscribers >= self.max_subscribers:
+            return f"at most {self.max_subscribers} subscriptions to one e-board"
+        group = eboard.groups.get((setup, flipped))
         if group is None:
-            group = eboard.groups[setup] = FeedGroup(serial=serial, setup=setup)
-            group.refresh(eboard.state, eboard.flipped)
+            setups = eboard.setups()
+            if setup is not None and setup not in setups and len(setups) >= self.max_setups:
+                return f"at most {self.max_setups} setup positions on one e-board"
+            group = eboard.groups[(setup, flipped)] = FeedGroup(serial, setup, flipped)
+            group.refresh(eboard.view)
         group.members += 1
         return group
 
@@ -265,25 +344,51 @@ class EBoards:
         """A subscriber leaves ``group``; an empty group is forgotten."""
         group.members -= 1
         eboard = self._boards.get(group.serial)
-        if group.members <= 0 and eboard is not None and eboard.groups.get(group.setup) is group:
-            del eboard.groups[group.setup]
+        key = (group.setup, group.flipped)
+        if group.members <= 0 and eboard is not None and eboard.groups.get(key) is group:
+            del eboard.groups[key]
 
     def states(self) -> list[BoardState]:
         """The latest state of every listed e-board, by board number."""
-        return sorted((e.state for e in self._boards.values()), key=lambda s: s.board)
+        return sorted((e.view.state for e in self._boards.values()), key=lambda s: s.board)
 
-    def eboards(self) -> list[dict[str, Any]]:
-        """The ``eboards`` answer (§3), by board number."""
-        flipped = {serial: e.flipped for serial, e in self._boards.items()}
-        return [eboard_json(s, flipped=flipped[s.serial or ""]) for s in self.states()]
+    def eboards(self, flipped: Collection[str] = ()) -> list[dict[str, Any]]:
+        """The ``eboards`` answer (§3), by board number; ``flipped``: the serial numbers
+        the asking connection turned."""
+        return [eboard_json(s, flipped=s.serial in flipped) for s in self.states()]
+
+    def eboards_text(self, flipped: Collection[str] = ()) -> str:
+        """:meth:`eboards` as JSON text: each entry encoded once per change of its board
+        and shared by every client that asks (a flood of ``eboards`` calls on a hall of
+        500 boards costs a join, not 500 encodings each)."""
+        entries = []
+        for eboard in self._in_order():
+            state = eboard.view.state
+            if state.serial in flipped:
+                entries.append(encode_json(eboard_json(state, flipped=True)))
+                continue
+            if eboard.entry is None:
+                eboard.entry = encode_json(eboard_json(state, flipped=False))
+            entries.append(eboard.entry)
+        return "[" + ",".join(entries) + "]"
 
     def sources(self) -> list[dict[str, Any]]:
         """The ``sources`` answer (§3): one per port an e-board was heard on."""
         return [source_json(s) for s in self.states() if s.port]
 
+    def sources_text(self) -> str:
+        """:meth:`sources` as JSON text, each entry encoded once per change (as above)."""
+        entries = []
+        for eboard in self._in_order():
+            if eboard.view.state.port:
+                if eboard.source is None:
+                    eboard.source = encode_json(source_json(eboard.view.state))
+                entries.append(eboard.source)
+        return "[" + ",".join(entries) + "]"
+
+    def _in_order(self) -> list[_EBoard]:
+        return sorted(self._boards.values(), key=lambda e: e.view.state.board)
+
     def serials_of(self, boards: Iterable[int]) -> list[str | None]:
         """The serial number of each board number, None where none was heard."""
         return [self._serial_of.get(board) for board in boards]
-
-    def _refresh(self, eboard: _EBoard) -> list[FeedGroup]:
-        return [g for g in eboard.groups.values() if g.refresh(eboard.state, eboard.flipped)]

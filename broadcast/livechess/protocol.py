@@ -25,13 +25,15 @@ from typing import Any
 import chess
 
 from broadcast.feed.events import encode_json
-from broadcast.feed.messages import decode_untrusted_json
+from broadcast.feed.messages import MAX_ID, decode_untrusted_json
 
 __all__ = [
     "EBOARD_FEED",
     "MESSAGE_LIMIT",
+    "SERIAL_LIMIT",
     "Call",
     "EboardsCall",
+    "Encoded",
     "FlipCall",
     "Refusal",
     "SetupCall",
@@ -48,6 +50,8 @@ __all__ = [
 EBOARD_FEED = "eboardevent"
 #: Client messages larger than this are refused (a call is a few hundred bytes).
 MESSAGE_LIMIT = 16 * 1024
+#: The longest serial number taken (DGT's are 5 to 10 digits).
+SERIAL_LIMIT = 32
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -114,7 +118,14 @@ class Refusal:
 
 
 def _is_int(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
+    """An id: an integer every JSON reader holds exactly (call ids, feed ids)."""
+    return isinstance(value, int) and not isinstance(value, bool) and abs(value) <= MAX_ID
+
+
+def _shown(name: object) -> str:
+    """A client's name for something, as an answer repeats it (cut short)."""
+    text = repr(name)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def _object(value: object) -> dict[str, Any] | None:
@@ -135,8 +146,8 @@ def parse_call(message: str | bytes) -> Call | Refusal:
     if not isinstance(data, dict):
         return Refusal(id=None, message="a call is a JSON object")
     call_id = data.get("id")
-    if not isinstance(call_id, int) or isinstance(call_id, bool):
-        return Refusal(id=None, message="the call's id must be an integer")
+    if not isinstance(call_id, int) or not _is_int(call_id):
+        return Refusal(id=None, message=f"the call's id must be an integer up to {MAX_ID}")
     name, param = data.get("call"), _object(data.get("param"))
     if not isinstance(name, str):
         return Refusal(id=call_id, message="the call's name (call) must be a string")
@@ -158,7 +169,7 @@ def _parse_named(name: str, call_id: int, param: dict[str, Any]) -> Call | Refus
         case "call":
             return _parse_method(call_id, param)
         case _:
-            return Refusal(id=call_id, message=f"unknown call {name!r}")
+            return Refusal(id=call_id, message=f"unknown call {_shown(name)}")
 
 
 def _feed_id(param: dict[str, Any]) -> int | None:
@@ -180,7 +191,7 @@ def _parse_unsubscribe(call_id: int, param: dict[str, Any]) -> Call | Refusal:
 def _parse_subscribe(call_id: int, param: dict[str, Any]) -> Call | Refusal:
     feed = param.get("feed")
     if feed != EBOARD_FEED:
-        return Refusal(id=call_id, message=f"unknown feed {feed!r}: only {EBOARD_FEED!r}")
+        return Refusal(id=call_id, message=f"unknown feed {_shown(feed)}: only {EBOARD_FEED!r}")
     feed_id = _feed_id(param)
     if feed_id is None:
         return _no_feed_id(call_id)
@@ -188,7 +199,7 @@ def _parse_subscribe(call_id: int, param: dict[str, Any]) -> Call | Refusal:
     serial = None if feed_param is None else feed_param.get("serialnr")
     if _is_int(serial):
         serial = str(serial)
-    if not isinstance(serial, str) or not serial:
+    if not isinstance(serial, str) or not 0 < len(serial) <= SERIAL_LIMIT:
         return Refusal(id=call_id, message="param.param.serialnr must be a serial number")
     return SubscribeCall(id=call_id, feed_id=feed_id, serial=serial)
 
@@ -216,7 +227,7 @@ def _parse_method(call_id: int, param: dict[str, Any]) -> Call | Refusal:
         except ValueError as exc:
             return Refusal(id=call_id, message=f"invalid FEN: {exc}")
         return SetupCall(id=call_id, feed_id=feed_id, fen=board.fen())
-    return Refusal(id=call_id, message=f"unknown method {method!r}: setup or flip")
+    return Refusal(id=call_id, message=f"unknown method {_shown(method)}: setup or flip")
 
 
 def _envelope(response: str, answer_id: int | None, param_text: str, now_ms: int) -> str:
@@ -224,9 +235,17 @@ def _envelope(response: str, answer_id: int | None, param_text: str, now_ms: int
     return f'{{"response":"{response}","id":{ident},"param":{param_text},"time":{now_ms}}}'
 
 
+@dataclass(frozen=True, slots=True)
+class Encoded:
+    """A ``param`` already encoded as JSON text (shared by every client that asks)."""
+
+    text: str
+
+
 def call_text(call_id: int, param: Any, now_ms: int) -> str:
     """``{"response": "call", ...}``: the answer to call ``call_id``."""
-    return _envelope("call", call_id, encode_json(param), now_ms)
+    text = param.text if isinstance(param, Encoded) else encode_json(param)
+    return _envelope("call", call_id, text, now_ms)
 
 
 def feed_text(feed_id: int, param_text: str, now_ms: int) -> str:

@@ -236,13 +236,21 @@ class RoundPushPlanner:
         self.refusal = Refusal(url=self.url, status=status, message=message)
         return self.refusal
 
-    def receive_failed(self, push: RoundPush, now: float, retry_after: float | None) -> float:
+    def receive_failed(
+        self, push: RoundPush, now: float, retry_after: float | None, *, timed_out: bool = False
+    ) -> float:
         """``push`` failed (connection, timeout, 5xx, 429); returns the retry delay.
 
-        ``retry_after`` is the server's ``Retry-After`` in seconds, if it sent one.
+        ``retry_after`` is the server's ``Retry-After`` in seconds, if it sent one: the
+        delay is exactly that. After a push that got no reply in time (``timed_out``),
+        lichess may still be at work on it: the next one waits at least the time limit
+        again, so a lichess slower than the limit (up to twice it) never has two pushes
+        to one round at once.
         """
         self._finish(push, remember=False)
         delay = self._backoff.next_delay(retry_after)
+        if timed_out:
+            delay = max(delay, self.target.time_limit)
         self._not_before = now + delay
         return delay
 

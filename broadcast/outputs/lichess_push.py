@@ -31,6 +31,7 @@ from broadcast.outputs.lichess import (
 from broadcast.outputs.outgoing import (
     Outcome,
     PostFailed,
+    PostTimedOut,
     Reply,
     classify_status,
     new_client,
@@ -137,7 +138,8 @@ class LichessPusher(BoardOutput):
                 client, push.url, body, headers=headers, time_limit=planner.target.time_limit
             )
         except PostFailed as exc:
-            self._retry_later(planner, push, f"failed: {exc}", None)
+            timed_out = isinstance(exc, PostTimedOut)
+            self._retry_later(planner, push, f"failed: {exc}", None, timed_out=timed_out)
             return
         self._receive_reply(planner, push, reply)
 
@@ -178,8 +180,14 @@ class LichessPusher(BoardOutput):
             self.on_refusal(refusal)
 
     def _retry_later(
-        self, planner: RoundPushPlanner, push: RoundPush, why: str, retry_after: float | None
+        self,
+        planner: RoundPushPlanner,
+        push: RoundPush,
+        why: str,
+        retry_after: float | None,
+        *,
+        timed_out: bool = False,
     ) -> None:
         now = asyncio.get_running_loop().time()
-        delay = planner.receive_failed(push, now, retry_after)
+        delay = planner.receive_failed(push, now, retry_after, timed_out=timed_out)
         log.warning("< lichess push %s; retry in %.1fs", why, delay)

@@ -5,7 +5,7 @@ Topics under a prefix (default ``dgtcast``)::
     <prefix>/board/<n>/pgn | fen | status | state           retained, QoS 1, on game changes
     <prefix>/board/<n>/clocks                                retained, QoS 1, every clock tick
     <prefix>/board/<n>/result                                retained, QoS 1, confirmed result
-    <prefix>/alerts                                          QoS 1, one message per alert
+    <prefix>/alerts                                          QoS 1, each version of an alert
     <prefix>/results                                         QoS 1, one message per result
     <prefix>/daemon/<id>/status                              retained "online" / "offline"
     <prefix>/daemon/<id>/boards                              retained ownership (relays)
@@ -44,7 +44,7 @@ import aiomqtt
 from pydantic import BaseModel, ValidationError
 
 from broadcast.feed.events import diff_states
-from broadcast.feed.messages import Alert, BoardState, to_json_dict
+from broadcast.feed.messages import Alert, BoardState, alert_to_json, to_json_dict
 from broadcast.feed.public_results import ResultsPolicy
 from broadcast.outputs.mqtt_client import (
     MqttLink,
@@ -302,15 +302,16 @@ class MqttOutbox:
         self._queue(MqttMessage(topic=self.topics.results, payload=payload))
 
     def receive_alert(self, alert: Alert) -> None:
-        """Queue ``alert`` for ``<prefix>/alerts``.
+        """Queue this version of ``alert`` (raised, updated, acknowledged, resolved) for
+        ``<prefix>/alerts``.
 
         After :meth:`receive_ownership` the retained list of open alerts
-        ``<prefix>/daemon/<id>/alerts`` follows every alert and acknowledgement too.
+        ``<prefix>/daemon/<id>/alerts`` follows every version too.
         """
-        self._queue(MqttMessage(topic=self.topics.alerts, payload=_json(to_json_dict(alert))))
+        self._queue(MqttMessage(topic=self.topics.alerts, payload=_json(alert_to_json(alert))))
         if self._open_alerts is None:
             return
-        if alert.acknowledged:
+        if not alert.is_open:
             self._open_alerts.pop(alert.id, None)
         else:
             self._open_alerts[alert.id] = alert
@@ -403,7 +404,7 @@ class MqttPublisher(HubOutput):
         self._work.wake()
 
     def publish_alert(self, alert: Alert) -> None:
-        """An arbiter alert was raised."""
+        """A new version of an arbiter alert."""
         self.outbox.receive_alert(alert)
         self._work.wake()
 

@@ -9,6 +9,11 @@ Exceptions::
 
     PostFailed      connecting failed, the connection broke, or no complete reply came
                     within the time limit; worth a retry
+    PostTimedOut    (a PostFailed) no complete reply within the time limit: the server
+                    may still be working on the request
+
+The time limit is the only one: the client has no timeouts of its own (httpx's default
+would end a request after 5 s without a byte, before a limit of 10 or 20 s).
 
 Our own misuse (a URL that is not http/https) raises :class:`ValueError`.
 """
@@ -28,6 +33,7 @@ __all__ = [
     "USER_AGENT",
     "Outcome",
     "PostFailed",
+    "PostTimedOut",
     "Reply",
     "check_url",
     "classify_status",
@@ -41,6 +47,10 @@ USER_AGENT = "dgtcast/0.1"
 
 class PostFailed(Exception):
     """One request failed without a complete reply; the caller may retry it."""
+
+
+class PostTimedOut(PostFailed):
+    """No complete reply within the time limit; the server may still be at work on it."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -66,8 +76,13 @@ def check_url(url: str) -> str:
 
 
 def new_client() -> httpx.AsyncClient:
-    """A client for one output (connections are kept alive between its requests)."""
-    return httpx.AsyncClient(headers={"User-Agent": USER_AGENT}, follow_redirects=False)
+    """A client for one output (connections are kept alive between its requests).
+
+    Without timeouts of its own: :func:`post`'s time limit covers the whole exchange.
+    """
+    return httpx.AsyncClient(
+        headers={"User-Agent": USER_AGENT}, follow_redirects=False, timeout=None
+    )
 
 
 async def post(
@@ -81,15 +96,15 @@ async def post(
     """POST ``body`` to ``url`` and return the reply, whatever its status.
 
     Raises:
-        PostFailed: connecting failed, the reply broke off, or the whole exchange took
-            longer than ``time_limit`` seconds.
+        PostTimedOut: the whole exchange took longer than ``time_limit`` seconds.
+        PostFailed: connecting failed, or the reply broke off.
     """
     where = urlsplit(url).netloc
     try:
         async with asyncio.timeout(time_limit):
             response = await client.post(url, content=body, headers=dict(headers or {}))
     except TimeoutError:
-        raise PostFailed(f"no reply from {where} in {time_limit:g}s") from None
+        raise PostTimedOut(f"no reply from {where} in {time_limit:g}s") from None
     except httpx.HTTPError as exc:
         raise PostFailed(f"{where}: {type(exc).__name__}: {exc}") from exc
     return Reply(

@@ -5,20 +5,20 @@ restart tries the output again and raises them anew if the trouble is still ther
 are not journalled. A daemon's ids start at :data:`FIRST_ID`, far above its alert
 engine's, so one ``ack_alert`` command serves both; a relay's start at
 :data:`RELAY_FIRST_ID`, above every id it gives the daemons' alerts
-(:mod:`broadcast.relay.routing`). Acknowledging one calls its ``on_ack`` (the lichess
-push resumes: the arbiter says the token or round is fixed).
+(:mod:`broadcast.relay.routing`). Acknowledging one resolves it (docs/alerts.md) and
+calls its ``on_ack`` (the lichess push resumes: the arbiter says the token or round is
+fixed).
 """
 
 from __future__ import annotations
 
-import dataclasses
 import itertools
 import logging
 from collections.abc import Callable
 from typing import Any
 
 from broadcast.feed.hub import Hub
-from broadcast.feed.messages import Alert, AlertKind, CommandReply, to_json_dict
+from broadcast.feed.messages import BY_ARBITER, Alert, AlertKind, CommandReply, to_json_dict
 
 __all__ = ["FIRST_ID", "RELAY_FIRST_ID", "OutputAlerts"]
 
@@ -53,12 +53,15 @@ class OutputAlerts:
         details: dict[str, Any],
         action: str,
         on_ack: Callable[[], object] | None = None,
+        *,
+        board: int = _EVENT_BOARD,
     ) -> Alert:
-        """Raise an alert about the event; ``on_ack`` runs when an arbiter acknowledges it."""
-        alert = Alert(
+        """Raise an alert about the event (or about ``board``: a fault in its session);
+        ``on_ack`` runs when an arbiter acknowledges it."""
+        alert = Alert.raised(
             id=next(self._ids),
             kind=kind,
-            board=_EVENT_BOARD,
+            board=board,
             at=self._wall_clock(),
             details=details,
             action=action,
@@ -68,16 +71,28 @@ class OutputAlerts:
         self._hub.publish_alert(alert)
         return alert
 
+    def resolve(self, kind: AlertKind, note: str) -> list[Alert]:
+        """The trouble of every open alert of ``kind`` is fixed (``note`` says how)."""
+        done = []
+        for alert_id, (alert, _) in list(self._open.items()):
+            if alert.kind is kind:
+                del self._open[alert_id]
+                done.append(alert.resolve(self._wall_clock(), note))
+                self._hub.publish_alert(done[-1])
+        return done
+
     def acknowledge(self, alert_id: int) -> CommandReply:
         """The arbiter's ``ack_alert`` for an output alert."""
         entry = self._open.pop(alert_id, None)
         if entry is None:
             return CommandReply(
-                ok=False, reason=f"alert {alert_id} is not open (acknowledged already, or unknown)"
+                ok=False, reason=f"alert {alert_id} is not open (resolved already, or unknown)"
             )
         alert, on_ack = entry
-        self._hub.alert_acknowledged(alert_id)
+        at = self._wall_clock()
+        note = "an arbiter acknowledged it" + (": the output tries again" if on_ack else "")
+        settled = alert.acknowledge(at).resolve(at, note, BY_ARBITER)
+        self._hub.publish_alert(settled)
         if on_ack is not None:
             on_ack()
-        acked = dataclasses.replace(alert, acknowledged=True)
-        return CommandReply(ok=True, details={"alerts": [to_json_dict(acked)]})
+        return CommandReply(ok=True, details={"alerts": [to_json_dict(settled)]})

@@ -5,14 +5,16 @@ Alerts wait in a bounded queue and are delivered one at a time, in order, by
 alert gets at most ``max_attempts`` tries with capped backoff (at least the server's
 ``Retry-After`` on 429/503); a refusal (4xx other than 408/425/429) is not repeated.
 
-The body is the alert's JSON (``broadcast/feed/messages.py`` :class:`Alert` through
-:func:`to_json_dict`) with ``"type": "alert"`` added::
+Each version of an alert is POSTed: raised, updated, acknowledged, resolved (docs/alerts.md,
+"Life cycle"). The body is the alert's wire form (``broadcast/feed/messages.py``
+:func:`~broadcast.feed.messages.alert_to_json`)::
 
     {"type": "alert", "id": 7, "kind": "flag_fall", "board": 3, "at": 1782259200.0,
-     "details": {...}, "action": "...", "acknowledged": false}
+     "details": {...}, "action": "...", "state": "open", "acknowledged": false,
+     "history": [{"step": "raised", "at": 1782259200.0, "by": "dgtcast", "note": ""}]}
 
-A receiver may get an alert twice (its reply was lost, so it was sent again): ``id``
-tells duplicates apart.
+A receiver may get a version twice (its reply was lost, so it was sent again): ``id``
+and the length of ``history`` tell duplicates apart.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from typing import TYPE_CHECKING
 import httpx
 
 from base.backoff import Backoff, BackoffPolicy
-from broadcast.feed.messages import Alert, to_json_dict
+from broadcast.feed.messages import Alert, alert_to_json
 from broadcast.outputs.outgoing import (
     Outcome,
     PostFailed,
@@ -48,7 +50,7 @@ __all__ = ["AlertWebhook", "WebhookSettings", "alert_body"]
 
 log = logging.getLogger(__name__)
 
-_REMEMBERED_IDS = 10_000  # alert ids remembered to send each alert once
+_REMEMBERED_IDS = 10_000  # alert ids remembered to send each version once
 
 
 #: The default retry timing (seconds).
@@ -85,7 +87,7 @@ class WebhookSettings:
 
 def alert_body(alert: Alert) -> bytes:
     """The JSON body POSTed for ``alert``."""
-    data = {"type": "alert", **to_json_dict(alert)}
+    data = alert_to_json(alert)
     return json.dumps(data, separators=(",", ":"), ensure_ascii=False).encode()
 
 
@@ -125,23 +127,26 @@ class AlertWebhook(HubOutput):
         await self._work.wait_idle()
 
     async def follow(self, hub: Hub) -> None:
-        """Queue each new alert of ``hub`` (its first version, not acknowledgements).
+        """Queue each new version of an alert of ``hub`` (raised, updated, acknowledged,
+        resolved; versions that follow each other at once may come as the latest only).
 
         Alerts still open when following starts are sent too (after a daemon restart,
         a receiver may get them a second time).
         """
-        seen: collections.OrderedDict[int, None] = collections.OrderedDict()
+        seen: collections.OrderedDict[int, int] = collections.OrderedDict()
         async with hub.subscribe(alerts=True) as subscription:
             self._publish_unseen(hub.open_alerts(), seen)
             async for update in subscription:
                 self._publish_unseen(update.alerts, seen)
 
     def _publish_unseen(
-        self, alerts: Iterable[Alert], seen: collections.OrderedDict[int, None]
+        self, alerts: Iterable[Alert], seen: collections.OrderedDict[int, int]
     ) -> None:
         for alert in alerts:
-            if alert.id not in seen:
-                seen[alert.id] = None
+            version = len(alert.history)
+            if seen.get(alert.id, -1) < version:
+                seen[alert.id] = version
+                seen.move_to_end(alert.id)
                 if len(seen) > _REMEMBERED_IDS:
                     seen.popitem(last=False)
                 self.publish_alert(alert)

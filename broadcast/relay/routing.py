@@ -105,7 +105,7 @@ def _error(reason: str, **details: Any) -> CommandPlan:
 def plan_command(command: ArbiterCommand, router: Router) -> CommandPlan:
     """Where ``command`` goes; an answer at once when it cannot go anywhere."""
     if isinstance(command, SetClocks):
-        return _plan_set_clocks(router)
+        return _plan_set_clocks(router, command)
     if isinstance(command, NextRound):
         return _error(
             "next_round goes to the daemon that runs the section: use its arbiter page or"
@@ -115,7 +115,7 @@ def plan_command(command: ArbiterCommand, router: Router) -> CommandPlan:
     if isinstance(command, AckAlert):
         origin = router.alert_origin(command.id)
         if origin is None:
-            return _error(f"alert {command.id} is not open (acknowledged already, or unknown)")
+            return _error(f"alert {command.id} is not open (resolved already, or unknown)")
         daemon_id, local_id = origin
         target, subject = AckAlert(id=local_id), f"alert {command.id}"
     else:
@@ -134,15 +134,17 @@ def plan_command(command: ArbiterCommand, router: Router) -> CommandPlan:
     return CommandPlan(deliveries=(delivery,))
 
 
-def _plan_set_clocks(router: Router) -> CommandPlan:
+def _plan_set_clocks(router: Router, command: SetClocks) -> CommandPlan:
+    """To every daemon (only the one with ``command.board``, when it names one)."""
     daemons = router.daemon_ids()
+    if command.board is not None:
+        daemons = [d for d in daemons if command.board in router.boards_of(d)]
     if not daemons:
         return _error("no daemon has announced any board")
     deliveries, offline = [], {}
     for daemon_id in daemons:
         if router.is_online(daemon_id):
             subject = f"daemon {daemon_id!r}"
-            command = SetClocks()
             deliveries.append(
                 Delivery(daemon_id=daemon_id, command=command, online=True, subject=subject)
             )

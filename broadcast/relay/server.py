@@ -42,6 +42,7 @@ from broadcast.feed.messages import (
     ArbiterCommand,
     BoardState,
     BoardStatus,
+    ClockReading,
     CommandReply,
     alerts_from_json,
     board_state_from_json,
@@ -210,6 +211,13 @@ class RelayView:
         self._received[board] = dataclasses.replace(
             state, white_clock=white, black_clock=black, running=running, clock_at=at, pgn=pgn
         )
+        owner = self._owners.get(board)
+        if owner is None or self.is_online(owner):  # shown as received: the compact way
+            compact = ClockReading(
+                board=board, white_clock=white, black_clock=black, running=running, clock_at=at
+            )
+            if self.hub.publish_clock(compact, at):
+                return
         self._show(board)
 
     def _show(self, board: int) -> None:
@@ -261,11 +269,14 @@ class RelayView:
             for alert in alerts.values():
                 shown[relay_alert_id(alert.board, alert.id, daemon_id)] = (daemon_id, alert)
         for relay_id in set(self._origins) - set(shown):
-            del self._origins[relay_id]
-            self.hub.alert_acknowledged(relay_id)
+            daemon_id, _ = self._origins.pop(relay_id)
+            gone = self.hub.alert(relay_id)
+            if gone is not None:
+                note = f"no longer open on daemon {daemon_id}"
+                self.hub.publish_alert(gone.resolve(time.time(), note))
         for relay_id, (daemon_id, alert) in shown.items():
             self._origins[relay_id] = (daemon_id, alert.id)
-            relayed = dataclasses.replace(alert, id=relay_id, acknowledged=False)
+            relayed = dataclasses.replace(alert, id=relay_id)
             if self.hub.alert(relay_id) != relayed:
                 self.hub.publish_alert(relayed)
 
@@ -388,6 +399,9 @@ class RelaySettings:
             arbiter channel, as a daemon's ``server.allowed_origins``.
         limits: connections per client address and in all (None: no limits), as a
             daemon's (broadcast/web/connection_limits.py).
+        frame_interval: seconds between two frames to a spectator at most: a relay
+            serves many, so it sends each one a frame per tick with every change since
+            the last (broadcast/web/fanout.py).
     """
 
     mqtt: MqttSettings
@@ -401,6 +415,7 @@ class RelaySettings:
     pgn_folder: PgnFolderSettings | None = None
     allowed_origins: tuple[str, ...] = ()
     limits: ConnectionLimits | None = None
+    frame_interval: float = 0.1
 
 
 class Relay:
@@ -436,6 +451,7 @@ class Relay:
             command_timeout=settings.command_timeout + 2.0,
             allowed_origins=settings.allowed_origins,
             limits=settings.limits,
+            frame_interval=settings.frame_interval,
         )
 
     async def start(self) -> None:

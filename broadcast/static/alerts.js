@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 /**
- * The arbiter page's alert list (docs/alerts.md): newest first, each with its kind,
- * board, time, details, suggested action and an Acknowledge button; acknowledged
- * alerts stay in the list, greyed, until the page is reloaded.
+ * The arbiter page's alert lists (docs/alerts.md, "Life cycle"): the open alerts, newest
+ * first, each with its kind, board, time, details, suggested action and an Acknowledge
+ * button (an acknowledged alert stays open, marked, while its condition holds); and the
+ * resolved ones, most recently resolved first, each saying when, by whom and why.
+ * Every message is a whole version of an alert: the latest one replaces the one shown.
  */
 
 import { el } from "./boardview.js";
@@ -36,53 +38,76 @@ export function detailsText(details) {
     .join(" · ");
 }
 
+/** Resolved alerts kept on the page (the latest; a reconnection brings the server's). */
+const KEPT_RESOLVED = 200;
+
+/** The step of an alert's history that resolved it, or undefined while it is open. */
+export function resolution(alert) {
+  if (alert.state !== "resolved") return undefined;
+  return [...(alert.history || [])].reverse().find((step) => step.step === "resolved");
+}
+
+/** "14:05:10 acknowledged by arbiter", "14:10:00 resolved by dgtcast: the e-board …". */
+export function stepText(step) {
+  const note = step.note ? `: ${step.note}` : "";
+  return `${clockTime(step.at)} ${step.step} by ${step.by}${note}`;
+}
+
 export class AlertList {
   /**
-   * @param {HTMLOListElement} list where the alerts go.
+   * @param {HTMLOListElement} list where the open alerts go.
+   * @param {HTMLOListElement} resolvedList where the resolved alerts go.
    * @param {(alert: any) => void} acknowledge called by an alert's button.
    * @param {(alert: any, line: number) => void} [choose] called by a candidate line's
    *   button of a gap_ambiguous alert (the arbiter's choose_line, docs/alerts.md).
    */
-  constructor(list, acknowledge, choose = () => {}) {
+  constructor(list, resolvedList, acknowledge, choose = () => {}) {
     this.list = list;
+    this.resolvedList = resolvedList;
     this.acknowledge = acknowledge;
     this.choose = choose;
-    /** @type {Map<number, any>} alert id → alert */
+    /** @type {Map<number, any>} alert id → its latest version */
     this.alerts = new Map();
     /** @type {Map<number, {kind: string, text: string}>} alert id → last command reply */
     this.replies = new Map();
   }
 
   /**
-   * The open alerts of a (re)connection's snapshot. Alerts we knew that are no longer
-   * open were acknowledged meanwhile.
+   * A (re)connection's snapshot: the open alerts and the last resolved ones. An alert we
+   * showed open that is in neither was resolved while we were away (and is forgotten
+   * by the server by now): it is marked so.
    */
-  receiveSnapshot(open) {
-    const ids = new Set(open.map((alert) => alert.id));
+  receiveSnapshot(open, resolved) {
+    const ids = new Set([...open, ...resolved].map((alert) => alert.id));
     for (const alert of this.alerts.values()) {
-      if (!ids.has(alert.id)) this.markAcknowledged(alert);
+      if (!ids.has(alert.id) && alert.state !== "resolved") {
+        const step = { step: "resolved", at: Date.now() / 1000, by: "dgtcast", note: "while this page was away" };
+        this.alerts.set(alert.id, { ...alert, state: "resolved", history: [...(alert.history || []), step] });
+      }
     }
-    for (const alert of open) this.alerts.set(alert.id, alert);
+    for (const alert of [...resolved, ...open]) {
+      this.alerts.set(alert.id, alert);
+      if (alert.acknowledged && this.replies.get(alert.id)?.kind === "error") this.replies.delete(alert.id);
+    }
+    this.forgetStale();
     this.render();
   }
 
-  /** A new alert (or a new version of one). */
+  /** A new version of an alert (raised, updated, acknowledged, resolved). */
   receiveAlert(alert) {
     this.alerts.set(alert.id, alert);
+    if (alert.acknowledged && this.replies.get(alert.id)?.kind === "error") this.replies.delete(alert.id);
+    this.forgetStale();
     this.render();
   }
 
-  /** An arbiter (this one or another) acknowledged alert `id`. */
-  receiveAcknowledged(id) {
-    const alert = this.alerts.get(id);
-    if (alert === undefined) return;
-    this.markAcknowledged(alert);
-    this.render();
-  }
-
-  markAcknowledged(alert) {
-    alert.acknowledged = true;
-    if (this.replies.get(alert.id)?.kind === "error") this.replies.delete(alert.id); // stale now
+  /** Keep the latest KEPT_RESOLVED resolved alerts. */
+  forgetStale() {
+    const resolved = this.resolved();
+    for (const alert of resolved.slice(KEPT_RESOLVED)) {
+      this.alerts.delete(alert.id);
+      this.replies.delete(alert.id);
+    }
   }
 
   /** Show a command's reply at its alert: `{kind: "ok" | "error" | "pending", text}`. */
@@ -91,25 +116,47 @@ export class AlertList {
     this.render();
   }
 
+  open() {
+    return [...this.alerts.values()].filter((alert) => alert.state !== "resolved");
+  }
+
+  /** The resolved alerts, the most recently resolved first. */
+  resolved() {
+    const when = (alert) => resolution(alert)?.at ?? alert.at;
+    return [...this.alerts.values()]
+      .filter((alert) => alert.state === "resolved")
+      .sort((a, b) => when(b) - when(a) || b.id - a.id);
+  }
+
   openCount() {
-    return [...this.alerts.values()].filter((alert) => !alert.acknowledged).length;
+    return this.open().length;
+  }
+
+  /** Open alerts no arbiter has acknowledged yet. */
+  unseenCount() {
+    return this.open().filter((alert) => !alert.acknowledged).length;
   }
 
   render() {
-    const newest = [...this.alerts.values()].sort((a, b) => b.at - a.at || b.id - a.id);
+    const newest = this.open().sort((a, b) => b.at - a.at || b.id - a.id);
     this.list.replaceChildren(...newest.map((alert) => this.item(alert)));
+    this.resolvedList.replaceChildren(...this.resolved().map((alert) => this.item(alert)));
   }
 
   item(alert) {
     const li = el("li", "alert");
     li.dataset.id = String(alert.id);
     li.dataset.kind = alert.kind;
-    li.classList.toggle("acknowledged", alert.acknowledged);
+    li.dataset.state = alert.state;
+    li.classList.toggle("acknowledged", Boolean(alert.acknowledged));
+    li.classList.toggle("resolved", alert.state === "resolved");
     const head = el("div", "alert-head");
     const time = el("time", "time", clockTime(alert.at));
     time.dateTime = new Date(alert.at * 1000).toISOString();
     head.append(el("span", "kind", kindText(alert.kind)), el("span", "board", alert.board ? `Board ${alert.board}` : "Event"), time);
-    if (alert.acknowledged) {
+    if (alert.state === "resolved") {
+      head.append(el("span", "resolved-mark", "resolved"));
+    } else if (alert.acknowledged) {
       head.append(el("span", "acked", "acknowledged"));
     } else {
       const button = el("button", "ack", "Acknowledge");
@@ -122,9 +169,12 @@ export class AlertList {
     const details = detailsText(alert.details);
     if (details) li.append(el("div", "details", details));
     if (alert.action) li.append(el("p", "action", alert.action));
-    if (alert.kind === "gap_ambiguous" && !alert.acknowledged) li.append(this.lines(alert));
+    const open = alert.state !== "resolved";
+    if (alert.kind === "gap_ambiguous" && open) li.append(this.lines(alert));
+    const steps = (alert.history || []).filter((step) => step.step !== "raised");
+    if (steps.length) li.append(el("p", "history", steps.map(stepText).join(" · ")));
     const reply = this.replies.get(alert.id);
-    if (reply !== undefined) li.append(el("p", `reply ${reply.kind}`, reply.text));
+    if (reply !== undefined && open) li.append(el("p", `reply ${reply.kind}`, reply.text));
     return li;
   }
 

@@ -162,6 +162,11 @@ class BoardRow {
   }
 }
 
+/** The token in an address's fragment (`#token=…`), or "". */
+export function tokenInAddress(hash) {
+  return new URLSearchParams(hash.replace(/^#/, "")).get("token") || "";
+}
+
 class ArbiterPage {
   constructor() {
     this.feed = new FeedState();
@@ -172,6 +177,7 @@ class ArbiterPage {
     this.authenticated = false;
     this.alerts = new AlertList(
       document.getElementById("alerts"),
+      document.getElementById("resolved-alerts"),
       (alert) => this.acknowledge(alert),
       (alert, line) => this.chooseLine(alert, line),
     );
@@ -197,6 +203,13 @@ class ArbiterPage {
     document.getElementById("next-round").addEventListener("click", () => this.nextRound());
     window.addEventListener("online", () => this.socket.retrySoon());
     setInterval(() => this.tick(), TICK_MS);
+    const given = tokenInAddress(location.hash);
+    if (given) {
+      // the daemon's own token, printed by `dgtcast run` (docs/configuration.md): kept
+      // like a typed one, and taken out of the address bar
+      sessionStorage.setItem(TOKEN_KEY, given);
+      history.replaceState(null, "", location.pathname + location.search);
+    }
     const saved = sessionStorage.getItem(TOKEN_KEY);
     if (saved) this.connect(saved);
     else this.showLogin("");
@@ -256,9 +269,6 @@ class ArbiterPage {
       case "alert":
         this.alerts.receiveAlert(message);
         return this.countAlerts();
-      case "alert_acknowledged":
-        this.alerts.receiveAcknowledged(message.id);
-        return this.countAlerts();
       case "ok":
       case "error":
         return this.authenticated ? this.receiveReply(message) : this.forget(message.reason);
@@ -270,7 +280,7 @@ class ArbiterPage {
   receiveSnapshot(snapshot) {
     this.authenticated = true;
     this.feed.receive(snapshot, Date.now() / 1000);
-    this.alerts.receiveSnapshot(snapshot.alerts || []);
+    this.alerts.receiveSnapshot(snapshot.alerts || [], snapshot.resolved || []);
     this.showConsole();
     this.layout();
     this.countAlerts();
@@ -319,8 +329,14 @@ class ArbiterPage {
 
   countAlerts() {
     const open = this.alerts.openCount();
-    document.getElementById("alert-count").textContent = open ? `${open} open` : "";
-    document.getElementById("no-alerts").hidden = this.alerts.alerts.size > 0;
+    const unseen = this.alerts.unseenCount();
+    const seen = open - unseen;
+    const count = open ? `${open} open${seen ? ` (${seen} acknowledged)` : ""}` : "";
+    document.getElementById("alert-count").textContent = count;
+    document.getElementById("no-alerts").hidden = open > 0;
+    const resolved = this.alerts.resolved().length;
+    document.getElementById("resolved-count").textContent = resolved ? String(resolved) : "";
+    document.getElementById("resolved-panel").hidden = resolved === 0;
   }
 
   tick() {
@@ -372,8 +388,7 @@ class ArbiterPage {
   acknowledge(alert) {
     const label = `Acknowledge alert ${alert.id} (${alert.kind}, board ${alert.board})`;
     this.command({ type: "ack_alert", id: alert.id }, label, (reply) => {
-      if (reply.kind === "ok") this.alerts.receiveAcknowledged(alert.id);
-      this.alerts.showReply(alert.id, reply);
+      this.alerts.showReply(alert.id, reply); // the new version comes as an "alert" message
       this.countAlerts();
     });
   }

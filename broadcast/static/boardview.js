@@ -19,12 +19,14 @@ export function el(tag, className = "", text = "") {
 function playerRow(color) {
   const row = el("div", `player ${color}`);
   row.dataset.color = color;
+  const title = el("span", "title");
   const name = el("span", "name");
+  const fed = el("span", "fed");
   const elo = el("span", "elo");
   const clock = el("span", "clock", "–");
   clock.dataset.color = color;
-  row.append(el("span", `swatch ${color}`), name, elo, clock);
-  return { row, name, elo, clock };
+  row.append(el("span", `swatch ${color}`), title, name, fed, elo, clock);
+  return { row, title, name, fed, elo, clock };
 }
 
 export class BoardView {
@@ -50,15 +52,23 @@ export class BoardView {
     });
     this.board = null;
     this.shown = { white: "", black: "" };
+    this.flipped = false;
   }
 
-  /** Draw a board state (BoardState JSON of the feed). */
-  update(board) {
+  /**
+   * Draw a board state (BoardState JSON of the feed).
+   * @param {any} board the state (a game view passes the position it steps to).
+   * @param {{white?: any, black?: any}} [players] title and federation of each side.
+   */
+  update(board, players = {}) {
     this.board = board;
     for (const color of ["white", "black"]) {
       const elo = board[`${color}_elo`];
+      const player = players[color] ?? {};
       this[color].name.textContent = board[color] || "?";
       this[color].elo.textContent = Number.isInteger(elo) ? String(elo) : "";
+      this[color].title.textContent = player.title || "";
+      this[color].fed.textContent = player.federation || "";
     }
     this.ground.set({
       fen: board.fen,
@@ -83,6 +93,16 @@ export class BoardView {
       clock.textContent = text;
       clock.classList.toggle("low", times[color] !== null && times[color] < 30);
     }
+  }
+
+  /** Turn the board round: the other side at the bottom, its player row too. */
+  flip() {
+    this.flipped = !this.flipped;
+    this.ground.toggleOrientation();
+    const [top, bottom] = this.flipped ? [this.white, this.black] : [this.black, this.white];
+    const box = this.root.querySelector(".board-box");
+    this.root.replaceChildren(top.row, box, bottom.row);
+    this.root.dataset.orientation = this.flipped ? "black" : "white";
   }
 
   destroy() {

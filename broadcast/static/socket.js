@@ -30,14 +30,26 @@ export class ReconnectingSocket {
   /**
    * @param {object} options
    * @param {() => string} options.url the URL to connect to now.
-   * @param {(message: any) => void} options.onMessage each parsed JSON message.
+   * @param {(message: any) => void} options.onMessage each parsed JSON message (each
+   *   element of a batched frame on its own).
+   * @param {string[]} [options.protocols] websocket subprotocols to offer
+   *   (`["dgtcast.batch"]`: a frame's events as one JSON array, docs/broadcast.md).
    * @param {(state: string, detail: any) => void} [options.onState] state changes.
    * @param {(socket: WebSocket) => void} [options.onOpen] right after the handshake.
    * @param {number} [options.initial] first retry delay, ms.
    * @param {number} [options.maximum] longest retry delay, ms.
    */
-  constructor({ url, onMessage, onState = () => {}, onOpen = () => {}, initial = 500, maximum = 15000 }) {
+  constructor({
+    url,
+    onMessage,
+    protocols = [],
+    onState = () => {},
+    onOpen = () => {},
+    initial = 500,
+    maximum = 15000,
+  }) {
     this.url = url;
+    this.protocols = protocols;
     this.onMessage = onMessage;
     this.onState = onState;
     this.onOpen = onOpen;
@@ -56,7 +68,7 @@ export class ReconnectingSocket {
     this.timer = null;
     this.detach();
     this.setState(State.CONNECTING);
-    const ws = new WebSocket(this.url());
+    const ws = new WebSocket(this.url(), this.protocols);
     this.ws = ws;
     let heard = false;
     ws.onopen = () => {
@@ -99,6 +111,7 @@ export class ReconnectingSocket {
     if (this.state === State.WAITING) this.start();
   }
 
+  /** One frame: a message, or (`?batch=1` feeds) an array of messages, in order. */
   receive(text) {
     let message;
     try {
@@ -107,7 +120,11 @@ export class ReconnectingSocket {
       console.warn("dgtcast: not JSON:", text);
       return;
     }
-    this.onMessage(message);
+    if (!Array.isArray(message)) {
+      this.onMessage(message);
+      return;
+    }
+    for (const each of message) this.onMessage(each);
   }
 
   closed(ws, event) {

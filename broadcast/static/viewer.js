@@ -6,15 +6,10 @@
  */
 
 import { BoardView, el } from "./boardview.js";
-import {
-  Action,
-  FeedState,
-  formatClock,
-  numberedMoves,
-  resultText,
-  socketUrl,
-  statusText,
-} from "./model.js";
+import { gameHash, parseGameHash } from "./game.js";
+import { GameView, gameJsonUrl, pgnUrl } from "./gameview.js";
+import { Action, FeedState, numberedMoves, resultText, socketUrl, statusText } from "./model.js";
+import { Panels, fetchJson, fetchText } from "./panels.js";
 import { ReconnectingSocket, State, stateText } from "./socket.js";
 
 const TICK_MS = 200;
@@ -50,30 +45,23 @@ function fillHead(parts, board) {
   parts.result.title = board.result_final ? "" : "provisional: not confirmed by the arbiter yet";
 }
 
-function moveCell(move, ply, current) {
-  const cell = el("td", "ply");
-  if (move === null) return cell;
-  cell.dataset.ply = String(ply);
-  cell.classList.toggle("current", current);
-  const clock = move.clock == null ? "" : formatClock(move.clock);
-  cell.append(el("span", "san", move.san), el("span", "clk", clock));
-  return cell;
-}
-
 class Viewer {
   constructor() {
     this.feed = new FeedState();
     /** Board number → its card: `{card, view, head, last, body}` (view: null until drawn). */
     this.cards = new Map();
     this.layoutKey = "";
-    this.detail = null;
+    this.panels = new Panels(this);
     this.resumeAsked = null;
     this.pingAt = null;
     this.pongTimer = null;
     this.main = document.getElementById("boards");
     this.dialog = document.getElementById("detail");
+    this.game = new GameView(this.dialog, { players: (section, name) => this.panels.player(section, name) });
+    this.opening = 0; // counts game openings: a late fetch for an older one is dropped
     this.socket = new ReconnectingSocket({
       url: () => socketUrl(location, "/ws", this.feed.seq),
+      protocols: ["dgtcast.batch"],
       onMessage: (message) => this.receive(message),
       onState: (state, detail) => this.showConnection(state, detail),
       onOpen: () => this.ping(),
@@ -87,9 +75,28 @@ class Viewer {
     });
     this.dialog.querySelector(".close").addEventListener("click", () => this.dialog.close());
     window.addEventListener("online", () => this.socket.retrySoon());
+    window.addEventListener("hashchange", () => this.route());
     setInterval(() => this.tick(), TICK_MS);
     setInterval(() => this.ping(), PING_MS);
     this.socket.start();
+    this.route();
+  }
+
+  /** Show what the address names: a game (`#board-N`, `#round-R-board-N`), a view. */
+  route() {
+    const game = parseGameHash(location.hash);
+    if (game !== null) return this.openGame(game);
+    const view = { "#rounds": "rounds", "#standings": "standings" }[location.hash] ?? "boards";
+    if (this.dialog.open) this.dialog.close();
+    this.showView(view);
+  }
+
+  showView(view) {
+    document.body.dataset.view = view;
+    for (const name of ["boards", "rounds", "standings"]) {
+      document.getElementById(name).hidden = name !== view;
+    }
+    if (view !== "boards") this.panels.show(view);
   }
 
   // -- the feed -------------------------------------------------------------------
@@ -103,6 +110,7 @@ class Viewer {
       this.layout(true);
     } else if (outcome.action === Action.CHANGED) {
       this.boardChanged(outcome.board, outcome.type);
+      this.panels.boardChanged(outcome.board, outcome.type);
     } else if (outcome.action === Action.GAP && this.resumeAsked !== this.feed.seq) {
       this.resumeAsked = this.feed.seq;
       this.socket.send({ type: "resume", since: this.feed.seq });
@@ -167,7 +175,9 @@ class Viewer {
       document.getElementById("delay").textContent = delay > 0 ? `delayed by ${delayText(delay)}` : "";
     }
     for (const board of this.feed.boards.values()) this.drawBoard(board.board);
-    this.openFromHash();
+    this.panels.boardChanged(null, "snapshot");
+    const wanted = parseGameHash(location.hash);
+    if (wanted !== null && wanted.round === null && this.game.game === null) this.openGame(wanted);
   }
 
   section(boards) {
@@ -192,11 +202,11 @@ class Viewer {
     const body = el("div", "view");
     const last = el("footer", "latest-move");
     card.append(top, body, last);
-    card.addEventListener("click", () => this.openDetail(number));
+    card.addEventListener("click", () => this.showGame({ board: number, round: null, section: null }));
     card.addEventListener("keydown", (event) => {
       if (event.key !== "Enter" && event.key !== " ") return;
       event.preventDefault();
-      this.openDetail(number);
+      this.showGame({ board: number, round: null, section: null });
     });
     // The board itself is drawn by drawBoard, once the card is in the page and has a size.
     this.cards.set(number, { card, view: null, head, last, body });
@@ -218,9 +228,9 @@ class Viewer {
     entry.last.textContent = lastMoveText(board);
     entry.card.dataset.status = board.status;
     this.tickView(entry.view);
-    if (this.detail !== null && this.detail.number === number) {
-      this.drawDetail(board);
-      this.tickView(this.detail.view);
+    if (this.game.showsLive(number)) {
+      this.game.update(board);
+      this.tickView(this.game);
     }
   }
 
@@ -231,64 +241,52 @@ class Viewer {
   tick() {
     const now = this.feed.serverNow(Date.now() / 1000);
     for (const { view } of this.cards.values()) view?.tick(now, this.feed.delay);
-    this.detail?.view.tick(now, this.feed.delay);
+    this.game.tick(now, this.feed.delay);
   }
 
-  // -- the enlarged board ------------------------------------------------------------
+  // -- the game view ----------------------------------------------------------------
 
-  openDetail(number) {
-    const board = this.feed.boards.get(number);
-    if (board === undefined) return;
-    this.detail?.view.destroy();
-    const dialog = this.dialog;
-    dialog.dataset.board = String(number);
-    dialog.querySelector("h2").textContent = `Board ${number}`;
-    dialog.querySelector("a.pgn").href = `/board/${number}.pgn`;
-    if (!dialog.open) dialog.showModal();
-    const body = dialog.querySelector(".detail-view");
-    const head = { status: dialog.querySelector(".status"), result: dialog.querySelector(".result") };
-    this.detail = { number, view: new BoardView(body, { coordinates: true }), head };
-    history.replaceState(null, "", `#board-${number}`);
-    this.drawDetail(board);
-    this.tickView(this.detail.view);
+  /** Open a game by changing the address (so it can be shared, and Back closes it). */
+  showGame(game) {
+    const hash = gameHash(game);
+    if (location.hash === hash) this.openGame(game);
+    else location.hash = hash;
+  }
+
+  /** Open the game the address names: a live board from the feed, a past one fetched. */
+  async openGame(game) {
+    const opening = ++this.opening;
+    let board;
+    if (game.round === null) {
+      board = this.feed.boards.get(game.board);
+      if (board === undefined) return; // drawn once the snapshot names it
+    } else {
+      board = await fetchJson(gameJsonUrl(game));
+      if (board === null || opening !== this.opening) return;
+    }
+    this.game.open(game, board, board.pgn ?? "");
+    if (!this.dialog.open) this.dialog.showModal();
+    this.tickView(this.game);
+    if (game.round === null) {
+      const pgn = await fetchText(pgnUrl(game));
+      if (pgn !== null && opening === this.opening && this.game.showsLive(game.board)) this.game.setPgn(pgn);
+    }
+  }
+
+  /** Titles and federations arrived (the standings): the open game shows them. */
+  playersChanged() {
+    if (this.game.board !== null) this.game.update(this.game.board);
   }
 
   /** The dialog was closed (its button, Escape, a click beside it). */
   closeDetail() {
-    if (this.detail === null) return;
-    this.detail.view.destroy();
-    this.detail = null;
-    delete this.dialog.dataset.board;
-    history.replaceState(null, "", location.pathname + location.search);
-  }
-
-  openFromHash() {
-    const match = /^#board-(\d+)$/.exec(location.hash);
-    if (match === null || this.detail !== null) return;
-    this.openDetail(Number(match[1]));
-  }
-
-  drawDetail(board) {
-    const { view, head } = this.detail;
-    view.update(board);
-    fillHead(head, board);
-    const tbody = this.dialog.querySelector("table.moves tbody");
-    const rows = numberedMoves(board);
-    const lastPly = board.moves.length;
-    let ply = 0;
-    tbody.replaceChildren(
-      ...rows.map((row) => {
-        const tr = el("tr");
-        tr.append(el("th", "", `${row.number}.`));
-        for (const move of [row.white, row.black]) {
-          if (move !== null) ply += 1;
-          tr.append(moveCell(move, ply, move !== null && ply === lastPly));
-        }
-        return tr;
-      }),
-    );
-    const box = this.dialog.querySelector(".moves-box");
-    box.scrollTop = box.scrollHeight;
+    if (this.game.game === null) return;
+    this.opening += 1;
+    this.game.close();
+    if (parseGameHash(location.hash) !== null) {
+      history.replaceState(null, "", location.pathname + location.search);
+      this.route();
+    }
   }
 }
 

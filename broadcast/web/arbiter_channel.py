@@ -3,9 +3,10 @@
 Conversation::
 
     client  {"type": "auth", "token": "…"}              first message, within 5 s
-    server  {"type": "snapshot", "seq": n, "boards": [...], "alerts": [open alerts]}
-    server  {"type": "alert", "id": 7, "kind": "flag_fall", ...}    live, never delayed
-    server  {"type": "alert_acknowledged", "id": 7}
+    server  {"type": "snapshot", "seq": n, "boards": [...], "alerts": [open alerts],
+             "resolved": [the last resolved alerts]}
+    server  {"type": "alert", "id": 7, "kind": "flag_fall", "state": "open", ...}
+            every new version of an alert (raised, updated, acknowledged, resolved), live
     server  {"type": "move", "seq": n, ...}              live feed events, as on /ws
     client  {"type": "set_result", "board": 3, "result": "1-0", "ref": "r1"}
     server  {"type": "ok", "ref": "r1", "command": "set_result", "details": {}}
@@ -13,8 +14,10 @@ Conversation::
 
 A wrong token gets ``{"type": "error", "reason": "bad token"}`` and close code 1008
 (policy violation); so does any other first message, and silence past the deadline.
-Wrong tokens are slowed down and logged per client address, and browser pages of other
-origins are refused before the handshake (:mod:`broadcast.web.arbiter_guard`).
+A right token is let in at once; the answers to wrong ones (and to other first
+messages) are held, longer with each one from the same client, and logged within
+bounds; browser pages of other origins are refused before the handshake
+(:mod:`broadcast.web.arbiter_guard`).
 Commands are decoded strictly by the one command codec of :mod:`broadcast.feed.messages`
 (:func:`~broadcast.feed.messages.command_from_json`) before the :class:`CommandHandler` sees
 them: malformed JSON, an unknown type, a missing, extra or wrongly typed field, or a
@@ -41,27 +44,31 @@ from websockets.frames import CloseCode
 from broadcast.feed.events import encode_json, state_to_json
 from broadcast.feed.hub import Hub, Subscription, Update
 from broadcast.feed.messages import (
-    Alert,
+    MAX_ID,
+    NOT_UNICODE,
     ArbiterCommand,
     CommandHandler,
     CommandRejected,
     CommandReply,
     Ref,
+    alert_to_json,
     command_from_json,
     decode_untrusted_json,
-    to_json_dict,
 )
 from broadcast.web.arbiter_guard import TokenThrottle
 
 __all__ = [
     "ARBITER_MESSAGE_LIMIT",
+    "SNAPSHOT_RESOLVED",
     "ArbiterChannel",
-    "alert_to_json",
     "parse_command",
     "until_either_ends",
 ]
 
 logger = logging.getLogger(__name__)
+
+#: How many of the last resolved alerts a snapshot holds (the hub remembers more).
+SNAPSHOT_RESOLVED = 100
 
 #: Larger arbiter messages get an error reply (websocket frames are cut off at 4 times this).
 ARBITER_MESSAGE_LIMIT = 16 * 1024
@@ -99,15 +106,17 @@ def _ref_of(data: dict[str, Any]) -> Ref:
     ref = data.get("ref")
     if ref is None or (isinstance(ref, str) and len(ref) <= 100):
         return ref
-    if isinstance(ref, int) and not isinstance(ref, bool):
+    if isinstance(ref, int) and not isinstance(ref, bool) and abs(ref) <= MAX_ID:
         return ref
-    raise CommandRejected("'ref' must be a string (at most 100 characters) or an integer")
+    raise CommandRejected(
+        f"'ref' must be a string (at most 100 characters) or an integer up to {MAX_ID}"
+    )
 
 
 def _decode(text: str | bytes) -> dict[str, Any]:
     if isinstance(text, bytes):
         raise CommandRejected("send text messages, not binary")
-    if len(text.encode()) > ARBITER_MESSAGE_LIMIT:
+    if len(text.encode(errors="surrogatepass")) > ARBITER_MESSAGE_LIMIT:
         raise CommandRejected(f"message too large (limit {ARBITER_MESSAGE_LIMIT} bytes)")
     try:
         data = decode_untrusted_json(text)
@@ -128,11 +137,6 @@ def parse_command(text: str | bytes) -> tuple[ArbiterCommand, Ref]:
     ref = _ref_of(data)
     fields = {name: value for name, value in data.items() if name != "ref"}
     return command_from_json(fields, ref), ref
-
-
-def alert_to_json(alert: Alert) -> dict[str, Any]:
-    """``{"type": "alert", "id": …, "kind": …, "board": …, "at": …, "details": …, ...}``."""
-    return {"type": "alert", **to_json_dict(alert)}
 
 
 def _reply(kind: str, ref: Ref, **fields: Any) -> str:
@@ -194,20 +198,24 @@ class ArbiterChannel:
             return False
         try:
             data = _decode(message)
-        except CommandRejected:
-            return await self._refuse(ws, "authenticate first")
+        except CommandRejected as exc:
+            reason = exc.reason if exc.reason == NOT_UNICODE else "authenticate first"
+            return await self._failed(ws, reason)
         if data.get("type") != "auth" or set(data) != {"type", "token"}:
-            return await self._refuse(ws, "authenticate first")
-        token = data["token"]
+            return await self._failed(ws, "authenticate first")
         if self._token is None:
             return await self._refuse(ws, "arbiter channel disabled")
-        address = _address_of(ws)
-        async with self.throttle.turn(address):
-            if not isinstance(token, str) or not hmac.compare_digest(token.encode(), self._token):
-                self.throttle.failed(address)
-                return await self._refuse(ws, "bad token")
-            self.throttle.succeeded(address)
+        token = data["token"]
+        if not isinstance(token, str) or not hmac.compare_digest(token.encode(), self._token):
+            return await self._failed(ws, "bad token")
+        self.throttle.succeeded(_address_of(ws))
         return True
+
+    async def _failed(self, ws: ServerConnection, reason: str) -> bool:
+        """A first message that lets no one in: counted, answered when the throttle says."""
+        if self._token is not None:
+            await self.throttle.failed(_address_of(ws), ws.wait_closed)
+        return await self._refuse(ws, reason)
 
     async def _send_updates(self, ws: ServerConnection, sub: Subscription) -> None:
         while True:
@@ -219,11 +227,7 @@ class ArbiterChannel:
         if update.missed:
             return [self._snapshot()]
         texts = [message.text for message in update.events]
-        for alert in update.alerts:
-            if alert.acknowledged:
-                texts.append(_reply("alert_acknowledged", None, id=alert.id))
-            else:
-                texts.append(encode_json(alert_to_json(alert)))
+        texts += [encode_json(alert_to_json(alert)) for alert in update.alerts]
         return texts
 
     def _snapshot(self) -> str:
@@ -235,6 +239,7 @@ class ArbiterChannel:
                 "server_time": time.time(),
                 "boards": [state_to_json(s) for s in hub.states()],
                 "alerts": [alert_to_json(a) for a in hub.open_alerts()],
+                "resolved": [alert_to_json(a) for a in hub.resolved_alerts(SNAPSHOT_RESOLVED)],
             }
         )
 

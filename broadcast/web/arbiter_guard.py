@@ -9,11 +9,9 @@ Three checks (docs/faults.md, "Hostile clients"):
   ``.local``), the configured host or the host of an allowed origin; IP addresses are
   always fine. A page of another site whose name was
   made to resolve to this machine (DNS rebinding) would otherwise count as our own.
-* Wrong tokens: each client address gets one guess at a time; after a wrong one it waits
-  ``first_delay`` seconds, doubling with each further wrong one up to ``max_delay``,
-  before its next guess is even looked at. A right token clears its record. Wrong
-  tokens are logged at WARNING, at most one line per address every ``log_every``
-  seconds (with the count since the last line).
+* Wrong tokens (:class:`TokenThrottle`): a right token is let in at once; the answers
+  to wrong ones are held, longer with each one from the same client, within bounds, and
+  logged at most one line every ``log_every`` seconds in all.
 """
 
 from __future__ import annotations
@@ -23,11 +21,14 @@ import ipaddress
 import logging
 import socket
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-__all__ = ["OriginPolicy", "TokenThrottle"]
+from base.backoff import Backoff, BackoffPolicy
+from broadcast.web.log_limit import LogLimit
+
+__all__ = ["OriginPolicy", "TokenThrottle", "client_key"]
 
 logger = logging.getLogger(__name__)
 
@@ -84,18 +85,48 @@ class OriginPolicy:
 
 @dataclass(slots=True)
 class _Client:
-    failures: int = 0
-    next_guess: float = 0.0
-    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
-    unlogged: int = 0
-    logged_at: float = -1e18
+    backoff: Backoff  # its failures are the wrong tokens in a row
+    next_answer: float = 0.0
+    held: int = 0
+
+
+def client_key(address: str) -> str:
+    """The key under which wrong tokens from ``address`` are counted.
+
+    Every loopback address (``127.0.0.0/8``, ``::1``) is one key, as is each IPv6
+    ``/64`` (one household or server): rotating the source address over them multiplies
+    neither the holds nor the log lines. Other IPv4 addresses count alone.
+    """
+    try:
+        ip = ipaddress.ip_address(address)
+    except ValueError:
+        return address
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    if ip.is_loopback:
+        return "loopback"
+    if isinstance(ip, ipaddress.IPv6Address):
+        return str(ipaddress.IPv6Network(f"{ip}/64", strict=False))
+    return str(ip)
 
 
 class TokenThrottle:
-    """Slows down and logs wrong arbiter tokens, per client address.
+    """Slows down and logs wrong arbiter tokens, without ever holding a right one back.
 
-    Use ``async with throttle.turn(address):`` around reading and checking one token,
-    then call :meth:`failed` or :meth:`succeeded` inside it.
+    Every token is checked as soon as it arrives (in constant time): a right token is
+    let in at once, whatever others guessed from the same address. A wrong one (or any
+    other first message than an ``auth``) is counted for its client's key
+    (:func:`client_key`) and its answer held: the first at once, then each one
+    ``first_delay`` seconds after the previous, doubling with each further wrong one up
+    to ``max_delay``. A right token clears the record. Holds are bounded: at most
+    ``max_held_per_client`` per key and ``max_held`` in all; beyond, the answer goes at
+    once. A hold ends early when its connection closes (a client gone, the daemon
+    stopping). Wrong tokens are logged at WARNING, at most one line every
+    ``log_every`` seconds in all, with the counts since the last line.
+
+    The token itself is what keeps guessers out: ``dgtcast run`` asks for at least 12
+    random characters (about 70 bits); the throttle keeps guessing from costing the
+    daemon anything, or the arbiter their seat.
     """
 
     def __init__(
@@ -104,89 +135,105 @@ class TokenThrottle:
         first_delay: float = 1.0,
         max_delay: float = 30.0,
         log_every: float = 10.0,
+        max_held_per_client: int = 8,
+        max_held: int = 256,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.first_delay = first_delay
+        #: Each wrong token's delay: doubling from ``first_delay``, at most ``max_delay``.
+        self._policy = BackoffPolicy(initial=min(first_delay, max_delay), maximum=max_delay)
         self.max_delay = max_delay
-        self.log_every = log_every
+        self.max_held_per_client = max_held_per_client
+        self.max_held = max_held
         self._clock = clock
         self._clients: dict[str, _Client] = {}
+        self._held = 0
+        self._log = LogLimit(log_every, clock)
+        self._unlogged_keys: set[str] = set()
+
+    @property
+    def held(self) -> int:
+        """Answers to wrong tokens being held now."""
+        return self._held
 
     def failures(self, address: str) -> int:
-        """Wrong tokens in a row from ``address``."""
-        client = self._clients.get(address)
-        return 0 if client is None else client.failures
-
-    def turn(self, address: str) -> _Turn:
-        """Wait for this address's turn to have a token checked."""
-        return _Turn(self, address)
-
-    def failed(self, address: str) -> None:
-        """A wrong token from ``address``: its next guess waits longer."""
-        client = self._client(address)
-        client.failures += 1
-        delay = min(self.max_delay, self.first_delay * 2 ** (client.failures - 1))
-        now = self._clock()
-        client.next_guess = now + delay
-        client.unlogged += 1
-        if now - client.logged_at >= self.log_every:
-            logger.warning(
-                "wrong arbiter token from %s (%d since the last line, %d in a row);"
-                " its next try waits %.0f s",
-                address,
-                client.unlogged,
-                client.failures,
-                delay,
-            )
-            client.unlogged, client.logged_at = 0, now
+        """Wrong tokens in a row from ``address``'s key."""
+        client = self._clients.get(client_key(address))
+        return 0 if client is None else client.backoff.failures
 
     def succeeded(self, address: str) -> None:
-        """A right token from ``address``: its record is cleared."""
-        client = self._client(address)
-        client.failures, client.next_guess, client.unlogged = 0, 0.0, 0
+        """A right token from ``address``: its key's record is cleared."""
+        self._clients.pop(client_key(address), None)
 
-    def _client(self, address: str) -> _Client:
-        client = self._clients.get(address)
+    async def failed(self, address: str, closed: Callable[[], Awaitable[object]]) -> None:
+        """A wrong token from ``address``: wait until its answer may go.
+
+        Ends early when ``closed()`` (the connection's end) completes.
+        """
+        key = client_key(address)
+        client = self._client(key)
+        now = self._clock()
+        delay = client.backoff.next_delay()
+        full = client.held >= self.max_held_per_client or self._held >= self.max_held
+        hold = 0.0 if full else max(0.0, client.next_answer - now)
+        client.next_answer = now + hold + delay
+        self._note(address, key, client, hold)
+        if hold <= 0:
+            return
+        client.held += 1
+        self._held += 1
+        try:
+            await _until_either(asyncio.sleep(hold), closed())
+        finally:
+            client.held -= 1
+            self._held -= 1
+
+    def _note(self, address: str, key: str, client: _Client, hold: float) -> None:
+        self._unlogged_keys.add(key)
+        count = self._log.due()
+        if count is None:
+            if len(self._unlogged_keys) > _MAX_CLIENTS:
+                self._unlogged_keys.clear()
+            return
+        logger.warning(
+            "wrong arbiter token from %s (%d since the last line, from %d client(s);"
+            " %d in a row from it); its answer waits %.0f s",
+            address,
+            count,
+            len(self._unlogged_keys),
+            client.backoff.failures,
+            hold,
+        )
+        self._unlogged_keys.clear()
+
+    def _client(self, key: str) -> _Client:
+        client = self._clients.get(key)
         if client is None:
             if len(self._clients) >= _MAX_CLIENTS:
-                self._forget_waited()
-            client = self._clients[address] = _Client()
+                self._forget()
+            client = self._clients[key] = _Client(Backoff(self._policy))
         return client
 
-    def _forget_waited(self) -> None:
-        """Drop the records of addresses whose wait is over (bounded memory)."""
+    def _forget(self) -> None:
+        """Drop records whose holds are over, then the oldest (bounded memory)."""
         now = self._clock()
-        for address, client in list(self._clients.items()):
-            if not client.lock.locked() and client.next_guess <= now:
-                del self._clients[address]
-
-    def _release(self, address: str) -> None:
-        client = self._clients.get(address)
-        if client is None:
-            return
-        client.lock.release()
-        if not client.failures and not client.lock.locked():
-            del self._clients[address]
+        for key, client in list(self._clients.items()):
+            if not client.held and client.next_answer <= now:
+                del self._clients[key]
+        while len(self._clients) >= _MAX_CLIENTS:
+            del self._clients[next(iter(self._clients))]
 
 
-#: Addresses remembered at most (older records whose wait is over go first).
+#: Client keys remembered at most (records whose holds are over go first).
 _MAX_CLIENTS = 10_000
 
 
-class _Turn:
-    def __init__(self, throttle: TokenThrottle, address: str) -> None:
-        self._throttle, self._address = throttle, address
-
-    async def __aenter__(self) -> None:
-        client = self._throttle._client(self._address)
-        await client.lock.acquire()
-        wait = client.next_guess - self._throttle._clock()
-        if wait > 0:
-            try:
-                await asyncio.sleep(wait)
-            except BaseException:
-                self._throttle._release(self._address)
-                raise
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        self._throttle._release(self._address)
+async def _until_either(first: Awaitable[object], second: Awaitable[object]) -> None:
+    """Wait until either completes; cancel the other."""
+    tasks = {asyncio.ensure_future(first), asyncio.ensure_future(second)}
+    try:
+        await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)

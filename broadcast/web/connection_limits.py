@@ -1,4 +1,5 @@
-"""How many connections the broadcast server holds: per client address and in all.
+"""How many connections a server holds, and the one policy every port the daemon opens
+follows (:class:`ConnectionPolicy`).
 
 Each connection holds a file descriptor. At the common limit of 1,024, one client
 opening 1,100 slow connections used to exhaust them: every accept then failed, and
@@ -6,6 +7,11 @@ spectators and arbiters waited as long as the flood lasted (issue 17.4). With li
 the server aborts a connection beyond them right after accepting it, so the process
 never runs out of descriptors and other clients are still served
 (docs/faults.md, "File descriptors").
+
+The broadcast server, the LiveChess API and the relay all serve with one
+:class:`ConnectionPolicy`: the same limits (a daemon's ports share one count, so two
+ports do not double what one address may hold), the same time to finish a handshake
+and to close, the same write buffer and the same keep-alive pings.
 """
 
 from __future__ import annotations
@@ -14,10 +20,12 @@ import asyncio
 import logging
 import time
 from collections import Counter
+from dataclasses import dataclass
+from typing import Any
 
 from websockets.asyncio.server import ServerConnection
 
-__all__ = ["ConnectionLimits", "capped_connection"]
+__all__ = ["ConnectionLimits", "ConnectionPolicy", "capped_connection"]
 
 logger = logging.getLogger(__name__)
 
@@ -104,3 +112,44 @@ def capped_connection(limits: ConnectionLimits) -> type[ServerConnection]:
             super().connection_lost(exc)
 
     return CappedConnection
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ConnectionPolicy:
+    """What every listening port of the daemon holds its clients to.
+
+    Attributes:
+        limits: connections per client address and in all (None: no limits); one
+            instance for every port of a process.
+        open_timeout: seconds a client has to send its HTTP request or finish the
+            websocket handshake.
+        close_timeout: seconds a closing handshake may take before the connection is
+            dropped (a client that stopped reading cannot hold a shutdown).
+        ping_interval / ping_timeout: keep-alive pings; a client that answers none
+            within ``ping_timeout`` is dropped.
+        write_limit: bytes buffered per connection before its sender waits.
+        backlog: listen backlog (many clients may connect at once).
+    """
+
+    limits: ConnectionLimits | None = None
+    open_timeout: float = 5.0
+    close_timeout: float = 2.0
+    ping_interval: float = 20.0
+    ping_timeout: float = 20.0
+    write_limit: int = 32 * 1024
+    backlog: int = 1024
+
+    def serve_options(self, max_size: int) -> dict[str, Any]:
+        """Keyword arguments of ``websockets.asyncio.server.serve`` for frames of at most
+        ``max_size`` bytes."""
+        return {
+            "compression": None,
+            "max_size": max_size,
+            "write_limit": self.write_limit,
+            "backlog": self.backlog,
+            "open_timeout": self.open_timeout,
+            "close_timeout": self.close_timeout,
+            "ping_interval": self.ping_interval,
+            "ping_timeout": self.ping_timeout,
+            "create_connection": None if self.limits is None else capped_connection(self.limits),
+        }

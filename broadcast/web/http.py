@@ -7,8 +7,11 @@
 ``GET /round.pgn``                 every game of the round, section then board
 ``GET /board/N.pgn``               one board's game
 ``GET /status.json``               every board (no PGN), ``seq``, server time
+(more routes)                      :attr:`HttpRoutes.extra` (:class:`ExtraRoutes`);
+                                   ``/rounds.json``, ``/standings.json`` empty without
 ``GET /``                          ``broadcast/static/index.html``
 ``GET /arbiter``                   ``broadcast/static/arbiter.html``
+``GET /hall``                      ``broadcast/static/hall.html`` (the hall screen)
 ``GET /vendor/chessground/...``    the npm chessboard (:data:`CHESSGROUND_ROOT`)
 ``GET /<file>``                    ``broadcast/static/<file>``
 =================================  =========================================
@@ -28,7 +31,8 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import unquote, urlsplit
+from typing import Protocol
+from urllib.parse import parse_qs, unquote, urlsplit
 
 from broadcast.feed.events import encode_json, state_to_json
 from broadcast.feed.hub import Hub
@@ -38,7 +42,11 @@ __all__ = [
     "ARBITER_PATH",
     "CHESSGROUND_ROOT",
     "FEED_PATH",
+    "JSON_TYPE",
+    "PGN_TYPE",
     "STATIC_ROOT",
+    "Answer",
+    "ExtraRoutes",
     "HttpReply",
     "HttpRoutes",
     "safe_file",
@@ -61,7 +69,7 @@ CHESSGROUND_ROOT = next(
     STATIC_ROOT.parent.parent / "node_modules" / "chessground",
 )
 _VENDOR_PREFIX = "/vendor/chessground/"
-_PAGES = {"/": "/index.html", "/arbiter": "/arbiter.html"}
+_PAGES = {"/": "/index.html", "/arbiter": "/arbiter.html", "/hall": "/hall.html"}
 
 PGN_TYPE = "application/x-chess-pgn; charset=utf-8"
 JSON_TYPE = "application/json"
@@ -79,6 +87,9 @@ _STATIC_TYPES = {
     ".woff2": "font/woff2",
     ".txt": _TEXT_TYPE,
 }
+#: Lists another part of the daemon fills (:attr:`HttpRoutes.extra`); a server without
+#: them (a relay, a test) answers them empty, so a page asks them alike everywhere.
+_SECTIONS_LISTS = ("/rounds.json", "/standings.json")
 _BOARD_PGN = re.compile(r"/board/([1-9][0-9]{0,5})\.pgn")
 
 
@@ -93,6 +104,22 @@ class HttpReply:
     def header(self, name: str) -> str | None:
         """The first header called ``name`` (any case), or None."""
         return next((v for k, v in self.headers if k.lower() == name.lower()), None)
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """What an :class:`ExtraRoutes` answers: a public body (200, with an ETag) or an error."""
+
+    status: int
+    body: bytes
+    content_type: str = "text/plain; charset=utf-8"
+
+
+class ExtraRoutes(Protocol):
+    """More GET routes (past rounds, standings): an :class:`Answer`, or None for a path
+    they do not serve. ``query`` is the parsed query string."""
+
+    def answer(self, path: str, query: Mapping[str, list[str]]) -> Answer | None: ...
 
 
 def _plain(status: int, text: str, *extra: tuple[str, str]) -> HttpReply:
@@ -179,17 +206,35 @@ class HttpRoutes:
         self._static_root = static_root
         self._vendor_root = vendor_root
         self._clock = clock
+        #: Routes added by the daemon (past rounds, standings), asked in order.
+        self.extra: list[ExtraRoutes] = []
 
     def route(self, method: str, target: str, headers: Mapping[str, str]) -> HttpReply | None:
         """The reply to one request; None for a websocket path (the server upgrades it)."""
-        path = urlsplit(target).path
+        parts = urlsplit(target)
+        path = parts.path
         if method != "GET":
             return _plain(405, "method not allowed\n", ("Allow", "GET"))
         if path in (FEED_PATH, ARBITER_PATH):
             return None
         etag = headers.get("If-None-Match")
         reply = self._dynamic(path, etag)
+        if reply is None:
+            reply = self._extra(path, parts.query, etag)
         return reply if reply is not None else self._static(path, etag)
+
+    def _extra(self, path: str, query: str, etag: str | None) -> HttpReply | None:
+        parsed = parse_qs(query, keep_blank_values=True)
+        for routes in self.extra:
+            found = routes.answer(path, parsed)
+            if found is None:
+                continue
+            if found.status != 200:
+                return _plain(found.status, found.body.decode())
+            return _cached(found.body, found.content_type, etag, public=True)
+        if path in _SECTIONS_LISTS:
+            return _cached(b'{"sections":[]}', JSON_TYPE, etag, public=True)
+        return None
 
     def _dynamic(self, path: str, etag: str | None) -> HttpReply | None:
         if path == "/round.pgn":

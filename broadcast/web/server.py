@@ -12,14 +12,17 @@ Spectator feed ``ws://…/ws`` (docs/broadcast.md has every message)::
                                                  or a fresh snapshot if they are gone
     client  {"type": "ping"}                  → {"type": "pong", "server_time": t}
 
-``ws://…/ws?since=n`` resumes at connection time. Each spectator has its own sender
-task and a hub subscription (a cursor and a dirty set, no queue): while the client does
-not read, its sender waits on the socket's write buffer (``write_limit`` bytes) and the
-hub moves on; when the client reads again it gets the events it missed if the ring still
-holds them, else one snapshot of the latest state. A slow spectator never delays another.
-Spectators that are caught up, idle and within ``write_limit`` take a fast path: each
-publish frames its events once and writes them to all of them from ``publish_board``,
-without waking their senders.
+``ws://…/ws?since=n`` resumes at connection time; a client offering the websocket
+subprotocol ``dgtcast.batch`` gets the events of a frame as one JSON array (the viewer
+does). Each spectator has its own sender
+task and a hub cursor (no queue). The fan-out (:mod:`broadcast.web.fanout`) ticks at
+most every ``frame_interval`` seconds: it writes the events since the last tick, framed
+once, to every idle caught-up spectator, and wakes the senders of the others: a slow
+one waits on its write buffer (``write_limit`` bytes) and then gets the events it missed
+if the ring still holds them, else one snapshot of the latest state; one that does not
+read for ``slow_timeout`` seconds is dropped. A slow spectator never delays another.
+``frame_interval=None`` keeps the fan-out of before (a frame per publish, written from
+``publish_board``) for ``bench/`` comparisons.
 Spectator messages over 4 KiB close the connection with code 1009.
 """
 
@@ -28,7 +31,7 @@ from __future__ import annotations
 import http
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import TracebackType
 from urllib.parse import parse_qs, urlsplit
@@ -37,16 +40,17 @@ from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.datastructures import Headers
 from websockets.frames import Frame, Opcode
 from websockets.http11 import Request, Response
-from websockets.protocol import State
+from websockets.typing import Subprotocol
 
 from broadcast.feed.delay import PublicDelay
 from broadcast.feed.events import encode_json
 from broadcast.feed.hub import Hub, Subscription, Update
-from broadcast.feed.messages import BoardState, CommandHandler, decode_untrusted_json
+from broadcast.feed.messages import MAX_ID, BoardState, CommandHandler, decode_untrusted_json
 from broadcast.feed.public_results import PublicResults, ResultsPolicy
 from broadcast.web.arbiter_channel import ARBITER_MESSAGE_LIMIT, ArbiterChannel, until_either_ends
 from broadcast.web.arbiter_guard import OriginPolicy
-from broadcast.web.connection_limits import ConnectionLimits, capped_connection
+from broadcast.web.connection_limits import ConnectionLimits, ConnectionPolicy
+from broadcast.web.fanout import BATCH_SUBPROTOCOL, FanOut, Spectator, can_take
 from broadcast.web.http import (
     ARBITER_PATH,
     CHESSGROUND_ROOT,
@@ -55,6 +59,7 @@ from broadcast.web.http import (
     HttpRoutes,
 )
 from broadcast.web.listen import listen_error, listening_port
+from broadcast.web.log_limit import LogLimit
 
 __all__ = ["SPECTATOR_MESSAGE_LIMIT", "BroadcastServer", "parse_since", "snapshot_text"]
 
@@ -75,7 +80,16 @@ def parse_since(target: str) -> int | None:
         return None
     if len(values) != 1 or not values[0].isdigit() or not values[0].isascii():
         raise ValueError("since must be a non-negative integer")
+    if len(values[0]) > len(str(MAX_ID)) or int(values[0]) > MAX_ID:
+        raise ValueError(f"since must be at most {MAX_ID}")
     return int(values[0])
+
+
+def _select_subprotocol(
+    connection: ServerConnection, offered: Sequence[Subprotocol]
+) -> Subprotocol | None:
+    """``dgtcast.batch`` when offered (batched spectator frames); else none."""
+    return BATCH_SUBPROTOCOL if BATCH_SUBPROTOCOL in offered else None
 
 
 def snapshot_text(hub: Hub, *, delay: float, server_time: float) -> str:
@@ -89,15 +103,6 @@ def snapshot_text(hub: Hub, *, delay: float, server_time: float) -> str:
 
 def _nothing() -> None:
     """A listener remover that has nothing left to remove."""
-
-
-def _can_take(ws: ServerConnection, limit: int) -> bool:
-    """Whether whole frames may be written to ``ws`` now without passing ``limit``."""
-    return (
-        ws.protocol.state is State.OPEN
-        and ws.send_in_progress is None
-        and ws.transport.get_write_buffer_size() <= limit
-    )
 
 
 def _to_response(reply: HttpReply) -> Response:
@@ -118,18 +123,23 @@ def _spectator_reply(message: str | bytes, sub: Subscription) -> str | None:
         return encode_json({"type": "pong", "server_time": time.time()})
     if kind == "resume" and set(data) == {"type", "since"}:
         since = data["since"]
-        if isinstance(since, int) and not isinstance(since, bool) and since >= 0:
+        if isinstance(since, int) and not isinstance(since, bool) and 0 <= since <= MAX_ID:
             sub.resume(since)
             return None
-        return encode_json({"type": "error", "reason": "since must be a non-negative integer"})
+        reason = f"since must be a non-negative integer up to {MAX_ID}"
+        return encode_json({"type": "error", "reason": reason})
     reason = "spectators may only send resume and ping"
     return encode_json({"type": "error", "reason": reason})
 
 
-async def _receive_feed(ws: ServerConnection, sub: Subscription) -> None:
+async def _receive_feed(
+    ws: ServerConnection, sub: Subscription, resumed: Callable[[], None] = _nothing
+) -> None:
     async for message in ws:
         reply = _spectator_reply(message, sub)
-        if reply is not None:
+        if reply is None:
+            resumed()
+        else:
             await ws.send(reply)
 
 
@@ -150,6 +160,12 @@ class BroadcastServer:
             channel stays live. 0 means live, with no delay line at all.
         clock: time source of the delay line (tests move it by hand).
         write_limit: bytes buffered per connection before its sender waits.
+        frame_interval: seconds between two frames to a spectator at most (0: a frame
+            per publish or :meth:`~broadcast.feed.hub.Hub.batch` of them; None: a frame
+            per publish from ``publish_board``, the fan-out of before, kept for
+            comparisons).
+        slow_timeout: seconds a spectator may leave its write buffer full before it
+            is dropped.
         auth_timeout: seconds an arbiter has to authenticate.
         command_timeout: seconds the handler has to answer a command.
         allowed_origins: origins besides the server's own whose pages may use the
@@ -175,6 +191,8 @@ class BroadcastServer:
         results: ResultsPolicy = "provisional",
         clock: Callable[[], float] | None = None,
         write_limit: int = 32 * 1024,
+        frame_interval: float | None = 0.0,
+        slow_timeout: float = 30.0,
         auth_timeout: float = 5.0,
         command_timeout: float = 10.0,
         allowed_origins: tuple[str, ...] = (),
@@ -206,19 +224,33 @@ class BroadcastServer:
             command_timeout=command_timeout,
         )
         self.origins = OriginPolicy(host, allowed_origins)
+        self._refused_pages = LogLimit()
         self.routes = HttpRoutes(
             self.public_hub, delay=delay, static_root=static_root, vendor_root=vendor_root
         )
         self._requested_port = port
         self.limits = limits
-        self._open_timeout = open_timeout
+        #: The connection policy of every port this process opens (the LiveChess API's too).
+        self.policy = ConnectionPolicy(
+            limits=limits, open_timeout=open_timeout, write_limit=write_limit, backlog=backlog
+        )
         self._write_limit = write_limit
-        self._backlog = backlog
         self._server: Server | None = None
         self._spectators: set[ServerConnection] = set()
         self._parked: dict[ServerConnection, Subscription] = {}
         self._fanned_seq = self.public_hub.seq
-        self._remove_listener = self.public_hub.add_listener(self._fan_out)
+        self.fanout: FanOut | None = None
+        self._snapshot_cache: tuple[int, float, str] = (-1, 0.0, "")
+        if frame_interval is None:
+            self._remove_listener = self.public_hub.add_listener(self._fan_out)
+        else:
+            self.fanout = FanOut(
+                self.public_hub,
+                interval=frame_interval,
+                write_limit=write_limit,
+                slow_timeout=slow_timeout,
+            )
+            self._remove_listener = self.fanout.close
 
     @property
     def port(self) -> int:
@@ -248,12 +280,8 @@ class BroadcastServer:
                 self.host,
                 self._requested_port,
                 process_request=self._process_request,
-                compression=None,
-                max_size=4 * ARBITER_MESSAGE_LIMIT,
-                write_limit=self._write_limit,
-                backlog=self._backlog,
-                open_timeout=self._open_timeout,
-                create_connection=None if self.limits is None else capped_connection(self.limits),
+                **self.policy.serve_options(4 * ARBITER_MESSAGE_LIMIT),
+                select_subprotocol=_select_subprotocol,
             )
         except OSError as exc:
             raise listen_error(self.host, self._requested_port, exc) from None
@@ -298,7 +326,10 @@ class BroadcastServer:
                 request.headers.get("Host"), request.headers.get("Origin")
             )
             if refused is not None:
-                logger.warning("= arbiter channel refused: %s", refused)
+                if (count := self._refused_pages.due()) is not None:
+                    logger.warning(
+                        "= arbiter channel refused: %s (%d since the last line)", refused, count
+                    )
                 return connection.respond(http.HTTPStatus.FORBIDDEN, f"{refused}\n")
             connection.protocol.max_message_size = 4 * ARBITER_MESSAGE_LIMIT
             return None
@@ -314,13 +345,23 @@ class BroadcastServer:
         if urlsplit(ws.request.path).path == ARBITER_PATH:
             await self.arbiter.serve(ws)
         else:
-            await self._serve_spectator(ws, parse_since(ws.request.path))
+            batch = ws.subprotocol == BATCH_SUBPROTOCOL
+            await self._serve_spectator(ws, parse_since(ws.request.path), batch)
 
-    async def _serve_spectator(self, ws: ServerConnection, since: int | None) -> None:
+    async def _serve_spectator(self, ws: ServerConnection, since: int | None, batch: bool) -> None:
         self._spectators.add(ws)
+        fanout, hub = self.fanout, self.public_hub
         try:
-            with self.public_hub.subscribe(since=since, alerts=False, boards=False) as sub:
-                await until_either_ends(self._send_feed(ws, sub), _receive_feed(ws, sub))
+            if fanout is None:
+                with hub.subscribe(since=since, alerts=False, boards=False) as sub:
+                    await until_either_ends(self._send_feed(ws, sub), _receive_feed(ws, sub))
+                return
+            with hub.subscribe(since=since, alerts=False, boards=False, wake=False) as sub:
+                spectator = Spectator(ws, sub, batch)
+                await until_either_ends(
+                    fanout.serve(spectator, self._feed_texts),
+                    _receive_feed(ws, sub, lambda: fanout.wake(spectator)),
+                )
         finally:
             self._spectators.discard(ws)
 
@@ -359,7 +400,7 @@ class BroadcastServer:
         ready = [
             ws
             for ws, sub in self._parked.items()
-            if _can_take(ws, limit) and sub.advance(before, after)
+            if can_take(ws, limit) and sub.advance(before, after)
         ]
         frames = b"".join(
             Frame(Opcode.TEXT, message.text.encode()).serialize(mask=False) for message in messages
@@ -367,10 +408,21 @@ class BroadcastServer:
         for ws in ready:
             ws.transport.write(frames)
 
+    def _snapshot(self) -> str:
+        """The snapshot text, built once for every spectator that needs it at this seq
+        within half a second (its ``server_time`` is that old at most; the viewer's ping
+        refines the clock offset anyway)."""
+        hub, now = self.public_hub, time.time()
+        seq, made, text = self._snapshot_cache
+        if seq != hub.seq or not 0 <= now - made < 0.5:
+            text = snapshot_text(hub, delay=self.delay, server_time=now)
+            self._snapshot_cache = (hub.seq, now, text)
+        return text
+
     def _feed_texts(self, update: Update) -> list[str]:
         """What one spectator is sent for one update, in order."""
         if update.missed:
-            return [snapshot_text(self.public_hub, delay=self.delay, server_time=time.time())]
+            return [self._snapshot()]
         texts = [message.text for message in update.events]
         if update.resumed is not None:
             resumed = {"type": "resumed", "since": update.resumed, "seq": update.seq}

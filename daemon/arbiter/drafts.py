@@ -1,7 +1,8 @@
 """The alerts of the engine's inputs, as drafts: kind, details, the words, the episode (pure).
 
 The :class:`~daemon.arbiter.engine.AlertEngine` decides when an alert is due and raises each
-draft once per episode; here is what each alert says (docs/alerts.md). The checks that
+draft once per episode (updating the open alert of the same condition, see
+:mod:`daemon.arbiter.book`); here is what each alert says (docs/alerts.md). The checks that
 need a board's history (clock settings, late arrival) are in :mod:`daemon.arbiter.watch`.
 """
 
@@ -11,18 +12,24 @@ from typing import Any
 
 from broadcast.feed.messages import AlertKind
 from daemon.arbiter.watch import AlertDraft
-from daemon.game.events import FlagFell, GameEnded, OutOfSync, ResultSignalled
+from daemon.game.events import (
+    FlagFell,
+    GameEnded,
+    GapCandidates,
+    MovesRecovered,
+    OutOfSync,
+    ResultSignalled,
+)
 
 __all__ = [
     "board_flooding",
     "board_offline",
-    "board_online",
     "clock_offline",
-    "clock_online",
     "flag_fall",
     "game_over",
+    "gap_ambiguous",
     "journal_failed",
-    "journal_recovered",
+    "moves_recovered",
     "out_of_sync",
     "result_signalled",
 ]
@@ -54,17 +61,6 @@ def board_flooding(board: int, at: float) -> AlertDraft:
     )
 
 
-def board_online(board: int, at: float, since: float | None) -> AlertDraft:
-    """The e-board answers again (offline since ``since``)."""
-    return AlertDraft(
-        kind=AlertKind.BOARD_ONLINE,
-        details={"offline_seconds": None if since is None else at - since},
-        action=f"Board {board}: the e-board is back. Check that the game on it is the"
-        " recorded one.",
-        episode=("board_online", board, at),
-    )
-
-
 def clock_offline(board: int, at: float) -> AlertDraft:
     """No clock answers through the e-board."""
     return AlertDraft(
@@ -73,16 +69,6 @@ def clock_offline(board: int, at: float) -> AlertDraft:
         action=f"Board {board}: no clock answers through the e-board. Check the clock"
         " cable; clock times are not recorded meanwhile.",
         episode=("clock_offline", board, at),
-    )
-
-
-def clock_online(board: int, at: float) -> AlertDraft:
-    """The clock answers again."""
-    return AlertDraft(
-        kind=AlertKind.CLOCK_ONLINE,
-        details={},
-        action=f"Board {board}: the clock answers again.",
-        episode=("clock_online", board, at),
     )
 
 
@@ -99,13 +85,36 @@ def journal_failed(reason: str, at: float) -> AlertDraft:
     )
 
 
-def journal_recovered(held: int, at: float) -> AlertDraft:
-    """The journal is written again, with the ``held`` records kept in memory."""
+def moves_recovered(board: int, game: Game, event: MovesRecovered) -> AlertDraft:
+    """Plies played while dgtcast could not see the board, recovered (one per recovery)."""
+    last = event.from_ply + event.plies - 1
+    where = "the board's memory" if event.source == "memory" else "a search of the legal moves"
     return AlertDraft(
-        kind=AlertKind.JOURNAL_RECOVERED,
-        details={"held": held},
-        action=f"The journal is written again: the {held} records held in memory are in it.",
-        episode=("journal_recovered", at),
+        kind=AlertKind.MOVES_RECOVERED,
+        details={"from_ply": event.from_ply, "plies": event.plies, "source": event.source},
+        action=f"Board {board}: plies {event.from_ply}-{last} were played while dgtcast could"
+        f" not see the board; they were recovered from {where}. Check them against the"
+        " scoresheets.",
+        episode=("moves_recovered", board, game, event.from_ply, event.at),
+        scope=(str(event.from_ply),),
+    )
+
+
+def gap_ambiguous(board: int, game: Game, event: GapCandidates) -> AlertDraft:
+    """The board is ahead of the record and several move orders lead there."""
+    shown = "; ".join(f"{i}) {' '.join(line)}" for i, line in enumerate(event.lines, 1))
+    more = "" if event.complete else " (the search stopped early: there may be others)"
+    return AlertDraft(
+        kind=AlertKind.GAP_AMBIGUOUS,
+        details={
+            "from_ply": event.from_ply,
+            "lines": [list(line) for line in event.lines],
+            "complete": event.complete,
+        },
+        action=f"Board {board}: the board is ahead of the record from ply {event.from_ply} and"
+        f" several move orders lead there{more}: {shown}. Choose the line played"
+        " (choose_line), or reinstate the position (FIDE 7.5).",
+        episode=("gap_ambiguous", board, game, event.at),
     )
 
 
@@ -129,6 +138,7 @@ def result_signalled(board: int, game: Game, event: ResultSignalled) -> AlertDra
         action=f"Board {board}: the players put the kings on the centre squares for"
         f" {event.result}. Check the scoresheets and confirm the result.",
         episode=("result_signalled", board, game, event.result),
+        update_note=f"the players signalled {event.result}",
     )
 
 

@@ -3,22 +3,25 @@
 Pure (layer L2): game events, link changes and ticks go in with their time; alerts,
 results and decision records come out. It never reads a clock: every ``at``/``now`` is
 wall-clock epoch seconds, the journal's time, because round start and default time are
-times of day. Each kind, when it is raised, its details and the suggested action are in
-``docs/alerts.md``; the rules are FIDE Laws 6.7 (default time), 6.9 (flag fall), 7.5
-(illegal moves) and DGT's result gesture (tournament-rules.md §2, §3).
+times of day. Each kind, when it is raised and when it resolves, its details and the
+suggested action are in ``docs/alerts.md``; the rules are FIDE Laws 6.7 (default time),
+6.9 (flag fall), 7.5 (illegal moves) and DGT's result gesture (tournament-rules.md §2, §3).
 
 * Each alert is raised once per *episode*, named by a key built from the inputs' own
-  times (a flag fall in a game, an out-of-sync spell starting at ``at``, ...).
+  times (a flag fall in a game, an out-of-sync spell starting at ``at``, ...), and is
+  open while its condition holds: one open alert per board and condition, resolved by
+  the engine when the condition clears, or by the arbiter's decision when it asks for
+  one (:mod:`daemon.arbiter.book`).
 * Results are proposed (provisional) by alerts and set by arbiters; they become final
   only when confirmed. An arbiter's result is never replaced by a proposal, a confirmed
   one by nothing but another arbiter's (the ledger: :mod:`daemon.arbiter.results`).
 * What is followed on each board, and the clock and late-arrival checks, are in
   :mod:`daemon.arbiter.watch`; what every other alert says is in
   :mod:`daemon.arbiter.drafts`. Both return drafts; the engine raises them.
-* Every change is also a :class:`Decision` (``decisions_made()``) for the journal.
-  Recovery: :meth:`AlertEngine.restore` the decision records, then feed the replayed
-  inputs as in live operation (game events, links, ticks); episodes already journalled
-  are not raised again, so only what the crash cut off comes out.
+* Every change is also a :class:`Decision` (``decisions_made()``) for the journal: each
+  new version of an alert (kind ``alert``) and each result (kind ``result``). A restart
+  feeds the journalled inputs to a fresh engine, which makes the same decisions again:
+  it is deterministic.
 
 Exceptions::
 
@@ -29,16 +32,18 @@ Exceptions::
 
 from __future__ import annotations
 
-import dataclasses
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol, assert_never
+from typing import Any, assert_never
 
-from broadcast.feed.messages import Alert, AlertKind, to_json_dict
+from base.colors import Color
+from broadcast.feed.messages import BY_ARBITER, Alert, AlertKind
 from daemon.arbiter import drafts
+from daemon.arbiter.book import AlertBook
 from daemon.arbiter.results import CommandRefused, ResultLedger, ResultSource, ResultState
-from daemon.arbiter.watch import AlertDraft, BoardRules, BoardWatch, Episode
+from daemon.arbiter.watch import AlertDraft, BoardRules, BoardWatch, Cleared
 from daemon.config.model import Config
+from daemon.game.durations import format_duration
 from daemon.game.events import (
     ClockSidesLearned,
     ClockUpdated,
@@ -58,14 +63,36 @@ from daemon.game.events import (
 
 __all__ = [
     "DECISION_KINDS",
+    "GAME_KINDS",
     "AlertEngine",
     "AlertSettings",
     "Decision",
 ]
 
 
-#: Journal kinds of the decision records (see :meth:`AlertEngine.restore`).
-DECISION_KINDS = frozenset({"alert", "alert_ack", "result"})
+#: Journal kinds of the decision records: each new version of an alert, each result.
+DECISION_KINDS = frozenset({"alert", "result"})
+
+#: Alerts about a board's game (the others are about its hardware, or the event): they
+#: resolve when the board's result is confirmed or the board moves on to another round,
+#: and none is raised while the board's result is confirmed.
+GAME_KINDS = frozenset(
+    {
+        AlertKind.FLAG_FALL,
+        AlertKind.LATE_ARRIVAL,
+        AlertKind.OUT_OF_SYNC,
+        AlertKind.CLOCK_MISMATCH,
+        AlertKind.RESULT_SIGNALLED,
+        AlertKind.GAME_OVER,
+        AlertKind.MOVES_RECOVERED,
+        AlertKind.GAP_AMBIGUOUS,
+    }
+)
+#: Conditions of one game that a new game on the board ends (not decisions: a flag fall
+#: or a signalled result still waits for the arbiter when the pieces are set up again).
+_GAME_CONDITIONS = (AlertKind.OUT_OF_SYNC, AlertKind.CLOCK_MISMATCH, AlertKind.GAP_AMBIGUOUS)
+#: What an arbiter's acknowledgement settles: "check them against the scoresheets".
+_SETTLED_BY_ACK = (AlertKind.MOVES_RECOVERED,)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -82,7 +109,9 @@ class AlertSettings:
         for section in config.sections:
             event = section.event
             for board in section.boards:
-                boards[board.number] = BoardRules.of_event(event, has_eboard=board.has_eboard)
+                boards[board.number] = BoardRules.of_event(
+                    event, has_eboard=board.has_eboard, section=section.name
+                )
         return cls(boards=boards)
 
 
@@ -96,15 +125,8 @@ class Decision:
     payload: Mapping[str, Any]
 
 
-class _Recorded(Protocol):
-    @property
-    def kind(self) -> str: ...
-    @property
-    def payload(self) -> Mapping[str, Any]: ...
-
-
 class AlertEngine:
-    """Raises arbiter alerts and keeps every board's result (docs/alerts.md).
+    """Raises arbiter alerts, resolves them, and keeps every board's result (docs/alerts.md).
 
     Feed it with ``receive_*``; then drain :meth:`decisions_made` (journal them first)
     and :meth:`alerts_raised` (publish them). Call :meth:`receive_tick` at
@@ -114,13 +136,10 @@ class AlertEngine:
     def __init__(self, settings: AlertSettings) -> None:
         self._settings = settings
         self._watch = {number: BoardWatch(rules) for number, rules in settings.boards.items()}
-        self._alerts: dict[int, Alert] = {}
-        self._episodes: set[Episode] = set()
+        self._book = AlertBook(self._record_alert)  # a bound method: snapshots pickle it
         self._results = ResultLedger(self._decide)
-        self._next_id = 1
         self._deadline: float | None = None
         self._deadline_known = False  # _deadline is up to date (see next_deadline)
-        self._raised: list[Alert] = []
         self._decisions: list[Decision] = []
 
     # -- inputs ----------------------------------------------------------------------------
@@ -129,26 +148,44 @@ class AlertEngine:
         """Take one event of the board's game tracker; then drain the outputs."""
         watch = self._board(board)
         match event:
-            case GameStarted() | MoveMade() | InSync() | PositionAccepted():
-                _follow(watch, event)
+            case ClockUpdated() | MoveMade():
+                self._clock_checks(board, watch, event)
+            case GameStarted() | InSync() | PositionAccepted():
+                self._follow(board, watch, event)
             case MovesWithdrawn():
-                self._results.withdraw_game_over(board, event.at)
+                self._moves_withdrawn(board, event)
             case OutOfSync() | MovesRecovered() | GapCandidates():
                 self._sync_alert(board, watch, event)
-            case ResultSignalled():
-                self._result_signalled(board, watch, event)
-            case GameEnded():
-                self._game_ended(board, watch, event)
-            case FlagFell():
-                self._flag_fell(board, watch, event)
-            case ClockUpdated():
-                tolerance = self._settings.clock_tolerance
-                for draft in watch.clock_reading(board, event, tolerance):
-                    self._raise_draft(board, event.at, draft)
+            case ResultSignalled() | GameEnded() | FlagFell():
+                self._game_decided(board, watch, event)
             case ClockSidesLearned():
                 pass
             case _:
                 assert_never(event)
+
+    def _clock_checks(self, board: int, watch: BoardWatch, event: ClockUpdated | MoveMade) -> None:
+        """A reading (start and increment checks), or a move (White's first press)."""
+        tolerance = self._settings.clock_tolerance
+        if isinstance(event, MoveMade):
+            self._follow(board, watch, event)
+            found = watch.move_made(board, event.ply, event.at, tolerance)
+        else:
+            if event.running is not None and watch.started is None and watch.rules.has_eboard:
+                self._round_started(watch.rules.section, event.at)
+            found = watch.clock_reading(board, event, tolerance)
+        for item in found:
+            if isinstance(item, Cleared):
+                self._book.resolve(board, (item.kind,), event.at, item.note, scope=item.scope)
+            elif self._clock_checked(board):
+                self._raise_draft(board, event.at, item)
+
+    def _round_started(self, section: str, at: float) -> None:
+        """The section's first clock started at ``at``: its round started (FIDE 6.6),
+        for the boards without a configured start; their default time counts from it."""
+        for watch in self._watch.values():
+            if watch.rules.section == section and watch.started is None:
+                watch.clock_start = at
+        self._deadline_known = False
 
     def receive_link(self, board: int, online: bool, at: float) -> None:
         """The e-board's link went up or down (may repeat); then drain the outputs."""
@@ -158,12 +195,18 @@ class AlertEngine:
             watch.offline_since = at
             self._raise_draft(board, at, drafts.board_offline(board, at))
         elif online and was is False:
-            self._raise_draft(board, at, drafts.board_online(board, at, watch.offline_since))
+            since = watch.offline_since
+            away = "" if since is None else f" after {format_duration(round(at - since))}"
+            note = f"the e-board answers again{away}"
+            self._book.resolve(board, (AlertKind.BOARD_OFFLINE,), at, note)
 
     def receive_flood(self, board: int, flooding: bool, at: float) -> None:
         """The e-board started flooding the line with sensor changes (or calmed down)."""
         if flooding:
             self._raise_draft(board, at, drafts.board_flooding(board, at))
+        else:
+            note = "the e-board reports no more changes than hands can make"
+            self._book.resolve(board, (AlertKind.BOARD_FLOODING,), at, note)
 
     def receive_clock_link(self, board: int, connected: bool, at: float) -> None:
         """Whether a clock answers through the e-board (every reading may be passed)."""
@@ -172,7 +215,7 @@ class AlertEngine:
         if not connected and was is not False:
             self._raise_draft(board, at, drafts.clock_offline(board, at))
         elif connected and was is False:
-            self._raise_draft(board, at, drafts.clock_online(board, at))
+            self._book.resolve(board, (AlertKind.CLOCK_OFFLINE,), at, "a clock answers again")
 
     def receive_journal(self, written: bool, reason: str, held: int, at: float) -> None:
         """The journal cannot be written (disk full, I/O error), or is written again.
@@ -182,7 +225,8 @@ class AlertEngine:
         if not written:
             self._raise_draft(0, at, drafts.journal_failed(reason, at))
         else:
-            self._raise_draft(0, at, drafts.journal_recovered(held, at))
+            note = f"the journal is written again: the {held} records held in memory are in it"
+            self._book.resolve(0, (AlertKind.JOURNAL_FAILED,), at, note)
 
     def receive_tick(self, now: float) -> None:
         """Time passed: make the late-arrival checks that are due (FIDE 6.7)."""
@@ -201,8 +245,16 @@ class AlertEngine:
         if board in self._results:
             return
         late = watch.presence(board, stage, when)
-        if late is not None and self._raise_draft(board, when, late[0]) and stage == "default":
+        if late is None or not self._raise_draft(board, when, late[0]):
+            return
+        if stage == "default":
             self._results.propose(board, late[1], ResultSource.LATE_ARRIVAL, when)
+            return
+        color = late[0].details["color"]
+        moved = watch.first_move_at.get(color)
+        if moved is not None:  # the player came after the warning's time, before its tick
+            note = f"{color.capitalize()} made a move"
+            self._book.resolve(board, (AlertKind.LATE_ARRIVAL,), moved, note)
 
     def next_deadline(self) -> float | None:
         """When :meth:`receive_tick` must be called next; None when nothing is pending.
@@ -221,13 +273,14 @@ class AlertEngine:
             self._deadline_known = True
         return self._deadline
 
-    def new_round(self, board: int, rules: BoardRules, at: float) -> list[Alert]:
+    def new_round(self, board: int, rules: BoardRules, at: float) -> None:
         """The board starts another round under ``rules`` (``dgtcast round next``).
 
         Its watch starts afresh (the e-board's and clock's link states carry over), its
         result stays with the old round, its late-arrival checks may be raised again,
-        and its open alerts are closed (acknowledged, with decision records). Returns
-        the alerts closed. A board the engine did not know is added.
+        and its open alerts about the old round's game resolve; those about its hardware
+        (offline, clock offline, flooding) stay open while they hold. A board the engine
+        did not know is added.
         """
         old = self._watch.get(board)
         watch = BoardWatch(rules)
@@ -236,55 +289,80 @@ class AlertEngine:
             watch.clock_connected = old.clock_connected
         self._watch[board] = watch
         self._results.forget(board)
-        self._episodes = {e for e in self._episodes if e[:2] != ("late_arrival", board)}
+        self._book.forget_episodes(lambda e: e[:2] != ("late_arrival", board))
         self._deadline_known = False
-        return [
-            self.acknowledge(alert.id, at) for alert in self.open_alerts if alert.board == board
-        ]
+        self._book.resolve(board, GAME_KINDS, at, "the board moved on to the next round")
 
     # -- arbiter commands ------------------------------------------------------------------
 
     def acknowledge(self, alert_id: int, at: float) -> Alert:
         """An arbiter saw the alert; returns it acknowledged (again, if it already was).
 
+        It stays open while its condition holds (a ``moves_recovered`` alert, whose
+        action is a check, resolves).
+
         Raises:
             CommandRefused: no such alert.
         """
-        alert = self._alerts.get(alert_id)
-        if alert is None:
-            raise CommandRefused(f"no alert {alert_id}")
-        if not alert.acknowledged:
-            alert = dataclasses.replace(alert, acknowledged=True)
-            self._alerts[alert_id] = alert
-            self._decide(alert.board, "alert_ack", at, {"id": alert_id})
+        alert = self._book.acknowledge(alert_id, at)
+        if alert.kind in _SETTLED_BY_ACK and alert.is_open:
+            note = "an arbiter checked them"
+            (alert,) = self._book.resolve(
+                alert.board, (alert.kind,), at, note, by=BY_ARBITER, scope=_scope_of(alert)
+            )
         return alert
 
     def set_result(self, board: int, result: str, at: float) -> ResultState | None:
         """An arbiter sets the board's result, provisional until confirmed; ``*`` clears it.
 
-        Returns the new state (None after ``*``: the board's own results count again).
+        It settles a late arrival (the forfeit, or another decision, FIDE 6.7). Returns
+        the new state (None after ``*``: the board's own results count again).
 
         Raises:
             CommandRefused: unknown board or result.
         """
         self._command_board(board)
-        return self._results.set(board, result, at)
+        state = self._results.set(board, result, at)
+        note = (
+            f"an arbiter set the result {result}"
+            if result != "*"
+            else "an arbiter cleared the result"
+        )
+        self._book.resolve(board, (AlertKind.LATE_ARRIVAL,), at, note, by=BY_ARBITER)
+        return state
 
     def confirm_result(self, board: int, at: float) -> ResultState:
         """An arbiter confirms the board's result: it becomes final.
+
+        Every open alert about the board's game resolves: the decision is made.
 
         Raises:
             CommandRefused: unknown board, or no result to confirm.
         """
         self._command_board(board)
-        return self._results.confirm(board, at)
+        state = self._results.confirm(board, at)
+        note = f"an arbiter confirmed the result {state.result}"
+        self._book.resolve(board, GAME_KINDS, at, note, by=BY_ARBITER)
+        return state
+
+    def accept_position(self, board: int, at: float) -> None:
+        """An arbiter accepts the board's position (before the tracker acts on it)."""
+        kinds = (AlertKind.OUT_OF_SYNC, AlertKind.GAP_AMBIGUOUS)
+        self._book.resolve(
+            board, kinds, at, "an arbiter accepted the board's position", by=BY_ARBITER
+        )
+
+    def choose_line(self, board: int, line: int, at: float) -> None:
+        """An arbiter chose candidate ``line`` of the board's gap (before it is played)."""
+        note = f"an arbiter chose line {line}"
+        self._book.resolve(board, (AlertKind.GAP_AMBIGUOUS,), at, note, by=BY_ARBITER)
 
     # -- outputs and state -----------------------------------------------------------------
 
     def alerts_raised(self) -> list[Alert]:
-        """Drain the alerts raised since the last call, oldest first (to publish)."""
-        raised, self._raised = self._raised, []
-        return raised
+        """Drain the new versions of alerts since the last call (raised, updated,
+        acknowledged, resolved), oldest first (to publish)."""
+        return self._book.changed()
 
     def decisions_made(self) -> list[Decision]:
         """Drain the decision records since the last call, in order (to journal)."""
@@ -294,33 +372,62 @@ class AlertEngine:
     @property
     def alerts(self) -> list[Alert]:
         """Every alert raised, in its latest version, oldest first."""
-        return [self._alerts[i] for i in sorted(self._alerts)]
+        return self._book.alerts
 
     @property
     def open_alerts(self) -> list[Alert]:
-        """Alerts no arbiter has acknowledged yet, oldest first."""
-        return [alert for alert in self.alerts if not alert.acknowledged]
+        """Alerts whose condition holds or whose decision is not made, oldest first."""
+        return [alert for alert in self.alerts if alert.is_open]
 
     def result_of(self, board: int) -> ResultState | None:
         """The board's result, None while there is none."""
         return self._results.result_of(board)
 
-    def restore(self, records: Iterable[_Recorded]) -> None:
-        """Take back the decisions of journal records (others are skipped); call first.
-
-        Nothing is raised or recorded again; see the module docstring for recovery.
-        """
-        for record in records:
-            if record.kind == "alert":
-                self._restore_alert(record.payload)
-            elif record.kind == "alert_ack":
-                alert_id = int(record.payload["id"])
-                alert = self._alerts[alert_id]
-                self._alerts[alert_id] = dataclasses.replace(alert, acknowledged=True)
-            elif record.kind == "result":
-                self._results.restore(record.payload)
-
     # -- game events -----------------------------------------------------------------------
+
+    def _follow(
+        self,
+        board: int,
+        watch: BoardWatch,
+        event: GameStarted | MoveMade | InSync | PositionAccepted,
+    ) -> None:
+        """Events that change what the engine follows on the board, and clear conditions."""
+        match event:
+            case GameStarted():
+                watch.new_game(event.at)
+                self._book.resolve(
+                    board, _GAME_CONDITIONS, event.at, "a new game started on the board"
+                )
+            case MoveMade():
+                self._moved(board, watch, event)
+            case InSync():
+                watch.out_of_sync = False
+                kinds = (AlertKind.OUT_OF_SYNC, AlertKind.GAP_AMBIGUOUS)
+                self._book.resolve(board, kinds, event.at, "the pieces match the game again")
+            case PositionAccepted():
+                watch.out_of_sync = False
+                watch.moved = True  # the game goes on from a position: no start check any more
+            case _:
+                assert_never(event)
+
+    def _moved(self, board: int, watch: BoardWatch, event: MoveMade) -> None:
+        """A move: proof of presence (FIDE 6.7) that ends a late-arrival warning."""
+        color: Color = "white" if event.ply % 2 else "black"
+        watch.moved = True
+        watch.first_move_at.setdefault(color, event.at)
+        late = self._book.open_alert(board, AlertKind.LATE_ARRIVAL)
+        warned = late is not None and late.details.get("stage") == "warning"
+        if warned and late is not None and late.details.get("color") == color:
+            note = f"{color.capitalize()} made a move"
+            self._book.resolve(board, (AlertKind.LATE_ARRIVAL,), event.at, note)
+
+    def _moves_withdrawn(self, board: int, event: MovesWithdrawn) -> None:
+        """Moves were taken back: an end of the game on the board no longer holds."""
+        self._results.withdraw_game_over(board, event.at)
+        state = self._results.result_of(board)
+        if state is None or not state.confirmed:
+            note = "the moves that ended the game were taken back"
+            self._book.resolve(board, (AlertKind.GAME_OVER,), event.at, note)
 
     def _sync_alert(
         self, board: int, watch: BoardWatch, event: OutOfSync | MovesRecovered | GapCandidates
@@ -328,100 +435,60 @@ class AlertEngine:
         """The record and the board parted (out of sync), were joined again by moves
         nobody saw live (recovered), or could be by one of several lines (candidates)."""
         if isinstance(event, OutOfSync):
-            self._out_of_sync(board, watch, event)
+            if not watch.out_of_sync:
+                watch.out_of_sync = True
+                self._raise_draft(board, event.at, drafts.out_of_sync(board, watch.game, event))
         elif isinstance(event, MovesRecovered):
-            self._moves_recovered(board, watch, event)
+            watch.moved = True
+            note = "the moves played meanwhile were recovered"
+            self._book.resolve(board, (AlertKind.GAP_AMBIGUOUS,), event.at, note)
+            self._raise_draft(board, event.at, drafts.moves_recovered(board, watch.game, event))
         else:
-            self._gap_ambiguous(board, watch, event)
+            self._raise_draft(board, event.at, drafts.gap_ambiguous(board, watch.game, event))
 
-    def _gap_ambiguous(self, board: int, watch: BoardWatch, event: GapCandidates) -> None:
-        shown = "; ".join(f"{i}) {' '.join(line)}" for i, line in enumerate(event.lines, 1))
-        more = "" if event.complete else " (the search stopped early: there may be others)"
-        self._raise(
-            board,
-            AlertKind.GAP_AMBIGUOUS,
-            event.at,
-            {
-                "from_ply": event.from_ply,
-                "lines": [list(line) for line in event.lines],
-                "complete": event.complete,
-            },
-            f"Board {board}: the board is ahead of the record from ply {event.from_ply} and"
-            f" several move orders lead there{more}: {shown}. Choose the line played"
-            " (choose_line), or reinstate the position (FIDE 7.5).",
-            ("gap_ambiguous", board, watch.game, event.at),
-        )
-
-    def _out_of_sync(self, board: int, watch: BoardWatch, event: OutOfSync) -> None:
-        if watch.out_of_sync:
-            return
-        watch.out_of_sync = True
-        self._raise_draft(board, event.at, drafts.out_of_sync(board, watch.game, event))
-
-    def _moves_recovered(self, board: int, watch: BoardWatch, event: MovesRecovered) -> None:
-        watch.moved = True
-        last = event.from_ply + event.plies - 1
-        where = "the board's memory" if event.source == "memory" else "a search of the legal moves"
-        self._raise(
-            board,
-            AlertKind.MOVES_RECOVERED,
-            event.at,
-            {"from_ply": event.from_ply, "plies": event.plies, "source": event.source},
-            f"Board {board}: plies {event.from_ply}-{last} were played while dgtcast could"
-            f" not see the board; they were recovered from {where}. Check them against the"
-            " scoresheets.",
-            ("moves_recovered", board, watch.game, event.from_ply, event.at),
-        )
-
-    def _result_signalled(self, board: int, watch: BoardWatch, event: ResultSignalled) -> None:
-        draft = drafts.result_signalled(board, watch.game, event)
+    def _game_decided(
+        self, board: int, watch: BoardWatch, event: ResultSignalled | GameEnded | FlagFell
+    ) -> None:
+        """The board proposes a result: the kings gesture, the rules, or a flag."""
+        draft: AlertDraft
+        if isinstance(event, ResultSignalled):
+            draft, source = (
+                drafts.result_signalled(board, watch.game, event),
+                ResultSource.RESULT_SIGNALLED,
+            )
+        elif isinstance(event, GameEnded):
+            draft, source = drafts.game_over(board, watch.game, event), ResultSource.GAME_OVER
+        else:
+            draw_odds = watch.rules.clocks.draw_odds
+            draft = drafts.flag_fall(board, watch.game, event, draw_odds)
+            source = ResultSource.FLAG_FALL
         if self._raise_draft(board, event.at, draft):
-            self._results.propose(board, event.result, ResultSource.RESULT_SIGNALLED, event.at)
-
-    def _game_ended(self, board: int, watch: BoardWatch, event: GameEnded) -> None:
-        if self._raise_draft(board, event.at, drafts.game_over(board, watch.game, event)):
-            self._results.propose(board, event.result, ResultSource.GAME_OVER, event.at)
-
-    def _flag_fell(self, board: int, watch: BoardWatch, event: FlagFell) -> None:
-        draft = drafts.flag_fall(board, watch.game, event, watch.rules.clocks.draw_odds)
-        if self._raise_draft(board, event.at, draft):
-            self._results.propose(board, event.result, ResultSource.FLAG_FALL, event.at)
+            self._results.propose(board, event.result, source, event.at)
 
     # -- alerts, results and decisions ----------------------------------------------------
 
-    def _raise(
-        self,
-        board: int,
-        kind: AlertKind,
-        at: float,
-        details: dict[str, Any],
-        action: str,
-        episode: Episode,
-    ) -> bool:
-        """Raise an alert unless its episode was raised already; True when raised."""
-        if episode in self._episodes:
-            return False
-        self._episodes.add(episode)
-        alert = Alert(
-            id=self._next_id, kind=kind, board=board, at=at, details=details, action=action
-        )
-        self._next_id += 1
-        self._alerts[alert.id] = alert
-        self._raised.append(alert)
-        self._decide(board, "alert", at, {"alert": to_json_dict(alert), "episode": list(episode)})
-        return True
+    def _clock_checked(self, board: int) -> bool:
+        """Whether the board's clock is still judged: not once the game has a result (a
+        forfeit proposed at the default time is no end: the arbiter may let it go on)."""
+        state = self._results.result_of(board)
+        return state is None or state.source is ResultSource.LATE_ARRIVAL
 
     def _raise_draft(self, board: int, at: float, draft: AlertDraft) -> bool:
-        return self._raise(board, draft.kind, at, draft.details, draft.action, draft.episode)
+        """Raise the draft (or update its condition's open alert); True when done.
+
+        None about the game while the board's result is confirmed: the game is decided.
+        """
+        if draft.kind in GAME_KINDS:
+            state = self._results.result_of(board)
+            if state is not None and state.confirmed:
+                return False
+        return self._book.raise_draft(board, at, draft)
+
+    def _record_alert(self, board: int, at: float, payload: dict[str, Any]) -> None:
+        self._decide(board, "alert", at, payload)
 
     def _decide(self, board: int, kind: str, at: float, payload: dict[str, Any]) -> None:
         self._decisions.append(Decision(board=board, kind=kind, at=at, payload=payload))
-
-    def _restore_alert(self, payload: Mapping[str, Any]) -> None:
-        alert = Alert(**{**payload["alert"], "kind": AlertKind(payload["alert"]["kind"])})
-        self._alerts[alert.id] = alert
-        self._episodes.add(tuple(payload["episode"]))
-        self._next_id = max(self._next_id, alert.id + 1)
 
     def _board(self, board: int) -> BoardWatch:
         watch = self._watch.get(board)
@@ -434,18 +501,6 @@ class AlertEngine:
             raise CommandRefused(f"no board {board}")
 
 
-def _follow(watch: BoardWatch, event: GameStarted | MoveMade | InSync | PositionAccepted) -> None:
-    """Events that only change what the engine follows on the board."""
-    match event:
-        case GameStarted():
-            watch.new_game(event.at)
-        case MoveMade():
-            watch.moved = True
-            watch.first_move_at.setdefault("white" if event.ply % 2 else "black", event.at)
-        case InSync():
-            watch.out_of_sync = False
-        case PositionAccepted():
-            watch.out_of_sync = False
-            watch.moved = True  # the game goes on from a position: no start check any more
-        case _:
-            assert_never(event)
+def _scope_of(alert: Alert) -> tuple[str, ...]:
+    """The scope of a ``moves_recovered`` alert's condition (its first ply)."""
+    return (str(alert.details["from_ply"]),)

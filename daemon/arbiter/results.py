@@ -3,8 +3,7 @@
 Pure (layer L2), kept by the :class:`~daemon.arbiter.engine.AlertEngine`. A result is
 provisional until an arbiter confirms it. An arbiter's result is never replaced by a
 proposal, a confirmed one by nothing but another arbiter's. Every change is reported
-to ``decide`` as a ``result`` decision record for the journal, and taken back by
-:meth:`ResultLedger.restore`.
+to ``decide`` as a ``result`` decision record for the journal.
 
 Exceptions::
 
@@ -15,7 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -112,14 +111,6 @@ class ResultLedger:
     def forget(self, board: int) -> None:
         """The board starts a new round: its result belongs to the old one (no record)."""
         self._results.pop(board, None)
-
-    def restore(self, payload: Mapping[str, Any]) -> None:
-        """Take back a ``result`` decision record (nothing is recorded again)."""
-        if payload["result"] == "*":
-            self._results.pop(int(payload["board"]), None)
-            return
-        state = ResultState(**{**payload, "source": ResultSource(payload["source"])})
-        self._results[state.board] = state
 
     def _change(
         self, board: int, result: str, source: ResultSource, at: float

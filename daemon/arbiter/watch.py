@@ -2,9 +2,10 @@
 
 A :class:`BoardWatch` takes a board's game events and clock readings as the
 :class:`~daemon.arbiter.engine.AlertEngine` passes them, and its checks return
-:class:`AlertDraft` values (a kind, details, the action to suggest and the episode key);
-the engine raises each draft once per episode. The rules: FIDE Laws 6.7 (default time)
-and the clock settings of tournament-rules.md §2 (start times, increments).
+:class:`AlertDraft` values (a kind, details, the action to suggest, the episode key and
+the condition's scope) and :class:`Cleared` values (a condition that no longer holds);
+the engine raises each draft once per episode and resolves what cleared. The rules: FIDE
+Laws 6.7 (default time) and the clock settings of tournament-rules.md §2 (start times, increments).
 """
 
 from __future__ import annotations
@@ -18,10 +19,12 @@ from daemon.config.model import EventConfig
 from daemon.game.durations import ClockRules, TimeControl, format_duration
 from daemon.game.events import ClockUpdated
 
-__all__ = ["AlertDraft", "BoardRules", "BoardWatch", "Episode"]
+__all__ = ["AlertDraft", "BoardRules", "BoardWatch", "Cleared", "Condition", "Episode"]
 
 #: Names one episode of an alert: raised once, whatever the inputs repeat.
 Episode = tuple[str | int | float | None, ...]
+#: Names one condition: (kind, board, *scope); at most one open alert has it.
+Condition = tuple[str | int | float | None, ...]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -29,27 +32,33 @@ class BoardRules:
     """What the engine must know of one board.
 
     Attributes:
-        round_start: when White's clock is started (FIDE 6.6), epoch seconds.
-        default_time: seconds after ``round_start`` an absent player loses (FIDE 6.7).
+        round_start: when White's clock is started (FIDE 6.6), epoch seconds; None: when
+            the first clock of the board's section is started.
+        default_time: seconds after the round's start an absent player loses (FIDE 6.7);
+            0 (FIDE's default when the regulations state none): no late-arrival check.
         warning: seconds before the default time that the late-arrival warning comes.
         time_control: what the clock must be set to.
         has_eboard: only boards with an e-board get late-arrival and clock alerts.
         clock_rules: each colour's control and the draw odds; None = ``time_control``
             for both, no draw odds.
+        section: the board's section (its first clock started starts the round).
     """
 
-    round_start: float
+    round_start: float | None
     default_time: float
     warning: float
     time_control: TimeControl
     has_eboard: bool = True
     clock_rules: ClockRules | None = None
+    section: str = ""
 
     @classmethod
-    def of_event(cls, event: EventConfig, *, has_eboard: bool) -> BoardRules:
-        """The rules of a board of ``event``'s section."""
+    def of_event(cls, event: EventConfig, *, has_eboard: bool, section: str = "") -> BoardRules:
+        """The rules of a board of ``event``'s section (named ``section``)."""
+        start = event.round_start
         return cls(
-            round_start=event.round_start.timestamp(),
+            round_start=None if start is None else start.timestamp(),
+            section=section,
             default_time=event.default_time,
             warning=event.default_time_warning,
             time_control=event.time_control,
@@ -71,6 +80,17 @@ class AlertDraft:
     details: dict[str, Any]
     action: str
     episode: Episode
+    scope: tuple[str, ...] = ()  # with kind and board, the condition (one open alert)
+    update_note: str = ""  # the history's note when it updates the condition's open alert
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Cleared:
+    """A condition of the board no longer holds: its open alert resolves, saying why."""
+
+    kind: AlertKind
+    scope: tuple[str, ...]
+    note: str
 
 
 @dataclass(slots=True)
@@ -79,6 +99,7 @@ class BoardWatch:
 
     rules: BoardRules
     game: float | None = None  # ``at`` of the game's GameStarted: part of episode keys
+    clock_start: float | None = None  # the section's first clock started (no round_start)
     first_move_at: dict[Color, float] = field(default_factory=dict)  # presence, FIDE 6.7
     stages_done: set[str] = field(default_factory=set)
     online: bool | None = None
@@ -90,6 +111,13 @@ class BoardWatch:
     moved: bool = False  # a move, a lever press or an accepted position in this game
     start_checked: bool = False
     increment_wrong: set[Color] = field(default_factory=set)
+    #: White's press before any move: (before, after); it was move 1's if MoveMade(1)
+    #: follows it at once, else it only started the clock (Black's time).
+    first_press: tuple[ClockUpdated, ClockUpdated] | None = None
+    #: Before White's first move: seconds each colour's time ran, and the presses that
+    #: only started the clock (a clock adding its own increment gave each one).
+    ran: dict[Color, float] = field(default_factory=dict)
+    start_presses: dict[Color, int] = field(default_factory=dict)
 
     def new_game(self, at: float) -> None:
         self.game = at
@@ -99,35 +127,81 @@ class BoardWatch:
         self.moved = False
         self.start_checked = False
         self.increment_wrong.clear()
+        self.first_press = None
+        self.ran.clear()
+        self.start_presses.clear()
 
     def has_moved(self, color: Color, when: float) -> bool:
         """``color`` made a move by ``when``: proof of presence (FIDE 6.7)."""
         first = self.first_move_at.get(color)
         return first is not None and first <= when
 
+    @property
+    def started(self) -> float | None:
+        """When the round started: configured, or the section's first clock started."""
+        return self.rules.round_start if self.rules.round_start is not None else self.clock_start
+
     def stages(self) -> list[tuple[str, float]]:
-        """Late-arrival checks still to make: (stage, when), warning first."""
-        rules = self.rules
-        due = rules.round_start + rules.default_time
-        warn = max(rules.round_start, due - rules.warning)
+        """Late-arrival checks still to make: (stage, when), warning first. None before
+        the round started, nor with a zero default time (absence cannot be proven at the
+        very start: it is the arbiter's to see)."""
+        rules, start = self.rules, self.started
+        if start is None or rules.default_time <= 0:
+            return []
+        due = start + rules.default_time
+        warn = max(start, due - rules.warning)
         stages = [("default", due)]
         if rules.warning > 0 and warn < due:
             stages.insert(0, ("warning", warn))
         return [(s, t) for s, t in stages if s not in self.stages_done]
 
-    def clock_reading(self, board: int, event: ClockUpdated, tolerance: float) -> list[AlertDraft]:
-        """A clock reading: the start check (first reading) and the increment check."""
-        drafts: list[AlertDraft] = []
+    def clock_reading(
+        self, board: int, event: ClockUpdated, tolerance: float
+    ) -> list[AlertDraft | Cleared]:
+        """A clock reading: the increment check at each press.
+
+        A press before the game's first move only starts the clock (Black's lever, or
+        White's pressed before moving): it is no move, unless White's move 1 comes with
+        it (:meth:`move_made`, which also makes the start check).
+        """
+        drafts: list[AlertDraft | Cleared] = []
         last, self.last_clock = self.last_clock, event
-        if not self.start_checked:
-            self.start_checked = True
-            # Only a game seen from its start position, before any move: White's clock
-            # runs first, so a first reading with Black's running follows a press.
-            if self.game is not None and not self.moved and event.running != "black":
-                drafts += self._check_start(board, event, tolerance)
-        if last is not None and _is_press(last, event):
-            drafts += self._check_increment(board, last, event, tolerance)
+        if self.first_press is not None:  # no move came with it: it started the clock
+            self.start_presses["white"] = self.start_presses.get("white", 0) + 1
+            self.first_press = None
+        if last is None:
+            return drafts
+        if not self.moved:
+            self._note_start(last, event)
+        if _is_press(last, event):
+            if self.moved:
+                drafts += self._check_increment(board, last, event, tolerance)
+            elif last.running == "white":
+                self.first_press = (last, event)
+            elif last.running == "black":
+                self.start_presses["black"] = self.start_presses.get("black", 0) + 1
         return drafts
+
+    def _note_start(self, last: ClockUpdated, event: ClockUpdated) -> None:
+        """Before the first move: how long each colour's time ran (a clock set meanwhile
+        only adds time, which is not counted)."""
+        if last.running is not None:
+            ran = _seconds_of(last, last.running) - _seconds_of(event, last.running)
+            self.ran[last.running] = self.ran.get(last.running, 0.0) + max(0.0, ran)
+
+    def move_made(
+        self, board: int, ply: int, at: float, tolerance: float
+    ) -> list[AlertDraft | Cleared]:
+        """A move was made. White's move 1 with the press just before it: the start check
+        (the clock as it stood before that press) and the press's increment check."""
+        press, self.first_press = self.first_press, None
+        if ply != 1 or press is None or press[1].at != at:
+            return []
+        drafts: list[AlertDraft | Cleared] = []
+        if self.game is not None and not self.start_checked:
+            self.start_checked = True
+            drafts += self._check_start(board, press[0], tolerance)
+        return drafts + self._check_increment(board, press[0], press[1], tolerance)
 
     def presence(self, board: int, stage: str, when: float) -> tuple[AlertDraft, str] | None:
         """FIDE 6.7: a move proves presence; absence is only provable for the side to move.
@@ -145,27 +219,33 @@ class BoardWatch:
         details: dict[str, Any] = {
             "stage": stage,
             "color": absent,
-            "default_at": self.rules.round_start + self.rules.default_time,
+            "default_at": (self.started or when) + self.rules.default_time,
             "board_online": self.online is not False,
         }
         if stage == "default":
             details["result"] = result
         action = _late_action(board, absent, stage, result, self)
         episode = ("late_arrival", board, stage)
+        note = "the default time has passed" if stage == "default" else ""
         return AlertDraft(
-            kind=AlertKind.LATE_ARRIVAL, details=details, action=action, episode=episode
+            kind=AlertKind.LATE_ARRIVAL,
+            details=details,
+            action=action,
+            episode=episode,
+            update_note=note,
         ), result
 
     def _check_start(self, board: int, event: ClockUpdated, slack: float) -> list[AlertDraft]:
-        """The first reading of a game: both clocks set to the time control (§7.2)."""
+        """The clock just before White's first press: both sides set to the time control
+        (§7.2), less the time each ran, plus an increment for each press that only
+        started the clock (a clock that adds its own gave it)."""
         rules = self.rules.clocks
         control = rules.white
-        elapsed = max(0.0, event.at - self.rules.round_start) + slack
-        times = {"white": event.white, "black": event.black}
+        times: dict[Color, float] = {"white": event.white, "black": event.black}
         ok = all(
-            (min(allowed) - elapsed <= seconds <= max(allowed))
-            if color == event.running
-            else seconds in allowed
+            min(allowed) - self.ran.get(color, 0.0) - slack
+            <= seconds
+            <= max(allowed) + self.start_presses.get(color, 0) * rules.of(color).increment
             for color, seconds in times.items()
             for allowed in [rules.of(color).start_readings]
         )
@@ -191,13 +271,17 @@ class BoardWatch:
         episode = ("clock_mismatch", board, self.game, "start")
         return [
             AlertDraft(
-                kind=AlertKind.CLOCK_MISMATCH, details=details, action=action, episode=episode
+                kind=AlertKind.CLOCK_MISMATCH,
+                details=details,
+                action=action,
+                episode=episode,
+                scope=("start",),
             )
         ]
 
     def _check_increment(
         self, board: int, before: ClockUpdated, after: ClockUpdated, tolerance: float
-    ) -> list[AlertDraft]:
+    ) -> list[AlertDraft | Cleared]:
         """A lever press: the mover's clock must gain the increment (and any new period)."""
         color = before.running
         assert color is not None
@@ -206,8 +290,11 @@ class BoardWatch:
         expected = self.rules.clocks.of(color).added_after(move)
         added = _seconds_of(after, color) - _seconds_of(before, color)
         if abs(added - expected) <= tolerance:
+            if color not in self.increment_wrong:
+                return []
             self.increment_wrong.discard(color)
-            return []
+            note = f"the clock added the right increment after {color.capitalize()}'s move {move}"
+            return [Cleared(kind=AlertKind.CLOCK_MISMATCH, scope=("increment", color), note=note)]
         if color in self.increment_wrong:
             return []  # the same episode: the clock keeps adding the wrong time
         self.increment_wrong.add(color)
@@ -224,7 +311,11 @@ class BoardWatch:
         episode = ("clock_mismatch", board, self.game, "increment", color, move)
         return [
             AlertDraft(
-                kind=AlertKind.CLOCK_MISMATCH, details=details, action=action, episode=episode
+                kind=AlertKind.CLOCK_MISMATCH,
+                details=details,
+                action=action,
+                episode=episode,
+                scope=("increment", color),
             )
         ]
 

@@ -23,14 +23,14 @@ from pathlib import Path
 import chess.pgn
 
 from broadcast.web.listen import ListenError
+from daemon.commands.emulate import emulated_clock
+from daemon.commands.options import add_http_port
 from daemon.config.model import Config, load_config_or_report
-from daemon.game.durations import TimeControl
+from daemon.console.link import log_to_console, serve_with_console
+from daemon.console.view import LiveConsole, wanted
 from daemon.shell import runtime
 from daemon.shell.app import Daemon, DaemonOptions
-from daemon.shell.console import LiveConsole, wanted
-from daemon.shell.console_link import log_to_console, serve_with_console
 from daemon.shell.logs import configure_logging
-from drivers.emulator.clock import ClockSettings
 from drivers.emulator.device import EmulatedBoard
 from drivers.emulator.firmware import BoardIdentity
 from drivers.emulator.pty import UNSUPPORTED
@@ -87,7 +87,7 @@ PLAN: dict[int, DemoGame] = {
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """``--config``, ``--workdir``, ``--speed``, ``--seed``, ``--keep-journal``, ``--port``."""
+    """``--config``, ``--workdir``, ``--speed``, ``--seed``, ``--keep-journal``, ``--http-port``."""
     parser.add_argument(
         "--config", help="a demo configuration (default: the shipped one, in --workdir)"
     )
@@ -102,7 +102,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--keep-journal", action="store_true", help="continue the previous demo's journal"
     )
-    parser.add_argument("--port", type=int, help="listen on this port instead of [server] port")
+    add_http_port(parser, "listen on this HTTP port instead of [server] port")
     parser.add_argument("--log-level", default="WARNING")
     parser.add_argument("--plain", action="store_true", help="log lines only, no live console")
 
@@ -128,7 +128,7 @@ def run(args: argparse.Namespace) -> int:
         with console.shown() if console is not None else contextlib.nullcontext():
             return runtime.run(_demo(args, config, console))
     except ListenError as exc:
-        print(f"dgtcast demo: {exc} (--port chooses another)", file=sys.stderr)
+        print(f"dgtcast demo: {exc} (--http-port chooses another)", file=sys.stderr)
         return 2
 
 
@@ -165,7 +165,7 @@ async def _demo(args: argparse.Namespace, config: Config, console: LiveConsole |
                 for number, board in _emulators(config, args.seed).items()
             }
             config.storage.path.parent.mkdir(parents=True, exist_ok=True)
-            daemon = await Daemon.open(args.config, DaemonOptions(port=args.port, demo=True))
+            daemon = await Daemon.open(args.config, DaemonOptions(port=args.http_port, demo=True))
             stack.callback(daemon.journal.close)
             await daemon.start()
             serving = asyncio.create_task(
@@ -200,26 +200,6 @@ def _emulators(config: Config, seed: int) -> dict[int, EmulatedBoard]:
                 identity=BoardIdentity.from_serial(f"{10000 + board.number:05d}"),
             )
     return boards
-
-
-def emulated_clock(control: TimeControl, moves: int = 300) -> ClockSettings:
-    """An emulated clock that runs ``control`` itself: what each press adds, per move.
-
-    The emulator's clock takes one increment and bonuses per move; a control whose
-    increment changes between periods (``40/7200:20/3600:900+30``) is given as a bonus
-    after each of the first ``moves`` moves instead.
-    """
-    start = control.start_seconds
-    bonuses = tuple(
-        (move, added) for move in range(1, moves + 1) if (added := control.added_after(move))
-    )
-    return ClockSettings(
-        base_seconds=control.base,
-        increment_seconds=0,
-        start_left=start,
-        start_right=start,
-        periods=bonuses,
-    )
 
 
 async def _play_all(daemon: Daemon, boards: dict[int, EmulatedBoard], speed: float) -> None:

@@ -1,6 +1,8 @@
 """``dgtcast emulate``: a virtual DGT board + clock on a pty that plays a PGN game.
 
-It prints one line ``device: /path`` (the port to give the daemon or any DGT driver),
+It prints one line ``device: /path`` (the port to give the daemon or any DGT driver;
+without ``--link`` it is in the folder of emulated ports that ``dgtcast boards`` and the
+daemon's boards by serial number scan: drivers/dgt/aio/ports.py),
 waits a moment for a driver to connect, has the arbiter start the clock and the players
 play the game's main line with human timings, and keeps the board on the line until
 Ctrl-C (or exits after the game with ``--exit``). Exit codes: 0 done, 2 bad usage.
@@ -11,19 +13,23 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import dataclasses
+import re
 import sys
 from pathlib import Path
 
 import chess
 import chess.pgn
 
+from daemon.game.durations import TimeControl
 from daemon.shell import runtime
+from drivers.dgt.aio.ports import new_emulated_port
 from drivers.emulator.clock import ClockModel, ClockSettings
 from drivers.emulator.device import EmulatedBoard
 from drivers.emulator.firmware import BoardIdentity
 from drivers.emulator.pty import UNSUPPORTED
 
-__all__ = ["add_arguments", "read_game", "run"]
+__all__ = ["add_arguments", "emulated_clock", "read_game", "run"]
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -34,7 +40,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--rotate", action="store_true", help="set the board up turned 180°")
     parser.add_argument("--seed", type=int, default=0, help="seed of the players' habits")
     parser.add_argument("--noise", type=float, default=0.05, help="noise probability per move")
-    parser.add_argument("--clock", default="90+30", help="time control MINUTES+SECONDS")
+    parser.add_argument(
+        "--clock",
+        default="5400+30",
+        help="time control as in the configuration: seconds (5400+30) or 90m + 30s",
+    )
     parser.add_argument("--clock-mode", type=int, default=12, help="clock option (23 = SetNRun)")
     models = [model.value for model in ClockModel]
     parser.add_argument("--clock-model", choices=models, default="xl", help="clock beside it")
@@ -42,7 +52,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--white-side", choices=["left", "right"], default="left", help="clock side"
     )
     parser.add_argument("--baud", type=int, default=9600, help="pace output (0 = unpaced)")
-    parser.add_argument("--link", type=Path, help="put the device symlink here")
+    parser.add_argument(
+        "--link",
+        type=Path,
+        help="put the device symlink here (default: where `dgtcast boards` and boards by"
+        " serial find it)",
+    )
     parser.add_argument(
         "--serial", type=_serial, help="the board's serial number, 5 digits (default 01025)"
     )
@@ -53,6 +68,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         " silent when asked)",
     )
     parser.add_argument("--wait", type=float, default=2.0, help="seconds before the start")
+    parser.add_argument(
+        "--after-driver",
+        action="store_true",
+        help="count --wait from when a driver (the daemon) first asks for the board's moves",
+    )
     parser.add_argument("--no-result", action="store_true", help="don't signal the result")
     parser.add_argument("--exit", action="store_true", help="exit when the game is over")
 
@@ -114,12 +134,42 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _clock_settings(args: argparse.Namespace) -> ClockSettings:
-    settings = ClockSettings.from_text(args.clock)
+    try:
+        control = TimeControl.from_text(args.clock)
+    except ValueError as exc:
+        raise ValueError(f"--clock: {exc} (seconds as in the configuration)") from None
+    simple = len(control.periods) == 1 and control.periods[0].moves is None
+    settings = (
+        ClockSettings(base_seconds=control.base, increment_seconds=control.increment)
+        if simple
+        else emulated_clock(control)
+    )
+    if re.fullmatch(r"\s*\d{1,3}\s*\+\s*\d+\s*", args.clock):
+        print(
+            f"dgtcast emulate: --clock {args.clock} is {control.spoken()} (seconds, as in"
+            f" the configuration: 90 minutes and 30 s is 5400+30 or 90m + 30s)",
+            file=sys.stderr,
+        )
+    return dataclasses.replace(settings, mode=args.clock_mode, model=ClockModel(args.clock_model))
+
+
+def emulated_clock(control: TimeControl, moves: int = 300) -> ClockSettings:
+    """An emulated clock that runs ``control`` itself: what each press adds, per move.
+
+    The emulator's clock takes one increment and bonuses per move; a control whose
+    increment changes between periods (``40/7200:20/3600:900+30``) is given as a bonus
+    after each of the first ``moves`` moves instead.
+    """
+    start = control.start_seconds
+    bonuses = tuple(
+        (move, added) for move in range(1, moves + 1) if (added := control.added_after(move))
+    )
     return ClockSettings(
-        base_seconds=settings.base_seconds,
-        increment_seconds=settings.increment_seconds,
-        mode=args.clock_mode,
-        model=ClockModel(args.clock_model),
+        base_seconds=control.base,
+        increment_seconds=0,
+        start_left=start,
+        start_right=start,
+        periods=bonuses,
     )
 
 
@@ -142,7 +192,7 @@ async def _serve(
     args: argparse.Namespace, game: chess.pgn.Game, clock: ClockSettings, stop: asyncio.Event
 ) -> None:
     board = EmulatedBoard(
-        path=args.link,
+        path=args.link or new_emulated_port(_identity(args).serial),
         rotate=args.rotate,
         clock=clock,
         white_side=args.white_side,
@@ -165,6 +215,9 @@ async def _serve(
 
 
 async def _play(board: EmulatedBoard, game: chess.pgn.Game, args: argparse.Namespace) -> None:
+    if args.after_driver:  # a rehearsal: the game starts once the daemon follows the board
+        await board.followed.wait()
+        print("driver connected", flush=True)
     await asyncio.sleep(args.wait)
     await board.play(game, speed=args.speed, noise=args.noise, signal_result=not args.no_result)
     plies = len(list(game.mainline_moves()))

@@ -14,6 +14,7 @@ from dataclasses import replace
 
 from broadcast.relay.server import Relay, RelaySettings, default_relay_id
 from broadcast.web.listen import ListenError
+from daemon.commands.options import add_http_port
 from daemon.config.lichess import lichess_targets
 from daemon.config.model import ConfigError, format_config_errors
 from daemon.config.relay import RelayConfig, load_relay_config
@@ -26,9 +27,9 @@ __all__ = ["add_arguments", "relay_settings", "run"]
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """``--config``, ``--port``, ``--log-level``."""
+    """``--config``, ``--http-port``, ``--log-level``."""
     parser.add_argument("--config", required=True, help="the relay's TOML configuration")
-    parser.add_argument("--port", type=int, help="listen on this port instead of [server] port")
+    add_http_port(parser, "listen on this HTTP port instead of [server] port")
     parser.add_argument("--log-level", default="INFO", help="DEBUG shows every MQTT message")
 
 
@@ -64,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
         print(format_config_errors(exc), file=sys.stderr)
         return 2
     try:
-        settings = relay_settings(config, port=args.port, open_files=raise_open_file_limit())
+        settings = relay_settings(config, port=args.http_port, open_files=raise_open_file_limit())
         return runtime.run(_serve(settings))
     except ListenError as exc:
         print(f"dgtcast relay: {exc}", file=sys.stderr)
@@ -82,7 +83,10 @@ async def _serve(settings: RelaySettings) -> int:
         base = f"http://{settings.host}:{relay.server.port}"
         print(f"relay of mqtt://{settings.mqtt.host}:{settings.mqtt.port}", flush=True)
         print(f"viewer:  {base}/", flush=True)
-        print(f"arbiter: {base}/arbiter", flush=True)
+        if settings.arbiter_token is None:  # on loopback, none configured: no commands
+            print("arbiter: off (a relay needs [server] arbiter_token)", flush=True)
+        else:
+            print(f"arbiter: {base}/arbiter", flush=True)
         print(f"PGN:     {base}/round.pgn", flush=True)
         await task
     finally:

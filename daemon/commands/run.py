@@ -1,6 +1,6 @@
 """``dgtcast run --config FILE``: run a round until Ctrl-C or SIGTERM.
 
-On a terminal the live console (daemon/shell/console.py) shows every board and the open alerts,
+On a terminal the live console (daemon/console/view.py) shows every board and the open alerts,
 with warnings above it; elsewhere (a pipe, a file, systemd) the output is log lines.
 """
 
@@ -8,32 +8,35 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import socket
 import sys
 from contextlib import nullcontext
 from dataclasses import replace
 
 from broadcast.web.listen import ListenError
-from daemon.config.model import ConfigError, format_config_errors
+from daemon.commands.options import add_http_port
+from daemon.config.model import ConfigError, format_config_errors, is_every_interface
+from daemon.console.link import log_to_console, serve_with_console
+from daemon.console.view import LiveConsole, wanted
+from daemon.journal.identity import abandon_journal
 from daemon.journal.records import JournalError
 from daemon.pairing import PairingFileError
 from daemon.shell import runtime
 from daemon.shell.app import Daemon, DaemonOptions, unless_stopped
-from daemon.shell.console import LiveConsole, wanted
-from daemon.shell.console_link import log_to_console, serve_with_console
 from daemon.shell.logs import configure_logging
 
-__all__ = ["add_arguments", "run"]
+__all__ = ["add_arguments", "arbiter_address", "run"]
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """``--config``, ``--set-clocks``, ``--port``, ``--new-journal``, ``--log-level``."""
+    """``--config``, ``--set-clocks``, ``--http-port``, ``--new-journal``, ``--log-level``."""
     parser.add_argument("--config", required=True, help="the round's TOML configuration")
     parser.add_argument(
         "--set-clocks",
         action="store_true",
         help="set every e-board clock to the time control at start (clocks in mode 23)",
     )
-    parser.add_argument("--port", type=int, help="listen on this port instead of [server] port")
+    add_http_port(parser, "listen on this HTTP port instead of [server] port")
     parser.add_argument(
         "--new-journal",
         action="store_true",
@@ -54,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
     """Run the daemon; exit code 2 on a bad configuration or an address it cannot use."""
     console = None if args.plain or not wanted() else LiveConsole()
     options = DaemonOptions(
-        set_clocks_at_start=args.set_clocks, port=args.port, new_journal=args.new_journal
+        set_clocks_at_start=args.set_clocks, port=args.http_port, new_journal=args.new_journal
     )
     if console is None:
         configure_logging(args.log_level or "INFO")
@@ -89,7 +92,7 @@ async def _serve(config: str, options: DaemonOptions, console: LiveConsole | Non
         try:
             await daemon.start()
         except BaseException:
-            daemon.journal.close()
+            abandon_journal(daemon.journal)  # a refused start leaves no new journal behind
             raise
         _print_urls(daemon)
         if console is None:
@@ -102,8 +105,22 @@ async def _serve(config: str, options: DaemonOptions, console: LiveConsole | Non
 
 
 def _print_urls(daemon: Daemon) -> None:
-    host = daemon.config.server.host
-    base = f"http://{host}:{daemon.server.port}"
+    base = daemon.address
     print(f"viewer:  {base}/", flush=True)
-    print(f"arbiter: {base}/arbiter", flush=True)
+    print(f"arbiter: {arbiter_address(base, daemon)}", flush=True)
     print(f"PGN:     {base}/round.pgn", flush=True)
+    if is_every_interface(daemon.config.server.host):  # the arbiters' phones, too
+        name, port = socket.gethostname(), daemon.server.port
+        print(f"other machines: http://{name}:{port}/ (or this machine's address)", flush=True)
+
+
+def arbiter_address(base: str, daemon: Daemon) -> str:
+    """The arbiter page; with the daemon's own token in it when none is configured.
+
+    The token is in the fragment (``#token=…``): the page reads it, the browser never
+    sends it to a server or keeps it in the address bar (docs/configuration.md).
+    """
+    token = daemon.token
+    if token is not None and token.local and token.value is not None:
+        return f"{base}/arbiter#token={token.value}"
+    return f"{base}/arbiter  (sign in with the arbiters' token)"

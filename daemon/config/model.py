@@ -26,6 +26,7 @@ Exceptions::
 
 from __future__ import annotations
 
+import copy
 import datetime as dt
 import ipaddress
 import os
@@ -65,6 +66,7 @@ __all__ = [
     "BoardConfig",
     "Config",
     "ConfigError",
+    "ConfigFile",
     "EventConfig",
     "LichessConfig",
     "LiveChessConfig",
@@ -77,6 +79,8 @@ __all__ = [
     "TableBuilder",
     "WebhookConfig",
     "format_config_errors",
+    "is_every_interface",
+    "is_loopback",
     "load_config",
     "load_config_or_report",
     "parse_config",
@@ -103,16 +107,20 @@ class EventConfig:
     Attributes:
         name: the event's name (PGN ``Event``).
         site: where it is played (PGN ``Site``), "" when not given.
-        date: the round's date; default the date of ``round_start``.
+        date: the round's date; default the date of ``round_start``, else of the
+            daemon's first start.
         round: the round number, 1 or more.
-        round_start: when White's clocks are started (FIDE 6.6), time-zone aware.
+        round_start: when White's clocks are started (FIDE 6.6), time-zone aware; None
+            when not configured: the round starts when the section's first clock is
+            started (the default time counts from then, docs/alerts.md).
         time_control: what every clock of the section is set to (White's under time odds).
         black_time_control: Black's control under time odds (Armageddon), else None.
         draw_odds: ``"black"`` (or ``"white"``) when a draw counts as that colour's win.
         variant: ``"standard"`` or ``"chess960"``.
         dgt_mode: 23 when the clocks are computer-controlled (dgt-protocol.md §8).
-        default_time: seconds after ``round_start`` a player absent from the board
-            loses (FIDE 6.7); 0 when the regulations state none.
+        default_time: seconds after the round's start a player absent from the board
+            loses (FIDE 6.7); 0 when the regulations state none (then no late-arrival
+            alert: a board cannot prove absence at the very start).
         default_time_warning: seconds before the default time that the late-arrival
             warning is given.
     """
@@ -121,7 +129,7 @@ class EventConfig:
     site: str
     date: dt.date
     round: int
-    round_start: dt.datetime
+    round_start: dt.datetime | None
     time_control: TimeControl
     dgt_mode: int | None
     default_time: int
@@ -137,8 +145,10 @@ class EventConfig:
         return ClockRules(white=self.time_control, black=black, draw_odds=self.draw_odds)
 
     @property
-    def default_at(self) -> dt.datetime:
-        """When the default time expires (FIDE 6.7)."""
+    def default_at(self) -> dt.datetime | None:
+        """When the default time expires (FIDE 6.7); None while the start is not known."""
+        if self.round_start is None:
+            return None
         return self.round_start + dt.timedelta(seconds=self.default_time)
 
 
@@ -205,6 +215,48 @@ def format_config_errors(error: ConfigError) -> str:
     return "\n".join(error.problems)
 
 
+@dataclass(frozen=True, slots=True)
+class ConfigFile:
+    """A configuration file read once; :meth:`build` makes its :class:`Config` for a start
+    time as often as needed (the daemon's first start is only known from its journal,
+    which the configuration names)."""
+
+    data: Mapping[str, Any]
+    source: str
+    base_dir: Path
+    env: Mapping[str, str]
+
+    @classmethod
+    def read(
+        cls, path: str | os.PathLike[str], *, env: Mapping[str, str] | None = None
+    ) -> ConfigFile:
+        """Read ``path`` (TOML); ``env`` holds the secrets (default ``os.environ``).
+
+        Raises:
+            ConfigError: the file cannot be read or is no TOML (one line).
+        """
+        return cls(
+            data=load_toml(path),
+            source=str(path),
+            base_dir=Path(path).resolve().parent,
+            env=os.environ if env is None else env,
+        )
+
+    def build(self, now: dt.datetime | None = None) -> Config:
+        """Validate and normalise the file's tables (see :func:`load_config`).
+
+        Raises:
+            ConfigError: one line per problem, never a traceback.
+        """
+        return _build(
+            copy.deepcopy(dict(self.data)),
+            source=self.source,
+            base_dir=self.base_dir,
+            env=self.env,
+            now=dt.datetime.now().astimezone() if now is None else now,
+        )
+
+
 def load_config(
     path: str | os.PathLike[str],
     *,
@@ -216,21 +268,14 @@ def load_config(
     Args:
         path: the TOML file; named in every error line as given.
         env: environment for the secrets (default ``os.environ``).
-        now: when the daemon started (default: now), the default ``round_start``. After
-            a restart, pass the first start time kept in the journal, so the default
-            time of FIDE 6.7 does not move.
+        now: when the daemon started (default: now): the round's date when neither
+            ``date`` nor ``round_start`` says it. After a restart, pass the first start
+            time kept in the journal, so the date does not move past midnight.
 
     Raises:
         ConfigError: one line per problem, never a traceback.
     """
-    source = str(path)
-    return _build(
-        load_toml(path),
-        source=source,
-        base_dir=Path(path).resolve().parent,
-        env=os.environ if env is None else env,
-        now=dt.datetime.now().astimezone() if now is None else now,
-    )
+    return ConfigFile.read(path, env=env).build(now)
 
 
 def load_config_or_report(path: str | os.PathLike[str]) -> Config | None:
@@ -346,13 +391,13 @@ class TableBuilder:
         for key in ("round", "time_control"):
             if values[key] is None and (own is not None or self.tables.event is not None):
                 self.problems.append(f"{where}.{key}: required{scope}")
-        round_start = values["round_start"] or self.now
+        round_start = values["round_start"]
         default_time = values["default_time"] or 0
         warning = values["default_time_warning"]
         return EventConfig(
             name=shared.name or "",
             site=values["site"] or "",
-            date=values["date"] or round_start.date(),
+            date=values["date"] or (round_start or self.now).date(),
             round=values["round"] or 1,
             round_start=round_start,
             # A stand-in when it is missing: that is reported, and no Config is returned.
@@ -370,7 +415,7 @@ class TableBuilder:
     def server(self) -> ServerConfig:
         server = self.tables.server
         token = self.env.get(ARBITER_TOKEN_ENV) or server.arbiter_token
-        if not _is_loopback(server.host):
+        if not is_loopback(server.host):
             where = "server.arbiter_token"
             if token is None:
                 self.problems.append(
@@ -482,7 +527,14 @@ def weak_token_problem(config: Config) -> str | None:
     )
 
 
-def _is_loopback(host: str) -> bool:
+def is_every_interface(host: str) -> bool:
+    """Whether ``host`` (``[server] host``) listens on every interface (``0.0.0.0``, ``::``):
+    a browser of this machine reaches it at 127.0.0.1, no browser at that address."""
+    return host in ("0.0.0.0", "::", "")
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` (``[server] host``) is this machine only: ``localhost``, 127.x, ::1."""
     if host == "localhost":
         return True
     try:

@@ -17,6 +17,7 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PlainValidator
 
 from base.pgn_tags import tag_value_problem
+from broadcast.feed.messages import MAX_BOARD
 from daemon.config.errors import shown
 from daemon.game.durations import TimeControl, parse_duration
 
@@ -204,7 +205,7 @@ class BoardConfig(_Table):
     first moves (dgt-protocol.md §7.2, "Which clock side is White").
     """
 
-    number: int = Field(ge=1, le=9999)  # TRF: 4 digits
+    number: int = Field(ge=1, le=MAX_BOARD)  # TRF: 4 digits
     port: _Text | None = None
     serial: _Serial | None = None
     white: _Name = ""
@@ -390,12 +391,15 @@ class LiveChessConfig(_Table):
 
     ``enabled`` serves the API on ``host``:``port`` (LiveChess's port 1982 by default);
     ``folder`` keeps a LiveChess 2 PGN folder there (with or without the API).
+    ``allowed_origins``: web origins whose pages may use the API besides lichess.org
+    and this machine's (broadcast/livechess/origins.py).
     """
 
     enabled: bool = False
     host: _Text = "127.0.0.1"
     port: _Port = 1982
     folder: _PathValue | None = None
+    allowed_origins: list[Annotated[str, PlainValidator(_origin)]] = Field(default_factory=list)
 
 
 class WebhookConfig(_Table):

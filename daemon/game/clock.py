@@ -2,10 +2,11 @@
 
 What the clock tells the game:
 
-* **Which side is White.** A setting, or learned: the side that runs first while the
-  start position stands is White's; otherwise the side whose lever goes down after a
-  move by a known colour is that colour's (§7.2 "Observed": recording 2, set up rotated,
-  has White on the right). Learned again for every game.
+* **Which side is White.** A setting, or learned: the side that runs while the start
+  position stands is White's, for now (a press that only starts the clock, Black's lever
+  after play was pressed with Black's lever up, hands it over); the side whose lever goes
+  down after a move by a known colour is that colour's, for good (§7.2 "Observed":
+  recording 2, set up rotated, has White on the right). Learned again for every game.
 * **Lever presses.** The running side changing from one side to the other is a press by
   the side that stopped. The first reading after it already shows the increment added
   (§7.4: "a lever press yields one message with the new status and the increment
@@ -119,6 +120,7 @@ class ClockTracker:
         self._increment = increment
         self._rules = rules
         self._white_side = white_side
+        self._provisional = False  # learnt from the start position, not from a move yet
         self._last: ClockObserved | None = None
         self._started: dict[ClockSide, int] = {}
         self._flag_reported = False
@@ -176,6 +178,7 @@ class ClockTracker:
     def reset(self) -> None:
         """A new game: learn the sides again, measure turns afresh, report a new flag."""
         self._white_side = self._configured
+        self._provisional = False
         self._started.clear()
         self._flag_reported = False
         self._last_update = None
@@ -263,15 +266,23 @@ class ClockTracker:
     def _learn(
         self, reading: ClockObserved, press: LeverPress | None, context: ClockContext
     ) -> None:
-        if self._white_side is not None:
+        """White's side: for sure from the first press that completes a move; until then
+        the side that runs while the start position stands, learnt again after each
+        press that only starts the clock (Black's lever pressed to start White's time
+        after play was pressed with Black's lever up)."""
+        if self._configured is not None or (self._white_side and not self._provisional):
             return
+        learned = self._white_side
         if press is not None and context.moving is not None:
             mover = press.side
-            self._white_side = mover if context.moving == chess.WHITE else other_side(mover)
-        elif press is None and context.start_stands and reading.running is not None:
-            self._white_side = reading.running
-        if self._white_side is not None:
-            self._events.append(ClockSidesLearned(white_side=self._white_side, at=reading.at))
+            learned = mover if context.moving == chess.WHITE else other_side(mover)
+            self._provisional = False
+        elif context.start_stands and reading.running is not None:
+            learned = reading.running
+            self._provisional = True
+        if learned is not None and learned is not self._white_side:
+            self._white_side = learned
+            self._events.append(ClockSidesLearned(white_side=learned, at=reading.at))
 
     def _report_update(self, reading: ClockObserved) -> None:
         white_side = self._white_side

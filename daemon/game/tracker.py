@@ -129,6 +129,12 @@ class GameTracker:
         """The last clock reading taken, None before any."""
         return self._clock.last
 
+    @property
+    def start_stands(self) -> bool:
+        """The game's start position stands and no move is on its way: a lever press now
+        completes no move (it starts the clock)."""
+        return self._start_stands()
+
     # -- inputs ---------------------------------------------------------------------
 
     def receive_placement(self, observation: PlacementObserved) -> None:

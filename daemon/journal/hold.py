@@ -71,20 +71,6 @@ class HeldJournal:
         self.failure = None
         return True
 
-    def write_now(self, entries: Iterable[JournalEntry]) -> str | None:
-        """Write ``entries`` at once, after what is held, or not at all; the failure if any.
-
-        For what must be journalled before it is acted on (arbiter commands).
-        """
-        if not self.retry():
-            return self.failure
-        try:
-            self.journal.append_many(list(entries))
-        except sqlite3.DatabaseError as exc:
-            self.failure = str(exc)
-            return self.failure
-        return None
-
     def _hold(self, batch: list[JournalEntry], exc: sqlite3.DatabaseError) -> None:
         if self.failure is None:
             log.error("= the journal cannot be written (%s): holding records in memory", exc)

@@ -26,15 +26,24 @@ restart lives in :class:`~daemon.round.core.RoundCore`, so that snapshots cover 
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import os
 import sqlite3
 from pathlib import Path
 
 from daemon.config.model import Config
+from daemon.journal.lock import JournalLock
 from daemon.journal.records import JournalError, RoundIdentity
 from daemon.journal.store import Journal
 
-__all__ = ["beside_path", "compare_identity", "identity_of", "open_round_journal"]
+__all__ = [
+    "abandon_journal",
+    "beside_path",
+    "compare_identity",
+    "identity_of",
+    "open_round_journal",
+]
 
 log = logging.getLogger(__name__)
 
@@ -116,6 +125,22 @@ def open_round_journal(config: Config, *, new_journal: bool = False) -> Journal:
     journal = _open(fresh, config)
     journal.stamp_identity(wanted)
     return journal
+
+
+def abandon_journal(journal: Journal) -> None:
+    """Close the journal of a daemon that did not start (refused: a busy port, a bad
+    pairings file); when that start created it, remove it: nothing was served from it,
+    and an empty journal left behind would only confuse the next start."""
+    path = journal.path
+    if not journal.created:
+        journal.close()
+        return
+    lock = JournalLock(path).path  # its file (not taken here: the journal holds it)
+    journal.close()
+    for leftover in (path, f"{path}-wal", f"{path}-shm", lock):
+        with contextlib.suppress(OSError):
+            os.remove(leftover)
+    log.debug("= %s removed: the daemon did not start", path)
 
 
 def _open(path: Path, config: Config) -> Journal:

@@ -70,6 +70,7 @@ __all__ = [
     "ROUND",
     "SCHEMA_VERSION",
     "Journal",
+    "checkpoint",
 ]
 
 #: The board number of records that concern the whole event (daemon start, clocks set).
@@ -111,6 +112,8 @@ class Journal:
     ) -> None:
         self.path = os.fspath(path)
         self._lock: JournalLock | None = None
+        #: This object created the file (it did not exist before): see ``abandon_journal``.
+        self.created = not read_only and not os.path.exists(self.path)
         if read_only:
             db = open_read_only(self.path)
             if schema_version(db) == SCHEMA_VERSION:
@@ -369,6 +372,16 @@ class Journal:
                 return seq
             seq = int(row[0]) + 1
 
+    def checkpoint_elsewhere(self) -> None:
+        """Stop this connection's automatic WAL checkpoints: :func:`checkpoint` runs them.
+
+        SQLite checkpoints inside the commit that fills the WAL's next thousand pages:
+        that commit copies them into the file and waits for the disk to flush it, on
+        the event loop. A daemon checkpoints from a thread instead
+        (``daemon/shell/app.py``), so no commit waits for the disk.
+        """
+        self._db.execute("PRAGMA wal_autocheckpoint = 0")
+
     @property
     def synchronous(self) -> Literal["normal", "full"]:
         """The durability level this connection commits with (see the module docstring)."""
@@ -398,6 +411,21 @@ class Journal:
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
+
+
+def checkpoint(path: str) -> None:
+    """Copy the committed WAL pages of the journal at ``path`` into it (a passive
+    checkpoint on a connection of its own: writers never wait for it). Blocks: call it
+    from a thread.
+
+    Raises:
+        sqlite3.Error: the file cannot be opened or checkpointed.
+    """
+    db = sqlite3.connect(path, timeout=0.0)
+    try:
+        db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+    finally:
+        db.close()
 
 
 def _payload_text(at: float, payload: Mapping[str, Any]) -> str:

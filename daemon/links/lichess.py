@@ -8,7 +8,8 @@ push resumes when the arbiter
   fixing it on lichess (a new round, the account made a contributor), or
 * saves the configuration file with a new ``token`` or new round ids: the daemon reads
   its ``[[lichess]]`` tables again within :data:`WATCH_INTERVAL` seconds, without a
-  restart (a file with problems is reported in one line per problem and ignored).
+  restart (a file with problems is reported in one line per problem and ignored), and
+  the alert resolves (if lichess still refuses, that is a new alert).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from broadcast.feed.hub import Hub
+from broadcast.feed.messages import AlertKind
 from broadcast.outputs.lichess import Refusal
 from broadcast.outputs.lichess_push import LichessPusher
 from broadcast.outputs.lichess_refusal import raise_refusal_alert
@@ -83,6 +85,8 @@ class LichessLink:
             self._tables = config.lichess
             log.info("= lichess: %d [[lichess]] tables read again", len(config.lichess))
             self.pusher.replace_targets(lichess_targets(config.lichess))
+            note = "the lichess settings were saved again: pushing again"
+            self._alerts.resolve(AlertKind.LICHESS_REFUSED, note)  # a new refusal: a new alert
 
 
 def _stamp(path: Path) -> tuple[int, int] | None:

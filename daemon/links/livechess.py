@@ -12,7 +12,7 @@ from broadcast.livechess.server import LiveChessSettings
 from broadcast.outputs.pgn_folder import PgnFolderWriter
 from daemon.config.model import BoardConfig, Config, Section
 
-__all__ = ["livechess_folder", "livechess_settings", "tournaments"]
+__all__ = ["livechess_folder", "livechess_off", "livechess_settings", "tournaments"]
 
 
 def _pairing(board: BoardConfig) -> Pairing:
@@ -45,7 +45,24 @@ def livechess_settings(config: Config) -> LiveChessSettings | None:
     table = config.livechess
     if table is None or not table.enabled:
         return None
-    return LiveChessSettings(host=table.host, port=table.port, tournaments=tournaments(config))
+    return LiveChessSettings(
+        host=table.host,
+        port=table.port,
+        tournaments=tournaments(config),
+        allowed_origins=tuple(table.allowed_origins),
+    )
+
+
+def livechess_off(config: Config) -> str | None:
+    """The start-up note for a ``[livechess]`` table that names an address but is not
+    ``enabled``: nothing listens there, and the file does not look like it."""
+    table = config.livechess
+    if table is None or table.enabled or not {"host", "port"} & table.model_fields_set:
+        return None
+    return (
+        f"[livechess] names {table.host}:{table.port} but is off (enabled = false):"
+        " the LiveChess API is not served; add enabled = true to serve it"
+    )
 
 
 def livechess_folder(config: Config) -> PgnFolderWriter | None:

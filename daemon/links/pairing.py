@@ -67,8 +67,10 @@ def apply_pairings(
 class PairingLink:
     """Feeds confirmed results to the hand-off; runs the configured command."""
 
-    def __init__(self, handoff: ResultHandoff) -> None:
+    def __init__(self, handoff: ResultHandoff, *, section: str = "") -> None:
         self.handoff = handoff
+        #: The section's name ("" in an event of one section), for the log.
+        self.section = section
         self._written: dict[int, str] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
 
@@ -91,10 +93,18 @@ class PairingLink:
             log.error("board %d: result not written to the TRF: %s", board, exc)
             return
         self._written[board] = value
+        if not outcome.changed:  # the TRF held it already (a restart, the same result again)
+            log.debug("= board %d: %s already in %s", board, value, self.handoff.trf_path)
+            return
         log.info("= board %d: %s written to %s", board, value, self.handoff.trf_path)
-        if self.handoff.is_round_complete():
-            log.warning("= the round is complete: every board has a confirmed result")
-        if outcome.changed and self.handoff.command is not None:
+        if value != "*" and self.handoff.is_round_complete():
+            where = f"{self.section}: " if self.section else ""
+            log.warning(
+                "= %sthe round is complete (round %d): every board has a confirmed result",
+                where,
+                self.handoff.results.round,
+            )
+        if self.handoff.command is not None:
             task = asyncio.get_running_loop().create_task(self.handoff.run_command())
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)

@@ -10,6 +10,7 @@ the journal through a fresh core rebuilds the round exactly (docs/architecture.m
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, assert_never
@@ -23,6 +24,7 @@ from broadcast.feed.messages import (
     ArbiterCommand,
     BoardState,
     ChooseLine,
+    ClockReading,
     ConfirmResult,
     NextRound,
     SetClocks,
@@ -116,6 +118,8 @@ class RoundCore:
         self._deadlines: dict[int, float] = {}  # by board, trackers with a timer running
         #: E-boards not heard since the daemon's last start (``start`` inputs).
         self.links = LinkSilence()
+        #: The time of the latest input: until then the daemon was watching.
+        self.seen_until = -math.inf
         base = self._tracker_base = tracker_settings or TrackerSettings()
         for section in config.sections:
             for board in section.boards:
@@ -136,6 +140,7 @@ class RoundCore:
             CommandRefused: an arbiter command that cannot be carried out (nothing changed).
         """
         outcome = Outcome()
+        seen, self.seen_until = self.seen_until, max(self.seen_until, at)
         try:
             if kind == TICK:
                 self._tick(at, outcome)
@@ -144,7 +149,7 @@ class RoundCore:
             elif kind == ROUND:
                 self._change_round(RoundChange.from_payload(payload), at, outcome)
             elif kind == START:
-                self._start(float(payload.get("silence", BOARD_SILENCE)), at, outcome)
+                self._start(float(payload.get("silence", BOARD_SILENCE)), at, seen, outcome)
             elif kind == FLOOD:
                 self.engine.receive_flood(board, bool(payload["flooding"]), at)
             elif kind == JOURNAL:
@@ -244,6 +249,7 @@ class RoundCore:
         if not tracker.play_line(moves, at):
             raise CommandRefused(f"board {board}: line {line} no longer fits the game")
         game.candidates = ()
+        self.engine.choose_line(board, line, at)
         self._drain_tracker(board, outcome, recovered="search")
 
     def _change_round(self, change: RoundChange, at: float, outcome: Outcome) -> None:
@@ -252,7 +258,8 @@ class RoundCore:
         Each of its boards starts a new game record with the new players, a tracker
         waiting for the start position (fed the board's last placement and clock
         reading, so a board already set up needs no touch), no result, and its open
-        alerts closed. Boards the new round adds join the section.
+        alerts about the old game resolved (docs/alerts.md). Boards the new round adds
+        join the section.
 
         Raises:
             CommandRefused: no such section, or a board number another section uses.
@@ -293,9 +300,11 @@ class RoundCore:
         self.games[board.number] = game
         event = section.event
         rules = BoardRules.of_event(
-            event, has_eboard=board.has_eboard and bool(board.white or board.black)
+            event,
+            has_eboard=board.has_eboard and bool(board.white or board.black),
+            section=section.name,
         )
-        outcome.alerts += self.engine.new_round(board.number, rules, at)
+        self.engine.new_round(board.number, rules, at)
         outcome.boards.add(board.number)
         if tracker is not None:
             if game.online is False:
@@ -318,22 +327,34 @@ class RoundCore:
             outcome.boards.add(number)
         self.engine.receive_tick(now)
 
-    def _start(self, silence: float, at: float, outcome: Outcome) -> None:
-        """The daemon (re)started: no e-board's link is known until it is heard again."""
+    def _start(self, silence: float, at: float, seen: float, outcome: Outcome) -> None:
+        """The daemon (re)started: no e-board's link is known until it is heard again.
+
+        Nobody watched the boards since ``seen`` (the last input before the stop): their
+        games are paused as of then, like an offline board's, so no timer fires for the
+        time the daemon was down. A move on its way when it stopped is completed by its
+        lever press (live, or from the board's memory), with the clock after that press
+        as its ``[%clk]``, not by a settle time that nobody saw pass.
+        """
         eboards = [number for number, game in self.games.items() if game.tracker is not None]
         self.links.silence = silence
         self.links.receive_start(eboards, at)
+        paused = LinkObserved(state=LinkState.OFFLINE, at=min(seen, at))
         for number in eboards:
             game = self.games[number]
             if game.online:
                 game.online = None  # the journal's `online` is from before the stop
+            if math.isfinite(seen):
+                assert game.tracker is not None
+                game.tracker.receive_link(paused)
+                self._drain_tracker(number, outcome)
             outcome.boards.add(number)
+        self._note_deadlines(eboards)
 
     def _command(self, command: ArbiterCommand, at: float, outcome: Outcome) -> None:
         match command:
             case AckAlert(id=alert_id):
-                alert = self.engine.acknowledge(alert_id, at)
-                outcome.alerts.append(alert)
+                self.engine.acknowledge(alert_id, at)
             case SetResult(board=board, result=result):
                 self._game(board)
                 self.engine.set_result(board, result, at)
@@ -348,6 +369,7 @@ class RoundCore:
                     raise CommandRefused(f"board {board} has no e-board")
                 if not tracker.accept_position(at):
                     raise CommandRefused(f"board {board}: no position to accept")
+                self.engine.accept_position(board, at)
                 self._drain_tracker(board, outcome)
             case ChooseLine(board=board, line=line):
                 self._choose_line(board, line, at, outcome)
@@ -391,12 +413,30 @@ class RoundCore:
             if decision.board in self.games:
                 outcome.boards.add(decision.board)
 
+    def clock_reading(self, board: int) -> ClockReading | None:
+        """The board's clocks as :meth:`board_state` shows them (None: no reading yet)."""
+        game = self.games[board]
+        clock = game.clock
+        if clock is None:
+            return None
+        result, _ = self._result(board)
+        return ClockReading(
+            board=board,
+            white_clock=clock.white,
+            black_clock=clock.black,
+            running=clock.running if result == "*" else None,
+            clock_at=clock.at,
+        )
+
+    def _result(self, board: int) -> tuple[str, bool]:
+        result_state = self.engine.result_of(board)
+        result = result_state.result if result_state else self.games[board].record.result
+        return result, bool(result_state and result_state.confirmed)
+
     def board_state(self, board: int, now: float) -> BoardState:
         """The board as the broadcast should show it now."""
         game = self.games[board]
-        result_state = self.engine.result_of(board)
-        result = result_state.result if result_state else game.record.result
-        final = bool(result_state and result_state.confirmed)
+        result, final = self._result(board)
         pgn, fen = render_pgn(game, result)
         assert game.rendered is not None
         moves = game.rendered.moves

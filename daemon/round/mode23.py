@@ -23,8 +23,16 @@ time running once more. The press seen meanwhile is then carried out here: the o
 time as it was at the press, plus what that move earns, and the mover's time running
 since then.
 
-A clock that turns out to add the time itself (a normal Fischer or multi-period option,
-not mode 23) is left alone from the first press that should have gained time.
+A press that completes no move gains nothing: the press that starts the clock at the
+round's start (Black's lever, to start White's time; or either lever pressed before White
+has moved), which the game reports as move 0 (:data:`MoveNumber`).
+
+Who adds the time is decided per game from what the clock itself does: a clock that
+turns out to add it (a normal Fischer or multi-period option, not mode 23) is left alone
+from the first press that gained the time on its own, *whenever* that happens (a clock
+swapped between rounds, or set by hand), so dgtcast never adds time to a clock that adds
+its own. :meth:`IncrementControl.reset` forgets the decision: the daemon calls it at
+every round change, reconnection and clock set (docs/daemon.md, "Mode 23").
 """
 
 from __future__ import annotations
@@ -41,7 +49,8 @@ from drivers.observations import ClockObserved, ClockSide
 
 __all__ = ["IncrementControl", "IncrementState", "MoveNumber", "move_number_of"]
 
-#: The number of the move a press by a side completes, from the game; None = unknown.
+#: The number of the move a press by a side completes, from the game; None = unknown,
+#: 0 = none (the press starts the clock before White's first move).
 MoveNumber = Callable[[ClockSide], int | None]
 
 
@@ -88,6 +97,7 @@ class IncrementControl:
         self._white_side = white_side
         self._presses: dict[ClockSide, int] = {}
         self._last: ClockObserved | None = None
+        self._seed: ClockObserved | None = None  # the journal's reading (see reset)
         self._reply: ClockObserved | None = None  # a press seen while a SETNRUN was on its way
 
     @property
@@ -95,13 +105,21 @@ class IncrementControl:
         """The move each side's last press completed (the clock's move counters)."""
         return dict(self._presses)
 
-    def reset(self) -> None:
-        """The clock was set for a new game: count moves afresh, learn White's side again."""
+    def reset(self, last: ClockObserved | None = None) -> None:
+        """A new game, a clock set or a reconnection: count moves afresh, learn White's
+        side again, and decide again who adds the time (the clock may be another one).
+
+        ``last``: on a reconnection (a restart too), the last reading the journal holds.
+        When the first reading now shows the other side running and neither time grew
+        (a mode 23 clock adds nothing by itself), a lever was pressed while nobody
+        listened: that press gets its increment like any other.
+        """
         self._presses.clear()
         self._white_side = self._configured
         self._last = None
-        if self.state is not IncrementState.CLOCK_ADDS:
-            self.state = IncrementState.WATCHING
+        self._seed = last
+        self._reply = None
+        self.state = IncrementState.WATCHING
 
     def receive_reading(
         self, reading: ClockObserved
@@ -115,6 +133,9 @@ class IncrementControl:
             if sent is not None and reading.running not in (None, sent.running):
                 self._reply = reading
             return None, None
+        seed, self._seed = self._seed, None
+        if self._last is None and seed is not None and _only_ran(seed, reading):
+            self._last = seed
         reply, self._reply = self._reply, None
         if reply is not None and self._last is not None and reading.running is self._last.running:
             reading = _redo_press(reply, reading, self._last)
@@ -125,14 +146,16 @@ class IncrementControl:
         if mover is None or self.state is IncrementState.CLOCK_ADDS:
             return reading, None
         assert last is not None
-        move = self._presses.get(mover, 0) + 1
         known = None if self._move_number is None else self._move_number(mover)
-        move = self._presses[mover] = move if known is None else known
+        move = self._presses.get(mover, 0) + 1 if known is None else known
+        if move < 1:
+            return reading, None  # the clock started: no move completed, nothing to add
+        self._presses[mover] = move
         expected = self._control(mover).added_after(move)
         if expected == 0:
             return reading, None
         gained = _seconds(reading, mover) - _seconds(last, mover)
-        if self.state is IncrementState.WATCHING and 2 * gained >= expected:
+        if 2 * gained >= expected:  # the clock added it itself: never add it again
             self.state = IncrementState.CLOCK_ADDS
             return reading, None
         return self._add(reading, mover, expected)
@@ -183,6 +206,17 @@ def _redo_press(reply: ClockObserved, now: ClockObserved, sent: ClockObserved) -
         right_seconds=times[ClockSide.RIGHT],
         running=mover,
         lever=mover,
+    )
+
+
+def _only_ran(before: ClockObserved, now: ClockObserved) -> bool:
+    """Whether ``now`` can follow ``before`` on a clock that only ran (nobody set it, and
+    it added nothing: mode 23); a second's slack for the rounding of the readings."""
+    return (
+        before.connected
+        and now.connected
+        and now.left_seconds <= before.left_seconds + 1
+        and now.right_seconds <= before.right_seconds + 1
     )
 
 

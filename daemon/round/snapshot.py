@@ -23,6 +23,7 @@ import dataclasses
 import gc
 import hashlib
 import io
+import os
 import pickle
 import zlib
 from collections.abc import Callable, Iterator
@@ -37,7 +38,14 @@ from daemon.config.model import Config
 from daemon.game.state import TrackerSettings
 from daemon.round.core import RoundCore
 
-__all__ = ["SnapshotPolicy", "dump_state", "fingerprint", "load_state"]
+__all__ = [
+    "ChildDump",
+    "SnapshotPolicy",
+    "dump_in_child",
+    "dump_state",
+    "fingerprint",
+    "load_state",
+]
 
 #: Bumped when the snapshot's layout changes in a way the source hash would miss.
 FORMAT = 3
@@ -99,6 +107,64 @@ def dump_state(core: RoundCore) -> bytes:
     with _no_gc():
         _Pickler(out, protocol=pickle.HIGHEST_PROTOCOL).dump(vars(core))
     return zlib.compress(out.getbuffer(), 1)
+
+
+@dataclass(frozen=True, slots=True)
+class ChildDump:
+    """A forked child pickling the core (:func:`dump_in_child`); :meth:`collect` the bytes."""
+
+    pid: int
+    fd: int
+
+    def collect(self) -> bytes:
+        """Read what the child writes until it exits (blocks: call it from a thread).
+
+        Raises:
+            RuntimeError: the child failed (nothing usable was written).
+            OSError: the pipe could not be read.
+        """
+        chunks = []
+        try:
+            while chunk := os.read(self.fd, 1 << 20):
+                chunks.append(chunk)
+        finally:
+            os.close(self.fd)
+            _, status = os.waitpid(self.pid, 0)
+        if os.waitstatus_to_exitcode(status) != 0:
+            raise RuntimeError(f"the snapshot's child process failed ({status})")
+        return b"".join(chunks)
+
+
+def dump_in_child(core: RoundCore) -> ChildDump:
+    """:func:`dump_state` in a forked child, so that the caller's thread goes on at once.
+
+    The child gets a copy-on-write image of the process as it is now: the core as it
+    stands after the inputs applied so far, whatever the parent does next. It pickles
+    and compresses it, writes it to a pipe and exits without running any clean-up (it
+    shares the parent's files and sockets and must not touch them).
+
+    Raises:
+        OSError: no pipe or no fork (too many processes, no memory).
+    """
+    read_fd, write_fd = os.pipe()
+    try:
+        pid = os.fork()
+    except OSError:
+        os.close(read_fd)
+        os.close(write_fd)
+        raise
+    if pid == 0:  # pragma: no cover - the child (its exit code is checked by collect)
+        code = 1
+        try:
+            os.close(read_fd)
+            view = memoryview(dump_state(core))
+            while view:
+                view = view[os.write(write_fd, view) :]
+            code = 0
+        finally:
+            os._exit(code)
+    os.close(write_fd)
+    return ChildDump(pid, read_fd)
 
 
 def load_state(core: RoundCore, data: bytes) -> None:

@@ -24,7 +24,21 @@ from daemon.pairing import PairingFileError, ResultHandoff, Tournament, read_pai
 from daemon.pairing.pairings import Pairing, boards_from_pairings
 from daemon.round.change import Pair
 
-__all__ = ["RoundPlan", "handoff_from_pairs", "plan_round"]
+__all__ = ["LastRoundPlayed", "RoundPlan", "handoff_from_pairs", "plan_round"]
+
+
+class LastRoundPlayed(PairingFileError):
+    """The section has played the last round of its TRF (``XXR``): nothing comes next.
+
+    Attributes:
+        section: the section's name ("" in an event of one section).
+        rounds: the TRF's number of rounds.
+    """
+
+    def __init__(self, problem: str, *, section: str, rounds: int) -> None:
+        super().__init__([problem])
+        self.section = section
+        self.rounds = rounds
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -67,11 +81,12 @@ def plan_round(section: Section, round_number: int) -> RoundPlan:
         )
     tournament = Tournament.from_trf(pairing.trf)
     if tournament.rounds is not None and round_number > tournament.rounds:
-        raise PairingFileError(
-            [
-                f"{pairing.trf}: round {round_number} is past the last round"
-                f" ({tournament.rounds_tag} {tournament.rounds}): {name} is over"
-            ]
+        over = "the event is over" if not section.name else f"{name} has played its last round"
+        raise LastRoundPlayed(
+            f"{pairing.trf}: round {round_number} is past the last round"
+            f" ({tournament.rounds_tag} {tournament.rounds}): {over}",
+            section=section.name,
+            rounds=tournament.rounds,
         )
     path = pairing.pairings_for(round_number)
     start = first_board(section)

@@ -2,10 +2,11 @@
 
 ``pipeline`` (one ``BoardSession`` per e-board), ``service`` (``RoundService``: journal
 first, then the core, then the hub), ``rounds`` (round changes), ``app`` (``Daemon``: one
-``asyncio.TaskGroup``), ``board_check`` (why a board is missing), ``flood`` (a flooding
-board), ``console`` and ``console_link`` (the operator's live table), ``limits``,
+``asyncio.TaskGroup``), ``faults`` (a part that fails is reported and restarted),
+``clock_set`` (setting the e-board clocks), ``snapshot_job`` (snapshots off the loop),
+``board_check`` (why a board is missing), ``flood`` (a flooding board), ``limits``,
 ``logs``, ``runtime`` (the event loop and signals of each platform). May import every
-other ``daemon`` package but ``daemon.commands``.
+other ``daemon`` package but ``daemon.console`` and ``daemon.commands``.
 """
 
 __all__: list[str] = []

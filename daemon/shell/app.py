@@ -12,16 +12,20 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import datetime as dt
+import functools
+import gc
 import logging
 import os
+import sqlite3
 import time
 from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
 from base.backoff import BackoffPolicy
+from broadcast.feed.archive import RoundArchive
 from broadcast.feed.hub import Hub
-from broadcast.feed.messages import BoardState, CommandReply, to_json_dict
+from broadcast.feed.messages import BoardState, CommandReply, SetClocks, to_json_dict
 from broadcast.livechess.server import LiveChessServer
 from broadcast.outputs.mqtt import MqttPublisher, Ownership
 from broadcast.outputs.mqtt_client import MqttSettings
@@ -30,26 +34,38 @@ from broadcast.outputs.webhook import AlertWebhook, WebhookSettings
 from broadcast.relay.ownership import check_ownership
 from broadcast.relay.remote import CommandListener
 from broadcast.web.listen import ListenError
+from broadcast.web.rounds import RoundRoutes
 from broadcast.web.server import BroadcastServer
-from daemon.config.model import Config, ConfigError, load_config, weak_token_problem
+from daemon.config.local_token import ArbiterToken, daemon_token
+from daemon.config.model import (
+    Config,
+    ConfigError,
+    ConfigFile,
+    is_every_interface,
+    weak_token_problem,
+)
 from daemon.game.state import TrackerSettings
-from daemon.journal.identity import open_round_journal
+from daemon.journal.identity import abandon_journal, open_round_journal
 from daemon.journal.inputs import START
-from daemon.journal.store import EVENT_BOARD, ROUND, Journal
+from daemon.journal.store import EVENT_BOARD, ROUND, Journal, checkpoint
 from daemon.links.lichess import LichessLink
-from daemon.links.livechess import livechess_folder, livechess_settings
+from daemon.links.livechess import livechess_folder, livechess_off, livechess_settings
 from daemon.links.pairing import PairingLink, apply_pairings
 from daemon.links.settings import mqtt_settings, pgn_folder_settings
+from daemon.links.standings import StandingsRoutes
 from daemon.pairing import ResultHandoff
 from daemon.round.core import RoundCore
 from daemon.round.link_silence import BOARD_SILENCE
 from daemon.round.snapshot import SnapshotPolicy, fingerprint
+from daemon.shell.archive import ArchiveKeeper
 from daemon.shell.board_check import warn_unanswered
+from daemon.shell.clock_set import choose_clocks, clock_reply
+from daemon.shell.faults import Faults, keep_running
 from daemon.shell.limits import connection_limits, quiet_accept_errors, raise_open_file_limit
-from daemon.shell.pipeline import BoardSession, ClockSetResult, board_supervisor
+from daemon.shell.pipeline import BoardSession, board_supervisor
 from daemon.shell.rounds import RoundKeeper
 from daemon.shell.service import RoundService
-from drivers.dgt.aio.supervisor import BoardSupervisor
+from drivers.dgt.aio.supervisor import BoardSupervisor, SerialSightings
 from drivers.dgt.device_core import DeviceTimeouts
 
 __all__ = [
@@ -63,6 +79,9 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
+
+#: A part of the daemon, started (again) by calling it.
+Job = Callable[[], Coroutine[Any, Any, None]]
 
 #: Journal record kind noting when the daemon first started this round.
 STARTED = "daemon_start"
@@ -82,10 +101,14 @@ class DaemonOptions:
         new_journal: when the configured journal belongs to another round, keep it and
             start this round's journal beside it (daemon/journal/identity.py).
         progress: shown a line while something long is read (the journal), then None
-            (the live console, daemon/shell/console.py).
+            (the live console, daemon/console/view.py).
         board_patience: seconds after start before e-boards without a link are reported
             (at WARNING, with the reason and the fix).
         snapshots: when the round's state is added to the journal (default policy: None).
+        grouped: journal the boards' inputs in group commits, publish clock readings as
+            compact readings and tick the spectator feed (False: each input journalled
+            and published on its own, a frame per publish: the way before, kept for
+            ``bench/`` comparisons).
         board_silence: seconds an e-board may stay unheard after the start before it is
             ``board_offline`` (daemon/round/link_silence.py).
     """
@@ -101,30 +124,31 @@ class DaemonOptions:
     demo: bool = False
     board_patience: float = 5.0
     snapshots: SnapshotPolicy | None = None
+    grouped: bool = True
     board_silence: float = BOARD_SILENCE
     progress: Callable[[str | None], None] | None = None
 
 
 def load_round_config(
-    path: str | os.PathLike[str], journal: Journal | None = None, now: dt.datetime | None = None
+    file: ConfigFile, journal: Journal | None = None, now: dt.datetime | None = None
 ) -> Config:
-    """Load the configuration; the default round start is the journal's first start.
+    """Load the configuration; the default round date is that of the journal's first start.
 
-    After a restart the default ``round_start`` (the daemon's start) must not move, or
-    the default time of FIDE 6.7 would move with it. Before the first start, ``now``
-    (default: now) is the start, and the daemon notes that same time in the journal.
+    The daemon's start is never the round's start (without ``round_start`` the round
+    starts when its section's first clock is started, docs/alerts.md); it only dates a
+    round whose configuration names no date, and after a restart past midnight that date
+    must not move. Before the first start, ``now`` (default: now) is the start, and the
+    daemon notes that same time in the journal.
 
     Raises:
         ConfigError: one line per problem.
     """
-    config = load_config(path, now=now)
-    if journal is None:
-        return config
-    first = next(journal.records(board=EVENT_BOARD, kinds={STARTED}), None)
+    first = (
+        None if journal is None else next(journal.records(board=EVENT_BOARD, kinds={STARTED}), None)
+    )
     if first is None:
-        return config
-    started = dt.datetime.fromtimestamp(float(first.payload["at"])).astimezone()
-    return load_config(path, now=started)
+        return file.build(now)
+    return file.build(dt.datetime.fromtimestamp(float(first.payload["at"])).astimezone())
 
 
 class Daemon:
@@ -148,7 +172,7 @@ class Daemon:
         self.journal = journal
         self.config = config
         #: Each section's TRF hand-off, by section name (``[pairing]``).
-        self.pairings = {name: PairingLink(h) for name, h in (handoffs or {}).items()}
+        self.pairings = {n: PairingLink(h, section=n) for n, h in (handoffs or {}).items()}
         self.hub = Hub()
         self.core = RoundCore(self.config, options.tracker)
         self.service = RoundService(
@@ -157,13 +181,20 @@ class Daemon:
             self.hub,
             fingerprint=fingerprint(config, options.tracker),
             snapshots=options.snapshots,
+            grouped=options.grouped,
         )
         self.service.clock_setter = self.set_clocks
         self.rounds = RoundKeeper(self.core, self.service, self.pairings)
         self.rounds.listeners.append(self._round_changed)
+        #: Past rounds for spectators (``/rounds.json``, ``/round/N.pgn``), from the journal.
+        self.archive = RoundArchive()
+        self.archive_keeper = ArchiveKeeper(self.archive, self.hub, self.service.writer)
+        self.rounds.before_change.append(self.archive_keeper.keep)
         self.service.round_changer = lambda c: self.rounds.next_round(c.section, force=c.force)
         self.replayed = 0
         self._start_fed = False
+        #: The arbiter token and where it comes from (the daemon's own on loopback).
+        self.token: ArbiterToken | None = None
         #: When the daemon was opened (epoch seconds): the first start, if it is one.
         self.opened_at = time.time()
         server = self.config.server
@@ -177,8 +208,23 @@ class Daemon:
             allowed_origins=tuple(server.allowed_origins),
             limits=connection_limits(open_files, server.max_connections_per_client),
             results=server.results,
+            frame_interval=0.0 if options.grouped else None,
+        )
+        self.server.routes.extra.append(
+            RoundRoutes(
+                self.archive,
+                self.server.public_hub,
+                delay=float(server.public_delay),
+                results=server.results,
+            )
+        )
+        self.server.routes.extra.append(
+            StandingsRoutes(self.pairings, self.server.public_hub, self._section_names)
         )
         self.livechess = self._livechess()
+        #: Bugs the daemon survives: logged once, one ``internal_error`` alert each.
+        self.faults = Faults(self.service.output_alerts)
+        self._sightings = SerialSightings()  # boards by serial on the same ports
         self.sessions = {
             board.number: BoardSession(
                 board,
@@ -189,6 +235,9 @@ class Daemon:
             for board in self.config.boards
             if board.has_eboard
         }
+        for number, session in self.sessions.items():
+            session.on_fault = functools.partial(self._session_fault, number)
+            session.new_supervisor = functools.partial(self._supervisor, number, again=True)
         #: The lichess push, once the outputs run (None without [[lichess]]).
         self.lichess: LichessLink | None = None
         #: The MQTT publisher (``[mqtt]``), to announce the boards a new round adds.
@@ -203,25 +252,30 @@ class Daemon:
             JournalError: a journal that cannot be used.
             PairingFileError: a TRF or pairings file that cannot be used.
         """
-        first = load_config(config_path)
+        file = ConfigFile.read(config_path)  # read once: built again below from its data
+        opened = dt.datetime.now().astimezone()
+        first = file.build(opened)
         weak = None if options.demo else weak_token_problem(first)
         if weak is not None:
             raise ConfigError([weak])
         await claim_boards(first)
         journal = open_round_journal(first, new_journal=options.new_journal)
         try:
-            opened = dt.datetime.now().astimezone()
-            config = load_round_config(config_path, journal, opened)
+            config = load_round_config(file, journal, opened)
             moved = {
                 str(r.payload["section"]) for r in journal.records(board=EVENT_BOARD, kinds={ROUND})
             }
             config, handoffs = apply_pairings(config, skip=moved)
+            token = daemon_token(config)
+            server = config.server.model_copy(update={"arbiter_token": token.value})
+            config = replace(config, server=server)
             open_files = raise_open_file_limit()
             daemon = cls(config, journal, options, handoffs, open_files=open_files)
             daemon.opened_at = opened.timestamp()
+            daemon.token = token
             daemon._replay()
         except BaseException:
-            journal.close()
+            abandon_journal(journal)
             raise
         return daemon
 
@@ -241,6 +295,8 @@ class Daemon:
                 show(None)
         self.rounds.restore_links(self.journal)
         self.rounds.record_start(self.journal)
+        current = {section.name: section.event.round for section in self.core.config.sections}
+        self.archive_keeper.load(self.journal, current)
         for number, game in self.core.games.items():
             if number in self.sessions:
                 self.sessions[number].board = game.config
@@ -250,6 +306,17 @@ class Daemon:
             link = self.pairings.get(game.section.name)
             if state is not None and link is not None:
                 link.receive_result(number, to_json_dict(state))
+
+    def _section_names(self) -> list[str]:
+        return [section.name for section in self.core.config.sections]
+
+    @property
+    def address(self) -> str:
+        """Where this machine's browser reaches the daemon: ``http://host:port`` (the
+        loopback address when it listens on every interface: no browser opens 0.0.0.0)."""
+        host = self.config.server.host
+        host = "127.0.0.1" if is_every_interface(host) else host
+        return f"http://{f'[{host}]' if ':' in host else host}:{self.server.port}"
 
     @property
     def pairing(self) -> PairingLink | None:
@@ -266,6 +333,7 @@ class Daemon:
             game = self.core.games[number]
             if game.section.name == section:
                 session.board = game.config
+                session.new_round()
         self._announce()  # the boards the round adds are this daemon's too
 
     def _announce(self) -> None:
@@ -276,10 +344,12 @@ class Daemon:
     def _livechess(self) -> LiveChessServer | None:
         settings = livechess_settings(self.config)
         if settings is None:
+            if (off := livechess_off(self.config)) is not None:
+                log.warning("= %s", off)
             return None
         if self.options.livechess_port is not None:
             settings = replace(settings, port=self.options.livechess_port)
-        return LiveChessServer(self.server.public_hub, settings)
+        return LiveChessServer(self.server.public_hub, settings, policy=self.server.policy)
 
     def _note_start(self) -> None:
         """Note the first start: the time the configuration's default round start is."""
@@ -287,14 +357,18 @@ class Daemon:
             now = self.opened_at
             self.journal.append(EVENT_BOARD, STARTED, {"at": now}, now)
 
-    def _supervisor(self, number: int) -> BoardSupervisor:
+    def _supervisor(self, number: int, *, again: bool = False) -> BoardSupervisor:
+        """The board's supervisor: the one given in the options, the first time; else
+        one for the board's port or serial (``again``: after the last one failed)."""
         given = self.options.supervisors.get(number)
-        if given is not None:
+        if given is not None and not again:
             return given
+        board = self.sessions[number].board if again else self.config.board(number)
         return board_supervisor(
-            self.config.board(number),
+            board,
             timeouts=self.options.device_timeouts,
             backoff=self.options.backoff,
+            sightings=self._sightings,
         )
 
     async def start(self) -> None:
@@ -314,11 +388,19 @@ class Daemon:
             except ListenError:
                 await self.server.close()
                 raise
+        if self.token is not None:
+            self.token.save()  # serving: a new local token goes to its file now
         self._note_start()
         if not self._start_fed:  # every start: no e-board's link is known yet
             self._start_fed = True
             silence = {"silence": self.options.board_silence}
             self.service.receive(EVENT_BOARD, START, silence, time.time())
+            _report_zero_default_time(self.config)
+            # What the start-up built (the replayed round, the configuration, modules)
+            # lives as long as the daemon: kept out of the collector's full passes, which
+            # would otherwise walk it all, pausing every board (docs/performance.md).
+            gc.collect()
+            gc.freeze()
 
     async def run(self, stop: asyncio.Event) -> None:
         """Serve until ``stop`` is set; then shut everything down cleanly.
@@ -337,50 +419,73 @@ class Daemon:
         except* _Stop:
             self.service.take_snapshot()  # a clean stop: the next start replays nothing
         finally:
+            self.service.commit_group()
             self.journal.close()
 
+    def _session_fault(self, board: int, where: str, exc: BaseException) -> None:
+        self.faults.report(where, board, exc, then="its session goes on from its state")
+
     def _jobs(self) -> list[Coroutine[Any, Any, None]]:
-        jobs: list[Coroutine[Any, Any, None]] = [self.service.run_timers()]
-        jobs += [session.run() for session in self.sessions.values()]
+        """Every part of the daemon, each kept running on its own: a bug in one (a
+        board's session, an output, the timers) is reported and that part restarted
+        (daemon/shell/faults.py); it never ends the daemon."""
+        jobs: list[tuple[str, int, Job]] = [("the round's timers", 0, self.service.run_timers)]
+        jobs += [
+            (f"board {number}'s session", number, session.run)
+            for number, session in self.sessions.items()
+        ]
+        if self.options.grouped:
+            self.journal.checkpoint_elsewhere()
+            checkpoints = functools.partial(checkpoint_journal, self.journal)
+            jobs.append(("the journal's checkpoints", 0, checkpoints))
         jobs += self._outputs()
         if self.sessions:
-            jobs.append(self._warn_unanswered())
+            jobs.append(("the e-board check", 0, self._warn_unanswered))
         if self.options.set_clocks_at_start:
-            jobs.append(self._set_clocks_when_online())
-        return jobs
+            jobs.append(("setting the clocks", 0, self._set_clocks_when_online))
+        return [keep_running(where, board, job, self.faults) for where, board, job in jobs]
 
-    def _outputs(self) -> list[Coroutine[Any, Any, None]]:
+    def _outputs(self) -> list[tuple[str, int, Job]]:
         config, public = self.config, self.server.public_hub
-        jobs: list[Coroutine[Any, Any, None]] = []
+        jobs: list[tuple[str, int, Job]] = []
         if config.mqtt is not None and config.mqtt.enabled:
             broker = _mqtt_settings(config)
             self.mqtt = mqtt = MqttPublisher(broker, results=config.server.results)
             self._announce()
-            jobs.append(CommandListener(broker, self.service).run())
+            jobs.append(("the MQTT commands", 0, CommandListener(broker, self.service).run))
             self.service.result_listeners.append(lambda state, _: _publish_final(mqtt, state))
-            jobs.append(mqtt.serve(self.hub))
+            jobs.append(("the MQTT output", 0, functools.partial(mqtt.serve, self.hub)))
         if config.lichess:
             self.lichess = LichessLink(config, self.service.output_alerts)
-            jobs.append(self.lichess.serve(public))
+            jobs.append(("the lichess push", 0, functools.partial(self.lichess.serve, public)))
         if (folder := pgn_folder_settings(config.pgn_folder)) is not None:
-            jobs.append(PgnFolderWriter(folder).serve(public))
+            writer = PgnFolderWriter(folder)
+            jobs.append(("the PGN folder", 0, functools.partial(writer.serve, public)))
         if self.livechess is not None:
-            jobs.append(self.livechess.serve())
+            jobs.append(("the LiveChess API", 0, self.livechess.serve))
         if (livechess_pgn := livechess_folder(config)) is not None:
-            jobs.append(livechess_pgn.serve(public))
+            pgn_job = functools.partial(livechess_pgn.serve, public)
+            jobs.append(("the LiveChess PGN folder", 0, pgn_job))
         if config.webhook is not None:
-            jobs.append(AlertWebhook(WebhookSettings(url=config.webhook.url)).serve(self.hub))
+            webhook = AlertWebhook(WebhookSettings(url=config.webhook.url))
+            jobs.append(("the alert webhook", 0, functools.partial(webhook.serve, self.hub)))
         return jobs
 
     async def _warn_unanswered(self) -> None:
         await warn_unanswered(self.sessions, patience=self.options.board_patience)
 
-    async def set_clocks(self) -> CommandReply:
-        """Set every online e-board clock to its time control (arbiter ``set_clocks``)."""
-        results = await asyncio.gather(
-            *(s.set_clock(self.core.games[n].section) for n, s in self.sessions.items())
-        )
-        return _clock_reply(results)
+    async def set_clocks(self, command: SetClocks | None = None) -> CommandReply:
+        """Set the e-board clocks to their time control (arbiter ``set_clocks``): every
+        one, or the board's or the section's that ``command`` names.
+
+        Each clock set decides afresh who adds its increments (daemon/round/mode23.py).
+        """
+        sections = {n: self.core.games[n].section.name for n in self.sessions}
+        chosen = choose_clocks(sections, command)
+        if isinstance(chosen, str):
+            return CommandReply(ok=False, reason=chosen)
+        sessions = [(self.sessions[n], self.core.games[n].section) for n in chosen]
+        return clock_reply(await asyncio.gather(*(s.set_clock(sec) for s, sec in sessions)))
 
     async def _set_clocks_when_online(self, patience: float = 30.0) -> None:
         with contextlib.suppress(TimeoutError):
@@ -390,18 +495,38 @@ class Daemon:
         log.info("= clocks set at round start: %s", reply.details)
 
 
+def _report_zero_default_time(config: Config) -> None:
+    """Say once, at start, which sections have no default time (FIDE 6.7's zero)."""
+    zero = [s.name or "the event" for s in config.sections if s.event.default_time <= 0]
+    if zero:
+        log.warning(
+            "= %s: default time 0 (no default_time: FIDE 6.7's default when the regulations"
+            " state none): a player absent when the clocks start loses, as the arbiter sees"
+            " at the board; no late-arrival alert is raised",
+            ", ".join(zero),
+        )
+
+
+async def checkpoint_journal(journal: Journal, records: int = 5000, every: float = 1.0) -> None:
+    """Checkpoint the journal's WAL from a thread once ``records`` more records were
+    written (about what fills SQLite's thousand pages; looked at every ``every``
+    seconds), until cancelled (:meth:`~daemon.journal.store.Journal.checkpoint_elsewhere`)."""
+    done = journal.last_seq
+    while True:
+        await asyncio.sleep(every)
+        last = journal.last_seq
+        if last - done < records:
+            continue
+        try:
+            await asyncio.to_thread(checkpoint, journal.path)
+            done = last
+        except sqlite3.Error as exc:  # busy, or a failing disk: the commits say so
+            log.debug("= journal checkpoint not done: %s", exc)
+
+
 def _publish_final(mqtt: MqttPublisher, state: BoardState) -> None:
     if state.result_final:
         mqtt.publish_result(state)
-
-
-def _clock_reply(results: list[ClockSetResult]) -> CommandReply:
-    failed = {str(r.board): r.reason for r in results if not r.ok}
-    done = [r.board for r in results if r.ok]
-    if failed:
-        reasons = "; ".join(f"board {b}: {why}" for b, why in failed.items())
-        return CommandReply(ok=False, reason=reasons, details={"set": done, "failed": failed})
-    return CommandReply(ok=True, details={"set": done})
 
 
 def _mqtt_settings(config: Config) -> MqttSettings:

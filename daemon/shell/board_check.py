@@ -18,8 +18,14 @@ from collections.abc import Mapping, Sequence
 
 from daemon.config.model import BoardConfig
 from daemon.shell.pipeline import BoardSession
-from drivers.dgt.aio.ports import PortSpec
-from drivers.dgt.aio.probe import FIX_MISSING, FIX_OTHER_SERIAL, PortProblem, explain_path
+from drivers.dgt.aio.ports import PortSpec, emulated_port_of
+from drivers.dgt.aio.probe import (
+    FIX_BUSY,
+    FIX_MISSING,
+    FIX_OTHER_SERIAL,
+    PortProblem,
+    explain_path,
+)
 
 __all__ = ["explain_board", "warn_unanswered"]
 
@@ -46,10 +52,20 @@ def explain_board(
             return f"{problem.reason}; fix: {problem.fix}"
     others = [p for p in problems if p.fix == FIX_OTHER_SERIAL]
     faults = [p for p in problems if p.fix != FIX_OTHER_SERIAL]
+    busy = [p.port for p in faults if p.fix == FIX_BUSY]
+    found = ", ".join(p.reason.rsplit(" ", 1)[-1] for p in others) or "none"
+    if board.serial is not None and busy and len(busy) == len(faults):
+        # which board a port in use holds is not known: it may be this one, or any other
+        ports = ", ".join(busy)
+        verb = "is" if len(busy) == 1 else "are"
+        return (
+            f"no board with serial {board.serial} answers on {where} (serials found:"
+            f" {found}); {ports} {verb} in use by another program and may hold it;"
+            f" fix: {FIX_BUSY}"
+        )
     if faults:
         return f"{faults[0].reason}; fix: {faults[0].fix}"
     if board.serial is not None:
-        found = ", ".join(p.reason.rsplit(" ", 1)[-1] for p in others) or "none"
         return (
             f"no board with serial {board.serial} answers on {where} (serials found:"
             f" {found}); fix: {FIX_MISSING}, or correct the serial in [[boards]]"
@@ -85,4 +101,20 @@ async def warn_unanswered(
         session = sessions[number]
         reason = explain_board(session.board, session.supervisor.last_problems, held)
         log.warning("board %d has no e-board link: %s", number, reason)
+    _warn_emulated(sessions)
     return silent
+
+
+def _warn_emulated(sessions: Mapping[int, BoardSession]) -> None:
+    """An e-board that is an emulator (``dgtcast emulate``) is fine in a rehearsal, and a
+    mistake in an event: said once at start."""
+    for number, session in sorted(sessions.items()):
+        device = session.supervisor.device
+        link = None if device is None else emulated_port_of(device.path)
+        if link is not None:
+            log.warning(
+                "board %d is an emulated board (dgtcast emulate, %s): a rehearsal; stop the"
+                " emulators before the event",
+                number,
+                link,
+            )

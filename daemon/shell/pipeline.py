@@ -21,14 +21,14 @@ held placement and reading go on as if nothing had been tried.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import logging
 import math
 import time
-import unicodedata
 from collections import deque
 from collections.abc import Callable, Coroutine
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 import chess
@@ -50,12 +50,19 @@ from daemon.journal.inputs import (
     placement_payload,
 )
 from daemon.round.mode23 import IncrementControl, move_number_of
+from daemon.shell.clock_set import ClockSetResult, set_clock
 from daemon.shell.flood import FloodGuard
 from daemon.shell.service import RoundService
-from drivers.dgt.aio.link import ClockRefused, DgtLinkError
+from drivers.dgt.aio.link import DgtLinkError
 from drivers.dgt.aio.ports import PortSpec
-from drivers.dgt.aio.supervisor import BoardSupervisor, LinkDown, LinkUp, Report
-from drivers.dgt.commands import ClockAscii, ClockSetAndRun
+from drivers.dgt.aio.supervisor import (
+    BoardSupervisor,
+    LinkDown,
+    LinkUp,
+    Report,
+    SerialSightings,
+)
+from drivers.dgt.commands import ClockSetAndRun
 from drivers.dgt.device_core import DeviceTimeouts
 from drivers.dgt.events import BatteryStatus, BoardDump, ClockTimes, EEMoves, FieldUpdated
 from drivers.dgt.memory import board_memory
@@ -72,10 +79,7 @@ from drivers.observations import (
 __all__ = [
     "MEMORY_TIMEOUT",
     "BoardSession",
-    "ClockSetResult",
     "board_supervisor",
-    "clock_text",
-    "set_clock",
 ]
 
 log = logging.getLogger(__name__)
@@ -97,6 +101,13 @@ class BoardSession:
         refresh_after: seconds the sensed placement may match nothing of the game before
             the whole board is read again (a lost field update leaves it wrong for good,
             docs/faults.md); once per such episode.
+
+    A bug met while handling one report (or in a clock command, or a timer of the
+    session) goes to :attr:`on_fault` when it is set (the daemon's
+    :class:`~daemon.shell.faults.Faults`): the session then goes on from its state, reads
+    the whole board again and decides afresh who adds the clock's increments. Without
+    it, the exception ends :meth:`run`. A supervisor that fails is replaced by a new one
+    when :meth:`run` is called again.
     """
 
     def __init__(
@@ -114,6 +125,11 @@ class BoardSession:
         self.board = board
         self.service = service
         self.supervisor = supervisor or board_supervisor(board)
+        #: Makes the next supervisor when :meth:`run` runs again after a failure.
+        self.new_supervisor: Callable[[], BoardSupervisor] = lambda: board_supervisor(self.board)
+        #: Told ``(where, exception)`` of a bug the session survives; None: it ends run().
+        self.on_fault: Callable[[str, BaseException], None] | None = None
+        self._runs = 0
         self._sensors = SensorBoard()
         self._last_clock: dict[str, object] | None = None
         self._last_battery: dict[str, object] | None = None  # journalled on this connection
@@ -142,29 +158,38 @@ class BoardSession:
         self._last_placement: dict[str, Any] | None = None
         self._recent: deque[str] = deque(maxlen=2)  # the last placements offered (FEN)
 
+    def _journalled_reading(self) -> ClockObserved | None:
+        """The board's last clock reading in the journal (before a reconnection)."""
+        game = self.service.core.games.get(self.board.number)
+        return None if game is None else game.reading
+
     def _move_number(self, side: ClockSide) -> int | None:
-        """The move a press on ``side`` completes, from the board's game (None: no game)."""
+        """The move a press on ``side`` completes, from the board's game (None: no game;
+        0: none, the start position stands and the press starts the clock)."""
         game = self.service.core.games.get(self.board.number)
         tracker = None if game is None else game.tracker
         if tracker is None or tracker.state not in (TrackerState.PLAYING, TrackerState.OUT_OF_SYNC):
             return None
+        if tracker.start_stands:
+            return 0
         white = tracker.white_side
         if white is None:
             return None
         color = chess.WHITE if side is white else chess.BLACK
         return move_number_of(tracker.board, color)
 
-    async def set_clock(self, section: Section) -> ClockSetResult:
-        """Set this board's clock (:func:`set_clock`); its move counters start afresh.
-
-        They start afresh as the command goes out, not once it is acknowledged: the
-        readings after it (the arbiter starting the clock, White's first press) may be
-        read before this coroutine runs again, and forgetting them then would leave the
-        first move without its increment.
-        """
+    def new_round(self) -> None:
+        """The board's section moved on to another round: a new game, maybe another
+        clock, so who adds its increments is decided afresh (daemon/round/mode23.py)."""
         if self.increments is not None:
             self.increments.reset()
-        return await set_clock(self.supervisor, self.board, section)
+
+    async def set_clock(self, section: Section) -> ClockSetResult:
+        """Set this board's clock (:func:`set_clock`); its move counters start afresh the
+        moment the clock took the times (a press may follow before its text is shown), and
+        who adds its increments is decided anew."""
+        reset = None if self.increments is None else self.increments.reset
+        return await set_clock(self.supervisor, self.board, section, on_set=reset)
 
     async def stop(self) -> None:
         """Stop the board's supervisor; the link closing then is no ``board_offline``."""
@@ -176,13 +201,48 @@ class BoardSession:
         await self.supervisor.stop()
 
     async def run(self) -> None:
-        """Supervise the board and feed its reports until cancelled or stopped."""
+        """Supervise the board and feed its reports until cancelled or stopped.
+
+        Run again after it failed (a supervisor's bug), it starts a new supervisor: the
+        board is offline until that one has connected.
+        """
         if self._stopping:
             return  # stopped before it ran (a daemon stopped right after its start)
+        self._runs += 1
+        if self._runs > 1:
+            down = LinkDown(port=self.board.port or "", reason="its session restarted")
+            self.receive_report(down, self._wall_clock())
+            self.supervisor = self.new_supervisor()
         async with asyncio.TaskGroup() as tasks:
             tasks.create_task(self.supervisor.run())
             async for at, report in self.supervisor.reports():
-                self.receive_report(report, self._to_wall(at))
+                try:
+                    self.receive_report(report, self._to_wall(at))
+                except Exception as exc:  # a bug: this board's, and it goes on
+                    self._fault(f"board {self.board.number}'s session", exc)
+
+    def _fault(self, where: str, exc: BaseException) -> None:
+        """Report a bug (or raise it, without :attr:`on_fault`); then start afresh from
+        the session's state: the whole board is read again, the increments decided anew."""
+        if self.on_fault is None:
+            raise exc
+        self.on_fault(where, exc)
+        self._last_clock = None
+        if self.increments is not None:
+            self.increments.reset()
+        with contextlib.suppress(DgtLinkError):
+            self.supervisor.request_refresh()
+
+    def _guarded(self, callback: Callable[[], None]) -> Callable[[], None]:
+        """``callback`` for the event loop's timers: a bug in it is a fault of the session."""
+
+        def run() -> None:
+            try:
+                callback()
+            except Exception as exc:
+                self._fault(f"board {self.board.number}'s session", exc)
+
+        return run
 
     def _to_wall(self, loop_time: float) -> float:
         """The wall-clock time of a report stamped with the loop's clock, never earlier
@@ -205,6 +265,8 @@ class BoardSession:
             case LinkUp():
                 self.online.set()
                 self._first_dump = True
+                if self.increments is not None:  # maybe another clock: decided afresh
+                    self.increments.reset(self._journalled_reading())
                 log.info("= board %d online on %s (serial %s)", number, report.port, report.serial)
                 online = LinkObserved(state=LinkState.ONLINE, at=at)
                 self._send(LINK, link_payload(online, serial=report.serial, port=report.port), at)
@@ -268,7 +330,9 @@ class BoardSession:
         self._catching_up = True
         self._send(RECOVERY, {"state": "reading"}, at)
         loop = asyncio.get_running_loop()
-        self._memory_timer = loop.call_later(self.memory_timeout, self._memory_timed_out)
+        self._memory_timer = loop.call_later(
+            self.memory_timeout, self._guarded(self._memory_timed_out)
+        )
 
     def _memory_timed_out(self) -> None:
         self._memory_timer = None
@@ -319,7 +383,7 @@ class BoardSession:
         if self.flood.flooding and self._flood_timer is None:
             delay = max(0.0, self.flood.next_release() - at)
             loop = asyncio.get_running_loop()
-            self._flood_timer = loop.call_later(delay, self._flood_tick)
+            self._flood_timer = loop.call_later(delay, self._guarded(self._flood_tick))
 
     def _flood_tick(self) -> None:
         """While flooding: send the latest held placement, and notice the calm."""
@@ -336,7 +400,7 @@ class BoardSession:
         if self.flood.flooding:
             delay = self.flood.interval if self._held is not None else 0.5
             loop = asyncio.get_running_loop()
-            self._flood_timer = loop.call_later(delay, self._flood_tick)
+            self._flood_timer = loop.call_later(delay, self._guarded(self._flood_tick))
 
     def _send_placement(self, placement: PlacementObserved, at: float) -> None:
         payload = placement_payload(placement)
@@ -352,7 +416,9 @@ class BoardSession:
         if since is None or since == self._refreshed_episode or self._refresh_timer is not None:
             return
         loop = asyncio.get_running_loop()
-        self._refresh_timer = loop.call_later(self.refresh_after, self._refresh_if_unmatched)
+        self._refresh_timer = loop.call_later(
+            self.refresh_after, self._guarded(self._refresh_if_unmatched)
+        )
 
     def _refresh_if_unmatched(self) -> None:
         self._refresh_timer = None
@@ -393,6 +459,8 @@ class BoardSession:
             await self.supervisor.send_clock(command)
         except DgtLinkError as exc:
             log.warning("board %d: increment not set on the clock: %s", self.board.number, exc)
+        except Exception as exc:  # a bug in a clock command: this board's
+            self._fault(f"board {self.board.number}'s clock command", exc)
         finally:
             self.increments.receive_done()
 
@@ -402,7 +470,7 @@ class BoardSession:
         task.add_done_callback(self._commands.discard)
 
     def _send(self, kind: str, payload: dict[str, object], at: float) -> None:
-        self.service.receive(self.board.number, kind, payload, at)
+        self.service.receive_grouped(self.board.number, kind, payload, at)
 
 
 def board_supervisor(
@@ -410,79 +478,14 @@ def board_supervisor(
     *,
     timeouts: DeviceTimeouts | None = None,
     backoff: BackoffPolicy | None = None,
+    sightings: SerialSightings | None = None,
 ) -> BoardSupervisor:
     """The supervisor of a board's e-board: on ``port`` (a path or glob; every serial port
-    when only ``serial`` is given), accepting only the board with ``serial`` if given."""
+    when only ``serial`` is given), accepting only the board with ``serial`` if given;
+    ``sightings`` is shared by the daemon's boards (drivers/dgt/aio/supervisor.py)."""
     if not board.has_eboard:
         raise ValueError(f"board {board.number} has no e-board port or serial")
     spec = PortSpec.auto() if board.port is None else PortSpec.from_str(board.port)
-    return BoardSupervisor(spec, timeouts=timeouts, backoff=backoff, serial=board.serial)
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ClockSetResult:
-    """What happened when one board's clock was set."""
-
-    board: int
-    ok: bool
-    reason: str = ""
-
-
-def clock_text(board: BoardConfig) -> str:
-    """Eight characters for a DGT 3000 display: the board number and both surnames.
-
-    ``"1 SmiDoe"`` for board 1, Smith v Doe: as much of each surname as fits.
-    """
-    prefix = f"{board.number} "
-    room = max(0, (8 - len(prefix)) // 2)
-    names = [_surname(board.white)[:room], _surname(board.black)[:room]]
-    return (prefix + "".join(names))[:8]
-
-
-def _surname(name: str) -> str:
-    """The surname in plain ASCII (accents dropped): the display has no other letters."""
-    plain = unicodedata.normalize("NFKD", name.split(",")[0]).encode("ascii", "ignore")
-    return plain.decode("ascii").replace(" ", "")
-
-
-def start_times(board: BoardConfig, section: Section) -> tuple[int, int] | str:
-    """(left, right) seconds a clock is set to before the game, or why it cannot be set.
-
-    Each side gets its colour's first period plus its first increment (Fischer clocks
-    start so, dgt-protocol.md §7.2 "Observed"). Under time odds the sides differ, so
-    White's side must be known (``clock_white_side``).
-    """
-    rules = section.event.clock_rules
-    white, black = rules.white.start_seconds, rules.black.start_seconds
-    if white == black:
-        return white, black
-    if board.clock_white_side is None:
-        return "time odds: set clock_white_side so White's time goes on White's side"
-    return (white, black) if board.clock_white_side == "left" else (black, white)
-
-
-async def set_clock(
-    supervisor: BoardSupervisor, board: BoardConfig, section: Section
-) -> ClockSetResult:
-    """Set one clock to the time control, paused, and show the board (mode 23, §7.5, §8).
-
-    SETNRUN sets both times and what runs; the clock itself adds nothing in mode 23, so
-    the daemon adds increments and periods while it runs (daemon/round/mode23.py).
-    """
-    times = start_times(board, section)
-    if isinstance(times, str):
-        return ClockSetResult(board=board.number, ok=False, reason=times)
-    command = ClockSetAndRun(
-        left_seconds=times[0], right_seconds=times[1], run="paused", toggle_on_lever=True
+    return BoardSupervisor(
+        spec, timeouts=timeouts, backoff=backoff, serial=board.serial, sightings=sightings
     )
-    try:
-        await supervisor.send_clock(command)
-    except ClockRefused as exc:
-        return ClockSetResult(board=board.number, ok=False, reason=f"refused ({exc})")
-    except DgtLinkError as exc:
-        return ClockSetResult(board=board.number, ok=False, reason=str(exc) or type(exc).__name__)
-    try:
-        await supervisor.send_clock(ClockAscii(text=clock_text(board)))
-    except DgtLinkError as exc:
-        log.info("board %d: no text display (%s)", board.number, exc)
-    return ClockSetResult(board=board.number, ok=True)

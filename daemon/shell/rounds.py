@@ -15,8 +15,8 @@ them:
    the broadcast shows them, and the section's TRF hand-off moves to the new round.
 
 What the old round wrote stays: its PGN folder (``round-N/``), its TRF columns, its
-journal records. The round starts now (the new default time of FIDE 6.7 counts from the
-change) unless a start time is given.
+journal records. The round starts when the section's first clock is started (the new
+default time of FIDE 6.7 counts from then, not from the change).
 
 At a journal's first start the configured round of every section is recorded the same
 way (:meth:`RoundKeeper.record_start`), so a restart rebuilds who plays from the journal;
@@ -26,6 +26,7 @@ round the journal is in.
 
 from __future__ import annotations
 
+import datetime as dt
 import logging
 import time
 from collections.abc import Callable, Mapping
@@ -38,7 +39,7 @@ from daemon.links.pairing import PairingLink
 from daemon.pairing import PairingFileError, ResultHandoff
 from daemon.round.change import RoundChange
 from daemon.round.core import RoundCore
-from daemon.round.source import handoff_from_pairs, plan_round
+from daemon.round.source import LastRoundPlayed, handoff_from_pairs, plan_round
 from daemon.shell.service import RoundService
 
 __all__ = ["RoundKeeper", "pending_results"]
@@ -57,6 +58,10 @@ def pending_results(core: RoundCore, section: str) -> list[dict[str, Any]]:
             result = None if state is None else state.result
             pending.append({"section": section, "board": number, "result": result})
     return pending
+
+
+def _rounds(count: int) -> str:
+    return f"{count} round{'' if count == 1 else 's'}"
 
 
 def _pending_text(item: Mapping[str, Any]) -> str:
@@ -89,6 +94,9 @@ class RoundKeeper:
         self._wall_clock = wall_clock
         #: Called after a section changed round (section name, round).
         self.listeners: list[Callable[[str, int], None]] = []
+        #: Called just before a section changes round (section name): its old round is
+        #: still in the hub (the spectators' archive keeps it).
+        self.before_change: list[Callable[[str], None]] = []
 
     def sections(self, name: str) -> list[str]:
         """The sections ``name`` selects ("" = every section)."""
@@ -111,12 +119,38 @@ class RoundKeeper:
         try:
             plans = {name: self._plan(name) for name in names}
         except PairingFileError as exc:
-            return CommandReply(ok=False, reason="; ".join(exc.problems), details={})
+            return CommandReply(ok=False, reason=self._refusal(names, exc), details={})
         if pending:
             shown = "; ".join(_pending_text(item) for item in pending)
             log.warning("= moving on by force; left out of the TRF: %s", shown)
         changed = [self._change(name, change, handoff) for name, (change, handoff) in plans.items()]
         return CommandReply(ok=True, details={"sections": changed, "pending": pending})
+
+    def _refusal(self, names: list[str], problem: PairingFileError) -> str:
+        """Why the sections cannot move on; "the event is over" once every section of
+        the event has played its last round (docs/tournament.md)."""
+        if not isinstance(problem, LastRoundPlayed):
+            return "; ".join(problem.problems)
+        over = {name: rounds for name in self.sections("") if (rounds := self._over(name))}
+        if len(over) == len(self.sections("")):
+            if list(over) == [""]:
+                return f"the event is over: {_rounds(over[''])} played"
+            played = "; ".join(f"{name}: {_rounds(rounds)}" for name, rounds in over.items())
+            return f"the event is over: every section has played its last round ({played})"
+        done = [f"{n} has played its last round ({_rounds(over[n])})" for n in names if n in over]
+        if len(names) > 1:
+            done.append("move the other sections on with --section NAME")
+        return "; ".join(done)
+
+    def _over(self, name: str) -> int | None:
+        """The section's number of rounds when it has played the last one, else None."""
+        try:
+            self._plan(name)
+        except LastRoundPlayed as last:
+            return last.rounds
+        except PairingFileError:
+            return None
+        return None
 
     def _plan(self, name: str) -> tuple[RoundChange, ResultHandoff]:
         section = next(s for s in self.core.config.sections if s.name == name)
@@ -134,7 +168,8 @@ class RoundKeeper:
         change = RoundChange(
             section=name,
             round=round_number,
-            round_start=self._wall_clock(),
+            round_start=None,  # the section's first clock started starts it (FIDE 6.6)
+            date=dt.datetime.fromtimestamp(self._wall_clock()).astimezone().date().isoformat(),
             boards=plan.boards,
             pairs=plan.pairs,
             source=plan.source,
@@ -142,10 +177,12 @@ class RoundKeeper:
         return change, plan.handoff
 
     def _change(self, name: str, change: RoundChange, handoff: ResultHandoff) -> dict[str, Any]:
+        for before in self.before_change:
+            before(name)
         self.service.receive(EVENT_BOARD, ROUND, change.payload(), self._wall_clock())
         link = self.links.get(name)
         if link is None:
-            link = self.links[name] = PairingLink(handoff)
+            link = self.links[name] = PairingLink(handoff, section=name)
             handoff.save()
         else:
             link.next_round(handoff)
@@ -194,7 +231,7 @@ class RoundKeeper:
                 continue
             handoff = handoff_from_pairs(section.pairing, change.round, change.pairs)
             if link is None:
-                self.links[section.name] = PairingLink(handoff)
+                self.links[section.name] = PairingLink(handoff, section=section.name)
             else:
                 link.next_round(handoff)
             log.info(

@@ -35,7 +35,7 @@ import chess.pgn
 from drivers.emulator.castling import CastlingOrder
 from drivers.emulator.clock import ChessClock, ClockSettings, Side
 from drivers.emulator.eeprom import EEPROM_SIZE
-from drivers.emulator.firmware import BoardFirmware, BoardIdentity
+from drivers.emulator.firmware import BoardFirmware, BoardIdentity, BoardMode
 from drivers.emulator.physical import PhysicalBoard
 from drivers.emulator.player import Action, HumanPlayer, PressLever, StartClock, TimedAction
 from drivers.emulator.pty import VirtualSerialPort
@@ -106,6 +106,8 @@ class EmulatedBoard:
         self.bytes_dropped = 0
         #: Bytes written to the line so far.
         self.bytes_sent = 0
+        #: Set once a driver asks for the board's changes (any update mode, §3).
+        self.followed = asyncio.Event()
 
     # -- life cycle ---------------------------------------------------------------------
 
@@ -413,6 +415,8 @@ class EmulatedBoard:
                 raise
             return
         self.firmware.receive_data(data, self.now())
+        if self.firmware.mode is not BoardMode.IDLE:
+            self.followed.set()
         self._flush()
 
     def _flush(self) -> None:

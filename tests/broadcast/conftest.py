@@ -59,7 +59,9 @@ class RecordingServer:
 
     ``script`` answers requests in order; once it is empty, ``default`` answers. While
     ``gate`` is clear, replies wait (requests are still recorded), which shows how
-    many requests a client keeps in flight.
+    many requests a client keeps in flight. ``answer_delay`` seconds pass before each
+    reply (a slow server: it goes on with a request whose client gave up on it), and
+    ``in_flight`` counts the requests the server is at work on.
     """
 
     def __init__(self) -> None:
@@ -70,6 +72,7 @@ class RecordingServer:
         self.answer_for: Callable[[ReceivedRequest], Answer] | None = None
         self.gate = asyncio.Event()
         self.gate.set()
+        self.answer_delay = 0.0
         self.in_flight = 0
         self.max_in_flight = 0
         self._arrived = asyncio.Condition()
@@ -117,6 +120,7 @@ class RecordingServer:
                 self.requests.append(request)
                 self._arrived.notify_all()
             await self.gate.wait()
+            await asyncio.sleep(self.answer_delay)
             if self.answer_for is not None:
                 answer = self.answer_for(request)
             else:

@@ -18,6 +18,7 @@ from websockets.exceptions import ConnectionClosed
 from broadcast.feed.hub import Hub
 from broadcast.feed.messages import (
     COMMAND_TYPES,
+    NOT_UNICODE,
     AcceptPosition,
     AckAlert,
     Alert,
@@ -52,6 +53,8 @@ COMMANDS: list[tuple[dict[str, Any], ArbiterCommand]] = [
     ({"type": "accept_position", "board": 12}, AcceptPosition(board=12)),
     ({"type": "choose_line", "board": 5, "line": 2}, ChooseLine(board=5, line=2)),
     ({"type": "set_clocks"}, SetClocks()),
+    ({"type": "set_clocks", "board": 7}, SetClocks(board=7)),
+    ({"type": "set_clocks", "section": "U12"}, SetClocks(section="U12")),
     ({"type": "next_round", "section": "", "force": False}, NextRound()),
     ({"type": "next_round", "section": "U12", "force": True}, NextRound(section="U12", force=True)),
 ]
@@ -79,7 +82,8 @@ def test_every_command_parses(message: dict[str, Any], command: ArbiterCommand) 
         ('{"type": 5}', "unknown message type: 5", None),
         ('{"type": "ack_alert"}', "missing field for ack_alert: id", None),
         ('{"type": "ack_alert", "id": 7, "x": 1}', "unexpected field(s) for ack_alert: x", None),
-        ('{"type": "set_clocks", "board": 1}', "unexpected field(s) for set_clocks: board", None),
+        ('{"type": "set_clocks", "seat": 1}', "unexpected field(s) for set_clocks: seat", None),
+        ('{"type": "set_clocks", "board": 0}', "'board' must be a positive integer", None),
         ('{"type": "ack_alert", "id": "7", "ref": "a"}', "'id' must be a positive integer", "a"),
         ('{"type": "confirm_result", "board": true}', "'board' must be a positive integer", None),
         ('{"type": "confirm_result", "board": 0}', "'board' must be a positive integer", None),
@@ -95,6 +99,20 @@ def test_every_command_parses(message: dict[str, Any], command: ArbiterCommand) 
         ),
         ('{"type": "set_clocks", "ref": true}', "'ref' must be a string", None),
         ('{"type": "set_clocks", "ref": "' + "r" * 101 + '"}', "'ref' must be a string", None),
+        ('{"type": "set_clocks", "ref": 1' + "0" * 30 + "}", "'ref' must be a string", None),
+        # every field within its range and every string valid Unicode, at parsing
+        (
+            '{"type": "set_result", "board": 1' + "0" * 30 + ', "result": "1-0"}',
+            "'board' must be a positive integer up to 9999",
+            None,
+        ),
+        ('{"type": "accept_position", "board": 10000}', "'board' must be a positive", None),
+        ('{"type": "choose_line", "board": 1, "line": 1001}', "'line' must be a positive", None),
+        ('{"type": "ack_alert", "id": 9007199254740992}', "'id' must be a positive", None),
+        ('{"type": "next_round", "section": "\\ud800"}', NOT_UNICODE, None),
+        ('{"type": "next_round", "section": "' + "s" * 201 + '"}', "'section' must be at", None),
+        ('{"type": "set_clocks", "ref": "\\udfff"}', NOT_UNICODE, None),
+        ('{"type\\ud800": "set_clocks"}', NOT_UNICODE, None),
     ],
 )
 def test_bad_commands_are_rejected_with_a_reason(message: str, reason: str, ref: Any) -> None:
@@ -142,7 +160,7 @@ def test_any_json_parses_or_is_rejected(data: Any) -> None:
         return
     assert isinstance(data, dict)
     assert set(data) - {"type", "ref"} == {
-        name for name in ("id", "board", "result") if hasattr(command, name)
+        name for name in ("id", "board", "result") if getattr(command, name, None) is not None
     }
 
 
@@ -165,8 +183,9 @@ async def channel() -> AsyncIterator[Channel]:
     hub = Hub()
     hub.publish_board(state_after(1, 2))
     hub.publish_alert(Alert(id=1, kind=AlertKind.FLAG_FALL, board=1, at=1000.0, action="check"))
-    hub.publish_alert(Alert(id=2, kind=AlertKind.BOARD_OFFLINE, board=2, at=1001.0))
-    hub.alert_acknowledged(2)
+    offline = Alert(id=2, kind=AlertKind.BOARD_OFFLINE, board=2, at=1001.0)
+    hub.publish_alert(offline)
+    hub.publish_alert(offline.resolve(1005.0, "the e-board answers again"))
     handler = RecordingHandler()
     async with BroadcastServer(
         hub, handler, arbiter_token=TOKEN, auth_timeout=0.2, command_timeout=0.2
@@ -190,7 +209,7 @@ async def _refused(ws: ClientConnection, reason: str) -> None:
     assert (closed.value.rcvd.code, closed.value.rcvd.reason) == (1008, reason)
 
 
-async def test_auth_then_snapshot_of_open_alerts(channel: Channel) -> None:
+async def test_auth_then_snapshot_of_open_and_resolved_alerts(channel: Channel) -> None:
     async with connect(channel.url) as ws:
         await ws.send(json.dumps({"type": "auth", "token": TOKEN}))
         snapshot = await recv_json(ws)
@@ -206,8 +225,15 @@ async def test_auth_then_snapshot_of_open_alerts(channel: Channel) -> None:
             "at": 1000.0,
             "details": {},
             "action": "check",
+            "state": "open",
             "acknowledged": False,
+            "history": [],
         }
+    ]
+    (resolved,) = snapshot["resolved"]
+    assert (resolved["type"], resolved["id"], resolved["state"]) == ("alert", 2, "resolved")
+    assert resolved["history"] == [
+        {"step": "resolved", "at": 1005.0, "by": "dgtcast", "note": "the e-board answers again"}
     ]
 
 
@@ -328,8 +354,18 @@ async def test_alerts_and_board_events_arrive_live(channel: Channel) -> None:
         hub.publish_alert(Alert(id=3, kind=AlertKind.LATE_ARRIVAL, board=1, at=1002.0))
         alert = await recv_json(ws)
         assert (alert["type"], alert["id"], alert["kind"]) == ("alert", 3, "late_arrival")
-        hub.alert_acknowledged(1)
-        assert await recv_json(ws) == {"type": "alert_acknowledged", "id": 1}
+        first = hub.alert(1)
+        assert first is not None
+        hub.publish_alert(first.acknowledge(1003.0))
+        acked = await recv_json(ws)
+        assert (acked["id"], acked["state"], acked["acknowledged"]) == (1, "open", True)
+        hub.publish_alert(first.resolve(1004.0, "an arbiter confirmed the result 1-0", "arbiter"))
+        resolved = await recv_json(ws)
+        assert (resolved["id"], resolved["state"], resolved["history"][-1]["by"]) == (
+            1,
+            "resolved",
+            "arbiter",
+        )
         hub.publish_board(state_after(1, 3))
         move = await recv_json(ws)
         assert (move["type"], move["seq"], move["ply"]) == ("move", hub.seq, 2)
@@ -361,3 +397,23 @@ async def test_until_either_ends_cancels_the_other_and_raises_real_errors() -> N
     await until_either_ends(closed(), forever())
     with pytest.raises(RuntimeError, match="bug in a sender"):
         await until_either_ends(forever(), broken())
+
+
+async def test_text_that_is_no_unicode_is_bad_input_never_a_crash(channel: Channel) -> None:
+    async with connect(channel.url) as ws:
+        await ws.send('{"type": "auth", "token": "\\ud800"}')
+        await _refused(ws, NOT_UNICODE)
+    assert channel.server.arbiter.throttle.failures("127.0.0.1") == 1, "counted as a guess"
+    async for ws in _authenticated(channel):
+        await ws.send('{"type": "next_round", "section": "\\ud800", "ref": 1}')
+        assert await recv_json(ws) == {"type": "error", "reason": NOT_UNICODE}  # no ref read
+        await ws.send(json.dumps({"type": "set_clocks", "ref": 2}))
+        reply = await recv_json(ws)
+        assert reply == {"type": "ok", "ref": 2, "command": "set_clocks", "details": {}}
+    assert channel.handler.received == [SetClocks()]
+    async with connect(f"ws://127.0.0.1:{channel.server.port}/ws") as spectator:
+        assert (await recv_json(spectator))["type"] == "snapshot"
+        await spectator.send('{"type": "resume", "since": "\\udc00"}')
+        assert await recv_json(spectator) == {"type": "error", "reason": NOT_UNICODE}
+        await spectator.send(json.dumps({"type": "ping"}))
+        assert (await recv_json(spectator))["type"] == "pong"

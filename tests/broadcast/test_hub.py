@@ -294,22 +294,30 @@ async def test_alerts_reach_only_subscribers_that_want_them() -> None:
     assert not public.has_pending()
     update = await arbiter.receive()
     assert [a.id for a in update.alerts] == [1, 2]
-    assert hub.alert_acknowledged(1)
-    assert not hub.alert_acknowledged(99)
+    hub.publish_alert(_alert(1).acknowledge(1010.0))  # seen, still open
     update = await arbiter.receive()
-    assert [(a.id, a.acknowledged) for a in update.alerts] == [(1, True)]
-    assert [a.id for a in hub.open_alerts()] == [2]
+    assert [(a.id, a.acknowledged, a.is_open) for a in update.alerts] == [(1, True, True)]
+    assert [a.id for a in hub.open_alerts()] == [1, 2]
+    hub.publish_alert(_alert(2).resolve(1020.0, "the e-board answers again"))
+    update = await arbiter.receive()
+    assert [(a.id, a.state) for a in update.alerts] == [(2, "resolved")]
+    assert [a.id for a in hub.open_alerts()] == [1]
+    assert hub.resolved_alerts(10) == [hub.alert(2)]
 
 
-def test_acknowledged_alerts_are_forgotten_beyond_a_bound() -> None:
+def test_resolved_alerts_are_forgotten_beyond_a_bound() -> None:
     hub = Hub(max_closed_alerts=5)
     for alert_id in range(1, 21):
         hub.publish_alert(_alert(alert_id))
-        hub.alert_acknowledged(alert_id)
+        resolved = _alert(alert_id).resolve(1100.0, "cleared")
+        hub.publish_alert(resolved)
+        hub.publish_alert(resolved.acknowledge(1101.0))  # a later version: remembered once
     hub.publish_alert(_alert(21))
     assert [a.id for a in hub.open_alerts()] == [21]
     assert hub.alert(1) is None
     assert hub.alert(20) is not None
+    assert [a.id for a in hub.resolved_alerts(3)] == [18, 19, 20]
+    assert [a.id for a in hub.resolved_alerts(100)] == [16, 17, 18, 19, 20]
 
 
 def test_state_json_is_the_contract_json_without_pgn() -> None:
@@ -320,3 +328,29 @@ def test_state_json_is_the_contract_json_without_pgn() -> None:
     assert state_to_json(BoardState(board=9)) == {
         k: v for k, v in to_json_dict(BoardState(board=9)).items() if k != "pgn"
     }
+
+
+async def test_a_watch_is_woken_by_every_state_and_runs_outside_publishing() -> None:
+    hub = Hub()
+    seen: list[list[int]] = []
+
+    async def follow() -> None:
+        with hub.watch() as watch:
+            while True:
+                seen.append([state.board for state in await watch.changed()])
+
+    follower = asyncio.create_task(follow())
+    await asyncio.sleep(0)
+    hub.publish_board(state_after(2, 1))
+    hub.publish_board(state_after(1, 1))
+    hub.publish_board(dataclasses.replace(state_after(1, 1), white_clock=99.0))  # no event
+    assert seen == [], "publishing only marks the boards"
+    while not seen:  # noqa: ASYNC110 - the follower is this loop's own task
+        await asyncio.sleep(0)
+    assert seen == [[1, 2]], "each board once, however often it was published"
+    assert hub.state(1) is not None
+    follower.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await follower
+    hub.publish_board(state_after(3, 1))  # a closed watch is forgotten
+    assert not hub._watches

@@ -147,6 +147,20 @@ def test_a_failure_waits_with_capped_backoff_and_honours_retry_after() -> None:
     assert plan.receive_failed(push, now, None) == 2.0  # a success reset the backoff
 
 
+def test_retry_after_is_waited_exactly_and_a_timeout_waits_the_time_limit() -> None:
+    plan = planner(time_limit=20.0)
+    plan.receive_board(game(1))
+    delays = []
+    now = 1000.0
+    for retry_after, timed_out in ((None, False), (None, False), (1.0, False), (None, True)):
+        push = plan.next_push(now)
+        assert push is not None
+        delays.append(plan.receive_failed(push, now, retry_after, timed_out=timed_out))
+        assert plan.due_at() == now + delays[-1]
+        now += max(delays[-1], 1.0)  # at most one push a second
+    assert delays == [2.0, 4.0, 1.0, 20.0]  # a Retry-After below the step: exactly it
+
+
 def test_a_bad_pgn_refusal_is_not_repeated_until_the_round_changes() -> None:
     plan = planner()
     plan.receive_board(game(1))
@@ -354,6 +368,23 @@ async def test_push_retries_500_and_429_then_succeeds(
     assert any("429 Too Many Requests; retry in 1.0s" in m for m in messages)
     assert any("< lichess 200: 1 games: 1 ok (1 plies), 0 with errors" in m for m in messages)
     assert not any(TOKEN in m for m in messages)
+
+
+async def test_a_lichess_slower_than_the_time_limit_never_has_two_pushes_at_once(
+    http_server: RecordingServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Scaled down from lichess answering in 30 s with the 20 s limit: 1.6 s and 1 s."""
+    http_server.answer_delay = 1.6
+    url = http_server.url(ROUND_PATH)
+    slow = target(push_url=url, time_limit=1.0, retry=BackoffPolicy(initial=0.05, maximum=0.2))
+    async with pushing(http_server, [slow]) as (pusher, _):
+        pusher.publish_board(game(1))
+        await http_server.wait_for_requests(3, time_limit=30)
+    assert http_server.max_in_flight == 1, "a second push came while lichess was at work"
+    assert min(spacing(pusher)) >= 2 * slow.time_limit - 0.05
+    messages = [r.getMessage() for r in caplog.records]
+    assert any("no reply from 127.0.0.1" in m and "retry in 1.0s" in m for m in messages)
+    assert not any("ReadTimeout" in m for m in messages)
 
 
 async def test_changes_during_a_push_are_coalesced(http_server: RecordingServer) -> None:

@@ -19,8 +19,16 @@ from hypothesis import strategies as st
 
 from base.backoff import BackoffPolicy
 from broadcast.feed.hub import Hub
-from broadcast.feed.messages import Alert, AlertKind, BoardState, BoardStatus, MoveInfo
-from broadcast.outputs.mqtt import MqttMessage, MqttOutbox, MqttPublisher, Topics
+from broadcast.feed.messages import (
+    Alert,
+    AlertKind,
+    BoardState,
+    BoardStatus,
+    MoveInfo,
+    alert_from_json,
+    alerts_from_json,
+)
+from broadcast.outputs.mqtt import MqttMessage, MqttOutbox, MqttPublisher, Ownership, Topics
 from broadcast.outputs.mqtt_client import MqttLinkState, MqttSettings
 from tests.conftest import ROOT
 from tests.mosquitto import Mosquitto
@@ -135,6 +143,26 @@ def test_alerts_go_first_and_stay_until_acknowledged() -> None:
     assert outbox.next_message() is first  # not acknowledged: still the next one
     outbox.receive_delivered(first)
     assert outbox.pending_events == 0
+
+
+def test_every_version_goes_out_and_the_retained_list_holds_the_open_alerts() -> None:
+    outbox = MqttOutbox(TOPICS)
+    outbox.receive_ownership(Ownership(daemon_id=TOPICS.daemon_id, boards=(1, 2)))
+    offline, late = alert(1), alert(2, board=2)
+    outbox.receive_alert(offline)
+    outbox.receive_alert(late)
+    outbox.receive_alert(late.acknowledge(1_782_259_350.0))  # seen: still open
+    outbox.receive_alert(offline.resolve(1_782_259_360.0, "the e-board answers again"))
+    sent = drain(outbox)
+    versions = [alert_from_json(m.payload) for m in sent if m.topic == TOPICS.alerts]
+    assert [(a.id, a.state, a.acknowledged) for a in versions] == [
+        (1, "open", False),
+        (2, "open", False),
+        (2, "open", True),
+        (1, "resolved", False),
+    ]
+    retained = [m for m in sent if m.topic == TOPICS.daemon("alerts")]
+    assert [a.id for a in alerts_from_json(retained[-1].payload)] == [2]
 
 
 def test_a_reconnect_makes_every_retained_topic_due_again() -> None:
@@ -434,13 +462,16 @@ async def test_topics_and_payloads_reach_a_subscriber(mosquitto: Mosquitto) -> N
     }
     assert seen.json(f"{PREFIX}/board/1/status")["result"] == "1-0"
     assert seen.json(f"{PREFIX}/alerts") == {
+        "type": "alert",
         "id": 7,
         "kind": "flag_fall",
         "board": 1,
         "at": 1_782_259_307.0,
         "details": {},
         "action": "",
+        "state": "open",
         "acknowledged": False,
+        "history": [],
     }
     assert seen.results() == {(1, "1-0")}
     assert seen.json(f"{PREFIX}/board/1/result")["result"] == "1-0"
@@ -593,9 +624,9 @@ async def test_following_the_hub(mosquitto: Mosquitto) -> None:
             assert hub.subscriber_count == 1
             hub.publish_board(board_state(6))
             hub.publish_alert(alert(2, board=6))
-            hub.alert_acknowledged(2)
+            hub.publish_alert(alert(2, board=6).resolve(1_782_259_400.0, "cleared"))
             await seen.wait_for(lambda: f"{PREFIX}/board/6/state" in seen.latest)
-            await seen.wait_for(lambda: seen.json(f"{PREFIX}/alerts")["acknowledged"])
+            await seen.wait_for(lambda: seen.json(f"{PREFIX}/alerts")["state"] == "resolved")
         finally:
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError):

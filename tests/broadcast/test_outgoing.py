@@ -99,6 +99,15 @@ async def test_post_without_a_reply_times_out(http_server: RecordingServer) -> N
             await post(client, http_server.url("/"), b"x", time_limit=0.2)
 
 
+async def test_a_slow_reply_within_the_time_limit_is_read(http_server: RecordingServer) -> None:
+    """The time limit is the only one: httpx's own default (5 s without a byte) used to
+    end this exchange long before its limit of 7 s."""
+    http_server.answer_delay = 5.5
+    async with new_client() as client:
+        reply = await post(client, http_server.url("/"), b"x", time_limit=7.0)
+    assert reply.status == 200
+
+
 async def test_post_when_the_peer_hangs_up_mid_reply() -> None:
     async def half_reply(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         await reader.readuntil(b"\r\n\r\n")

@@ -13,7 +13,7 @@ from websockets.exceptions import ConnectionClosed, InvalidStatus
 
 from broadcast.feed.events import state_to_json
 from broadcast.feed.hub import Hub
-from broadcast.feed.messages import BoardState, MoveInfo
+from broadcast.feed.messages import NOT_UNICODE, BoardState, MoveInfo
 from broadcast.web.server import BroadcastServer, parse_since
 from tests.broadcast.feed_client import FeedModel, RecordingHandler, recv_json, state_after
 
@@ -137,6 +137,8 @@ async def test_ping_gets_pong(served: Served) -> None:
         ('{"type": "resume", "since": -1}', "since must be a non-negative integer"),
         ('{"type": "resume", "since": true}', "since must be a non-negative integer"),
         ('{"type": "resume", "since": "3"}', "since must be a non-negative integer"),
+        ('{"type": "resume", "since": 9007199254740992}', "since must be a non-negative integer"),
+        ('{"type": "resume", "since": "\\ud800"}', NOT_UNICODE),
         (b"\x00binary", "send text messages, not binary"),
     ],
 )
@@ -174,7 +176,9 @@ def test_parse_since() -> None:
     assert parse_since("/ws") is None
     assert parse_since("/ws?since=0") == 0
     assert parse_since("/ws?x=1&since=17") == 17
-    for bad in ("/ws?since=", "/ws?since=-1", "/ws?since=1&since=2", "/ws?since=١"):
+    assert parse_since("/ws?since=9007199254740991") == 2**53 - 1
+    too_far = ("/ws?since=9007199254740992", "/ws?since=" + "9" * 5000)
+    for bad in ("/ws?since=", "/ws?since=-1", "/ws?since=1&since=2", "/ws?since=١", *too_far):
         with pytest.raises(ValueError, match="since"):
             parse_since(bad)
 

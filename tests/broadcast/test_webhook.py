@@ -14,7 +14,7 @@ import pytest
 
 from base.backoff import BackoffPolicy
 from broadcast.feed.hub import Hub
-from broadcast.feed.messages import Alert, AlertKind
+from broadcast.feed.messages import Alert, AlertKind, alert_from_json
 from broadcast.outputs.webhook import AlertWebhook, WebhookSettings, alert_body
 from tests.broadcast.conftest import Answer, RecordingServer
 from tests.mosquitto import free_port
@@ -61,8 +61,12 @@ def test_the_body_is_the_alert_as_json() -> None:
         "at": 1_782_259_300.0,
         "details": {"side": "white", "result": "0-1"},
         "action": "Confirm 0-1 unless Black cannot mate (FIDE 6.9)",
+        "state": "open",
         "acknowledged": False,
+        "history": [],
     }
+    resolved = alert(7).resolve(1_782_259_400.0, "an arbiter confirmed the result 0-1", "arbiter")
+    assert alert_from_json(alert_body(resolved)) == resolved  # the one wire form, both ways
 
 
 def test_settings_are_checked() -> None:
@@ -167,20 +171,25 @@ async def test_a_hanging_receiver_keeps_the_queue_bounded(
     caplog.clear()  # the drops were expected
 
 
-async def test_following_the_hub_sends_each_alert_once(http_server: RecordingServer) -> None:
+async def test_following_the_hub_sends_each_version_once(http_server: RecordingServer) -> None:
     hub = Hub()
     webhook = AlertWebhook(settings_for(http_server.url("/")))
     hub.publish_alert(alert(1))  # open before following starts: sent too
     task = asyncio.create_task(webhook.serve(hub))
     try:
         await http_server.wait_for_requests(1)
-        hub.alert_acknowledged(1)  # an acknowledgement is not a new alert
-        hub.publish_alert(alert(2))
+        first = alert(1).resolve(1_782_259_400.0, "the e-board answers again")
+        hub.publish_alert(first)  # the resolution: a new version
         await http_server.wait_for_requests(2)
-        hub.publish_alert(alert(3))
+        hub.publish_alert(first)  # the same version again: not sent
+        hub.publish_alert(alert(2))
         await http_server.wait_for_requests(3)
+        hub.publish_alert(alert(3))
+        await http_server.wait_for_requests(4)
     finally:
         task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await task
-    assert ids(http_server) == [1, 2, 3]
+    assert ids(http_server) == [1, 1, 2, 3]
+    states = [json.loads(r.body)["state"] for r in http_server.requests]
+    assert states == ["open", "resolved", "open", "open"]

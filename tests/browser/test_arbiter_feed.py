@@ -75,13 +75,26 @@ async def test_the_page_reconnects_signs_in_again_and_catches_up(
 
     pages.tolerate("WebSocket connection to")  # refused while the server is away
     await server.close()
-    hub.alert_acknowledged(1)  # by another arbiter, while this page was cut off
+    offline, synced = hub.alert(1), hub.alert(2)
+    assert offline is not None
+    assert synced is not None
+    hub.publish_alert(offline.acknowledge(time.time()))  # another arbiter, meanwhile
+    hub.publish_alert(synced.resolve(time.time(), "the pieces match the game again"))
     hub.publish_board(board_state(2, status=BoardStatus.OUT_OF_SYNC))
     await server.start()
 
-    await expect(first).to_have_class("alert acknowledged")
+    await expect(first).to_have_class("alert acknowledged")  # seen, and still open
+    await expect(first.locator(".acked")).to_have_text("acknowledged")
     await expect(first.locator(".reply")).to_have_count(0)  # the refusal is stale now
-    await expect(page.locator("#alert-count")).to_have_text("1 open")
+    await expect(page.locator("#alert-count")).to_have_text("1 open (1 acknowledged)")
+    await expect(page.locator('#alerts li.alert[data-id="2"]')).to_have_count(0)
+    await page.locator("#resolved-panel summary").click()
+    resolved = page.locator('#resolved-alerts li.alert[data-id="2"]')
+    await expect(resolved).to_have_class("alert resolved")
+    await expect(resolved.locator(".history")).to_contain_text(
+        "resolved by dgtcast: the pieces match the game again"
+    )
+    await expect(page.locator("#resolved-count")).to_have_text("1")
     row = page.locator('tr[data-board="2"]')
     await expect(row.locator(".status")).to_have_text("out of sync")
     accept = row.get_by_role("button", name="Accept position")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import re
 from pathlib import Path
 
@@ -10,6 +11,7 @@ import chess.pgn
 import pytest
 from playwright.async_api import Page, expect
 
+from daemon.commands.run import arbiter_address
 from daemon.shell.app import Daemon
 from drivers.emulator.clock import ClockSettings
 from drivers.emulator.device import EmulatedBoard
@@ -52,12 +54,16 @@ async def test_an_alert_is_acknowledged_from_the_arbiter_page(tmp_path: Path, pa
             await page.screenshot(path=tmp_path / "arbiter-alert.png")
 
             await item.get_by_role("button", name="Acknowledge").click()
-            await expect(item).to_have_class("alert acknowledged")
+            await expect(item).to_have_class("alert acknowledged")  # seen, still open
             await expect(item.locator(".acked")).to_have_text("acknowledged")
             await expect(item.locator(".reply")).to_have_text("ok")
             await expect(item.get_by_role("button", name="Acknowledge")).to_have_count(0)
+            await expect(item.locator(".history")).to_contain_text("acknowledged by arbiter")
+            await expect(page.locator("#alert-count")).to_have_text("1 open (1 acknowledged)")
             await wait_for(
-                lambda: alert_id not in {a.id for a in engine.open_alerts}, 5, "acknowledged"
+                lambda: alert_id in {a.id for a in engine.open_alerts if a.acknowledged},
+                5,
+                "acknowledged",
             )
             await expect(page.locator("#replies li").first).to_contain_text(
                 f"Acknowledge alert {alert_id} (board_offline, board 1): ok"
@@ -68,6 +74,67 @@ async def test_an_alert_is_acknowledged_from_the_arbiter_page(tmp_path: Path, pa
             await expect(refused).to_contain_text("board 1: ")
             await expect(page.locator("#replies li.error").first).to_contain_text("Set clocks: ")
             await page.screenshot(path=tmp_path / "arbiter-acknowledged.png", full_page=True)
+
+            await board.replug()  # back online: the alert resolves by itself
+            await expect(page.locator("#alerts li.alert")).to_have_count(0)
+            await expect(page.locator("#no-alerts")).to_be_visible()
+            await expect(page.locator("#alert-count")).to_have_text("")
+            await expect(page.locator("#resolved-count")).to_have_text("1")
+            await page.locator("#resolved-panel summary").click()
+            resolved = page.locator(f'#resolved-alerts li.alert[data-id="{alert_id}"]')
+            await expect(resolved).to_have_class("alert acknowledged resolved")
+            await expect(resolved.locator(".resolved-mark")).to_have_text("resolved")
+            await expect(resolved.locator(".history")).to_contain_text(
+                "resolved by dgtcast: the e-board answers again after"
+            )
+            assert engine.open_alerts == []
+            await page.screenshot(path=tmp_path / "arbiter-resolved.png", full_page=True)
+            await pages.close()
+
+
+async def test_confirming_results_resolves_the_alerts_of_the_games(
+    tmp_path: Path, pages: Pages
+) -> None:
+    mate = chess.pgn.read_game(io.StringIO("1. f3 e5 2. g4 Qh4# 0-1"))
+    draw = chess.pgn.read_game(io.StringIO("1. e4 e5 2. Nf3 Nc6 1/2-1/2"))
+    assert mate is not None
+    assert draw is not None
+    clock = ClockSettings.from_text("3+2")
+    async with EmulatedBoard(clock=clock, seed=5) as one, EmulatedBoard(clock=clock, seed=6) as two:
+        config = write_config(tmp_path, [BoardSpec(1, str(one.path)), BoardSpec(2, str(two.path))])
+        async with running_daemon(config) as daemon:
+            for number in (1, 2):
+                await wait_for(daemon.sessions[number].online.is_set, 10, f"board {number} up")
+            page = await pages.open(f"http://127.0.0.1:{daemon.server.port}/arbiter")
+            await sign_in(page, TOKEN)
+            await one.play(mate, speed=20)
+            await two.play(draw, speed=20, signal_result=True)  # the kings on the centre
+            over = page.locator('#alerts li.alert[data-kind="game_over"]')
+            signalled = page.locator('#alerts li.alert[data-kind="result_signalled"]')
+            await expect(over).to_be_visible(timeout=20_000)
+            await expect(signalled).to_be_visible(timeout=20_000)
+            await expect(page.locator("#alert-count")).to_have_text("2 open")
+            await over.get_by_role("button", name="Acknowledge").click()
+            await expect(page.locator("#alert-count")).to_have_text("2 open (1 acknowledged)")
+            await expect(over).to_have_class("alert acknowledged")  # seen: still open
+            await page.screenshot(path=tmp_path / "arbiter-decisions.png", full_page=True)
+
+            for number, result in ((1, "0-1"), (2, "1/2-1/2")):  # the decisions
+                row = page.locator(f'tr[data-board="{number}"]')
+                await row.get_by_role("button", name="Confirm").click()
+                await expect(row.locator(".final")).to_have_text("final")
+                kind = "game_over" if number == 1 else "result_signalled"
+                item = page.locator(f'#resolved-alerts li.alert[data-kind="{kind}"]')
+                await expect(item.locator(".history")).to_contain_text(
+                    f"resolved by arbiter: an arbiter confirmed the result {result}"
+                )
+            await expect(page.locator("#alerts li.alert")).to_have_count(0)
+            await expect(page.locator("#no-alerts")).to_be_visible()
+            await expect(page.locator("#alert-count")).to_have_text("")
+            await page.locator("#resolved-panel summary").click()
+            await expect(page.locator("#resolved-alerts li.alert")).to_have_count(2)
+            assert daemon.core.engine.open_alerts == []
+            await page.screenshot(path=tmp_path / "arbiter-confirmed.png", full_page=True)
             await pages.close()
 
 
@@ -153,8 +220,12 @@ async def test_the_arbiter_chooses_the_line_played_during_a_gap(
             await expect(item.locator("button.choose-line")).to_have_count(4)
             await page.screenshot(path=tmp_path / "arbiter-gap.png", full_page=True)
             await item.get_by_role("button", name="e5 Nf3 Nc6 Bc4").click()
-            await expect(item.locator(".reply")).to_have_text("ok")
             await wait_for(lambda: tracker.ply == 5, 10, "the line chosen")
+            await page.locator("#resolved-panel summary").click()  # the arbiter decided
+            chosen = page.locator('#resolved-alerts li.alert[data-kind="gap_ambiguous"]')
+            await expect(chosen.locator(".history")).to_contain_text(
+                "resolved by arbiter: an arbiter chose line"
+            )
             moves = [m.uci for m in daemon.core.games[1].record.moves]
             assert moves == ["e2e4", "e7e5", "g1f3", "b8c6", "f1c4"]
             row = page.locator('tr[data-board="1"]')
@@ -188,3 +259,18 @@ async def test_the_arbiter_page_shows_the_battery_of_wireless_boards(
 def _battery(daemon: Daemon, board: int) -> int | None:
     state = daemon.hub.state(board)
     return None if state is None else state.battery
+
+
+async def test_the_printed_address_signs_in_without_a_configured_token(
+    tmp_path: Path, pages: Pages
+) -> None:
+    config = write_config(tmp_path, [BoardSpec(1, None)], token=None)  # loopback
+    async with running_daemon(config) as daemon:
+        base = f"http://127.0.0.1:{daemon.server.port}"
+        page = await pages.open(arbiter_address(base, daemon))  # as `dgtcast run` prints it
+        await expect(page.locator("#console")).to_be_visible()
+        await expect(page.locator('tr[data-board="1"]')).to_be_visible()
+        assert page.url == f"{base}/arbiter"  # the token left the address bar
+        await page.reload()  # kept for the tab, like a typed token
+        await expect(page.locator("#console")).to_be_visible()
+        await pages.close()

@@ -106,7 +106,7 @@ async def test_the_installed_wheel_runs_the_demo_in_a_browser(
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
     demo = await asyncio.create_subprocess_exec(
         str(installed / "dgtcast"), "demo", "--workdir", str(tmp_path / "work"),
-        "--port", "0", "--speed", "20",
+        "--http-port", "0", "--speed", "20",
         cwd=elsewhere, env=env,
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
     )  # fmt: skip

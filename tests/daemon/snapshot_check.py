@@ -10,7 +10,7 @@ from typing import Any
 
 from broadcast.feed.hub import Hub
 from daemon.arbiter.results import CommandRefused
-from daemon.config.model import Config
+from daemon.config.model import Config, ConfigFile
 from daemon.journal.inputs import INPUT_KINDS
 from daemon.journal.store import Journal
 from daemon.round.core import RoundCore
@@ -52,7 +52,7 @@ def check_restarts_from_snapshots(config_path: Path, cuts: int = 16) -> int:
     The daemon must be stopped; the journal's own snapshots are replaced.
     """
     with Journal(config_path.parent / "journal.db") as journal:
-        config = load_round_config(config_path, journal)
+        config = load_round_config(ConfigFile.read(config_path), journal)
         print_ = fingerprint(config, None)
         journal._db.execute("DELETE FROM snapshots")
         full = _restart(config, journal, None)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import signal
 import subprocess
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, replace
@@ -24,7 +25,7 @@ from drivers.emulator.device import EmulatedBoard
 from drivers.emulator.player import PressLever, TimedAction
 from drivers.observations import ClockObserved, ClockSide
 from tests.emulator.support import read_game
-from tests.serving import dgtcast_run, serving, spawn_dgtcast
+from tests.serving import START_LIMIT, dgtcast, dgtcast_run, serving, spawn_dgtcast
 from tests.waiting import wait_until
 
 __all__ = [
@@ -32,6 +33,7 @@ __all__ = [
     "FAST_TRACKER",
     "BoardSpec",
     "clock_input",
+    "emulator_process",
     "journal_moves",
     "play_after_each_increment",
     "press_readings",
@@ -77,7 +79,7 @@ def write_config(
     time_control: str = "180+2",
     default_time: str = "30m",
     round_start: str | None = None,
-    token: str = "arbiter-secret",
+    token: str | None = "arbiter-secret",
     results: str | None = None,
     extra: str = "",
 ) -> Path:
@@ -92,7 +94,9 @@ def write_config(
     ]
     if round_start is not None:
         lines.append(f'round_start = "{round_start}"')
-    lines += ["", "[server]", 'host = "127.0.0.1"', "port = 8080", f'arbiter_token = "{token}"']
+    lines += ["", "[server]", 'host = "127.0.0.1"', "port = 8080"]
+    if token is not None:  # None: loopback without a token (the daemon makes its own)
+        lines.append(f'arbiter_token = "{token}"')
     if results is not None:
         lines.append(f'results = "{results}"')
     lines += ["", "[storage]", 'path = "journal.db"', ""]
@@ -244,3 +248,24 @@ async def play_after_each_increment(board: EmulatedBoard, schedule: list[TimedAc
             await wait_for(lambda: _setnruns(board) > sent, 15, "the increment set")  # noqa: B023
             start, part = timed.at, []
     await board.perform(part)
+
+
+@contextlib.asynccontextmanager
+async def emulator_process(pgn: Path, serial: str, *options: str) -> AsyncIterator[Path]:
+    """``dgtcast emulate --serial SERIAL`` as a process (stopped with Ctrl-C on exit); its
+    device path, in the folder of emulated ports (tests/conftest.py)."""
+    process = await asyncio.create_subprocess_exec(
+        *dgtcast("emulate", "--pgn", str(pgn), "--serial", serial, *options),
+        stdout=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    try:
+        assert process.stdout is not None
+        async with asyncio.timeout(START_LIMIT):
+            line = (await process.stdout.readline()).decode()
+        assert line.startswith("device: "), line
+        yield Path(line.removeprefix("device: ").strip())
+    finally:
+        if process.returncode is None:
+            process.send_signal(signal.SIGINT)
+            async with asyncio.timeout(30):
+                await process.wait()

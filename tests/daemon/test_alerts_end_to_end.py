@@ -1,4 +1,5 @@
-"""Each arbiter alert, raised once with the right details, by a real daemon and real boards.
+"""Each arbiter alert, raised once with the right details, by a real daemon and real boards
+(and resolved when its condition clears: the board back, the king put back).
 
 One daemon, five emulated e-boards over ptys, one scenario per board, played at once: a flag
 fall, a late arrival (default time 3 s), an unplugged board, an illegal move restored by the
@@ -61,7 +62,11 @@ async def _unplugged(daemon: Daemon, board: EmulatedBoard) -> None:
     board.unplug()
     await wait_for(lambda: bool(_alerts(daemon, 3, "board_offline")), 10, "board offline")
     await board.replug()
-    await wait_for(lambda: bool(_alerts(daemon, 3, "board_online")), 10, "board online")
+    await wait_for(
+        lambda: [a.state for a in _alerts(daemon, 3, "board_offline")] == ["resolved"],
+        10,
+        "board back online: the offline alert resolved",
+    )
 
 
 async def test_every_alert_once_with_its_details(tmp_path: Path, games_dir: Path) -> None:
@@ -99,13 +104,18 @@ def _check_details(daemon: Daemon) -> None:
     assert fall.details["color"] == "black"
     assert fall.details["result"] == "1-0"
     assert fall.details["provisional"] is True
-    stages = {a.details["stage"]: a for a in _alerts(daemon, 2, "late_arrival")}
-    assert set(stages) == {"warning", "default"}
-    assert stages["default"].details["color"] == "white"
-    assert len(_alerts(daemon, 3, "board_offline")) == 1
-    assert len(_alerts(daemon, 3, "board_online")) == 1
+    (late,) = _alerts(daemon, 2, "late_arrival")  # the warning, then the default stage
+    assert (late.details["stage"], late.details["color"], late.is_open) == (
+        "default",
+        "white",
+        True,
+    )
+    assert [step.step for step in late.history] == ["raised", "updated"]
+    (offline,) = _alerts(daemon, 3, "board_offline")
+    assert offline.history[-1].note.startswith("the e-board answers again after")
     (sync,) = _alerts(daemon, 4, "out_of_sync")
     assert chess.BaseBoard(sync.details["placement"]).piece_at(chess.E3) == WHITE_KING
+    assert (sync.state, sync.history[-1].note) == ("resolved", "the pieces match the game again")
     starts = [a for a in _alerts(daemon, 5, "clock_mismatch") if a.details["check"] == "start"]
     assert len(starts) == 1
     assert not _alerts(daemon, 2, "clock_mismatch"), "a correctly set clock raises nothing"

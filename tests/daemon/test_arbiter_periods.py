@@ -7,7 +7,7 @@ from broadcast.feed.messages import Alert
 from daemon.arbiter.engine import AlertEngine, AlertSettings
 from daemon.arbiter.watch import BoardRules
 from daemon.game.durations import ClockRules, TimeControl
-from daemon.game.events import ClockUpdated, FlagFell, GameEvent, GameStarted
+from daemon.game.events import ClockUpdated, FlagFell, GameEvent, GameStarted, MoveMade
 
 T0 = 1_750_000_000.0
 CLASSICAL = TimeControl.from_text("40 moves in 90m + 30s, then 30m + 30s")
@@ -46,7 +46,17 @@ def _game(white_bonus: int, black_bonus: int, moves: int = 41) -> list[GameEvent
             bonus = white_bonus if color == "white" else black_bonus
             times[color] += 30 + (bonus if move == 40 else 0)
             events.append(ClockUpdated(**times, running=other, at=at + 0.3))
+            if move == 1 and color == "white":  # the move the press completed
+                events.append(_move_1(times["white"], at + 0.3))
     return events
+
+
+def _move_1(clock: float, at: float) -> MoveMade:
+    """White's first move: before it, a press only starts the clock."""
+    fen = "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1"
+    return MoveMade(
+        ply=1, uci="e2e4", san="e4", clock=clock, clock_before=clock - 30, emt=10, fen=fen, at=at
+    )
 
 
 def test_no_false_alert_at_the_move_40_period_change() -> None:
@@ -56,15 +66,21 @@ def test_no_false_alert_at_the_move_40_period_change() -> None:
 
 def test_a_clock_missing_the_bonus_raises_one_alert() -> None:
     engine = _engine(ClockRules.uniform(CLASSICAL))
-    (alert,) = _feed(engine, *_game(1800, 0))
+    alert, fixed = _feed(engine, *_game(1800, 0))  # move 41 adds 30 s again: resolved
     assert alert.kind == "clock_mismatch"
     assert alert.details == {"check": "increment", "color": "black", "move": 40, "added": 30}
     assert "after Black's move 40 the clock added 30 s instead of 1830 s" in alert.action
+    assert (fixed.id, fixed.state, fixed.history[-1].note) == (
+        alert.id,
+        "resolved",
+        "the clock added the right increment after Black's move 41",
+    )
 
 
 def test_a_wrong_bonus_raises_one_too() -> None:
     engine = _engine(ClockRules.uniform(CLASSICAL))
-    (alert,) = _feed(engine, *_game(900, 1800))
+    alert, fixed = _feed(engine, *_game(900, 1800))
+    assert (fixed.id, fixed.state) == (alert.id, "resolved")
     assert alert.details["color"] == "white"
     assert alert.details["added"] == 930
 
@@ -85,6 +101,9 @@ def test_armageddon_clock_set_equal_is_a_mismatch() -> None:
     readings: list[GameEvent] = [
         GameStarted(rotated=False, at=T0),
         ClockUpdated(white=300, black=300, running="white", at=T0),
+        ClockUpdated(white=296, black=300, running="white", at=T0 + 4),
+        ClockUpdated(white=296, black=300, running="black", at=T0 + 4.2),
+        _move_1(296, T0 + 4.2),
     ]
     (alert,) = _feed(engine, *readings)
     assert alert.details["black_expected"] == [240]

@@ -52,3 +52,51 @@ async def test_run_with_set_clocks_sets_them_when_the_boards_come_online(tmp_pat
         config = write_config(tmp_path, [BoardSpec(1, str(board.path))], time_control="600+5")
         async with running_daemon(config, set_clocks=True):
             await wait_for(lambda: _shown(board) == (605, 605), 15, "clock set at round start")
+
+
+async def _clocks_set(config: Path, *flags: str) -> tuple[int, str]:
+    process = await asyncio.create_subprocess_exec(
+        *dgtcast("clocks", "set", "--config", str(config), *flags),
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+    )
+    output, _ = await asyncio.wait_for(process.communicate(), 60)
+    assert process.returncode is not None
+    return process.returncode, output.decode()
+
+
+async def test_clocks_set_reaches_the_running_daemon(tmp_path: Path) -> None:
+    async with (
+        EmulatedBoard(clock=MODE_23, seed=31) as one,
+        EmulatedBoard(clock=MODE_23, seed=32) as two,
+    ):
+        specs = [BoardSpec(1, str(one.path)), BoardSpec(2, str(two.path))]
+        config = write_config(tmp_path, specs, time_control="600+5")
+        config.write_text(config.read_text().replace("round = 2", "round = 2\ndgt_mode = 23"))
+        async with running_daemon(config) as daemon:
+            for number in (1, 2):
+                await wait_for(daemon.sessions[number].online.is_set, 10, f"board {number}")
+            port = str(daemon.server.port)
+            code, text = await _clocks_set(config, "--board", "2", "--http-port", port)
+            assert code == 0, text
+            assert text.strip() == "board 2: set", "the daemon set it: the ports are its own"
+            assert _shown(two) == (605, 605)
+            assert _shown(one) == (305, 305), "only the board asked for"
+            code, text = await _clocks_set(config, "--http-port", port)
+            assert (code, sorted(text.split("\n")[:2])) == (0, ["board 1: set", "board 2: set"])
+            assert _shown(one) == (605, 605)
+            code, text = await _clocks_set(config, "--board", "9", "--http-port", port)
+            assert code == 1
+            assert "board 9" in text
+            records = [r.payload for r in daemon.journal.records(kinds={"arbiter"})]
+    assert [r.get("board") for r in records if r["command"] == "set_clocks"][:2] == [2, None]
+
+
+async def test_clocks_set_without_a_daemon_uses_the_ports(tmp_path: Path) -> None:
+    async with EmulatedBoard(clock=MODE_23, seed=33) as board:
+        config = write_config(tmp_path, [BoardSpec(1, str(board.path))], time_control="600+5")
+        code, text = await _clocks_set(config, "--http-port", "1")  # nobody listens on port 1
+        assert code == 0, text
+        assert "no daemon answers" in text
+        assert "board 1: set" in text
+        assert _shown(board) == (605, 605)

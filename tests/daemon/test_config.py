@@ -84,10 +84,12 @@ def test_example_loads_with_every_key_of_the_issue() -> None:
     assert event.site == "Box Hill Chess Club"
     assert event.date == dt.date(2026, 6, 24)
     assert event.round == 3
+    assert event.round_start is not None
     assert event.round_start.isoformat() == "2026-06-24T10:00:00+10:00"
     assert (event.time_control.base, event.time_control.increment) == (5400, 30)
     assert event.dgt_mode == 23
     assert event.default_time == 1800
+    assert event.default_at is not None
     assert event.default_at.isoformat() == "2026-06-24T10:30:00+10:00"
     assert config.server.arbiter_token == "change-me-to-a-long-secret"
     assert config.storage.path == ROOT / "config" / "dgtcast.db"
@@ -106,6 +108,8 @@ def test_sections_file_loads_two_time_controls() -> None:
     assert str(senior.event.time_control) == "4500+30"
     assert str(junior.event.time_control) == "2400+30"
     assert senior.event.name == junior.event.name == "Victorian Junior Championship 2026"
+    assert junior.event.round_start is not None
+    assert senior.event.round_start is not None
     assert junior.event.round_start - senior.event.round_start == dt.timedelta(minutes=15)
     assert senior.event.default_time == junior.event.default_time == 1800
     assert config.section_of(11) is junior
@@ -120,7 +124,7 @@ def test_sections_file_loads_two_time_controls() -> None:
 def test_defaults_fill_the_optional_keys(tmp_path: Path) -> None:
     config = load_text(tmp_path, GOOD)
     event = config.sections[0].event
-    assert event.round_start == NOW
+    assert event.round_start is None, "the round starts when its first clock is started"
     assert event.date == NOW.date()
     assert (event.default_time, event.default_time_warning, event.dgt_mode) == (0, 300, None)
     assert (config.server.host, config.server.port, config.server.public_delay) == (
@@ -154,6 +158,7 @@ def test_environment_token_wins_over_the_file(tmp_path: Path) -> None:
 def test_naive_round_start_is_local_time(tmp_path: Path) -> None:
     text = GOOD.replace("round = 3", "round = 3\nround_start = 2026-06-24T10:00:00")
     start = load_text(tmp_path, text).sections[0].event.round_start
+    assert start is not None
     assert start.tzinfo is not None
     assert start == dt.datetime(2026, 6, 24, 10, 0).astimezone()
 

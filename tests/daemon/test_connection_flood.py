@@ -47,10 +47,16 @@ async def test_a_flood_of_idle_connections_leaves_others_served(
     with contextlib.ExitStack() as stack:
         if server == "daemon":
             config = write_config(tmp_path, [BoardSpec(1, None)])
-            args = ["run", "--config", str(config), "--port", "0"]
+            args = ["run", "--config", str(config), "--http-port", "0"]
         else:
             broker = stack.enter_context(Mosquitto(tmp_path / "mosquitto"))
-            args = ["relay", "--config", str(relay_file(tmp_path, broker, "r1")), "--port", "0"]
+            args = [
+                "relay",
+                "--config",
+                str(relay_file(tmp_path, broker, "r1")),
+                "--http-port",
+                "0",
+            ]
         await _flood(tmp_path, args)
 
 

@@ -22,7 +22,7 @@ import chess.pgn
 from rich.console import Console
 
 from broadcast.feed.messages import Alert, AlertKind, BoardState, BoardStatus, MoveInfo
-from daemon.shell.console import ConsoleFrame, memory_progress, render, wanted
+from daemon.console.view import ConsoleFrame, memory_progress, render, wanted
 from drivers.emulator.clock import ClockSettings
 from drivers.emulator.device import EmulatedBoard
 from drivers.emulator.firmware import BoardIdentity
@@ -87,6 +87,23 @@ def test_the_view_shows_boards_clocks_results_and_alerts() -> None:
     assert "Board 3: check its cable" in text
     calm = ConsoleFrame(title="Spring Open: round 2", boards=(running,), alerts=())
     assert "no open alerts" in _text(calm, now=1000.0)
+
+
+def test_acknowledged_alerts_are_marked_and_the_last_resolved_ones_say_why() -> None:
+    flag = Alert(id=8, kind=AlertKind.FLAG_FALL, board=2, at=995.0, action="Board 2: confirm 1-0")
+    offline = Alert(id=7, kind=AlertKind.BOARD_OFFLINE, board=3, at=990.0)
+    frame = ConsoleFrame(
+        title="Spring Open: round 2",
+        boards=(),
+        alerts=(flag.acknowledge(1000.0),),
+        resolved=(offline.resolve(1030.0, "the e-board answers again after 40s"),),
+    )
+    text = _text(frame, now=1061.0)
+    assert "open alerts: 1 (1 acknowledged)" in text
+    assert "#8 flag fall (board 2) (acknowledged)" in text
+    assert "resolved lately:" in text
+    assert "#7 board offline (board 3)" in text
+    assert "resolved by dgtcast: the e-board answers again after 40s" in text
 
 
 def test_boards_reading_their_memory_get_the_progress_line() -> None:
@@ -232,3 +249,21 @@ async def test_run_into_a_pipe_writes_log_lines_only(tmp_path: Path) -> None:
     assert " WARNING daemon.shell.board_check board 2 has no e-board link" in text
     assert "┃" not in text
     assert "\x1b[" not in text
+
+
+async def test_results_are_set_and_confirmed_from_the_console_keys(tmp_path: Path) -> None:
+    config = tmp_path / "keys.toml"
+    config.write_text(
+        '[event]\nname = "Keys Open"\nround = 1\ntime_control = "180+2"\n\n'
+        '[storage]\npath = "j.db"\n\n'
+        '[[boards]]\nnumber = 1\nwhite = "Ding, Liren"\nblack = "Gukesh, D"\n'
+    )
+    with _daemon_on_a_pty(config) as (process, master):
+        screen = Screen(master)
+        await screen.wait_for("Ding, Liren – Gukesh, D", "keys: s set a result")
+        os.write(master, b"s1 1/2\r")
+        await screen.wait_for("board 1: 1/2-1/2 set (provisional until confirmed)", "to confirm")
+        os.write(master, b"call\r")
+        await screen.wait_for("confirmed: board 1", "finished")
+        process.send_signal(signal.SIGINT)
+        assert await asyncio.to_thread(process.wait, 20) == 0

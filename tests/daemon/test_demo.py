@@ -46,7 +46,7 @@ def test_the_demo_configuration_is_written_into_its_work_folder(tmp_path: Path) 
 
 
 async def test_demo_broadcasts_moves_and_stops_on_ctrl_c(tmp_path: Path) -> None:
-    args = ("demo", "--workdir", str(tmp_path), "--speed", "20", "--port", "0")
+    args = ("demo", "--workdir", str(tmp_path), "--speed", "20", "--http-port", "0")
     started = await start_dgtcast(*args, log=tmp_path / "demo.log")
     demo, base = started.process, f"http://127.0.0.1:{started.port}"
     assert demo.stdout is not None

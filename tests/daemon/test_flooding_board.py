@@ -50,6 +50,8 @@ async def test_a_flickering_board_is_bounded_and_alerts(tmp_path: Path, games_di
             kinds = [alert.kind for alert in daemon.core.engine.open_alerts]
             assert "board_flooding" in kinds
             await wait_for(lambda: not session.flood.flooding, 60, "the board calms down")
+            flooding = [a for a in daemon.core.engine.alerts if a.kind == "board_flooding"]
+            assert [a.state for a in flooding] == ["resolved"]  # calm again: resolved
             during = _placements(tmp_path / "journal.db", 1) - before
             sent = BURSTS * FLICKERS * 2
             assert during < sent // 20, f"{during} placements journalled for {sent} updates"

@@ -106,9 +106,13 @@ async def test_a_full_disk_holds_inputs_in_memory_alerts_and_writes_them_later(
             held = service.writer.held
             filler.unlink()  # room again: the timer loop writes what was held
             await wait_for(lambda: not service.writer.held, 10, "held records written")
-            recovered = [a for a in daemon.hub.open_alerts() if a.kind == "journal_recovered"]
-            assert len(recovered) == 1
-            assert recovered[0].details["held"] >= held
+            assert not [a for a in daemon.hub.open_alerts() if a.kind == "journal_failed"]
+            recovered = daemon.hub.alert(failed[0].id)  # written again: resolved
+            assert recovered is not None
+            assert recovered.state == "resolved"
+            note = recovered.history[-1].note
+            assert note.startswith("the journal is written again: the ")
+            assert int(note.split()[6]) >= held, note
             assert (await service.execute(SetResult(board=2, result="1-0"))).ok
             before = {
                 "alerts": daemon.core.engine.alerts,

@@ -70,6 +70,11 @@ async def test_a_120_board_round_over_two_lichess_rounds(tmp_path: Path, games_d
                     20,
                     "both lichess rounds got their 60 games",
                 )
+                await wait_for(lambda: refusals(daemon) == [], 10, "the refusals resolved")
+                fixed = [daemon.hub.alert(a.id) for a in alerts]
+                assert {a.history[-1].note for a in fixed if a is not None} == {
+                    "the lichess settings were saved again: pushing again"
+                }
                 await board.play(game, speed=20)  # the rest of the game, clocks running
                 await wait_for(lambda: daemon.core.engine.result_of(1) is not None, 20, "mate")
                 assert (await daemon.service.execute(ConfirmResult(board=1))).ok  # public now
@@ -84,7 +89,7 @@ async def test_a_120_board_round_over_two_lichess_rounds(tmp_path: Path, games_d
                 reply = await daemon.service.execute(SetResult(board=61, result="1-0"))
                 assert reply.ok
                 assert (await daemon.service.execute(ConfirmResult(board=61))).ok
-                await wait_for(lambda: len(refusals(daemon)) == 3, 20, "a 404 alert")
+                await wait_for(lambda: len(refusals(daemon)) == 1, 20, "a 404 alert")
                 (gone,) = [a for a in refusals(daemon) if a.details["status"] == 404]
                 assert (gone.details["round_id"], gone.details["message"]) == (
                     ROUND_B,
@@ -93,6 +98,7 @@ async def test_a_120_board_round_over_two_lichess_rounds(tmp_path: Path, games_d
                 before = len(fake.to(ROUND_B))
                 ack = await daemon.service.execute(AckAlert(id=gone.id))
                 assert ack.ok
+                assert refusals(daemon) == []  # the arbiter's decision: push again
                 await wait_for(lambda: len(fake.to(ROUND_B)) > before, 20, "pushed again")
                 assert '[Result "1-0"]' in fake.to(ROUND_B)[-1].body.decode()
                 assert daemon.lichess is not None

@@ -34,7 +34,9 @@ def test_a_restart_makes_a_replayed_online_board_unknown_then_offline_when_silen
     assert (alert.kind, alert.board, alert.details["since"]) == ("board_offline", 1, 230.0)
     assert core.board_state(1, 230.0).status is BoardStatus.OFFLINE
     back = core.apply(1, LINK, {"state": "online", "reason": ""}, 240.0)
-    assert [a.kind for a in back.alerts] == ["board_online"]
+    (resolved,) = back.alerts  # heard at last: the offline alert resolves
+    assert (resolved.id, resolved.state) == (alert.id, "resolved")
+    assert resolved.history[-1].note == "the e-board answers again after 10s"
     assert core.board_state(1, 240.0).status is BoardStatus.WAITING
 
 

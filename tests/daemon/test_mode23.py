@@ -219,3 +219,82 @@ def test_a_reply_after_the_setnrun_is_an_ordinary_press() -> None:
     fixed, again = control.receive_reading(_at(_reading(304, 304, LEFT), 12.0))
     assert fixed == _at(_reading(304, 309, LEFT), 12.0)
     assert again is not None
+
+
+def _state(control: IncrementControl) -> IncrementState:
+    """The state now (read through a call: each assert sees it anew)."""
+    return control.state
+
+
+def test_the_press_that_starts_the_clock_adds_nothing() -> None:
+    # Play pressed with Black's lever up: Black's time runs; Black presses to start
+    # White's. The game says the press completes move 0 (the start position stands).
+    numbers = {LEFT: 0, RIGHT: 0}
+    control = IncrementControl(TimeControl.from_pgn("5400+30"), move_number=numbers.get)
+    control.receive_reading(_reading(5430, 5430, RIGHT))
+    reading = _reading(5430, 5429, LEFT)
+    assert control.receive_reading(reading) == (reading, None)
+    assert _state(control) is IncrementState.WATCHING, "nothing learnt from a start press"
+    numbers[LEFT] = 1  # White's move 1 on the board: its press gets the increment
+    corrected, command = control.receive_reading(_reading(5420, 5429, RIGHT))
+    assert corrected == _reading(5450, 5429, RIGHT)
+    assert command is not None
+
+
+def test_a_black_press_before_whites_first_move_is_no_move() -> None:
+    # Without the start position known (sides learnt, no game tracker answer of 0):
+    # Black's move number before White's first move is 0, never a ValueError.
+    board = chess.Board()
+    control = IncrementControl(
+        TimeControl.from_pgn("5400+30"),
+        white_side=LEFT,
+        move_number=lambda side: move_number_of(board, side is LEFT),
+    )
+    control.receive_reading(_reading(5430, 5430, RIGHT))
+    reading = _reading(5430, 5429, LEFT)
+    assert control.receive_reading(reading) == (reading, None)
+
+
+def test_a_clock_that_adds_its_own_later_is_never_added_to_again() -> None:
+    # Mode 23 in round 1; in round 2 another clock (a Fischer option) without a reset.
+    control = IncrementControl(TimeControl.from_pgn("5400+30"))
+    control.receive_reading(_reading(5430, 5430, LEFT))
+    _, command = control.receive_reading(_reading(5420, 5430, RIGHT))
+    assert command is not None
+    assert _state(control) is IncrementState.SETTING
+    control.receive_done()
+    control.receive_reading(_reading(5450, 5425, RIGHT))
+    own = _reading(5450, 5455, LEFT)  # Black's press: the clock added 30 s itself
+    assert control.receive_reading(own) == (own, None)
+    assert _state(control) is IncrementState.CLOCK_ADDS
+    later = _reading(5470, 5455, RIGHT)
+    assert control.receive_reading(later) == (later, None), "never 60 s"
+
+
+def test_a_reset_decides_again_who_adds_the_time() -> None:
+    control = IncrementControl(TimeControl.from_pgn("5400+30"))
+    control.receive_reading(_reading(5430, 5430, LEFT))
+    control.receive_reading(_reading(5459, 5430, RIGHT))
+    assert _state(control) is IncrementState.CLOCK_ADDS
+    control.reset()  # the next round: a mode 23 clock, set by dgtcast
+    assert _state(control) is IncrementState.WATCHING
+    control.receive_reading(_reading(5430, 5430, LEFT))
+    corrected, command = control.receive_reading(_reading(5425, 5430, RIGHT))
+    assert corrected == _reading(5455, 5430, RIGHT)
+    assert command is not None
+
+
+def test_a_press_made_while_nobody_listened_gets_its_increment() -> None:
+    control = IncrementControl(TimeControl.from_pgn("5400+30"))
+    control.reset(_reading(5000, 5100, LEFT))  # the journal's last reading, White running
+    corrected, command = control.receive_reading(_reading(4990, 5099, RIGHT))
+    assert corrected == _reading(5020, 5099, RIGHT), "White pressed meanwhile"
+    assert command is not None
+
+
+def test_a_clock_set_while_nobody_listened_is_no_press() -> None:
+    control = IncrementControl(TimeControl.from_pgn("5400+30"))
+    control.reset(_reading(1000, 900, LEFT))
+    reading = _reading(5430, 5429, RIGHT)  # set anew and started: no press of this game
+    assert control.receive_reading(reading) == (reading, None)
+    assert _state(control) is IncrementState.WATCHING

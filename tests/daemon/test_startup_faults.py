@@ -17,8 +17,6 @@ from pathlib import Path
 
 import pytest
 
-from daemon.journal.store import Journal
-from daemon.shell.app import STARTED
 from tests.daemon.support import BoardSpec, write_config
 from tests.serving import dgtcast, dgtcast_run
 
@@ -65,8 +63,8 @@ async def test_a_busy_port_gives_one_line_and_exit_2(tmp_path: Path, busy_port: 
         f"dgtcast: cannot listen on 127.0.0.1:{busy_port}:"
         " the port is in use (another dgtcast, or another program, listens there)"
     ]
-    with Journal(tmp_path / "journal.db") as journal:  # the round has not started
-        assert list(journal.records(kinds={STARTED})) == []
+    # the round has not started, and the start that was refused leaves nothing behind
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["round.toml"]  # noqa: ASYNC240
 
 
 async def test_a_second_daemon_beside_a_running_one_exits_2(tmp_path: Path) -> None:
@@ -92,6 +90,8 @@ async def test_a_second_daemon_beside_a_running_one_exits_2(tmp_path: Path) -> N
         assert f"cannot listen on 127.0.0.1:{port}: the port is in use" in err
         assert len(err.strip().splitlines()) == 1
         assert running.returncode is None, "the first daemon keeps serving"
+        left = sorted(p.name for p in (tmp_path / "b").iterdir())
+        assert left == ["round.toml"], "no empty journal left behind"
     finally:
         running.send_signal(signal.SIGTERM)
         async with asyncio.timeout(30):
@@ -104,13 +104,13 @@ async def test_the_demo_with_its_port_taken_exits_2(tmp_path: Path, busy_port: i
     text = text.replace('"../var/', f'"{tmp_path}/var/')
     config = tmp_path / "demo.toml"
     config.write_text(text)
-    argv = dgtcast("demo", "--config", str(config), "--port", str(busy_port))
+    argv = dgtcast("demo", "--config", str(config), "--http-port", str(busy_port))
     code, _, err = await _finish(argv, tmp_path)
     assert code == 2
     assert err.strip().splitlines() == [
         f"dgtcast demo: cannot listen on 127.0.0.1:{busy_port}:"
         " the port is in use (another dgtcast, or another program, listens there)"
-        " (--port chooses another)"
+        " (--http-port chooses another)"
     ]
 
 

@@ -13,12 +13,14 @@ from __future__ import annotations
 
 import asyncio
 import io
+import logging
 import os
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager, redirect_stderr, redirect_stdout
 from pathlib import Path
 
 import chess.pgn
+import pytest
 
 from broadcast.feed.messages import ConfirmResult, NextRound
 from daemon.cli import main
@@ -116,7 +118,15 @@ async def _play_round(daemon: Daemon, boards: dict[int, EmulatedBoard], text: st
 
 async def _round_next(daemon: Daemon, config: Path, *extra: str) -> tuple[int, str, str]:
     out, err = io.StringIO(), io.StringIO()
-    argv = ["round", "next", "--config", str(config), "--port", str(daemon.server.port), *extra]
+    argv = [
+        "round",
+        "next",
+        "--config",
+        str(config),
+        "--http-port",
+        str(daemon.server.port),
+        *extra,
+    ]
 
     def call() -> int:
         with redirect_stdout(out), redirect_stderr(err):
@@ -126,7 +136,9 @@ async def _round_next(daemon: Daemon, config: Path, *extra: str) -> tuple[int, s
     return code, out.getvalue(), err.getvalue()
 
 
-async def test_two_rounds_of_two_sections_through_round_next(tmp_path: Path) -> None:
+async def test_two_rounds_of_two_sections_through_round_next(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     config = _write_event(tmp_path, str(tmp_path / "dgt-*"))
     first = {1: "dgt-a", 2: "dgt-b", 11: "dgt-c", 12: "dgt-d"}
     shuffled = {1: "dgt-d", 2: "dgt-c", 11: "dgt-a", 12: "dgt-b"}
@@ -142,6 +154,11 @@ async def test_two_rounds_of_two_sections_through_round_next(tmp_path: Path) -> 
             assert daemon.core.board_state(1, 0.0).round == "1.1", "refused: nothing moved"
             for number in boards:
                 assert (await daemon.service.execute(ConfirmResult(board=number))).ok
+            complete = [r.getMessage() for r in caplog.records if "is complete" in r.getMessage()]
+            assert complete == [
+                "= OPEN: the round is complete (round 1): every board has a confirmed result",
+                "= U12: the round is complete (round 1): every board has a confirmed result",
+            ]
         # the cables come back in another order; round 2 is set while they are out
         code, out, err = await _round_next(daemon, config)
         assert code == 0, err
@@ -166,7 +183,10 @@ async def test_two_rounds_of_two_sections_through_round_next(tmp_path: Path) -> 
             await wait_for(lambda: _folder_holds(tmp_path / "pgn"), 20, "both rounds written")
             again = await daemon.service.execute(NextRound(section="OPEN"))
             assert not again.ok
-            assert "round 3 is past the last round" in again.reason
+            assert again.reason == (
+                "the event is over: every section has played its last round"
+                " (OPEN: 2 rounds; U12: 2 rounds)"
+            )
     _check_trf(tmp_path / "open.trf", PLAYERS["open"])
     _check_trf(tmp_path / "u12.trf", PLAYERS["u12"])
     exported = tmp_path / "u12-from-journal.trf"  # round 2 of U12, from the journal alone
@@ -176,10 +196,16 @@ async def test_two_rounds_of_two_sections_through_round_next(tmp_path: Path) -> 
     assert "round 2, 2 of 2 boards have a confirmed result" in report.getvalue()
     assert exported.read_bytes() == (tmp_path / "u12.trf").read_bytes()
     _check_pgn_folder(tmp_path / "pgn")
+    caplog.clear()
+    caplog.set_level(logging.INFO, logger="daemon.links.pairing")
+    trf = (tmp_path / "open.trf").stat().st_mtime_ns
     async with running_daemon(config) as restarted:  # the same configuration, unchanged
         state = restarted.core.board_state(12, 0.0)
         assert (state.round, state.white, state.result) == ("2.12", "Fox, Finn", "1-0")
         assert restarted.pairings["U12"].handoff.results.round == 2
+    said = [r.getMessage() for r in caplog.records]
+    assert not [m for m in said if "written to" in m or "is complete" in m]  # nothing new
+    assert (tmp_path / "open.trf").stat().st_mtime_ns == trf
 
 
 def _check_trf(path: Path, names: list[str]) -> None:

@@ -19,6 +19,7 @@ from drivers.dgt.aio.supervisor import (
     LinkDown,
     LinkUp,
     Report,
+    SerialSightings,
     SupervisorState,
     TimedReport,
 )
@@ -182,3 +183,16 @@ async def test_discovery_skips_a_silent_port_and_picks_the_board_by_serial(
                 up = await Reader(chosen).next(LinkUp)
             assert up.serial == "22222"
             assert up.port == str((tmp_path / "ttyACM2").resolve())
+
+
+def test_boards_by_serial_try_first_where_their_serial_answered() -> None:
+    """Two supervisors by serial on the same ports never hold each other's board in turn:
+    each tries first the port its serial answered on, last those of other serials."""
+    seen = SerialSightings()
+    seen.saw("/dev/pts/3", "12388")
+    seen.saw("/dev/pts/4", "20455")
+    ports = ["/dev/pts/2", "/dev/pts/3", "/dev/pts/4"]
+    assert seen.order(ports, "20455") == ["/dev/pts/4", "/dev/pts/2", "/dev/pts/3"]
+    assert seen.order(ports, "12388") == ["/dev/pts/3", "/dev/pts/2", "/dev/pts/4"]
+    seen.saw("/dev/pts/4", "12388")  # the cables were swapped
+    assert seen.order(ports, "12388")[:2] == ["/dev/pts/3", "/dev/pts/4"]

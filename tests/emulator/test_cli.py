@@ -145,3 +145,29 @@ def test_a_bad_battery_level_exits_2(
         main(["emulate", *pgn, "--battery", level])
     assert exit_.value.code == 2
     assert f"a battery level is 0..100, not '{level}'" in capsys.readouterr().err
+
+
+async def test_emulate_after_driver_plays_once_a_driver_follows_the_board(
+    games_dir: Path,
+) -> None:
+    pgn = str(games_dir / "molinari-bordais-1979.pgn")
+    process = await start("--pgn", pgn, "--after-driver", "--wait", "0", "--speed", "300")
+    try:
+        path = await device_of(process)
+        client = PtyClient(path)
+        try:
+            client.send(cmd.RequestBoard(), cmd.StartUpdateNice())  # a driver follows it
+            assert process.stdout is not None
+            async with asyncio.timeout(20):
+                assert (await process.stdout.readline()).decode() == "driver connected\n"
+                over = (await process.stdout.readline()).decode()
+            assert over.startswith("game over: 10 plies")
+        finally:
+            client.close()
+        process.send_signal(signal.SIGINT)
+        async with asyncio.timeout(10):
+            assert await process.wait() == 0
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()

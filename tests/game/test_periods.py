@@ -14,7 +14,7 @@ import chess
 import chess.pgn
 import pytest
 
-from daemon.commands.demo import emulated_clock
+from daemon.commands.emulate import emulated_clock
 from daemon.game.durations import ClockRules, TimeControl
 from daemon.game.events import MoveMade
 from daemon.game.state import TrackerSettings

@@ -5,7 +5,7 @@ from __future__ import annotations
 import chess
 
 from broadcast.feed.messages import BoardState, MoveInfo
-from broadcast.livechess.eboards import FeedGroup
+from broadcast.livechess.eboards import BoardView, FeedGroup
 
 
 def _state() -> BoardState:
@@ -26,7 +26,7 @@ def test_a_setup_feed_finds_its_position_after_chess960_castling() -> None:
     for uci in ("f1g1", "f8g8"):
         after_castling.push_uci(uci)
     group = FeedGroup(serial="01025", setup=after_castling.fen())
-    assert group.refresh(state, flipped=False)
+    assert group.refresh(BoardView(state))
     assert group.payload is not None
     assert group.payload["match"] is True
     assert group.payload["san"] == ["Nd3"]

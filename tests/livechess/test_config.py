@@ -33,6 +33,15 @@ def test_enabled_serves_on_1982_and_the_folder_is_relative_to_the_file(tmp_path:
     assert tournament.pairings[0].white.name == "Doe, Jane"
 
 
+def test_allowed_origins_reach_the_api(tmp_path: Path) -> None:
+    extra = '\n[livechess]\nenabled = true\nallowed_origins = ["https://Overlay.example.org/"]\n'
+    settings = livechess_settings(
+        load_config(write_config(tmp_path, [BoardSpec(1, None)], extra=extra))
+    )
+    assert settings is not None
+    assert settings.allowed_origins == ("https://overlay.example.org",)
+
+
 def test_the_folder_alone_does_not_open_the_port(tmp_path: Path) -> None:
     config = load_config(
         write_config(tmp_path, [BoardSpec(1, None)], extra='\n[livechess]\nfolder = "lc"\n')
@@ -47,6 +56,8 @@ def test_the_folder_alone_does_not_open_the_port(tmp_path: Path) -> None:
         ("port = 0", "livechess.port"),
         ('port = "1982"', "livechess.port"),
         ("enable = true", "livechess.enable"),
+        ('allowed_origins = ["evil.example"]', "livechess.allowed_origins"),
+        ('allowed_origins = ["null"]', "livechess.allowed_origins"),
     ],
 )
 def test_a_bad_key_is_named_in_one_line(tmp_path: Path, table: str, words: str) -> None:

@@ -9,6 +9,7 @@ import chess
 from hypothesis import given
 from hypothesis import strategies as st
 
+from broadcast.feed.messages import MAX_ID, NOT_UNICODE
 from broadcast.livechess.protocol import (
     FlipCall,
     Refusal,
@@ -21,10 +22,15 @@ from broadcast.livechess.protocol import (
     parse_call,
 )
 
+_TEXT = st.characters(max_codepoint=0xD7FF)  # below the surrogates, refused below
 _JSON = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False)
+    | st.text(_TEXT, max_size=8),
     lambda inner: (
-        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner, max_size=4)
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(_TEXT, max_size=6), inner, max_size=4)
     ),
     max_leaves=12,
 )
@@ -36,12 +42,25 @@ def test_any_frame_parses_to_a_call_or_a_refusal(frame: str | bytes) -> None:
     parse_call(frame)
 
 
-@given(_NAMES, st.integers(), _JSON)
+@given(_NAMES, st.integers(-MAX_ID, MAX_ID), _JSON)
 def test_any_call_shaped_object_parses_to_a_call_or_a_refusal(
     name: str, call_id: int, param: Any
 ) -> None:
     parsed = parse_call(json.dumps({"call": name, "id": call_id, "param": param}))
-    assert parsed.id == call_id  # the id is read back whenever it is an integer
+    assert parsed.id == call_id  # the id is read back whenever it is an integer in range
+
+
+@given(_NAMES, st.integers(MAX_ID + 1) | st.integers(max_value=-MAX_ID - 1))
+def test_ids_out_of_range_are_refused(name: str, call_id: int) -> None:
+    parsed = parse_call(json.dumps({"call": name, "id": call_id}))
+    assert parsed == Refusal(id=None, message=f"the call's id must be an integer up to {MAX_ID}")
+
+
+@given(st.characters(min_codepoint=0xD800, max_codepoint=0xDFFF))
+def test_lone_surrogates_are_refused_wherever_they_are(text: str) -> None:
+    for data in ({"call": text, "id": 1}, {"call": "eboards", "id": 1, text: 1}):
+        parsed = parse_call(json.dumps(data))
+        assert parsed == Refusal(id=None, message=NOT_UNICODE)
 
 
 def test_the_forms_public_clients_send() -> None:

@@ -20,8 +20,10 @@ from broadcast.feed.hub import Hub
 from broadcast.feed.messages import BoardStatus
 from broadcast.livechess.resources import Pairing, Player, Tournament
 from broadcast.livechess.server import LiveChessServer, LiveChessSettings
+from broadcast.web.connection_limits import ConnectionPolicy
 from tests.broadcast.feed_client import http_get
 from tests.livechess.client import LiveChessClient, board_state
+from tests.waiting import wait_until
 
 EVENT = Tournament(
     name="Club Open",
@@ -45,8 +47,8 @@ async def server() -> AsyncIterator[LiveChessServer]:
     hub = Hub()
     hub.publish_board(board_state(1, [], clock_at=None))
     hub.publish_board(board_state(2, [], serial="10002"))
-    settings = LiveChessSettings(port=0, tournaments=(EVENT,), write_limit=4096)
-    async with LiveChessServer(hub, settings) as live:
+    settings = LiveChessSettings(port=0, tournaments=(EVENT,))
+    async with LiveChessServer(hub, settings, policy=ConnectionPolicy(write_limit=4096)) as live:
         yield live
 
 
@@ -171,12 +173,15 @@ def _flipped_is(flipped: bool, event: dict[str, Any]) -> bool:
     return event["flipped"] is flipped
 
 
-async def test_flip_in_every_form_reaches_every_subscriber(server: LiveChessServer) -> None:
+async def test_flip_in_every_form_turns_the_board_for_its_own_connection_only(
+    server: LiveChessServer,
+) -> None:
     one, two = await _client(server), await _client(server)
-    for client, feed in ((one, 1), (two, 9)):
-        param = {"feed": "eboardevent", "id": feed, "param": {"serialnr": "10001"}}
-        await client.call("subscribe", param)
-        await client.feed_until(feed, lambda e: True)
+    for client, feeds in ((one, (1, 2)), (two, (9,))):
+        for feed in feeds:
+            param = {"feed": "eboardevent", "id": feed, "param": {"serialnr": "10001"}}
+            await client.call("subscribe", param)
+            await client.feed_until(feed, lambda e: True)
     forms = [
         ("flip", {"flip": True}, True),
         ("setup", {"flip": False}, False),  # herohde/livechess-go sends it so
@@ -185,11 +190,15 @@ async def test_flip_in_every_form_reaches_every_subscriber(server: LiveChessServ
     for method, args, flipped in forms:
         answer = await one.call("call", {"id": 1, "method": method, "param": args})
         assert answer["response"] == "call", answer
-        mine = await one.feed_until(1, functools.partial(_flipped_is, flipped))
-        assert "board" not in mine  # only the flag changed
-        await two.feed_until(9, functools.partial(_flipped_is, flipped))
-    listed = await two.call("eboards")
-    assert listed["param"][0]["flipped"] is True
+        for feed in (1, 2):  # every feed of the connection on that board
+            mine = await one.feed_until(feed, functools.partial(_flipped_is, flipped))
+            assert mine["board"] == chess.STARTING_BOARD_FEN  # a full event
+    assert (await one.call("eboards"))["param"][0]["flipped"] is True
+    assert (await two.call("eboards"))["param"][0]["flipped"] is False
+    server.hub.publish_board(_clocked(1, OPENING[:1]))
+    seen = await two.feed_until(9, lambda e: e["san"] == ["e4"])
+    assert seen["flipped"] is False, "another connection's flip is not this one's"
+    assert all(event["flipped"] is False for event in two.events[9])
     await one.ws.close()
     await two.ws.close()
 
@@ -365,7 +374,7 @@ async def test_a_client_that_never_reads_is_bounded_and_delays_no_one(
         await asyncio.sleep(0)
     last = await reader.feed_until(1, lambda e: len(e["san"]) == len(sans))
     assert last["san"] == sans
-    limit = server.settings.write_limit
+    limit = server.policy.write_limit
     frame = len(json.dumps(last)) + 200
     assert max(server.client_buffers()) <= limit + 3 * frame  # a write buffer, no backlog
     stuck.transport.resume_reading()
@@ -436,3 +445,34 @@ async def test_a_connection_holds_a_bounded_number_of_feeds() -> None:
         param = {"feed": "eboardevent", "id": 9, "param": {"serialnr": "10001"}}
         assert (await client.call("subscribe", param))["response"] == "call"
         await client.ws.close()
+
+
+async def test_eboards_and_sources_answers_encode_each_board_once_per_change(
+    server: LiveChessServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    client = await _client(server)
+    first = await client.call("eboards")
+    assert first["param"] == server.eboards.eboards()
+    encoded: list[Any] = []
+    original = encode_json
+
+    def counting(value: Any) -> str:
+        encoded.append(value)
+        return original(value)
+
+    monkeypatch.setattr(eboards_module, "encode_json", counting)
+    sources = (await client.call("sources"))["param"]
+    assert sources == server.eboards.sources()
+    encoded.clear()
+    for _ in range(20):
+        assert (await client.call("eboards"))["param"] == first["param"]
+        assert json.loads((await http_get(server.port, "/api/v1.0/eboards")).body) == first["param"]
+        assert (await client.call("sources"))["param"] == sources
+    assert encoded == [], "the entries were encoded once, before"
+    server.hub.publish_board(_clocked(1, OPENING[:1]))
+    await wait_until(lambda: server.eboards.eboards() != first["param"], 10, "board 1 taken")
+    for _ in range(5):
+        changed = await client.call("eboards")
+    assert changed["param"] == server.eboards.eboards()
+    assert len(encoded) == 1, "only the changed board's entry again"
+    await client.ws.close()

@@ -26,6 +26,7 @@ __all__ = [
     "TOKEN",
     "Arbiter",
     "Spectator",
+    "journal_alerts",
     "journal_open_alerts",
     "mqtt_table",
     "relay_file",
@@ -79,17 +80,19 @@ def running_relay(settings: RelaySettings) -> contextlib.AbstractAsyncContextMan
     return serving(Relay(settings))
 
 
+def journal_alerts(path: Path) -> dict[int, dict[str, Any]]:
+    """The latest version of every alert in a daemon's journal, by the daemon's own id."""
+    latest: dict[int, dict[str, Any]] = {}
+    with Journal(path, read_only=True) as journal:
+        for record in journal.records(kinds={"alert"}):
+            alert = record.payload["alert"]
+            latest[alert["id"]] = alert
+    return latest
+
+
 def journal_open_alerts(path: Path) -> dict[int, dict[str, Any]]:
     """The alerts a daemon's journal leaves open, by the daemon's own id."""
-    opened: dict[int, dict[str, Any]] = {}
-    with Journal(path, read_only=True) as journal:
-        for record in journal.records(kinds={"alert", "alert_ack"}):
-            if record.kind == "alert":
-                alert = record.payload["alert"]
-                opened[alert["id"]] = alert
-            else:
-                opened.pop(record.payload["id"], None)
-    return opened
+    return {i: a for i, a in journal_alerts(path).items() if a["state"] == "open"}
 
 
 @dataclass

@@ -112,7 +112,7 @@ async def test_commands_reach_the_owning_daemon_or_wait_for_it(
     assert arbiter_records(tmp_path / "a" / "journal.db") == []
 
 
-async def test_alerts_are_served_by_every_relay_and_acknowledged_at_the_daemon(
+async def test_alerts_are_served_by_every_relay_acknowledged_and_resolved_at_the_daemon(
     tmp_path: Path, mosquitto: Mosquitto
 ) -> None:
     an_hour_ago = dt.datetime.now().astimezone() - dt.timedelta(hours=1)
@@ -138,15 +138,26 @@ async def test_alerts_are_served_by_every_relay_and_acknowledged_at_the_daemon(
                     alert, id=alert_id * 10_000 + board
                 )
             (acked_board, acked), (kept_board, kept) = sorted(local)
+            relay_id = acked * 10_000 + acked_board
             async with Arbiter.connected(relay.server.port) as arbiter:
                 assert len(arbiter.snapshot["alerts"]) == 2
-                reply = await arbiter.command(
-                    {"type": "ack_alert", "id": acked * 10_000 + acked_board}
-                )
-            assert reply["type"] == "ok", reply
-            assert [a["id"] for a in reply["details"]["alerts"]] == [acked * 10_000 + acked_board]
+                reply = await arbiter.command({"type": "ack_alert", "id": relay_id})
+                assert reply["type"] == "ok", reply
+                assert [a["id"] for a in reply["details"]["alerts"]] == [relay_id]
+
+                def seen_on_the_relay() -> bool:
+                    shown = relay.hub.alert(relay_id)
+                    return shown is not None and shown.acknowledged and shown.is_open
+
+                await wait_for(seen_on_the_relay, 10, "the acknowledgement reached the relay")
+                assert len(daemon.hub.open_alerts()) == 2  # seen, but the player is still late
+                forfeit = {"type": "set_result", "board": acked_board, "result": "-+"}
+                assert (await arbiter.command(forfeit))["type"] == "ok"  # decided: resolved
             assert [a.id for a in daemon.hub.open_alerts()] == [kept]
-            await wait_for(lambda: len(relay.hub.open_alerts()) == 1, 10, "ack reached the relay")
+            await wait_for(lambda: len(relay.hub.open_alerts()) == 1, 10, "resolved on the relay")
+            resolved = relay.hub.alert(relay_id)
+            assert resolved is not None
+            assert resolved.state == "resolved"
             async with running_relay(relay_settings(mosquitto, "r2")) as late:
                 await wait_for(lambda: len(late.hub.open_alerts()) == 1, 10, "late relay alerts")
                 assert [a.id for a in late.hub.open_alerts()] == [kept * 10_000 + kept_board]

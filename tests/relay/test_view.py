@@ -193,7 +193,7 @@ def alert(alert_id: int, board: int, kind: str = "flag_fall") -> Alert:
     return Alert(id=alert_id, kind=AlertKind(kind), board=board, at=float(alert_id), action="look")
 
 
-def test_open_alerts_get_relay_ids_and_closing_ones_are_acknowledged() -> None:
+def test_open_alerts_get_relay_ids_and_closing_ones_are_resolved() -> None:
     hub = Hub()
     view = RelayView(hub, PREFIX)
     announce(view, "a", [1, 2])
@@ -205,11 +205,13 @@ def test_open_alerts_get_relay_ids_and_closing_ones_are_acknowledged() -> None:
     shown = hub.alert(10_003)
     assert shown is not None
     assert (shown.board, shown.kind, shown.action) == (3, "flag_fall", "look")
-    list_alerts(view, "a", [alert(2, 2)])  # alert 1 of "a" was acknowledged
+    seen = alert(2, 2).acknowledge(5.0)
+    list_alerts(view, "a", [seen])  # alert 1 of "a" resolved; alert 2 acknowledged, open
     assert [a.id for a in hub.open_alerts()] == [10_003, 20_002]
-    acknowledged = hub.alert(10_001)
-    assert acknowledged is not None
-    assert acknowledged.acknowledged
+    assert hub.alert(20_002) == dataclasses.replace(seen, id=20_002)
+    resolved = hub.alert(10_001)
+    assert resolved is not None
+    assert (resolved.state, resolved.history[-1].note) == ("resolved", "no longer open on daemon a")
     assert view.alert_origin(10_001) is None
 
 

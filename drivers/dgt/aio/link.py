@@ -11,7 +11,7 @@ At DEBUG level the link logs a wire trace, one line per chunk::
     /dev/ttyACM0 = open 9600 8N1
     /dev/ttyACM0 > 4d
     /dev/ttyACM0 < 93 00 05 01 02
-    /dev/ttyACM0 = closed: read failed: [Errno 5] Input/output error
+    /dev/ttyACM0 = closed: the cable was pulled or the board is gone (Input/output error)
 
 Exceptions of the L1 modules (link, device, supervisor); every one is a peer fault (the
 board, the cable, the port), never a bug of ours::
@@ -46,6 +46,7 @@ from drivers.dgt.protocol import DgtProtocol
 
 __all__ = [
     "BAUD_RATE",
+    "GONE",
     "ClockError",
     "ClockRefused",
     "ClockTimeout",
@@ -56,6 +57,7 @@ __all__ = [
     "LinkClosed",
     "PortUnavailable",
     "ReplyTimeout",
+    "plain_reason",
 ]
 
 log = logging.getLogger(__name__)
@@ -182,16 +184,35 @@ class _SerialTransport(SerialTransport):
             except OSError as exc:
                 self._close(exc=serial.SerialException(f"read failed: {exc}"))
                 return
-            if not data:  # a disconnected device reads as ready but empty (pyserial's words)
-                self._close(exc=serial.SerialException(_NO_DATA))
+            if not data:  # a disconnected device reads as ready but empty
+                self._close(exc=serial.SerialException(GONE))
                 return
             self._protocol.data_received(data)
 
 
-_NO_DATA = (
-    "device reports readiness to read but returned no data"
-    " (device disconnected or multiple access on port?)"
+#: Why a link closed when the port went away under it (a USB cable pulled, a Bluetooth
+#: board switched off), in the words the log and the alerts use.
+GONE = "the cable was pulled or the board is gone"
+
+#: pyserial's and the system's words for a port that went away, as they reach us.
+_PORT_GONE = (
+    "readiness to read but returned no data",  # pyserial: ready, yet nothing to read
+    "Input/output error",  # EIO: Linux and macOS, the device was removed
+    "No such device",  # ENXIO, ENODEV
+    "ClearCommError",  # Windows: the COM port vanished
 )
+
+
+def plain_reason(text: str) -> str:
+    """A closed port's reason in plain words: :data:`GONE` for a port that went away
+    (the system's words kept in brackets), else ``text`` unchanged."""
+    if text == GONE or text.startswith(GONE + " ("):
+        return text
+    for words in _PORT_GONE:
+        if words in text:
+            cause = "" if words.startswith("readiness") else f" ({words})"
+            return f"{GONE}{cause}"
+    return text
 
 
 class _Receiver(asyncio.Protocol):
@@ -204,7 +225,7 @@ class _Receiver(asyncio.Protocol):
         self._link._receive_bytes(data)
 
     def connection_lost(self, exc: Exception | None) -> None:
-        self._link._receive_close(str(exc) if exc else "closed")
+        self._link._receive_close(plain_reason(str(exc)) if exc else "closed")
 
 
 class DgtLink:

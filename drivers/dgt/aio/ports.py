@@ -22,21 +22,46 @@ Windows    ``COM3``, ``COM*``: names and globs are matched against the serial po
 
 :func:`serial_ports` is the one place that lists the serial ports of this machine that
 may hold a DGT board (``dgtcast boards``, boards configured by serial number only).
+
+Emulated boards (``dgtcast emulate``, a rehearsal) are among them: each one running puts
+a symlink to its pseudo-terminal in :func:`emulated_ports_dir`, a folder of this user's
+(``DGTCAST_EMULATED_PORTS`` names another), named ``dgt-SERIAL-PID`` and removed when it
+stops. Only links of emulators still running are listed, and only from a folder that
+belongs to this user and no one else may write to; when no emulator runs the folder is
+empty and a real event sees exactly the machine's serial ports.
 """
 
 from __future__ import annotations
 
+import contextlib
 import fnmatch
 import glob
 import os
 import re
+import stat
 import sys
+import tempfile
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from serial.tools import list_ports
 
-__all__ = ["DEFAULT_PATTERNS", "PortSpec", "natural_key", "patterns_for", "serial_ports"]
+__all__ = [
+    "DEFAULT_PATTERNS",
+    "EMULATED_PORTS_ENV",
+    "PortSpec",
+    "emulated_port_of",
+    "emulated_ports",
+    "emulated_ports_dir",
+    "natural_key",
+    "new_emulated_port",
+    "patterns_for",
+    "serial_ports",
+]
+
+#: The environment variable that moves :func:`emulated_ports_dir` (tests, several users).
+EMULATED_PORTS_ENV = "DGTCAST_EMULATED_PORTS"
 
 _PATTERNS = {
     "linux": ("/dev/ttyACM*", "/dev/ttyUSB*", "/dev/rfcomm*"),
@@ -159,7 +184,8 @@ def serial_ports(patterns: Sequence[str] = ()) -> list[str]:
     The ports the operating system lists (pyserial's ``list_ports``: COM ports on
     Windows, ``/dev/cu.*`` on macOS, USB serial devices on Linux) plus those matching
     :data:`DEFAULT_PATTERNS` (Bluetooth ``rfcomm`` ports are not listed by Linux) and
-    the given extra ``patterns`` (paths or globs, e.g. a folder of udev symlinks).
+    the given extra ``patterns`` (paths or globs, e.g. a folder of udev symlinks), then
+    the ports of running emulators (:func:`emulated_ports`).
     A port reached by several names is listed once, by the name a pattern gave (a udev
     symlink such as ``/dev/dgt-board-3`` rather than ``/dev/ttyACM0``); ``/dev/ttyS*``
     (the motherboard's legacy UARTs, never a DGT board) is left out unless a pattern
@@ -173,4 +199,75 @@ def serial_ports(patterns: Sequence[str] = ()) -> list[str]:
     named: dict[str, str] = {}  # real path -> the name shown (a pattern's symlink first)
     for path in [*PortSpec(patterns=every)._existing_paths(), *system]:
         named.setdefault(os.path.realpath(path), path)
-    return sorted(named.values(), key=natural_key)
+    emulated = [p for p in emulated_ports() if os.path.realpath(p) not in named]
+    # real ports first: a rehearsal's emulator left running never wins over the real board
+    return sorted(named.values(), key=natural_key) + emulated
+
+
+def emulated_ports_dir() -> Path:
+    """The folder where running emulators put their ports (see the module docstring)."""
+    given = os.environ.get(EMULATED_PORTS_ENV)
+    if given:
+        return Path(given)
+    user = os.getuid() if hasattr(os, "getuid") else os.getlogin()
+    return Path(tempfile.gettempdir()) / f"dgtcast-{user}" / "emulated"
+
+
+def new_emulated_port(serial: str) -> Path:
+    """Where this process, an emulator of the board ``serial``, puts its port's link.
+
+    Makes the folder (this user's only) and removes the links of emulators that are no
+    longer running (killed before they could).
+    """
+    folder = emulated_ports_dir()
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    for entry in folder.glob("dgt-*"):
+        pid = entry.name.rsplit("-", 1)[-1]
+        if entry.is_symlink() and pid.isdigit() and not _running(int(pid)):
+            with contextlib.suppress(OSError):
+                entry.unlink()
+    return folder / f"dgt-{serial}-{os.getpid()}"
+
+
+def emulated_port_of(path: str) -> str | None:
+    """The emulated port (its link) whose pty ``path`` is, or None for any other port."""
+    real = os.path.realpath(path)
+    return next((p for p in emulated_ports() if os.path.realpath(p) == real), None)
+
+
+def emulated_ports(folder: Path | None = None) -> list[str]:
+    """The ports of the emulators running now, in natural order (none on Windows)."""
+    folder = emulated_ports_dir() if folder is None else folder
+    if sys.platform == "win32" or not _private(folder):
+        return []
+    try:
+        entries = list(folder.iterdir())
+    except OSError:
+        return []
+    ports = []
+    for entry in entries:
+        pid = entry.name.rsplit("-", 1)[-1]
+        running = entry.name.startswith("dgt-") and pid.isdigit() and _running(int(pid))
+        if running and entry.exists():  # an unplugged emulated board is gone, as a real one
+            ports.append(str(entry))
+    return sorted(ports, key=natural_key)
+
+
+def _private(folder: Path) -> bool:
+    """The folder exists, is this user's, and nobody else may write to it."""
+    try:
+        info = folder.stat()
+    except OSError:
+        return False
+    mine = not hasattr(os, "getuid") or info.st_uid == os.getuid()
+    return stat.S_ISDIR(info.st_mode) and mine and not info.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

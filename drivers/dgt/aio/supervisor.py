@@ -33,6 +33,7 @@ from __future__ import annotations
 import asyncio
 import enum
 import logging
+import os
 import random
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -55,6 +56,7 @@ __all__ = [
     "LinkDown",
     "LinkUp",
     "Report",
+    "SerialSightings",
     "SupervisorState",
     "TimedReport",
 ]
@@ -184,6 +186,7 @@ class BoardSupervisor:
         serial: str | None = None,
         open_timeout: float = 2.0,
         rng: random.Random | None = None,
+        sightings: SerialSightings | None = None,
     ) -> None:
         """Configure; nothing happens before :meth:`run`.
 
@@ -195,11 +198,14 @@ class BoardSupervisor:
                 behind one glob).
             open_timeout: opening one port.
             rng: draws the backoff jitter.
+            sightings: which serial answered on which port, shared by the supervisors
+                of one daemon (boards by serial on the same ports).
         """
         self.port = port if isinstance(port, PortSpec) else PortSpec.from_str(port)
         self.timeouts = timeouts or DeviceTimeouts()
         self._backoff = Backoff(backoff or BackoffPolicy(), rng)
         self._serial = serial
+        self._sightings = sightings
         self._open_timeout = open_timeout
         self._state = SupervisorState.CONNECTING
         self._device: DgtDevice | None = None
@@ -334,7 +340,10 @@ class BoardSupervisor:
         """Try each candidate port in turn; the first board that answers wins."""
         self._enter(SupervisorState.CONNECTING)
         problems: list[PortProblem] = []
-        for path in self.port.candidates(preferred=self._last_path):
+        candidates = self.port.candidates(preferred=self._last_path)
+        if self._serial is not None and self._sightings is not None:
+            candidates = self._sightings.order(candidates, self._serial)
+        for path in candidates:
             device = await self._try_port(path, problems)
             if device is not None:
                 self.last_problems = ()
@@ -356,6 +365,8 @@ class BoardSupervisor:
         self._enter(SupervisorState.HANDSHAKING)
         try:
             identity = await device.handshake()
+            if self._sightings is not None:
+                self._sightings.saw(path, identity.serial.text)
             if self._serial is not None and identity.serial.text != self._serial:
                 problems.append(
                     PortProblem(
@@ -407,6 +418,31 @@ class BoardSupervisor:
     async def _discard(self, device: DgtDevice) -> None:
         self._totals += _device_counters(device)
         await device.close()
+
+
+class SerialSightings:
+    """Which serial number answered on which port last, shared by the supervisors of the
+    boards named by serial on the same ports.
+
+    A board tries first the ports where its serial was seen, then ports nobody has read
+    yet, and last those where another board answered (boards may have been swapped since):
+    two supervisors never hold each other's board in turn, connect after connect.
+    """
+
+    def __init__(self) -> None:
+        self._serials: dict[str, str] = {}
+
+    def saw(self, port: str, serial: str) -> None:
+        """The board with ``serial`` answered on ``port``."""
+        self._serials[os.path.realpath(port)] = serial
+
+    def order(self, candidates: list[str], serial: str) -> list[str]:
+        """``candidates`` (real paths) in the order the board ``serial`` tries them."""
+        seen = self._serials
+        mine = [p for p in candidates if seen.get(p) == serial]
+        unread = [p for p in candidates if p not in seen]
+        others = [p for p in candidates if p in seen and seen[p] != serial]
+        return mine + unread + others
 
 
 def _device_counters(device: DgtDevice) -> LinkCounters:

@@ -7,8 +7,12 @@ shows, refreshed in place (``rich``'s live display):
 * a progress line while something long is read (the journal at start, a board's memory);
 * one row per board: number, players, link (the e-board's serial number and whether it
   answers), both clocks (the running one marked ``▸``), the last move, the result
-  (``provisional`` until an arbiter confirms it) and the board's state;
-* the open alerts with what to do, newest last.
+  (``provisional`` until an arbiter confirms it) and the board's state (``to confirm``,
+  ``finished`` once a game has a result);
+* the keys' line: ``s`` sets a result, ``c`` confirms one (or all), the prompt while
+  one is typed and the daemon's answer (daemon/console/keys.py);
+* the open alerts with what to do, newest last (those an arbiter acknowledged marked so),
+  and the last few resolved, each saying by whom and why (docs/alerts.md, "Life cycle").
 
 Log lines (warnings and worse by default) print above it. Not on a terminal, or under
 systemd, nothing of this is shown: the log lines are the output (daemon/shell/logs.py).
@@ -37,6 +41,7 @@ from rich.text import Text
 
 from broadcast.feed.messages import LOW_BATTERY, Alert, BoardState, BoardStatus
 from broadcast.feed.pgn import format_clock
+from daemon.console.keys import KeyPrompt
 from daemon.shell.logs import under_journald
 
 __all__ = ["ConsoleFrame", "LiveConsole", "memory_progress", "render", "wanted"]
@@ -71,12 +76,17 @@ class ConsoleFrame:
         boards: every board's latest state, in board order.
         alerts: the open alerts, oldest first.
         progress: what is being read right now, if anything.
+        resolved: the last alerts resolved, in the order they were.
+        keys: the keyboard's prompt and last answer (daemon/console/keys.py); None
+            where keys are not read.
     """
 
     title: str
     boards: Sequence[BoardState]
     alerts: Sequence[Alert]
     progress: str | None = None
+    resolved: Sequence[Alert] = ()
+    keys: KeyPrompt | None = None
 
 
 def memory_progress(states: Sequence[BoardState]) -> str | None:
@@ -98,8 +108,17 @@ def render(frame: ConsoleFrame, now: float) -> RenderableType:
     if frame.progress is not None:
         parts.append(Spinner("dots", text=Text(frame.progress, style="yellow")))
     parts.append(_boards(frame.boards, now))
+    if frame.keys is not None:
+        parts.extend(_keys(frame.keys))
     parts.append(_alerts(frame.alerts))
+    if frame.resolved:
+        parts.append(_resolved(frame.resolved))
     return Group(*parts)
+
+
+def _keys(prompt: KeyPrompt) -> list[RenderableType]:
+    line = Text(prompt.line, style="dim" if prompt.action is None else "bold cyan")
+    return [line] if not prompt.reply else [line, Text(prompt.reply, style="cyan")]
 
 
 def _boards(states: Sequence[BoardState], now: float) -> Table:
@@ -116,9 +135,7 @@ def _boards(states: Sequence[BoardState], now: float) -> Table:
         ratio = 1 if name == "Players" else None
         table.add_column(name, ratio=ratio, min_width=least, no_wrap=True, overflow="ellipsis")
     for state in states:
-        label, style = _STATES.get(state.status, (state.status.value, ""))
-        if state.status is BoardStatus.WAITING and state.serial is None:
-            label, style = "no link", "bold red"
+        label, style = _state(state)
         table.add_row(
             _number(state),
             f"{state.white or '?'} – {state.black or '?'}",
@@ -129,6 +146,15 @@ def _boards(states: Sequence[BoardState], now: float) -> Table:
             Text(label, style=style),
         )
     return table
+
+
+def _state(state: BoardState) -> tuple[str, str]:
+    """The State column: a finished game says so, whatever its e-board does since."""
+    if state.result != "*":
+        return ("finished", "green") if state.result_final else ("to confirm", "bold yellow")
+    if state.status is BoardStatus.WAITING and state.serial is None:
+        return "no link", "bold red"
+    return _STATES.get(state.status, (state.status.value, ""))
 
 
 def _number(state: BoardState) -> str:
@@ -182,14 +208,43 @@ def _result(state: BoardState) -> Text:
 def _alerts(alerts: Sequence[Alert]) -> RenderableType:
     if not alerts:
         return Text("no open alerts", style="dim")
+    table = _alert_table()
+    for alert in alerts:
+        style = "yellow" if alert.acknowledged else "bold red"
+        seen = " (acknowledged)" if alert.acknowledged else ""
+        head = Text(f"{_clock(alert.at)} #{alert.id} {_kind(alert)}{seen}", style=style)
+        table.add_row(head, alert.action or f"board {alert.board}")
+    acked = sum(alert.acknowledged for alert in alerts)
+    count = f"open alerts: {len(alerts)}" + (f" ({acked} acknowledged)" if acked else "")
+    return Group(Text(count, style="bold"), table)
+
+
+def _resolved(alerts: Sequence[Alert]) -> RenderableType:
+    table = _alert_table()
+    for alert in reversed(alerts):
+        step = next((s for s in reversed(alert.history) if s.step == "resolved"), None)
+        when = _clock(alert.at if step is None else step.at)
+        why = "resolved" if step is None else f"resolved by {step.by}: {step.note}"
+        table.add_row(
+            Text(f"{when} #{alert.id} {_kind(alert)}", style="dim"), Text(why, style="dim")
+        )
+    return Group(Text("resolved lately:", style="dim"), table)
+
+
+def _alert_table() -> Table:
     table = Table(show_header=False, show_edge=False, pad_edge=False, expand=True, box=None)
     table.add_column(no_wrap=True)
     table.add_column(ratio=1, no_wrap=True, overflow="ellipsis")
-    for alert in alerts:
-        when = time.strftime("%H:%M:%S", time.localtime(alert.at))
-        head = Text(f"{when} #{alert.id} {alert.kind.replace('_', ' ')}", style="bold red")
-        table.add_row(head, alert.action or f"board {alert.board}")
-    return Group(Text(f"open alerts: {len(alerts)}", style="bold"), table)
+    return table
+
+
+def _clock(at: float) -> str:
+    return time.strftime("%H:%M:%S", time.localtime(at))
+
+
+def _kind(alert: Alert) -> str:
+    where = f"board {alert.board}" if alert.board else "event"
+    return f"{alert.kind.replace('_', ' ')} ({where})"
 
 
 class LiveConsole:
@@ -242,6 +297,7 @@ class LiveConsole:
                 boards=self._frame.boards,
                 alerts=self._frame.alerts,
                 progress=text,
+                resolved=self._frame.resolved,
             )
         )
 

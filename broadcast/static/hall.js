@@ -1,0 +1,233 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+/**
+ * The hall screen at `/hall`: a few boards large, clocks readable across the room,
+ * cycling through the round's boards when there are more than fit (docs/viewer.md).
+ *
+ *   /hall                      every board, 4 at a time, 20 s each
+ *   /hall?section=U12          one section's boards
+ *   /hall?boards=1,2,7         these boards
+ *   &per=6 &every=30           boards per screen (1-12), seconds per screen (5-600)
+ *
+ * No controls: it connects, reconnects and follows round changes by itself, from the
+ * same feed model as the viewer (model.js).
+ */
+
+import { BoardView, el } from "./boardview.js";
+import { Action, FeedState, resultText, socketUrl, statusText } from "./model.js";
+import { ReconnectingSocket, State, stateText } from "./socket.js";
+
+const TICK_MS = 200;
+const PING_MS = 20000;
+const PONG_MS = 10000;
+
+function whole(value, low, high, fallback) {
+  const number = Number.parseInt(value ?? "", 10);
+  return Number.isInteger(number) ? Math.min(high, Math.max(low, number)) : fallback;
+}
+
+/** What the address asks for: `{section, boards, per, every}`. */
+export function hallOptions(search) {
+  const query = new URLSearchParams(search);
+  const boards = (query.get("boards") ?? "")
+    .split(",")
+    .map((part) => Number.parseInt(part, 10))
+    .filter((number) => Number.isInteger(number) && number > 0);
+  return {
+    section: query.get("section"),
+    boards: boards.length > 0 ? new Set(boards) : null,
+    per: whole(query.get("per"), 1, 12, 4),
+    every: whole(query.get("every"), 1, 600, 20),
+  };
+}
+
+/** The hall cards' font size in px (hall.css: clamp(16px, 3.2vh, 64px)). */
+function cardFont() {
+  return Math.min(64, Math.max(16, 0.032 * window.innerHeight));
+}
+
+/** Columns, rows and the width of a board for `count` boards in the element `main`. */
+function gridFor(count, main) {
+  const style = getComputedStyle(main);
+  const px = (name) => Number.parseFloat(style[name]) || 0;
+  const width = main.clientWidth - px("paddingLeft") - px("paddingRight");
+  const height = main.clientHeight - px("paddingTop") - px("paddingBottom");
+  let best = { columns: 1, rows: count, size: 0 };
+  for (let columns = 1; columns <= count; columns += 1) {
+    const rows = Math.ceil(count / columns);
+    const across = (width - (columns - 1) * px("columnGap")) / columns;
+    const down = (height - (rows - 1) * px("rowGap")) / rows;
+    // besides the board, a card holds its head and two player rows: about 8 lines
+    const size = Math.min(across, down - 8 * cardFont());
+    if (size > best.size) best = { columns, rows, size };
+  }
+  best.size = Math.max(best.size, 0);
+  return best;
+}
+
+class Hall {
+  constructor() {
+    this.options = hallOptions(location.search);
+    this.per = this.options.per; // fewer on a small screen: see fit()
+    this.feed = new FeedState();
+    this.page = 0;
+    this.shownKey = "";
+    this.views = new Map(); // board number → {view, head, card}
+    this.pingAt = null;
+    this.pongTimer = null;
+    this.main = document.getElementById("hall-boards");
+    this.socket = new ReconnectingSocket({
+      url: () => socketUrl(location, "/ws", this.feed.seq),
+      onMessage: (message) => this.receive(message),
+      onState: (state, detail) => this.showConnection(state, detail),
+      onOpen: () => this.ping(),
+    });
+  }
+
+  start() {
+    window.addEventListener("online", () => this.socket.retrySoon());
+    window.addEventListener("resize", () => this.draw(true));
+    setInterval(() => this.tick(), TICK_MS);
+    setInterval(() => this.ping(), PING_MS);
+    setInterval(() => this.turn(), this.options.every * 1000);
+    this.socket.start();
+  }
+
+  receive(message) {
+    if (message.type === "pong") {
+      clearTimeout(this.pongTimer);
+      this.pongTimer = null;
+      if (this.pingAt !== null) this.feed.receivePong(message.server_time, this.pingAt, Date.now() / 1000);
+      return;
+    }
+    const outcome = this.feed.receive(message, Date.now() / 1000);
+    if (outcome.action === Action.SNAPSHOT) this.draw(true);
+    else if (outcome.action === Action.CHANGED) this.changed(outcome.board, outcome.type);
+    else if (outcome.action === Action.GAP) this.socket.send({ type: "resume", since: this.feed.seq });
+    else if (outcome.action === Action.RESYNC) {
+      this.feed.seq = null;
+      this.socket.restart();
+    }
+    document.body.dataset.seq = String(this.feed.seq);
+  }
+
+  ping() {
+    if (this.pongTimer !== null || !this.socket.send({ type: "ping" })) return;
+    this.pingAt = Date.now() / 1000;
+    this.pongTimer = setTimeout(() => {
+      this.pongTimer = null;
+      this.socket.restart();
+    }, PONG_MS);
+  }
+
+  showConnection(state, detail) {
+    if (state !== State.OPEN) {
+      clearTimeout(this.pongTimer);
+      this.pongTimer = null;
+    }
+    const shown = document.getElementById("connection");
+    shown.textContent = stateText(state, detail, "live");
+    shown.dataset.state = state;
+    document.body.dataset.connection = state;
+  }
+
+  /** The boards the address selects, in board order. */
+  chosen() {
+    const { section, boards } = this.options;
+    return [...this.feed.boards.values()]
+      .filter((board) => (section === null || board.section === section) && (boards === null || boards.has(board.board)))
+      .filter((board) => board.white || board.black || board.moves.length > 0)
+      .sort((a, b) => a.board - b.board);
+  }
+
+  pages() {
+    const boards = this.chosen();
+    const pages = [];
+    for (let start = 0; start < boards.length; start += this.per) {
+      pages.push(boards.slice(start, start + this.per).map((board) => board.board));
+    }
+    return pages;
+  }
+
+  turn() {
+    const count = this.pages().length;
+    if (count <= 1) return;
+    this.page = (this.page + 1) % count;
+    this.draw(false);
+  }
+
+  changed(number, type) {
+    if (type === "board") return this.draw(false);
+    const entry = this.views.get(number);
+    if (entry !== undefined) this.drawBoard(number);
+  }
+
+  /** As many boards per screen as asked, or fewer, so that a board stays large. */
+  fit() {
+    const wanted = Math.min(160, 0.4 * Math.min(this.main.clientWidth, this.main.clientHeight));
+    for (let count = this.options.per; count > 1; count -= 1) {
+      if (gridFor(count, this.main).size >= wanted) return count;
+    }
+    return 1;
+  }
+
+  /** Lay out the current page's boards (again when they or the screen changed). */
+  draw(force) {
+    if (force) this.per = this.fit();
+    const pages = this.pages();
+    if (this.page >= pages.length) this.page = 0;
+    const numbers = pages[this.page] ?? [];
+    const key = JSON.stringify([numbers, window.innerWidth, window.innerHeight]);
+    this.showHeader(pages.length);
+    if (!force && key === this.shownKey) return;
+    this.shownKey = key;
+    for (const { view } of this.views.values()) view.destroy();
+    this.views.clear();
+    const grid = gridFor(Math.max(1, numbers.length), this.main);
+    this.main.style.gridTemplateColumns = `repeat(${grid.columns}, ${Math.floor(grid.size)}px)`;
+    this.main.replaceChildren(...numbers.map((number) => this.card(number)));
+    if (numbers.length === 0) this.main.append(el("p", "empty", "No boards to show yet."));
+    this.main.dataset.boards = numbers.join(",");
+    for (const number of numbers) this.drawBoard(number);
+  }
+
+  showHeader(pageCount) {
+    const first = this.chosen()[0];
+    const round = first ? String(first.round || "").split(".")[0] : "";
+    const section = this.options.section ?? (first ? first.section : "");
+    document.getElementById("hall-title").textContent = [section, round ? `Round ${round}` : ""].filter(Boolean).join(" · ");
+    document.getElementById("hall-page").textContent = pageCount > 1 ? `${this.page + 1} / ${pageCount}` : "";
+    const delay = this.feed.delay;
+    document.getElementById("delay").textContent = delay > 0 ? `delayed by ${Math.round(delay / 60)} min` : "";
+  }
+
+  card(number) {
+    const card = el("article", "hall-card");
+    card.dataset.board = String(number);
+    const head = { number: el("span", "number", `Board ${number}`), status: el("span", "status"), result: el("span", "result") };
+    const top = el("header", "hall-card-head");
+    top.append(head.number, head.status, head.result);
+    const body = el("div", "view");
+    card.append(top, body);
+    this.views.set(number, { card, head, body, view: null });
+    return card;
+  }
+
+  drawBoard(number) {
+    const board = this.feed.boards.get(number);
+    const entry = this.views.get(number);
+    if (board === undefined || entry === undefined) return;
+    if (entry.view === null) entry.view = new BoardView(entry.body);
+    entry.view.update(board);
+    entry.head.status.textContent = board.status === "online" ? "" : statusText(board.status);
+    entry.head.result.textContent = resultText(board.result);
+    entry.head.result.classList.toggle("provisional", board.result !== "*" && !board.result_final);
+    entry.view.tick(this.feed.serverNow(Date.now() / 1000), this.feed.delay);
+  }
+
+  tick() {
+    const now = this.feed.serverNow(Date.now() / 1000);
+    for (const { view } of this.views.values()) view?.tick(now, this.feed.delay);
+  }
+}
+
+new Hall().start();

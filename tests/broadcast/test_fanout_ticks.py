@@ -1,0 +1,105 @@
+"""The ticking spectator feed: batched frames, one frame per tick, slow ones dropped."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+from typing import Any
+
+from websockets.asyncio.client import ClientConnection, connect
+from websockets.typing import Subprotocol
+
+from broadcast.feed.hub import Hub
+from broadcast.web.server import BroadcastServer
+from tests.broadcast.feed_client import FeedModel, RecordingHandler, state_after
+from tests.waiting import wait_until
+
+BATCH = [Subprotocol("dgtcast.batch")]
+
+
+async def _frames(ws: ClientConnection, model: FeedModel, frames: list[Any]) -> None:
+    """Apply every message of every frame; keep the frames as they came."""
+    async for text in ws:
+        data = json.loads(text)
+        frames.append(data)
+        for message in data if isinstance(data, list) else [data]:
+            model.apply(message)
+
+
+async def test_a_batch_of_publishes_reaches_a_batch_client_as_one_array() -> None:
+    hub = Hub()
+    for board in range(1, 9):
+        hub.publish_board(state_after(board, 0))
+    async with BroadcastServer(hub, RecordingHandler()) as server:
+        url = f"ws://127.0.0.1:{server.port}/ws"
+        async with connect(url, subprotocols=BATCH) as batch, connect(url) as plain:
+            assert batch.subprotocol == "dgtcast.batch"
+            assert plain.subprotocol is None
+            models, frames = [FeedModel(), FeedModel()], [[], []]  # type: ignore[var-annotated]
+            readers = [
+                asyncio.create_task(_frames(ws, model, got))
+                for ws, model, got in zip((batch, plain), models, frames, strict=True)
+            ]
+            await wait_until(lambda: all(m.snapshots == 1 for m in models), what="snapshots")
+            before = hub.seq
+            with hub.batch():  # a group of publishes (a group commit): one tick
+                for board in range(1, 9):
+                    hub.publish_board(state_after(board, 3))
+            await wait_until(lambda: all(m.seq == hub.seq for m in models), what="the moves")
+            for reader in readers:
+                reader.cancel()
+    [snapshot, array] = frames[0]
+    assert snapshot["type"] == "snapshot"
+    assert [event["seq"] for event in array] == list(range(before + 1, hub.seq + 1))
+    assert all(isinstance(frame, dict) for frame in frames[1])  # one event, one message
+    assert len(frames[1]) == 1 + hub.seq - before
+    assert models[0].boards == models[1].boards
+
+
+async def test_a_spectator_gets_at_most_one_frame_per_tick_with_every_change() -> None:
+    hub = Hub()
+    hub.publish_board(state_after(1, 0))
+    server = BroadcastServer(hub, RecordingHandler(), frame_interval=3600.0)
+    model, frames = FeedModel(), []  # type: ignore[var-annotated]
+    async with server, connect(f"ws://127.0.0.1:{server.port}/ws", subprotocols=BATCH) as ws:
+        reader = asyncio.create_task(_frames(ws, model, frames))
+        await wait_until(lambda: model.snapshots == 1, what="the snapshot")
+        hub.publish_board(state_after(1, 1))  # the first tick comes at once
+        await wait_until(lambda: model.seq == hub.seq, what="the first move")
+        for plies in range(2, 8):  # the next tick is an hour away: held
+            hub.publish_board(state_after(1, plies))
+            await asyncio.sleep(0)
+        assert server.fanout is not None
+        assert len(frames) == 2
+        server.fanout.tick()  # the hour has passed
+        await wait_until(lambda: model.seq == hub.seq, what="every move since")
+        reader.cancel()
+    assert len(frames) == 3
+    assert len(model.boards[1]["moves"]) == 7
+
+
+async def test_a_spectator_that_stops_reading_is_dropped_and_resumes_with_every_move() -> None:
+    hub = Hub(ring_size=64)
+    hub.publish_board(state_after(1, 0))
+    server = BroadcastServer(hub, RecordingHandler(), write_limit=1024, slow_timeout=0.2)
+    async with server:
+        url = f"ws://127.0.0.1:{server.port}/ws"
+        model = FeedModel()
+        stalled = await connect(url, max_queue=1)
+        model.apply(json.loads(await stalled.recv()))  # the snapshot, then nothing
+        for conn in server._spectators:  # small kernel buffers: the stalled one fills soon
+            conn.transport.get_extra_info("socket").setsockopt(
+                socket.SOL_SOCKET, socket.SO_SNDBUF, 4096
+            )
+        assert server.fanout is not None
+        plies = 0
+        while server.fanout.dropped == 0:
+            plies = plies % 8 + 1
+            hub.publish_board(state_after(1, plies, white=f"White {hub.seq}"))
+            await asyncio.sleep(0.01)
+        await stalled.close()
+        async with connect(f"{url}?since={model.seq}") as again:
+            while model.seq < hub.seq:  # resumed events, or a snapshot if the ring moved on
+                model.apply(json.loads(await asyncio.wait_for(again.recv(), 10)))
+    assert model.boards[1]["white"] == f"White {hub.seq - 1}"

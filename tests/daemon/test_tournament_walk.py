@@ -1,0 +1,206 @@
+"""docs/tournament.md walked with its own commands, as real processes, on emulated boards.
+
+Two sections (OPEN on boards 1-2, U12 on 41-42, board 42 without an e-board), boards by
+serial number and no port, two rounds of the pairing program's files. Every step is a
+command of the walkthrough: ``dgtcast emulate --serial … --clock-mode 23`` per e-board
+(its rehearsal), ``dgtcast boards --config``, ``dgtcast run --config … --set-clocks``,
+``dgtcast result set`` for the board without an e-board, ``dgtcast result confirm
+--all``, ``dgtcast round next``, the emulators started again with the next round's
+games, and ``round next`` after the last round saying the event is over. Only the HTTP
+port differs (``--http-port 0``: the tests share a machine).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack, asynccontextmanager
+from pathlib import Path
+
+from daemon.commands.arbiter_client import arbiter_session
+from daemon.config.model import load_config
+from daemon.pairing import Tournament
+from tests.daemon.support import emulator_process
+from tests.serving import DGTCAST
+
+SERIALS = {1: "12401", 2: "12388", 41: "20455"}
+CLOCKS = {1: "5400+30", 2: "5400+30", 41: "3600+30"}
+MATE = '[Result "1-0"]\n\n1. e4 e5 2. Bc4 Nc6 3. Qh5 Nf6 4. Qxf7# 1-0\n'
+FOOL = '[Result "0-1"]\n\n1. f3 e5 2. g4 Qh4# 0-1\n'
+#: When an emulated game begins: once the daemon follows the board, then 3 s on.
+PLAY = ("--after-driver", "--wait", "3")
+#: The games each e-board plays, by round.
+GAMES = {1: {1: MATE, 2: FOOL, 41: MATE}, 2: {1: FOOL, 2: MATE, 41: FOOL}}
+
+CONFIG = """\
+[event]
+name = "Spring Congress 2026"
+site = "Riverside Club"
+round = 1
+time_control = "5400+30"
+default_time = "30m"
+dgt_mode = 23
+
+[server]
+arbiter_token = "a long random secret"
+
+[storage]
+path = "congress.db"
+
+[pgn_folder]
+path = "pgn"
+
+[[sections]]
+name = "OPEN"
+[sections.pairing]
+trf = "open.trf"
+pairings = "open-round{round}.txt"
+[[sections.boards]]
+number = 1
+serial = "12401"
+[[sections.boards]]
+number = 2
+serial = "12388"
+
+[[sections]]
+name = "U12"
+time_control = "3600+30"
+[sections.pairing]
+trf = "u12.trf"
+pairings = "u12-round{round}.txt"
+first_board = 41
+[[sections.boards]]
+number = 41
+serial = "20455"
+"""
+
+
+def _event(folder: Path) -> Path:
+    for section in ("open", "u12"):
+        lines = [f"012 Spring Congress 2026 {section}", "XXR 2"]
+        lines += [
+            f"001 {rank:>4} m    {f'{section.title()}{rank}, Player':<33} {2000 - rank:>4} AUS"
+            f" {3300000 + rank:>11} 2000/01/01 {'0.0':>4} {rank:>4}"
+            for rank in range(1, 5)
+        ]
+        (folder / f"{section}.trf").write_text("\n".join(lines) + "\n")
+        (folder / f"{section}-round1.txt").write_text("2\n1 2\n3 4\n")  # the pairing program
+    (folder / "congress.toml").write_text(CONFIG)
+    return folder / "congress.toml"
+
+
+async def _dgtcast(folder: Path, *argv: str) -> tuple[int, str, str]:
+    process = await asyncio.create_subprocess_exec(
+        str(DGTCAST), *argv, cwd=folder,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    async with asyncio.timeout(120):
+        out, err = await process.communicate()
+    assert process.returncode is not None
+    return process.returncode, out.decode(), err.decode()
+
+
+@asynccontextmanager
+async def _daemon(folder: Path) -> AsyncIterator[str]:
+    """``dgtcast run --config congress.toml --set-clocks``; its HTTP port."""
+    log = (folder / "daemon.log").open("ab")
+    process = await asyncio.create_subprocess_exec(
+        str(DGTCAST), "run", "--config", "congress.toml", "--set-clocks", "--http-port", "0",
+        cwd=folder, stdout=asyncio.subprocess.PIPE, stderr=log,
+    )  # fmt: skip
+    try:
+        assert process.stdout is not None
+        port = ""
+        async with asyncio.timeout(60):
+            while not port:
+                line = (await process.stdout.readline()).decode()
+                assert line, (folder / "daemon.log").read_text()
+                if line.startswith("viewer:"):
+                    port = line.rsplit(":", 1)[1].strip(" /\n")
+        yield port
+    finally:
+        process.send_signal(signal.SIGINT)
+        async with asyncio.timeout(30):
+            assert await process.wait() == 0
+        log.close()
+
+
+@asynccontextmanager
+async def _boards(folder: Path, round_number: int, *start: str) -> AsyncIterator[None]:
+    """One ``dgtcast emulate`` per e-board, as the rehearsal in tournament.md starts it;
+    ``start``: when its game begins (``--after-driver --wait 3``: once the daemon reads it)."""
+    async with AsyncExitStack() as stack:
+        for number, serial in SERIALS.items():
+            pgn = folder / f"r{round_number}-b{number}.pgn"
+            pgn.write_text(GAMES[round_number][number])
+            options = ("--clock", CLOCKS[number], "--clock-mode", "23", *start)
+            await stack.enter_async_context(
+                emulator_process(pgn, serial, *options, "--speed", "20")
+            )
+        yield
+
+
+async def _until_played(folder: Path, port: str) -> None:
+    config = load_config(folder / "congress.toml")
+
+    async def results() -> set[int]:
+        async with arbiter_session(config, http_port=int(port)) as session:
+            return {s.board for s in session.boards if s.result != "*"}
+
+    for _ in range(240):
+        if set(SERIALS) <= await results():
+            return
+        await asyncio.sleep(0.5)
+    raise AssertionError("the e-boards' games never ended")
+
+
+async def _results_by_keyboard(folder: Path, port: str, typed: str, result: str) -> str:
+    http = ("--config", "congress.toml", "--http-port", port)
+    code, out, err = await _dgtcast(folder, "result", "set", "42", typed, *http)
+    assert (code, err) == (0, ""), err
+    assert out == f"board 42: {result} set (provisional until confirmed)\n"
+    code, out, err = await _dgtcast(folder, "result", "confirm", "--all", *http)
+    assert (code, err) == (0, ""), err
+    return out
+
+
+async def test_tournament_md_walked_with_emulated_boards(tmp_path: Path) -> None:
+    _event(tmp_path)
+    async with _boards(tmp_path, 1, "--wait", "3600"):  # checked, nothing played
+        code, out, _ = await _dgtcast(tmp_path, "boards", "--config", "congress.toml")
+        assert code == 0
+        named = {line.split()[1]: line.split()[-1] for line in out.splitlines()[1:]}
+        assert named == {"12401": "1", "12388": "2", "20455": "41"}
+    async with _daemon(tmp_path) as port, _boards(tmp_path, 1, *PLAY):
+        http = ("--config", "congress.toml", "--http-port", port)
+        await _until_played(tmp_path, port)
+        confirmed = await _results_by_keyboard(tmp_path, port, "1/2", "1/2-1/2")
+        assert confirmed.splitlines() == [
+            "board 1: 1-0 confirmed",
+            "board 2: 0-1 confirmed",
+            "board 41: 1-0 confirmed",
+            "board 42: 1/2-1/2 confirmed",
+        ]
+        for section in ("open", "u12"):  # the pairing program pairs round 2
+            (tmp_path / f"{section}-round2.txt").write_text("2\n4 1\n2 3\n")
+        code, out, err = await _dgtcast(tmp_path, "round", "next", *http)
+        assert (code, out) == (0, "OPEN: round 2 (2 boards)\nU12: round 2 (2 boards)\n"), err
+
+    async with _daemon(tmp_path) as port, _boards(tmp_path, 2, *PLAY):  # a restart, too
+        http = ("--config", "congress.toml", "--http-port", port)
+        await _until_played(tmp_path, port)
+        await _results_by_keyboard(tmp_path, port, "0-1", "0-1")
+        code, _, err = await _dgtcast(tmp_path, "round", "next", *http)
+        assert code == 1
+        assert err == (
+            "dgtcast: not moved on: the event is over: every section has played its last"
+            " round (OPEN: 2 rounds; U12: 2 rounds)\n"
+        )
+    log = (tmp_path / "daemon.log").read_text()
+    assert "Traceback" not in log
+    assert "OPEN: the round is complete (round 1)" in log
+    assert "U12: the round is complete (round 2)" in log
+    open_trf = Tournament.from_trf(tmp_path / "open.trf")
+    codes = {r: [e.code for e in open_trf.player(r).rounds if e is not None] for r in range(1, 5)}
+    assert codes == {1: ["1", "1"], 2: ["0", "1"], 3: ["0", "0"], 4: ["1", "0"]}
