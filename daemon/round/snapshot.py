@@ -25,6 +25,7 @@ import hashlib
 import io
 import os
 import pickle
+import sys
 import zlib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -144,8 +145,10 @@ def dump_in_child(core: RoundCore) -> ChildDump:
     shares the parent's files and sockets and must not touch them).
 
     Raises:
-        OSError: no pipe or no fork (too many processes, no memory).
+        OSError: no pipe or no fork (too many processes, no memory; Windows has none).
     """
+    if sys.platform == "win32":
+        raise OSError("Windows cannot fork: snapshots are taken in the daemon itself")
     read_fd, write_fd = os.pipe()
     try:
         pid = os.fork()

@@ -37,6 +37,7 @@ import contextlib
 import logging
 import pickle
 import sqlite3
+import sys
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
@@ -237,6 +238,9 @@ class RoundService:
         try:
             asyncio.get_running_loop()
         except RuntimeError:
+            self.take_snapshot()
+            return
+        if sys.platform == "win32":  # no fork: pickled here, on the loop, as before
             self.take_snapshot()
             return
         if self._children is None:
