@@ -27,6 +27,7 @@ from typing import Any
 
 import chess.pgn
 
+from broadcast.feed.messages import CommandReply
 from drivers.emulator.clock import ClockSettings
 
 __all__ = [
@@ -36,6 +37,7 @@ __all__ = [
     "ROOT",
     "THINK",
     "Child",
+    "NoCommands",
     "Row",
     "format_table",
     "long_games",
@@ -366,3 +368,10 @@ def format_table(rows: Iterable[Row], *, markdown: bool = False) -> str:
     lines.append("  ".join("-" * w for w in widths))
     lines += ["  ".join(c.ljust(w) for c, w in zip(cell, widths, strict=True)) for cell in cells]
     return "\n".join(line.rstrip() for line in lines)
+
+
+class NoCommands:
+    """The arbiter command handler of a benchmark's server: it takes none."""
+
+    async def execute(self, command: object) -> CommandReply:
+        return CommandReply(ok=False, reason="benchmark")

@@ -30,10 +30,10 @@ import statistics
 import time
 from dataclasses import dataclass, field
 
-from common import open_spectators, raise_fd_limit, upgrade_request
+from common import NoCommands, open_spectators, raise_fd_limit, upgrade_request
 
 from broadcast.feed.hub import Hub
-from broadcast.feed.messages import BoardState, BoardStatus, CommandReply, MoveInfo
+from broadcast.feed.messages import BoardState, BoardStatus, MoveInfo
 from broadcast.web.server import BroadcastServer
 
 __all__ = ["main"]
@@ -136,13 +136,6 @@ def client_process(port: int, count: int, pipe: multiprocessing.connection.Conne
 # --- Server side -------------------------------------------------------------------------
 
 
-class Handler:
-    """No arbiter commands in this benchmark."""
-
-    async def execute(self, command: object) -> CommandReply:
-        return CommandReply(ok=False, reason="benchmark")
-
-
 def board_state(board: int, plies: int) -> BoardState:
     """A plausible board of a round, ``plies`` plies into the game."""
     moves = tuple(
@@ -201,7 +194,7 @@ async def measure(spectators: int, workers: int, rounds: int) -> Figures:
         hub.publish_board(board_state(board, 2))
     rss_before = rss_mib()
     loop = asyncio.get_running_loop()
-    async with BroadcastServer(hub, Handler(), backlog=4096) as server:
+    async with BroadcastServer(hub, NoCommands(), backlog=4096) as server:
         started = time.monotonic()
         pipes, processes = [], []
         for index in range(workers):

@@ -38,11 +38,11 @@ from array import array
 from dataclasses import dataclass
 from typing import Any
 
-from common import machine, open_spectators, raise_fd_limit
+from common import NoCommands, machine, open_spectators, raise_fd_limit
 from loopwatch import LoopWatch
 
 from broadcast.feed.hub import Hub
-from broadcast.feed.messages import BoardState, BoardStatus, CommandReply, MoveInfo
+from broadcast.feed.messages import BoardState, BoardStatus, MoveInfo
 from broadcast.web.server import BroadcastServer
 
 __all__ = ["Figures", "main", "measure"]
@@ -170,13 +170,6 @@ def client_process(port: int, count: int, pipe: multiprocessing.connection.Conne
 # --- Server side ---------------------------------------------------------------------------
 
 
-class Handler:
-    """No arbiter commands in this benchmark."""
-
-    async def execute(self, command: object) -> CommandReply:
-        return CommandReply(ok=False, reason="benchmark")
-
-
 def board_state(board: int, plies: int, at: float) -> BoardState:
     """Board ``board`` ``plies`` plies into its game, its clock read at ``at``."""
     moves = tuple(
@@ -288,7 +281,7 @@ async def measure(
         hub.publish_board(board_state(board, 2, now))
     loop = asyncio.get_running_loop()
     rss_before = rss_mib()
-    server = BroadcastServer(hub, Handler(), backlog=4096, frame_interval=interval)
+    server = BroadcastServer(hub, NoCommands(), backlog=4096, frame_interval=interval)
     async with server:
         pipes, processes = [], []
         for index in range(workers):
