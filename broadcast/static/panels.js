@@ -12,6 +12,8 @@ import { el } from "./boardview.js";
 import { resultText } from "./model.js";
 
 const REFRESH_MS = 800; // results often come several at once: one fetch for them
+// the cells of the default tie-breaks keep the class of their /standings.json field
+const TIEBREAK_CLASSES = { "BH-C1": "buchholz_cut1", BH: "buchholz", SB: "sonneborn_berger" };
 
 export async function fetchText(url) {
   try {
@@ -217,8 +219,16 @@ export class Panels {
     part.append(el("h2", "", `${section.section || "Standings"}${after}`));
     const table = el("table", "standings");
     const head = el("tr");
-    for (const [text, name] of [["#", "place"], ["Player", "player"], ["Fed", "fed"], ["Rtg", "rating"], ["Pts", "points"], ["BH-C1", "tb"], ["BH", "tb"], ["SB", "tb"]]) {
+    // the section's tie-breaks, in the order its regulations name them (BH-C1, BH, SB unless
+    // the TRF or the configuration says otherwise)
+    const codes = section.tiebreaks ?? ["BH-C1", "BH", "SB"];
+    for (const [text, name] of [["#", "place"], ["Player", "player"], ["Fed", "fed"], ["Rtg", "rating"], ["Pts", "points"]]) {
       head.append(el("th", name, text));
+    }
+    for (const code of codes) {
+      const th = el("th", "tb", code);
+      th.dataset.tiebreak = code;
+      head.append(th);
     }
     const thead = el("thead");
     thead.append(head);
@@ -231,9 +241,12 @@ export class Panels {
       tr.append(el("td", "fed", row.federation || ""));
       tr.append(el("td", "rating", row.rating ? String(row.rating) : ""));
       tr.append(el("td", "points", pointsText(row.points)));
-      for (const key of ["buchholz_cut1", "buchholz", "sonneborn_berger"]) {
-        tr.append(el("td", `tb ${key}`, String(row[key])));
-      }
+      const values = row.tiebreaks ?? [row.buchholz_cut1, row.buchholz, row.sonneborn_berger];
+      codes.forEach((code, index) => {
+        const td = el("td", `tb ${TIEBREAK_CLASSES[code] ?? ""}`.trim(), String(values[index] ?? ""));
+        td.dataset.tiebreak = code;
+        tr.append(td);
+      });
       body.append(tr);
     }
     table.append(thead, body);

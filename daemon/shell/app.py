@@ -219,7 +219,12 @@ class Daemon:
             )
         )
         self.server.routes.extra.append(
-            StandingsRoutes(self.pairings, self.server.public_hub, self._section_names)
+            StandingsRoutes(
+                self.pairings,
+                self.server.public_hub,
+                self._section_names,
+                configured=self._configured_tiebreaks,
+            )
         )
         self.livechess = self._livechess()
         #: Bugs the daemon survives: logged once, one ``internal_error`` alert each.
@@ -309,6 +314,13 @@ class Daemon:
 
     def _section_names(self) -> list[str]:
         return [section.name for section in self.core.config.sections]
+
+    def _configured_tiebreaks(self, name: str) -> list[str]:
+        """A section's ``[pairing] tiebreaks`` (none: empty)."""
+        for section in self.core.config.sections:
+            if section.name == name and section.pairing is not None:
+                return section.pairing.tiebreaks or []
+        return []
 
     @property
     def address(self) -> str:
