@@ -2,14 +2,16 @@
 
 ``dgtcast relay`` serves exactly what one daemon serves (viewer and arbiter pages,
 ``/round.pgn``, ``/board/N.pgn``, ``/status.json``, ``/ws`` with resume, ``/ws/arbiter``,
-the lichess push, the PGN folder, the public delay) for every board of every daemon. It
-holds nothing of its own: it subscribes to the daemons' retained topics (docs/mqtt.md,
+``/rounds.json``, ``/round/N.pgn``, past games, ``/standings.json``, the lichess push,
+the PGN folder, the public delay) for every board of every daemon. It holds nothing of
+its own: it subscribes to the daemons' retained topics (docs/mqtt.md,
 docs/deployment.md) and feeds its own :class:`~broadcast.feed.hub.Hub`::
 
     <prefix>/board/<n>/state          the board's whole BoardState   → hub.publish_board
     <prefix>/daemon/<id>/boards       who owns which board            → command routing
     <prefix>/daemon/<id>/status       online / offline                → boards shown offline
     <prefix>/daemon/<id>/alerts       the daemon's open alerts        → hub alerts
+    <prefix>/section/<key>/…          past rounds, standings          → RelayRounds
 
 so a relay that starts (or restarts, or reconnects after a broker restart) has the
 current picture at once, and more relays behind a load balancer serve more spectators.
@@ -61,9 +63,11 @@ from broadcast.outputs.mqtt_client import (
     new_client,
     raise_if_cancelled,
 )
+from broadcast.outputs.mqtt_rounds import section_filters
 from broadcast.outputs.output_alerts import RELAY_FIRST_ID, OutputAlerts
 from broadcast.outputs.pgn_folder import PgnFolderSettings, PgnFolderWriter
 from broadcast.relay.remote import RelayOffline, RemoteCommands
+from broadcast.relay.rounds import RelayRounds
 from broadcast.relay.routing import relay_alert_id
 from broadcast.web.connection_limits import ConnectionLimits
 from broadcast.web.server import BroadcastServer
@@ -123,6 +127,8 @@ class RelayView:
         self.hub = hub
         self.prefix = prefix
         self.topics = Topics(prefix, "+")  # the filters: every daemon
+        #: The sections' past rounds and standings (``<prefix>/section/…``).
+        self.rounds = RelayRounds()
         self.ignored = 0  # unreadable or outdated messages
         self._received: dict[int, BoardState] = {}
         self._claims: dict[str, Ownership] = {}
@@ -138,15 +144,19 @@ class RelayView:
             topics.board("+", "state"),
             topics.board("+", "clocks"),
             *(topics.daemon(leaf, "+") for leaf in ("boards", "status", "alerts")),
+            *section_filters(topics),
         ]
 
     def receive_message(self, topic: str, payload: bytes) -> None:
         """Take one message of :meth:`subscriptions`; unknown topics are ignored."""
         parts = topic.removeprefix(self.prefix + "/").split("/")
-        if len(parts) != 3:
-            return
-        kind, name, leaf = parts
         try:
+            if parts[0] == "section":
+                self.rounds.receive_message(parts[1:], payload)
+                return
+            if len(parts) != 3:
+                return
+            kind, name, leaf = parts
             if kind == "board" and leaf == "state" and payload:
                 self._receive_state(board_state_from_json(payload))
             elif kind == "board" and leaf == "clocks" and payload:
@@ -452,6 +462,9 @@ class Relay:
             allowed_origins=settings.allowed_origins,
             limits=settings.limits,
             frame_interval=settings.frame_interval,
+        )
+        self.server.routes.extra += self.view.rounds.routes(
+            self.server.public_hub, settings.results
         )
 
     async def start(self) -> None:

@@ -241,7 +241,7 @@ class StandingsRoutes:
         """The standings of every section with a TRF; None for other paths."""
         if path != "/standings.json":
             return None
-        data = [self._section(name) for name in self.sections() if name in self.links]
+        data = [self.section(name) for name in self.sections() if name in self.links]
         same = len(data) == len(self._body[0]) and all(
             new is old for new, old in zip(data, self._body[0], strict=True)
         )
@@ -249,7 +249,7 @@ class StandingsRoutes:
             self._body = (data, encode_json({"sections": data}).encode())
         return Answer(200, self._body[1], JSON_TYPE)
 
-    def _section(self, name: str) -> dict[str, Any]:
+    def section(self, name: str) -> dict[str, Any]:
         """The section's standings, computed again only when the TRF or a public result
         changed (the tournament is immutable: a new result is a new object)."""
         results = self.links[name].handoff.results

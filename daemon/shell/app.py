@@ -51,6 +51,7 @@ from daemon.journal.store import EVENT_BOARD, ROUND, Journal, checkpoint
 from daemon.links.lichess import LichessLink
 from daemon.links.livechess import livechess_folder, livechess_off, livechess_settings
 from daemon.links.pairing import PairingLink, apply_pairings
+from daemon.links.section_topics import SectionTopics
 from daemon.links.settings import mqtt_settings, pgn_folder_settings
 from daemon.links.standings import StandingsRoutes
 from daemon.pairing import ResultHandoff
@@ -218,14 +219,13 @@ class Daemon:
                 results=server.results,
             )
         )
-        self.server.routes.extra.append(
-            StandingsRoutes(
-                self.pairings,
-                self.server.public_hub,
-                self._section_names,
-                configured=self._configured_tiebreaks,
-            )
+        self.standings = StandingsRoutes(
+            self.pairings,
+            self.server.public_hub,
+            self._section_names,
+            configured=self._configured_tiebreaks,
         )
+        self.server.routes.extra.append(self.standings)
         self.livechess = self._livechess()
         #: Bugs the daemon survives: logged once, one ``internal_error`` alert each.
         self.faults = Faults(self.service.output_alerts)
@@ -348,6 +348,19 @@ class Daemon:
                 session.new_round()
         self._announce()  # the boards the round adds are this daemon's too
 
+    def _section_topics(self, mqtt: MqttPublisher) -> SectionTopics:
+        """Past rounds and standings on the broker, for relays (as this server shows them)."""
+        server = self.config.server
+        return SectionTopics(
+            mqtt.publish_retained,
+            mqtt.topics,
+            self.archive,
+            self.standings,
+            lambda: {section.name: section.event.round for section in self.core.config.sections},
+            delay=float(server.public_delay),
+            results=server.results,
+        )
+
     def _announce(self) -> None:
         """Tell the broker every board the round has (and the sections) is this daemon's."""
         if self.mqtt is not None:
@@ -467,6 +480,8 @@ class Daemon:
             jobs.append(("the MQTT commands", 0, CommandListener(broker, self.service).run))
             self.service.result_listeners.append(lambda state, _: _publish_final(mqtt, state))
             jobs.append(("the MQTT output", 0, functools.partial(mqtt.serve, self.hub)))
+            sections = self._section_topics(mqtt)
+            jobs.append(("the relays' rounds", 0, functools.partial(sections.serve, public)))
         if config.lichess:
             self.lichess = LichessLink(config, self.service.output_alerts)
             jobs.append(("the lichess push", 0, functools.partial(self.lichess.serve, public)))
