@@ -1,6 +1,8 @@
 """Past rounds and standings for relays: what a daemon publishes, and what a relay keeps.
 
-The daemon's side publishes a past round once it is public (after the public delay,
+A real daemon and a real relay, each ``dgtcast`` in its own process, answer every
+round's and the standings' addresses alike, also after either restarts. The daemon's
+side publishes a past round once it is public (after the public delay,
 provisional results hidden under ``results = "confirmed"``), each section's standings when
 they change, and clears the round each section is playing; the relay's side keeps them
 and answers from memory, refusing payloads that are not what their topics say.
@@ -8,8 +10,10 @@ and answers from memory, refusing payloads that are not what their topics say.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import math
+import shutil
 from pathlib import Path
 
 from broadcast.feed.archive import RoundArchive
@@ -23,8 +27,13 @@ from daemon.links.standings import StandingsRoutes
 from daemon.pairing.handoff import ResultHandoff
 from daemon.pairing.pairings import read_pairings
 from daemon.pairing.trf import Tournament
+from tests.broadcast.feed_client import http_get
 from tests.browser.servers import board_state
+from tests.conftest import ROOT
+from tests.mosquitto import Mosquitto
 from tests.pairing.support import copy_example
+from tests.relay.support import TOKEN, Arbiter, mqtt_table, relay_file
+from tests.serving import start_dgtcast, stop_process
 
 TOPICS = Topics("event", "hall-a")
 
@@ -151,3 +160,103 @@ def test_payloads_that_are_not_what_their_topics_say_change_nothing() -> None:
     answer = view.rounds.answer("/standings.json", {})
     assert answer is not None
     assert json.loads(answer.body) == {"sections": []}
+
+
+# -- a real daemon and a real relay, each ``dgtcast`` in its own process ------------------------
+
+#: Round 4's results of config/round4-pairings.txt, boards 1-5.
+RESULTS = ((1, "0-1"), (2, "1-0"), (3, "1/2-1/2"), (4, "1-0"), (5, "0-1"))
+#: Round 5 of config/tournament-example.trf: nobody meets an earlier opponent; 5 gets the bye.
+ROUND5 = "7\n1 10\n2 6\n3 4\n8 7\n9 12\n11 13\n5 0\n"
+#: What the relay must answer exactly as the daemon does.
+PATHS = ("/rounds.json", "/round/4.pgn", "/round/4/1.pgn", "/round/4/3.json", "/standings.json")
+
+
+def event_files(folder: Path, broker: Mosquitto) -> Path:
+    """The example event in round 4 (manual boards), its TRF naming WIN, BH-C1, SB (202)."""
+    folder.mkdir(parents=True)
+    trf = (ROOT / "config" / "tournament-example.trf").read_bytes()
+    assert b"222 5400+30\r\n" in trf
+    (folder / "open.trf").write_bytes(
+        trf.replace(b"222 5400+30\r\n", b"222 5400+30\r\n202 WIN BH/C1 SB\r\n")
+    )
+    shutil.copy(ROOT / "config" / "round4-pairings.txt", folder / "round4.txt")
+    (folder / "round5.txt").write_text(ROUND5)
+    path = folder / "open.toml"
+    path.write_text(
+        '[event]\nname = "Riverside Autumn Open 2026"\nround = 4\ntime_control = "5400+30"\n\n'
+        f'[server]\nhost = "127.0.0.1"\nport = 8080\narbiter_token = "{TOKEN}"\n\n'
+        '[storage]\npath = "journal.db"\n\n'
+        '[pairing]\ntrf = "open.trf"\npairings = "round{round}.txt"\n\n'
+        "[[boards]]\nnumber = 1\n" + mqtt_table(broker, "hall-a")
+    )
+    return path
+
+
+async def answers(port: int) -> dict[str, bytes]:
+    found = {}
+    for path in PATHS:
+        answer = await http_get(port, path)
+        found[path] = answer.body if answer.status == 200 else f"HTTP {answer.status}".encode()
+    return found
+
+
+async def until_the_same(daemon: int, relay: int, what: str) -> dict[str, bytes]:
+    """Wait until the relay answers every path of PATHS as the daemon does."""
+    async with asyncio.timeout(30):
+        while True:
+            expected, got = await answers(daemon), await answers(relay)
+            if expected == got:
+                return got
+            await asyncio.sleep(0.2)
+    raise AssertionError(what)  # pragma: no cover
+
+
+async def test_a_relay_serves_every_round_and_the_standings_after_restarts(
+    tmp_path: Path, mosquitto: Mosquitto
+) -> None:
+    config = event_files(tmp_path / "hall-a", mosquitto)
+    relay_config = relay_file(tmp_path / "r1", mosquitto, "r1")
+    run = ("run", "--config", str(config), "--http-port", "0", "--log-level", "WARNING")
+    relay_args = ("relay", "--config", str(relay_config), "--http-port", "0")
+    daemon = await start_dgtcast(*run, log=tmp_path / "daemon.log")
+    relay = await start_dgtcast(*relay_args, log=tmp_path / "relay.log")
+    try:
+        async with Arbiter.connected(daemon.port) as arbiter:
+            for board, result in RESULTS:
+                reply = await arbiter.command(
+                    {"type": "set_result", "board": board, "result": result}
+                )
+                assert reply["type"] == "ok", reply
+                reply = await arbiter.command({"type": "confirm_result", "board": board})
+                assert reply["type"] == "ok", reply
+            shown = await until_the_same(daemon.port, relay.port, "round 4's results")
+            standings = json.loads(shown["/standings.json"])["sections"][0]
+            assert standings["tiebreaks"] == ["WIN", "BH-C1", "SB"]
+            assert standings["complete"] is True
+            reply = await arbiter.command({"type": "next_round", "section": "", "force": False})
+            assert reply["type"] == "ok", reply
+        shown = await until_the_same(daemon.port, relay.port, "round 4 archived")
+        (section,) = json.loads(shown["/rounds.json"])["sections"]
+        assert [r["round"] for r in section["rounds"]] == [4]
+        assert [g["result"] for g in section["rounds"][0]["games"]][:5] == [
+            "0-1",
+            "1-0",
+            "1/2-1/2",
+            "1-0",
+            "0-1",
+        ]
+        assert json.loads(shown["/round/4/3.json"])["result"] == "1/2-1/2"
+        assert b'[Result "0-1"]' in shown["/round/4/1.pgn"]
+        assert json.loads(shown["/standings.json"])["sections"][0]["round"] == 5
+
+        await stop_process(relay.process, kill=True)  # the relay dies and comes back
+        relay = await start_dgtcast(*relay_args, log=tmp_path / "relay-2.log")
+        assert await until_the_same(daemon.port, relay.port, "after the relay's restart") == shown
+
+        await stop_process(daemon.process)  # the daemon stops and comes back
+        daemon = await start_dgtcast(*run, log=tmp_path / "daemon-2.log")
+        assert await until_the_same(daemon.port, relay.port, "after the daemon's restart") == shown
+    finally:
+        for started in (relay, daemon):
+            await stop_process(started.process)
