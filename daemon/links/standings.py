@@ -119,17 +119,20 @@ def section_tiebreaks(
     tournament: Tournament, configured: Sequence[str] = ()
 ) -> tuple[tuple[TieBreak, ...], list[str]]:
     """The section's tie-breaks: the TRF's (record 212 or 202), else ``configured``, else
-    BH-C1, BH, SB; and one line per code left out (not computed by dgtcast)."""
-    codes = tournament.tiebreaks or tuple(configured)
-    if not codes:
-        return DEFAULT_TIEBREAKS, []
-    known, problems = read_tiebreaks(codes)
-    where = (
-        f"{tournament.source}: record {tournament.tiebreaks_tag}"
-        if tournament.tiebreaks
-        else ("[pairing] tiebreaks")
-    )
-    return known, [f"{where}: {problem}, left out" for problem in problems]
+    BH-C1, BH, SB; and one line per code left out (not computed by dgtcast), and one
+    when the TRF overrides a different ``configured`` list."""
+    if not tournament.tiebreaks:
+        if not configured:
+            return DEFAULT_TIEBREAKS, []
+        known, problems = read_tiebreaks(configured)
+        return known, [f"[pairing] tiebreaks: {problem}, left out" for problem in problems]
+    known, problems = read_tiebreaks(tournament.tiebreaks)
+    where = f"{tournament.source}: record {tournament.tiebreaks_tag}"
+    lines = [f"{where}: {problem}, left out" for problem in problems]
+    if configured and read_tiebreaks(configured)[0] != known:
+        named = " ".join(tournament.tiebreaks)
+        lines.append(f"{where} names {named}: [pairing] tiebreaks are not used (the TRF wins)")
+    return known, lines
 
 
 def section_standings(
