@@ -4,7 +4,8 @@ A daemon (an emulated e-board on board 1, the example TRF in round 4 with a ``20
 naming WIN, BH-C1 and SB) publishes to a real mosquitto; a relay serves the pages. After
 round 4's results and the next round, the relay's page lists round 4 with its results,
 opens its game and steps through it, and shows the standings with the TRF's tie-breaks
-as columns, in that order.
+as columns, in that order. Standings that reach a relay only after the page looked are
+shown all the same.
 """
 
 from __future__ import annotations
@@ -13,18 +14,24 @@ import io
 import json
 import math
 import re
+from collections.abc import Mapping
 from pathlib import Path
 
 import chess.pgn
 import pytest
 from playwright.async_api import expect
 
+from broadcast.feed.hub import Hub
 from broadcast.feed.messages import NextRound
+from broadcast.relay.rounds import RelayRounds
 from broadcast.relay.server import Relay
+from broadcast.web.http import Answer
+from broadcast.web.server import BroadcastServer
 from drivers.emulator.clock import ClockSettings
 from drivers.emulator.device import EmulatedBoard
 from tests.broadcast.feed_client import http_get
 from tests.browser.conftest import LOOP, Pages
+from tests.browser.servers import NoArbiter, board_state
 from tests.browser.test_spectators import GAME, SPEED, _event, fetched, finish_round, step_through
 from tests.daemon.support import running_daemon, wait_for
 from tests.mosquitto import Mosquitto
@@ -101,3 +108,63 @@ async def test_rounds_and_standings_through_a_relay(
             assert json.loads(await fetched(page, "/standings.json")) == json.loads(
                 daemon_answer.body
             )
+
+
+class CountedRoutes:
+    """A relay's standings route, counting the pages' looks."""
+
+    def __init__(self, rounds: RelayRounds) -> None:
+        self.rounds = rounds
+        self.looks = 0
+
+    def answer(self, path: str, query: Mapping[str, list[str]]) -> Answer | None:
+        if path == "/standings.json":
+            self.looks += 1
+        return self.rounds.answer(path, query)
+
+
+def _standings(points: float) -> bytes:
+    row = {
+        "place": 1,
+        "start_rank": 1,
+        "name": "Okafor, Daniel",
+        "title": "FM",
+        "federation": "AUS",
+        "rating": 2315,
+        "fide_id": None,
+        "points": points,
+        "tiebreaks": [1, 2, 3],
+        "games": 4,
+    }
+    data = {
+        "section": "Open",
+        "round": 4,
+        "after_round": 3,
+        "complete": False,
+        "tiebreaks": ["BH-C1", "BH", "SB"],
+        "standings": [row],
+        "pairings": [],
+    }
+    return json.dumps(data).encode()
+
+
+async def test_standings_that_reach_a_relay_after_the_result_are_shown(pages: Pages) -> None:
+    # The page looks at the standings 0.8 s after a result; a relay may get them over the
+    # broker later than that. Here they change only after the page's look: the page looks
+    # once more by itself and shows them.
+    hub = Hub()
+    hub.publish_board(board_state(1, ("e4",), round="4.1"))
+    rounds = RelayRounds()
+    rounds.receive_message(["Open", "standings"], _standings(2.5))
+    counted = CountedRoutes(rounds)
+    async with BroadcastServer(hub, NoArbiter(), port=0) as server:
+        server.routes.extra.append(counted)
+        page = await pages.open(f"http://127.0.0.1:{server.port}/")
+        await page.locator('nav.views a[data-view="standings"]').click()
+        points = page.locator('#standings tr[data-rank="1"] td.points')
+        await expect(points).to_have_text("2½")
+        looks = counted.looks
+        hub.publish_board(board_state(1, ("e4",), round="4.1", result="0-1", result_final=True))
+        await wait_for(lambda: counted.looks > looks, 15, "the page looks after the result")
+        rounds.receive_message(["Open", "standings"], _standings(3.5))
+        await expect(points).to_have_text("3½", timeout=15_000)
