@@ -129,6 +129,9 @@ def section_tiebreaks(
     known, problems = read_tiebreaks(tournament.tiebreaks)
     where = f"{tournament.source}: record {tournament.tiebreaks_tag}"
     lines = [f"{where}: {problem}, left out" for problem in problems]
+    first = tournament.tiebreaks[0].upper()
+    if tournament.tiebreaks_tag == "212" and first != "PTS":
+        lines.append(f"{where} ranks by {first} first: dgtcast ranks by the points first")
     if configured and read_tiebreaks(configured)[0] != known:
         named = " ".join(tournament.tiebreaks)
         lines.append(f"{where} names {named}: [pairing] tiebreaks are not used (the TRF wins)")

@@ -21,7 +21,7 @@ from broadcast.feed.messages import BoardState
 from daemon.journal.hold import HeldJournal
 from daemon.journal.store import Journal
 from daemon.links.pairing import PairingLink
-from daemon.links.standings import StandingsRoutes, section_standings
+from daemon.links.standings import StandingsRoutes, section_standings, section_tiebreaks
 from daemon.pairing.handoff import ResultHandoff, RoundResults
 from daemon.pairing.pairings import read_pairings
 from daemon.pairing.trf import Tournament
@@ -159,3 +159,7 @@ def test_the_tie_breaks_are_the_trf_s_else_the_configuration_s(
         "standings: with202.trf: record 202 names DE PS BPG: [pairing] tiebreaks are not used"
         " (the TRF wins)",
     ]
+    text = text.replace("202 DE, PS, BPG", "212 BH SB PTS")
+    tiebreaks, problems = section_tiebreaks(Tournament.from_text(text, source="212.trf"))
+    assert [t.code for t in tiebreaks] == ["BH", "SB"]
+    assert problems == ["212.trf: record 212 ranks by BH first: dgtcast ranks by the points first"]
