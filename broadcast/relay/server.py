@@ -150,13 +150,13 @@ class RelayView:
     def receive_message(self, topic: str, payload: bytes) -> None:
         """Take one message of :meth:`subscriptions`; unknown topics are ignored."""
         parts = topic.removeprefix(self.prefix + "/").split("/")
+        if parts[0] == "section":
+            self._receive_section(topic, parts[1:], payload)
+            return
+        if len(parts) != 3:
+            return
+        kind, name, leaf = parts
         try:
-            if parts[0] == "section":
-                self.rounds.receive_message(parts[1:], payload)
-                return
-            if len(parts) != 3:
-                return
-            kind, name, leaf = parts
             if kind == "board" and leaf == "state" and payload:
                 self._receive_state(board_state_from_json(payload))
             elif kind == "board" and leaf == "clocks" and payload:
@@ -164,6 +164,14 @@ class RelayView:
             elif kind == "daemon":
                 self._receive_daemon(name, leaf, payload)
         except (ValueError, TypeError, KeyError) as exc:
+            self.ignored += 1
+            log.warning("< %s: unreadable (%s)", topic, exc)
+
+    def _receive_section(self, topic: str, parts: list[str], payload: bytes) -> None:
+        """A section's past round or standings (:mod:`broadcast.relay.rounds`)."""
+        try:
+            self.rounds.receive_message(parts, payload)
+        except ValueError as exc:
             self.ignored += 1
             log.warning("< %s: unreadable (%s)", topic, exc)
 
