@@ -32,7 +32,15 @@ from drivers.emulator.device import EmulatedBoard
 from tests.broadcast.feed_client import http_get
 from tests.browser.conftest import LOOP, Pages
 from tests.browser.servers import NoArbiter, board_state
-from tests.browser.test_spectators import GAME, SPEED, _event, fetched, finish_round, step_through
+from tests.browser.test_spectators import (
+    GAME,
+    SPEED,
+    _event,
+    assert_fits,
+    fetched,
+    finish_round,
+    step_through,
+)
 from tests.daemon.support import running_daemon, wait_for
 from tests.mosquitto import Mosquitto
 from tests.relay.support import mqtt_table, relay_settings, running_relay
@@ -108,6 +116,7 @@ async def test_rounds_and_standings_through_a_relay(
             assert json.loads(await fetched(page, "/standings.json")) == json.loads(
                 daemon_answer.body
             )
+            await pages.close()
 
 
 class CountedRoutes:
@@ -123,7 +132,7 @@ class CountedRoutes:
         return self.rounds.answer(path, query)
 
 
-def _standings(points: float) -> bytes:
+def _standings(points: float, codes: tuple[str, ...] = ("BH-C1", "BH", "SB")) -> bytes:
     row = {
         "place": 1,
         "start_rank": 1,
@@ -133,7 +142,7 @@ def _standings(points: float) -> bytes:
         "rating": 2315,
         "fide_id": None,
         "points": points,
-        "tiebreaks": [1, 2, 3],
+        "tiebreaks": list(range(1, len(codes) + 1)),
         "games": 4,
     }
     data = {
@@ -141,7 +150,7 @@ def _standings(points: float) -> bytes:
         "round": 4,
         "after_round": 3,
         "complete": False,
-        "tiebreaks": ["BH-C1", "BH", "SB"],
+        "tiebreaks": list(codes),
         "standings": [row],
         "pairings": [],
     }
@@ -168,3 +177,25 @@ async def test_standings_that_reach_a_relay_after_the_result_are_shown(pages: Pa
         await wait_for(lambda: counted.looks > looks, 15, "the page looks after the result")
         rounds.receive_message(["Open", "standings"], _standings(3.5))
         await expect(points).to_have_text("3½", timeout=15_000)
+        await pages.close()
+
+
+async def test_a_phone_shows_the_first_three_tie_breaks(pages: Pages, tmp_path: Path) -> None:
+    rounds = RelayRounds()
+    codes = ("BH-C1", "BH", "SB", "WIN", "BPG", "ARO")
+    rounds.receive_message(["Open", "standings"], _standings(2.5, codes))
+    async with BroadcastServer(Hub(), NoArbiter(), port=0) as server:
+        server.routes.extra.append(rounds)
+        base = f"http://127.0.0.1:{server.port}/"
+        page = await pages.open(base, width=1280)
+        await page.locator('nav.views a[data-view="standings"]').click()
+        await expect(page.locator("#standings th.tb")).to_have_text(list(codes))
+        for width in (360, 390):
+            phone = await pages.open(base, width=width, height=780, mobile=True)
+            await phone.locator('nav.views a[data-view="standings"]').click()
+            await expect(phone.locator("#standings th.tb:visible")).to_have_text(list(codes[:3]))
+            row = phone.locator('#standings tr[data-rank="1"]')
+            await expect(row.locator("td.tb:visible")).to_have_text(["1", "2", "3"])
+            await assert_fits(phone, width, "six tie-breaks")
+            await phone.screenshot(path=tmp_path / f"phone-{width}-tiebreaks.png")
+        await pages.close()  # before the server stops
