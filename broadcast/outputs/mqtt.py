@@ -111,11 +111,11 @@ class Topics:
         """``<prefix>/relay/<id>/replies``: the daemons' answers to one relay (our id)."""
         return f"{self.prefix}/relay/{relay_id or self.daemon_id}/replies"
 
-    def section(self, section: str, leaf: str) -> str:
+    def section(self, section: str | None, leaf: str) -> str:
         """``<prefix>/section/<key>/<leaf>``: a section's past rounds and standings, for
-        relays (:mod:`broadcast.outputs.mqtt_rounds`); ``section = "+"`` is the filter of
+        relays (:mod:`broadcast.outputs.mqtt_rounds`); ``section = None`` is the filter of
         every section. ``<key>`` is the name percent-encoded (``%`` for no section)."""
-        key = "+" if section == "+" else quote(section, safe="") if section else "%"
+        key = "+" if section is None else quote(section, safe="") if section else "%"
         return f"{self.prefix}/section/{key}/{leaf}"
 
 

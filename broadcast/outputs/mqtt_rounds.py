@@ -59,7 +59,7 @@ def standings_topic(topics: Topics, section: str) -> str:
 
 def section_filters(topics: Topics) -> list[str]:
     """The filters a relay subscribes to: every section's rounds and standings."""
-    return [topics.section("+", "round/+"), topics.section("+", "standings")]
+    return [topics.section(None, "round/+"), topics.section(None, "standings")]
 
 
 def round_payload(kept: ArchivedRound) -> bytes:

@@ -260,3 +260,12 @@ async def test_a_relay_serves_every_round_and_the_standings_after_restarts(
     finally:
         for started in (relay, daemon):
             await stop_process(started.process)
+
+
+def test_a_section_s_topic_level_is_its_name_percent_encoded() -> None:
+    assert TOPICS.section("U12 / B", "standings") == "event/section/U12%20%2F%20B/standings"
+    assert TOPICS.section("+", "standings") == "event/section/%2B/standings"  # no wildcard
+    assert TOPICS.section("#", "standings") == "event/section/%23/standings"
+    assert TOPICS.section("", "standings") == "event/section/%/standings"
+    assert TOPICS.section(None, "round/+") == "event/section/+/round/+"
+    assert len({section_key(name) for name in ("", "%", "%25", "+", "a b", "a%20b")}) == 6
