@@ -74,8 +74,12 @@ async def test_positions_are_evaluated_from_whites_point_of_view(
     hub.publish_board(at(3, BLACK_MATES))
     await wait_until(lambda: all(recorder.latest(b) for b in (1, 2, 3)), 60, "three evaluations")
     start, mate, black = (recorder.latest(b) for b in (1, 2, 3))
-    assert start is not None and mate is not None and black is not None
-    assert start.cp is not None and abs(start.cp) < 150 and start.mate is None
+    assert start is not None
+    assert mate is not None
+    assert black is not None
+    assert start.cp is not None
+    assert abs(start.cp) < 150
+    assert start.mate is None
     assert start.depth >= 8
     position = chess.Board()
     for san in start.line:  # the line is legal SAN from the position

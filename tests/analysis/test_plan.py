@@ -38,7 +38,8 @@ def test_boards_wait_in_the_order_they_moved() -> None:
     plan.receive_state(at(2, "d4"))
     plan.receive_state(at(1, "e4", "c5"))  # board 1 moved again: it waits behind board 2
     first, second = plan.next_job(), plan.next_job()
-    assert first is not None and second is not None
+    assert first is not None
+    assert second is not None
     assert (first.fen, second.fen) == (at(2, "d4").fen, at(1, "e4", "c5").fen)
 
 
@@ -65,7 +66,8 @@ def test_the_same_position_with_other_move_counters_is_the_same_position() -> No
     assert job is not None
     plan.receive_result(job, SCORE)
     (known,) = plan.receive_state(BoardState(board=2, fen=START))
-    assert known.fen == START and known.cp == 31
+    assert known.fen == START
+    assert known.cp == 31
 
 
 def test_a_result_for_a_position_left_answers_only_the_boards_still_on_it() -> None:
