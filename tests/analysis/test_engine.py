@@ -13,6 +13,7 @@ import pytest
 
 from base.backoff import BackoffPolicy
 from broadcast.analysis.engine import DEBIAN_STOCKFISH, Analyst, AnalystSettings, engine_path
+from broadcast.feed.delay import PublicDelay
 from broadcast.feed.hub import Hub
 from broadcast.feed.messages import BoardState, Evaluation
 from tests.waiting import wait_until
@@ -149,3 +150,38 @@ async def test_a_missing_engine_is_said_once_and_nothing_ends(
     assert said[0].levelno == logging.WARNING
     assert "/nonexistent/stockfish is not installed" in said[0].getMessage()
     assert not any(e.has_score for e in recorder.told)
+
+
+async def test_the_engine_sees_a_position_only_once_it_is_public() -> None:
+    stockfish_or_fail()
+    live = Hub()
+    now = [1000.0]
+    start = BoardState(board=1, fen=chess.STARTING_FEN)
+    live.publish_board(start)
+    async with PublicDelay(live, 30.0, clock=lambda: now[0]) as delayed:
+        now[0] += 30
+        delayed.release_due()
+        recorder = Recorder(delayed.public)
+        task = asyncio.create_task(recorder.analyst.run())
+        try:
+            await wait_until(lambda: recorder.latest(1) is not None, 60, "the start position")
+            after_e4 = chess.Board()
+            after_e4.push_san("e4")
+            live.publish_board(BoardState(board=1, fen=after_e4.fen()))  # live, not public
+            hub_second = BoardState(board=2, fen=MATE_IN_ONE)
+            live.publish_board(hub_second)
+            now[0] += 29
+            delayed.release_due()
+            assert delayed.public.state(1) == start
+            # Board 2's own position, live as long, is not public either: nothing to do.
+            assert recorder.analyst.plan.waiting == 0
+            assert all(e.fen == chess.STARTING_FEN for e in recorder.told)
+            now[0] += 1
+            delayed.release_due()
+            await wait_until(lambda: recorder.latest(2) is not None, 60, "board 2")
+            await wait_until(
+                lambda: (e := recorder.latest(1)) is not None and e.fen == after_e4.fen(), 60, "e4"
+            )
+        finally:
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
