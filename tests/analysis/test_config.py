@@ -63,7 +63,7 @@ def test_every_key(tmp_path: Path) -> None:
         ("threads = 0\n", "analysis.threads: must be at least 1, got 0"),
         ("boards = [7]\n", "analysis.boards: board 7 is not configured"),
         ('sections = ["U12"]\n', "analysis.sections: no section named 'U12'"),
-        ("enable = true\n", "analysis.enable: unknown key (did you mean \"enabled\"?)"),
+        ("enable = true\n", 'analysis.enable: unknown key (did you mean "enabled"?)'),
     ],
 )
 def test_a_bad_value_is_one_line_naming_the_key(tmp_path: Path, table: str, line: str) -> None:
