@@ -112,7 +112,11 @@ async def test_evaluations_reach_spectators_mqtt_and_relays_never_arbiters(
                 await wait_for(lambda: spectator.shows(1, final), 60, "board 1's evaluation")
                 await wait_for(lambda: spectator.shows(2, chess.STARTING_FEN), 60, "board 2's")
                 await wait_for(lambda: relayed.shows(1, final), 60, "on the relay")
-                on_topic = lambda: json.loads(topics[f"{PREFIX}/board/1/eval"][-1])  # noqa: E731
+
+                def on_topic() -> dict[str, Any]:
+                    found: dict[str, Any] = json.loads(topics[f"{PREFIX}/board/1/eval"][-1])
+                    return found
+
                 await wait_for(
                     lambda: f"{PREFIX}/board/1/eval" in topics and on_topic()["fen"] == final,
                     30,
