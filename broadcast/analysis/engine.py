@@ -37,6 +37,7 @@ __all__ = [
     "DEFAULT_TIME",
     "Analyst",
     "AnalystSettings",
+    "Engine",
     "EngineDown",
     "analysed_from_info",
     "engine_path",
@@ -129,8 +130,8 @@ class EngineDown(Exception):
     """The engine cannot be started, crashed, or stopped answering (in plain words)."""
 
 
-class _Engine:
-    """One running engine process."""
+class Engine:
+    """One engine process: :meth:`start`, :meth:`analyse` positions, :meth:`close`."""
 
     def __init__(self, settings: AnalystSettings) -> None:
         self.settings = settings
@@ -218,7 +219,7 @@ class Analyst:
         self.settings = settings
         self.sinks = list(sinks)
         self.plan = AnalysisPlan(boards=settings.boards, sections=settings.sections)
-        self.engine = _Engine(settings)
+        self.engine = Engine(settings)
         self.running = asyncio.Event()  # the engine is up
         self._work = asyncio.Event()
         self._down = False  # said once until the engine runs again
