@@ -16,18 +16,16 @@ import argparse
 import asyncio
 import os
 import statistics
-import sys
 import time
 from pathlib import Path
 
 import chess.pgn
+from common import shared_dir
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from broadcast.analysis.engine import DEFAULT_TIME, AnalystSettings, Engine
+from broadcast.analysis.plan import Job
 
-from broadcast.analysis.engine import DEFAULT_TIME, AnalystSettings, Engine  # noqa: E402
-from broadcast.analysis.plan import Job  # noqa: E402
-
-GAME = Path(__file__).resolve().parent.parent.parent / "shared/data/games/nepomniachtchi-liren-game1.pgn"
+GAME = shared_dir() / "data" / "games" / "nepomniachtchi-liren-game1.pgn"
 
 
 def cpu_seconds(pid: int) -> float:
@@ -68,7 +66,8 @@ async def main() -> None:
     print(f"CPU per position: mean {per:.3f} s, max {max(cpu):.3f} s")
     print(f"wall per position: mean {statistics.mean(wall):.3f} s")
     print(f"depth reached: median {statistics.median(depths):.0f}, min {min(depths)}")
-    print(f"boards one thread keeps up with at a ply every {args.pace:g} s: {args.pace / statistics.mean(wall):.0f}")
+    boards = args.pace / statistics.mean(wall)
+    print(f"boards one thread keeps up with at a ply every {args.pace:g} s: {boards:.0f}")
     print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 
