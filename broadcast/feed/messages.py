@@ -346,23 +346,29 @@ class SetResult:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class ConfirmResult:
-    """``{"type": "confirm_result", "board": 3}``: a provisional result becomes final."""
+class _BoardCommand:
+    """A command about one board and nothing else: ``{"type": ..., "board": 3}``."""
 
     __pydantic_config__ = _COMMAND_CONFIG
-    TYPE: ClassVar[str] = "confirm_result"
-    DEFERRABLE: ClassVar[bool] = True
+    TYPE: ClassVar[str]
+    DEFERRABLE: ClassVar[bool]
     board: BoardNumber
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class AcceptPosition:
+class ConfirmResult(_BoardCommand):
+    """``{"type": "confirm_result", "board": 3}``: a provisional result becomes final."""
+
+    TYPE: ClassVar[str] = "confirm_result"
+    DEFERRABLE: ClassVar[bool] = True
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AcceptPosition(_BoardCommand):
     """``{"type": "accept_position", "board": 3}``: the game goes on from the board."""
 
-    __pydantic_config__ = _COMMAND_CONFIG
     TYPE: ClassVar[str] = "accept_position"
     DEFERRABLE: ClassVar[bool] = False
-    board: BoardNumber
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
