@@ -118,7 +118,11 @@ def analysed_from_info(board: chess.Board, info: chess.engine.InfoDict) -> Analy
 
 
 def _ended(board: chess.Board) -> Analysed | None:
-    """A finished position needs no engine: mate is ``mate`` 0, any other end a draw."""
+    """A finished position needs no engine: mate is ``mate`` 0, any other end a draw; a
+    position no game reaches (no king, the side not to move in check) gets no score:
+    an engine may crash on one."""
+    if not board.is_valid():
+        return Analysed()
     if board.is_checkmate():
         return Analysed(mate=0)
     if board.is_stalemate() or board.is_insufficient_material():
@@ -157,7 +161,10 @@ class Engine:
             raise EngineDown(_words(self.path, exc)) from None
 
     async def analyse(self, job: Job) -> Analysed:
-        board = chess.Board(job.fen, chess960=job.chess960)
+        try:
+            board = chess.Board(job.fen, chess960=job.chess960)
+        except ValueError:
+            return Analysed()
         ended = _ended(board)
         if ended is not None:
             return ended

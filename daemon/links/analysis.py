@@ -6,7 +6,6 @@ only once spectators may) and its evaluations go to the public hub's gate and to
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Callable
 
 from broadcast.analysis.engine import DEFAULT_TIME, Analyst, AnalystSettings
@@ -69,5 +68,4 @@ class AnalysisLink:
         try:
             await self.analyst.run()
         finally:
-            with contextlib.suppress(Exception):
-                self.gate.close()
+            self.gate.close()

@@ -185,3 +185,17 @@ async def test_the_engine_sees_a_position_only_once_it_is_public() -> None:
         finally:
             task.cancel()
             await asyncio.gather(task, return_exceptions=True)
+
+
+async def test_a_position_no_game_reaches_gets_no_score_and_no_crash(
+    running: tuple[Hub, Recorder],
+) -> None:
+    hub, recorder = running
+    hub.publish_board(at(1, "4k3/8/8/8/8/8/8/4K2R b - - 0 1"))  # fine: a position
+    hub.publish_board(at(2, "8/8/8/8/8/8/8/4K3 w - - 0 1"))  # no black king
+    hub.publish_board(at(3, "not a fen"))
+    await wait_until(lambda: all(recorder.latest(b) for b in (1, 2, 3)), 60, "three answers")
+    assert recorder.latest(1).has_score  # type: ignore[union-attr]
+    assert not recorder.latest(2).has_score  # type: ignore[union-attr]
+    assert not recorder.latest(3).has_score  # type: ignore[union-attr]
+    assert recorder.analyst.running.is_set()
