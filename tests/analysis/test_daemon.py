@@ -35,17 +35,35 @@ class Listener:
     def __init__(self) -> None:
         self.messages: list[dict[str, Any]] = []
         self.evaluations: dict[int, dict[str, Any]] = {}
+        self.fens: dict[int, str] = {}  # each board's position as this client was told
+        self.early: list[str] = []  # evaluations of positions not shown to it yet
 
     def receive(self, message: dict[str, Any]) -> None:
         self.messages.append(message)
-        for evaluation in message.get("evaluations", []):
-            self.evaluations[evaluation["board"]] = evaluation
-        if message.get("type") == "eval":
-            self.evaluations[message["board"]] = message["evaluation"]
+        kind = message.get("type")
+        for state in message.get("boards", []):
+            self.fens[state["board"]] = state["fen"]
+        if kind == "board":
+            self.fens[message["board"]] = message["state"]["fen"]
+        elif kind in ("move", "correction", "takeback"):
+            self.fens[message["board"]] = message["fen"]
+        evaluations = message.get("evaluations", [])
+        if kind == "eval":
+            evaluations = [message["evaluation"]]
+        for evaluation in evaluations:
+            board = evaluation["board"]
+            self.evaluations[board] = evaluation
+            scored = evaluation["cp"] is not None or evaluation["mate"] is not None
+            if scored and position(evaluation["fen"]) != position(self.fens.get(board, "")):
+                self.early.append(f"board {board}: {evaluation['fen']} on {self.fens.get(board)}")
 
     def shows(self, board: int, fen: str) -> bool:
         evaluation = self.evaluations.get(board)
         return evaluation is not None and evaluation["fen"] == fen and evaluation["depth"] >= 8
+
+
+def position(fen: str) -> str:
+    return " ".join(fen.split()[:4])
 
 
 @contextlib.asynccontextmanager
@@ -99,6 +117,7 @@ async def test_evaluations_reach_spectators_mqtt_and_relays_never_arbiters(
         async with (
             running_daemon(config) as daemon,
             running_relay(relay_settings(mosquitto, "relay-1")) as relay,
+            running_relay(relay_settings(mosquitto, "relay-2", delay=3.0)) as later,
         ):
             port, relay_port = daemon.server.port, relay.server.port
             auth = {"type": "auth", "token": TOKEN}
@@ -106,12 +125,16 @@ async def test_evaluations_reach_spectators_mqtt_and_relays_never_arbiters(
                 listening(f"ws://127.0.0.1:{port}/ws/arbiter", auth) as arbiter,
                 listening(f"ws://127.0.0.1:{port}/ws") as spectator,
                 listening(f"ws://127.0.0.1:{relay_port}/ws") as relayed,
+                listening(f"ws://127.0.0.1:{later.server.port}/ws") as delayed,
             ):
                 await wait_for(daemon.sessions[1].online.is_set, 10, "board 1 online")
                 await board.play(game, speed=25)
                 await wait_for(lambda: spectator.shows(1, final), 60, "board 1's evaluation")
                 await wait_for(lambda: spectator.shows(2, chess.STARTING_FEN), 60, "board 2's")
                 await wait_for(lambda: relayed.shows(1, final), 60, "on the relay")
+                # A relay 3 s behind the daemon holds each evaluation until its position
+                # is public there: never before the move that made it.
+                await wait_for(lambda: delayed.shows(1, final), 60, "on the delayed relay")
 
                 def on_topic() -> dict[str, Any]:
                     found: dict[str, Any] = json.loads(topics[f"{PREFIX}/board/1/eval"][-1])
@@ -135,4 +158,7 @@ async def test_evaluations_reach_spectators_mqtt_and_relays_never_arbiters(
     assert arbiter.messages[0]["type"] == "snapshot"
     assert "evaluations" not in arbiter.messages[0]
     assert not [m for m in arbiter.messages if m.get("type") == "eval"]
+    for listener in (spectator, relayed, delayed):
+        assert listener.early == []
+    assert len([m for m in delayed.messages if m.get("type") == "eval"]) >= 2
     assert any(m.get("type") == "move" for m in arbiter.messages)  # it did follow the game
