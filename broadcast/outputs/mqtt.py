@@ -5,6 +5,7 @@ Topics under a prefix (default ``dgtcast``)::
     <prefix>/board/<n>/pgn | fen | status | state           retained, QoS 1, on game changes
     <prefix>/board/<n>/clocks                                retained, QoS 1, every clock tick
     <prefix>/board/<n>/result                                retained, QoS 1, confirmed result
+    <prefix>/board/<n>/eval                                  retained, QoS 1, engine evaluation
     <prefix>/alerts                                          QoS 1, each version of an alert
     <prefix>/results                                         QoS 1, one message per result
     <prefix>/daemon/<id>/status                              retained "online" / "offline"
@@ -46,7 +47,7 @@ import aiomqtt
 from pydantic import BaseModel, ValidationError
 
 from broadcast.feed.events import diff_states
-from broadcast.feed.messages import Alert, BoardState, alert_to_json, to_json_dict
+from broadcast.feed.messages import Alert, BoardState, Evaluation, alert_to_json, to_json_dict
 from broadcast.feed.public_results import ResultsPolicy
 from broadcast.outputs.mqtt_client import (
     MqttLink,
@@ -67,6 +68,7 @@ __all__ = [
     "Ownership",
     "Topics",
     "clocks_payload",
+    "evaluation_payload",
     "result_payload",
     "status_payload",
 ]
@@ -87,6 +89,11 @@ class Topics:
     def board(self, board: int | str, leaf: str) -> str:
         """``<prefix>/board/<n>/<leaf>``; ``board = "+"`` is the filter of every board."""
         return f"{self.prefix}/board/{board}/{leaf}"
+
+    def evaluation(self, board: int | str) -> str:
+        """``<prefix>/board/<n>/eval``: the engine's evaluation of the board's public
+        position (``[analysis]``), retained; ``board = "+"`` is the filter of every board."""
+        return self.board(board, "eval")
 
     @property
     def alerts(self) -> str:
@@ -195,6 +202,11 @@ def clocks_payload(state: BoardState) -> bytes:
             "at": state.clock_at,
         }
     )
+
+
+def evaluation_payload(evaluation: Evaluation) -> bytes:
+    """``/eval``: the :class:`Evaluation` as JSON (no ``cp`` nor ``mate``: none)."""
+    return _json(to_json_dict(evaluation))
 
 
 def status_payload(state: BoardState) -> bytes:
@@ -310,6 +322,10 @@ class MqttOutbox:
         self._set_retained(self.topics.board(state.board, "result"), payload)
         self._queue(MqttMessage(topic=self.topics.results, payload=payload))
 
+    def receive_evaluation(self, evaluation: Evaluation) -> None:
+        """The engine's latest evaluation of a board, retained on ``/board/<n>/eval``."""
+        self._set_retained(self.topics.evaluation(evaluation.board), evaluation_payload(evaluation))
+
     def receive_alert(self, alert: Alert) -> None:
         """Queue this version of ``alert`` (raised, updated, acknowledged, resolved) for
         ``<prefix>/alerts``.
@@ -419,6 +435,11 @@ class MqttPublisher(HubOutput):
     def publish_alert(self, alert: Alert) -> None:
         """A new version of an arbiter alert."""
         self.outbox.receive_alert(alert)
+        self._work.wake()
+
+    def publish_evaluation(self, evaluation: Evaluation) -> None:
+        """The engine evaluated a board's public position (or has no evaluation now)."""
+        self.outbox.receive_evaluation(evaluation)
         self._work.wake()
 
     def announce(self, ownership: Ownership) -> None:

@@ -22,6 +22,7 @@ from daemon.config.errors import shown
 from daemon.game.durations import TimeControl, parse_duration
 
 __all__ = [
+    "AnalysisConfig",
     "BoardConfig",
     "EventKeys",
     "EventTable",
@@ -420,6 +421,26 @@ class WebhookConfig(_Table):
     url: _Url
 
 
+class AnalysisConfig(_Table):
+    """``[analysis]``: the engine's evaluation of public positions (docs/configuration.md).
+
+    Off unless ``enabled``. ``engine``: a path or a command on PATH (default
+    ``stockfish`` on PATH, then /usr/games/stockfish). ``boards`` / ``sections``: the
+    boards analysed (neither: every board). The bound per position is ``time`` seconds
+    and/or ``depth`` plies, whichever is reached first (default 0.5 s); ``threads`` and
+    ``hash`` (MB) are the engine's ``Threads`` and ``Hash``.
+    """
+
+    enabled: bool = False
+    engine: _Text | None = None
+    boards: list[Annotated[int, Field(ge=1, le=MAX_BOARD)]] | None = None
+    sections: list[_NonEmptyName] | None = None
+    time: Annotated[float, Field(gt=0, le=60)] | None = None
+    depth: Annotated[int, Field(ge=1, le=99)] | None = None
+    threads: Annotated[int, Field(ge=1, le=64)] = 1
+    hash: Annotated[int, Field(ge=1, le=4096)] = 16
+
+
 class FileTables(_Table):
     """The file as written, before the two forms are normalised."""
 
@@ -434,6 +455,7 @@ class FileTables(_Table):
     webhook: WebhookConfig | None = None
     pairing: PairingConfig | None = None
     livechess: LiveChessConfig | None = None
+    analysis: AnalysisConfig | None = None
 
 
 class RelayTable(_Table):

@@ -48,6 +48,7 @@ from daemon.game.state import TrackerSettings
 from daemon.journal.identity import abandon_journal, open_round_journal
 from daemon.journal.inputs import START
 from daemon.journal.store import EVENT_BOARD, ROUND, Journal, checkpoint
+from daemon.links.analysis import AnalysisLink, analysis_off, analysis_settings
 from daemon.links.lichess import LichessLink
 from daemon.links.livechess import livechess_folder, livechess_off, livechess_settings
 from daemon.links.pairing import PairingLink, apply_pairings
@@ -209,6 +210,7 @@ class Daemon:
             allowed_origins=tuple(server.allowed_origins),
             limits=connection_limits(open_files, server.max_connections_per_client),
             results=server.results,
+            public_hub=Hub() if analysis_settings(config.analysis) is not None else None,
             frame_interval=0.0 if options.grouped else None,
         )
         self.server.routes.extra.append(
@@ -247,6 +249,10 @@ class Daemon:
         self.lichess: LichessLink | None = None
         #: The MQTT publisher (``[mqtt]``), to announce the boards a new round adds.
         self.mqtt: MqttPublisher | None = None
+        #: The engine's analysis of public positions (``[analysis]``), once it runs.
+        self.analysis: AnalysisLink | None = None
+        if (off := analysis_off(config)) is not None:
+            log.warning("= %s", off)
 
     @classmethod
     async def open(cls, config_path: str | os.PathLike[str], options: DaemonOptions) -> Daemon:
@@ -493,6 +499,10 @@ class Daemon:
         if (livechess_pgn := livechess_folder(config)) is not None:
             pgn_job = functools.partial(livechess_pgn.serve, public)
             jobs.append(("the LiveChess PGN folder", 0, pgn_job))
+        if (analysis := analysis_settings(config.analysis)) is not None:
+            also = () if self.mqtt is None else (self.mqtt.publish_evaluation,)
+            self.analysis = AnalysisLink(public, analysis, also)
+            jobs.append(("the engine analysis", 0, self.analysis.serve))
         if config.webhook is not None:
             webhook = AlertWebhook(WebhookSettings(url=config.webhook.url))
             jobs.append(("the alert webhook", 0, functools.partial(webhook.serve, self.hub)))
