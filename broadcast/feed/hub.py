@@ -36,6 +36,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from types import TracebackType
 
+from broadcast.feed.alerts import Alert
 from broadcast.feed.events import (
     ClockChanged,
     EvaluationChanged,
@@ -47,7 +48,7 @@ from broadcast.feed.events import (
     event_to_json,
     state_to_json,
 )
-from broadcast.feed.messages import Alert, BoardState, ClockReading, Evaluation
+from broadcast.feed.messages import BoardState, ClockReading, Evaluation
 from broadcast.feed.pgn import in_round_order, with_clock_tags
 
 __all__ = ["BoardWatch", "ClockListener", "Hub", "Subscription", "Update"]

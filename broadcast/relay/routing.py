@@ -16,13 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from broadcast.feed.messages import (
-    AckAlert,
-    ArbiterCommand,
-    CommandReply,
-    NextRound,
-    SetClocks,
-)
+from broadcast.feed.commands import AckAlert, ArbiterCommand, CommandReply, NextRound, SetClocks
 
 __all__ = [
     "BOARD_SPAN",

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from typing import Any, assert_never
 
 from base.colors import Color
-from broadcast.feed.messages import BY_ARBITER, Alert, AlertKind
+from broadcast.feed.alerts import BY_ARBITER, Alert, AlertKind
 from daemon.arbiter import drafts
 from daemon.arbiter.book import AlertBook
 from daemon.arbiter.results import CommandRefused, ResultLedger, ResultSource, ResultState

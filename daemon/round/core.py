@@ -17,14 +17,12 @@ from typing import Any, assert_never
 
 import chess
 
-from broadcast.feed.messages import (
+from broadcast.feed.alerts import Alert
+from broadcast.feed.commands import (
     AcceptPosition,
     AckAlert,
-    Alert,
     ArbiterCommand,
-    BoardState,
     ChooseLine,
-    ClockReading,
     ConfirmResult,
     NextRound,
     SetClocks,
@@ -32,6 +30,7 @@ from broadcast.feed.messages import (
     command_from_json,
     command_to_json,
 )
+from broadcast.feed.messages import BoardState, ClockReading
 from daemon.arbiter.engine import AlertEngine, AlertSettings, Decision
 from daemon.arbiter.results import CommandRefused
 from daemon.arbiter.watch import BoardRules

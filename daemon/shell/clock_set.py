@@ -15,7 +15,7 @@ import unicodedata
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from broadcast.feed.messages import CommandReply, SetClocks
+from broadcast.feed.commands import CommandReply, SetClocks
 from daemon.config.model import BoardConfig, Section
 from drivers.dgt.aio.link import ClockRefused, DgtLinkError
 from drivers.dgt.aio.supervisor import BoardSupervisor

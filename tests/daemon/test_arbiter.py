@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from base.colors import Color
-from broadcast.feed.messages import Alert, AlertStep, to_json_dict
+from broadcast.feed.alerts import Alert, AlertStep
+from broadcast.feed.messages import to_json_dict
 from daemon.arbiter.engine import DECISION_KINDS, AlertEngine, AlertSettings, Decision
 from daemon.arbiter.results import CommandRefused, ResultSource
 from daemon.arbiter.watch import BoardRules

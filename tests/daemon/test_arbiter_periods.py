@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from base.colors import Color
-from broadcast.feed.messages import Alert
+from broadcast.feed.alerts import Alert
 from daemon.arbiter.engine import AlertEngine, AlertSettings
 from daemon.arbiter.watch import BoardRules
 from daemon.game.durations import ClockRules, TimeControl

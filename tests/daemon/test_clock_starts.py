@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from broadcast.feed.messages import SetClocks
+from broadcast.feed.commands import SetClocks
 from drivers.emulator.clock import ClockSettings
 from drivers.emulator.device import EmulatedBoard
 from drivers.emulator.player import HumanPlayer

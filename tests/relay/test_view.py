@@ -9,14 +9,12 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from broadcast.feed.alerts import Alert, AlertKind, alerts_from_json
 from broadcast.feed.hub import Hub
 from broadcast.feed.messages import (
-    Alert,
-    AlertKind,
     BoardState,
     BoardStatus,
     MoveInfo,
-    alerts_from_json,
     board_state_from_json,
     to_json_dict,
 )
