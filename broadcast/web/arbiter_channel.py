@@ -51,8 +51,9 @@ from broadcast.feed.commands import (
     command_from_json,
 )
 from broadcast.feed.events import encode_json, state_to_json
-from broadcast.feed.hub import Hub, Subscription, Update
+from broadcast.feed.hub import Hub
 from broadcast.feed.messages import MAX_ID, NOT_UNICODE, decode_untrusted_json
+from broadcast.feed.subscriptions import Subscription, Update
 from broadcast.web.arbiter_guard import TokenThrottle
 
 __all__ = [
