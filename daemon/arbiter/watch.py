@@ -15,7 +15,7 @@ from typing import Any
 
 from base.colors import Color
 from broadcast.feed.alerts import AlertKind
-from daemon.config.model import EventConfig
+from daemon.config.sections import EventConfig
 from daemon.game.durations import ClockRules, TimeControl, format_duration
 from daemon.game.events import ClockUpdated
 

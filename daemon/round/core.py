@@ -34,7 +34,8 @@ from broadcast.feed.messages import BoardState, ClockReading
 from daemon.arbiter.engine import AlertEngine, AlertSettings, Decision
 from daemon.arbiter.results import CommandRefused
 from daemon.arbiter.watch import BoardRules
-from daemon.config.model import BoardConfig, Config, Section
+from daemon.config.model import BoardConfig, Config
+from daemon.config.sections import Section
 from daemon.game.events import GameEvent
 from daemon.game.record import GameRecord
 from daemon.game.recovery import memory_needed

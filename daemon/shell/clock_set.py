@@ -16,7 +16,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from broadcast.feed.commands import CommandReply, SetClocks
-from daemon.config.model import BoardConfig, Section
+from daemon.config.model import BoardConfig
+from daemon.config.sections import Section
 from drivers.dgt.aio.link import ClockRefused, DgtLinkError
 from drivers.dgt.aio.supervisor import BoardSupervisor
 from drivers.dgt.commands import ClockAscii, ClockSetAndRun

@@ -34,7 +34,8 @@ from typing import Any
 import chess
 
 from base.backoff import BackoffPolicy
-from daemon.config.model import BoardConfig, Section
+from daemon.config.model import BoardConfig
+from daemon.config.sections import Section
 from daemon.game.state import TrackerState
 from daemon.journal.inputs import (
     BATTERY,
