@@ -31,7 +31,8 @@ from broadcast.feed.commands import (
     command_to_json,
 )
 from broadcast.feed.messages import BoardState, ClockReading
-from daemon.arbiter.engine import AlertEngine, AlertSettings, Decision
+from daemon.arbiter.decisions import AlertSettings, Decision
+from daemon.arbiter.engine import AlertEngine
 from daemon.arbiter.results import CommandRefused
 from daemon.arbiter.watch import BoardRules
 from daemon.config.model import BoardConfig, Config

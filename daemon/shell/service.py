@@ -46,7 +46,7 @@ from broadcast.feed.commands import AckAlert, ArbiterCommand, CommandReply, Next
 from broadcast.feed.hub import Hub
 from broadcast.feed.messages import BoardState, ClockReading, to_json_dict
 from broadcast.outputs.output_alerts import OutputAlerts
-from daemon.arbiter.engine import Decision
+from daemon.arbiter.decisions import Decision
 from daemon.arbiter.results import CommandRefused
 from daemon.game.events import ClockUpdated, GameEvent, MoveMade, MovesWithdrawn
 from daemon.journal.hold import HeldJournal

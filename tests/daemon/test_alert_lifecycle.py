@@ -19,7 +19,8 @@ import chess.pgn
 
 from broadcast.feed.alerts import Alert
 from broadcast.feed.commands import AckAlert, ArbiterCommand, ConfirmResult, SetResult
-from daemon.arbiter.engine import AlertEngine, AlertSettings
+from daemon.arbiter.decisions import AlertSettings
+from daemon.arbiter.engine import AlertEngine
 from daemon.arbiter.watch import BoardRules
 from daemon.config.model import BoardConfig, load_config
 from daemon.game.durations import TimeControl
