@@ -88,6 +88,15 @@ async def test_clocks_set_reaches_the_running_daemon(tmp_path: Path) -> None:
             code, text = await _clocks_set(config, "--board", "9", "--http-port", port)
             assert code == 1
             assert "board 9" in text
+            one.unplug()  # between rounds: its cable out, or its emulator started again
+            await wait_for(lambda: not daemon.sessions[1].online.is_set(), 10, "board 1 off")
+            code, text = await _clocks_set(config, "--http-port", port)
+            assert code == 1
+            assert sorted(text.strip().split("\n")) == [
+                "board 1: NOT SET: its e-board is not online; once it answers:"
+                " dgtcast clocks set --board 1",
+                "board 2: set",
+            ]
             records = [r.payload for r in daemon.journal.records(kinds={"arbiter"})]
     assert [r.get("board") for r in records if r["command"] == "set_clocks"][:2] == [2, None]
 
