@@ -24,6 +24,7 @@ from decimal import Decimal
 from pathlib import Path
 
 import chess.pgn
+import pytest
 
 from daemon.cli import main
 from daemon.shell.app import Daemon
@@ -33,6 +34,8 @@ from drivers.emulator.firmware import BoardIdentity
 from drivers.emulator.player import HumanPlayer
 from tests.daemon.support import journal_moves, play_after_each_increment, running_daemon, wait_for
 from tests.relay.support import TOKEN, Arbiter
+
+pytestmark = pytest.mark.slow  # three rounds played on emulated boards (docs/development.md)
 
 SCHOLARS = "1. e4 e5 2. Bc4 Nc6 3. Qh5 Nf6 4. Qxf7# 1-0"
 FOOLS = "1. f3 e5 2. g4 Qh4# 0-1"
