@@ -13,6 +13,7 @@ import { BoardView, el } from "./boardview.js";
 import {
   START_FEN,
   endingText,
+  loserClock,
   moveRows,
   pgnTags,
   placements,
@@ -217,7 +218,8 @@ export class GameView {
     this.parts.result.classList.toggle("provisional", provisional);
     this.parts.result.title = provisional ? "provisional: not confirmed by the arbiter yet" : "";
     const lastSan = this.list.length > 0 ? this.list[this.list.length - 1].san : "";
-    this.parts.ending.textContent = endingText(board.result, this.tags.Termination, lastSan);
+    const lost = loserClock(board.result, board, this.tags);
+    this.parts.ending.textContent = endingText(board.result, this.tags.Termination, lastSan, lost);
     this.dialog.dataset.ply = String(this.ply);
     this.dialog.dataset.following = String(this.following);
     this.parts.live.classList.toggle("on", this.following);
