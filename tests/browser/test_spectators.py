@@ -76,6 +76,26 @@ async def assert_fits(page: Page, width: int, what: str) -> None:
     assert wide <= width, f"{what}: the page is {wide} px wide on a {width} px phone"
 
 
+async def assert_table_whole(page: Page, what: str) -> None:
+    """The standings' headers are shown whole ("BH-C1", not "BH-…") and each row's
+    cells are cells: one line under the row, not a step under the player's name."""
+    found = await page.evaluate(
+        """() => {
+          const table = document.querySelector("#standings table.standings");
+          const cut = [...table.querySelectorAll("th")]
+            .filter((th) => th.clientWidth > 0 && th.scrollWidth > th.clientWidth)
+            .map((th) => th.textContent);
+          const steps = [...table.rows].filter((row) => new Set([...row.cells]
+            .filter((cell) => cell.clientWidth > 0)
+            .map((cell) => Math.round(cell.getBoundingClientRect().bottom))).size > 1)
+            .map((row) => row.rowIndex);
+          return {cut, steps};
+        }"""
+    )
+    assert not found["cut"], f"{what}: headers cut: {found['cut']}"
+    assert not found["steps"], f"{what}: rows whose cells end apart: {found['steps']}"
+
+
 async def step_through(page: Page) -> None:
     """Home, →, a click on 4. O-O, End; the pieces as they stood at each."""
     dialog = page.locator("#detail")
@@ -141,6 +161,7 @@ async def check_standings(page: Page, daemon: Any, tmp_path: Path) -> None:
     await expect(table.locator('tr[data-rank="2"] td.points')).to_have_text("3")
     pairings = page.locator("#standings table.pairings")
     await expect(pairings.locator("tr").first.locator("td.result")).to_have_text("0-1")
+    await assert_table_whole(page, "standings")
     await page.screenshot(path=tmp_path / "standings.png", full_page=True)
 
 
@@ -174,6 +195,8 @@ async def check_phones(pages: Pages, base: str, tmp_path: Path) -> None:
             await page.locator(f'nav.views a[data-view="{view}"]').click()
             await expect(page.locator(f"#{view} table").first).to_be_visible()
             await assert_fits(page, width, view)
+            if view == "standings":
+                await assert_table_whole(page, f"standings on a {width} px phone")
             await page.screenshot(path=tmp_path / f"phone-{width}-{view}.png", full_page=True)
         await page.goto(f"{base}/#round-4-board-1")
         await expect(page.locator("#detail td.ply")).to_have_count(8)
