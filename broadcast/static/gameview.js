@@ -234,7 +234,9 @@ export class GameView {
   drawEvaluation(fen) {
     const evaluation = this.evaluation;
     const current = hasScore(evaluation) && samePosition(evaluation.fen, fen);
-    const shown = this.game?.round === null && hasScore(evaluation) && (current || this.following);
+    // a forfeit without moves: no game was played, its start position is nobody's
+    const forfeit = ["+-", "-+", "--"].includes(this.board?.result) && this.list.length === 0;
+    const shown = this.game?.round === null && !forfeit && hasScore(evaluation) && (current || this.following);
     this.parts.bar.hidden = !shown;
     this.parts.line.hidden = !shown;
     this.dialog.dataset.evaluation = shown ? (current ? "current" : "stale") : "none";
