@@ -184,7 +184,7 @@ class Hall {
     if (this.page >= pages.length) this.page = 0;
     const numbers = pages[this.page] ?? [];
     const key = JSON.stringify([numbers, window.innerWidth, window.innerHeight]);
-    this.showHeader(pages.length);
+    this.showHeader(pages.length, numbers);
     if (!force && key === this.shownKey) return;
     this.shownKey = key;
     // the lines beside a board are estimated, then measured (a long name, a missing
@@ -227,11 +227,18 @@ class Hall {
     return { over, extra };
   }
 
-  showHeader(pageCount) {
-    const first = this.chosen()[0];
-    const round = first ? String(first.round || "").split(".")[0] : "";
-    const section = this.options.section ?? (first ? first.section : "");
-    document.getElementById("hall-title").textContent = [section, round ? `Round ${round}` : ""].filter(Boolean).join(" · ");
+  /** "Open · Round 5", for each section whose boards are on the screen ("Open · Round 5 / U12 · Round 2"). */
+  showHeader(pageCount, numbers) {
+    const titles = [];
+    for (const number of numbers) {
+      const board = this.feed.boards.get(number);
+      const round = board ? String(board.round || "").split(".")[0] : "";
+      const section = board ? board.section : this.options.section;
+      const title = [section, round ? `Round ${round}` : ""].filter(Boolean).join(" · ");
+      if (!titles.includes(title)) titles.push(title);
+    }
+    if (titles.length === 0 && this.options.section) titles.push(this.options.section);
+    document.getElementById("hall-title").textContent = titles.join(" / ");
     document.getElementById("hall-page").textContent = pageCount > 1 ? `${this.page + 1} / ${pageCount}` : "";
     const delay = this.feed.delay;
     document.getElementById("delay").textContent = delay > 0 ? `delayed by ${Math.round(delay / 60)} min` : "";

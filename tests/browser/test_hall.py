@@ -63,6 +63,12 @@ async def test_the_hall_cycles_through_the_boards_and_reads_from_afar(
     await expect(turning.locator("#hall-page")).to_have_text("2 / 2")
     await expect(grid).to_have_attribute("data-boards", "1,2,3,4")
 
+    every = await pages.open(f"{base}/hall?per=4&every=1", width=1280, height=720)
+    await expect(every.locator("#hall-boards")).to_have_attribute("data-boards", "5,6,41,42")
+    await expect(every.locator("#hall-title")).to_have_text("Open · Round 3 / U12 · Round 2")
+    await expect(every.locator("#hall-boards")).to_have_attribute("data-boards", "1,2,3,4")
+    await expect(every.locator("#hall-title")).to_have_text("Open · Round 3")
+
     chosen = await pages.open(f"{base}/hall?boards=42,3", width=1280, height=720)
     await expect(chosen.locator("#hall-boards")).to_have_attribute("data-boards", "3,42")
     u12 = await pages.open(f"{base}/hall?section=U12", width=1280, height=720)
