@@ -60,6 +60,18 @@ function nameCell(className, name, title) {
   return cell;
 }
 
+/**
+ * What the standings count: ["after round 4"] once the round's results are all final,
+ * ["after round 3", "round 4: 2 of 5 results"] while some are (they count already).
+ */
+export function standingsRounds(section) {
+  const after = section.after_round > 0 ? [`after round ${section.after_round}`] : [];
+  if (section.complete || !section.round) return after;
+  const games = (section.pairings ?? []).filter((pair) => pair.board !== null);
+  const final = games.filter((pair) => pair.result !== "*" && pair.result_final).length;
+  return final === 0 ? after : [...after, `round ${section.round}: ${final} of ${games.length} results`];
+}
+
 export class Panels {
   /** @param {any} viewer the page: its feed model and `showGame`. */
   constructor(viewer) {
@@ -213,8 +225,7 @@ export class Panels {
   sectionStandings(section) {
     const part = el("section", "standings-section");
     part.dataset.section = section.section;
-    const after = section.after_round > 0 ? ` · after round ${section.after_round}` : "";
-    part.append(el("h2", "", `${section.section || "Standings"}${after}`));
+    part.append(el("h2", "", [section.section || "Standings", ...standingsRounds(section)].join(" · ")));
     const table = el("table", "standings");
     const head = el("tr");
     for (const [text, name] of [["#", "place"], ["Player", "player"], ["Fed", "fed"], ["Rtg", "rating"], ["Pts", "points"], ["BH-C1", "tb"], ["BH", "tb"], ["SB", "tb"]]) {

@@ -154,7 +154,13 @@ async def check_standings(page: Page, daemon: Any, tmp_path: Path) -> None:
     await expect(table.locator("tbody tr")).to_have_count(13)
     await expect(table.locator('tr[data-rank="2"] td.points')).to_have_text("3")
     await expect(table.locator('tr[data-rank="1"] td.points')).to_have_text("2½")
+    heading = page.locator("#standings h2")
+    await expect(heading).to_have_text("Standings · after round 3")
+    assert (await daemon.service.execute(SetResult(board=2, result="1-0"))).ok
+    assert (await daemon.service.execute(ConfirmResult(board=2))).ok
+    await expect(heading).to_have_text("Standings · after round 3 · round 4: 1 of 5 results")
     await finish_round(daemon)
+    await expect(heading).to_have_text("Standings · after round 4")
     top = table.locator("tbody tr").first
     await expect(top.locator("td.player .name")).to_have_text("Okafor, Daniel")
     await expect(top.locator("td.points")).to_have_text("3½")  # 2.5 and a win over board 1
