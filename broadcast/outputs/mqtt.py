@@ -11,6 +11,7 @@ Topics under a prefix (default ``dgtcast``)::
     <prefix>/daemon/<id>/status                              retained "online" / "offline"
     <prefix>/daemon/<id>/boards                              retained ownership (relays)
     <prefix>/daemon/<id>/alerts                              retained open alerts (relays)
+    <prefix>/section/<key>/round/<n> | standings             retained (relays: mqtt_rounds)
 
 The broker publishes ``offline`` for us as our will when the connection dies; we publish
 ``online`` on every connect and ``offline`` when we stop cleanly.
@@ -40,6 +41,7 @@ import re
 from collections.abc import Awaitable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
+from urllib.parse import quote
 
 import aiomqtt
 from pydantic import BaseModel, ValidationError
@@ -115,6 +117,13 @@ class Topics:
     def relay_replies(self, relay_id: str | None = None) -> str:
         """``<prefix>/relay/<id>/replies``: the daemons' answers to one relay (our id)."""
         return f"{self.prefix}/relay/{relay_id or self.daemon_id}/replies"
+
+    def section(self, section: str | None, leaf: str) -> str:
+        """``<prefix>/section/<key>/<leaf>``: a section's past rounds and standings, for
+        relays (:mod:`broadcast.outputs.mqtt_rounds`); ``section = None`` is the filter of
+        every section. ``<key>`` is the name percent-encoded (``%`` for no section)."""
+        key = "+" if section is None else quote(section, safe="") if section else "%"
+        return f"{self.prefix}/section/{key}/{leaf}"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -350,6 +359,10 @@ class MqttOutbox:
         alerts = [to_json_dict(self._open_alerts[i]) for i in sorted(self._open_alerts)]
         self._set_retained(self.topics.daemon("alerts"), _json(alerts))
 
+    def receive_retained(self, topic: str, payload: bytes) -> None:
+        """Keep ``topic`` retained with ``payload`` (empty: cleared on the broker)."""
+        self._set_retained(topic, payload)
+
     def receive_connected(self) -> None:
         """A new connection: every retained topic is due again, queued events stay queued."""
         self._due = dict.fromkeys(self._retained)
@@ -432,6 +445,11 @@ class MqttPublisher(HubOutput):
     def announce(self, ownership: Ownership) -> None:
         """Say which boards and sections this daemon owns (and keep open alerts retained)."""
         self.outbox.receive_ownership(ownership)
+        self._work.wake()
+
+    def publish_retained(self, topic: str, payload: bytes) -> None:
+        """Keep a topic of this daemon's retained (past rounds, standings: mqtt_rounds)."""
+        self.outbox.receive_retained(topic, payload)
         self._work.wake()
 
     def publish_result(self, state: BoardState) -> None:

@@ -2,14 +2,16 @@
 
 ``dgtcast relay`` serves exactly what one daemon serves (viewer and arbiter pages,
 ``/round.pgn``, ``/board/N.pgn``, ``/status.json``, ``/ws`` with resume, ``/ws/arbiter``,
-the lichess push, the PGN folder, the public delay) for every board of every daemon. It
-holds nothing of its own: it subscribes to the daemons' retained topics (docs/mqtt.md,
+``/rounds.json``, ``/round/N.pgn``, past games, ``/standings.json``, the lichess push,
+the PGN folder, the public delay) for every board of every daemon. It holds nothing of
+its own: it subscribes to the daemons' retained topics (docs/mqtt.md,
 docs/deployment.md) and feeds its own :class:`~broadcast.feed.hub.Hub`::
 
     <prefix>/board/<n>/state          the board's whole BoardState   → hub.publish_board
     <prefix>/daemon/<id>/boards       who owns which board            → command routing
     <prefix>/daemon/<id>/status       online / offline                → boards shown offline
     <prefix>/daemon/<id>/alerts       the daemon's open alerts        → hub alerts
+    <prefix>/section/<key>/…          past rounds, standings          → RelayRounds
     <prefix>/board/<n>/eval           the engine's evaluation         → the public hub, once
                                                                         its position is public
 
@@ -66,9 +68,11 @@ from broadcast.outputs.mqtt_client import (
     new_client,
     raise_if_cancelled,
 )
+from broadcast.outputs.mqtt_rounds import section_filters
 from broadcast.outputs.output_alerts import RELAY_FIRST_ID, OutputAlerts
 from broadcast.outputs.pgn_folder import PgnFolderSettings, PgnFolderWriter
 from broadcast.relay.remote import RelayOffline, RemoteCommands
+from broadcast.relay.rounds import RelayRounds
 from broadcast.relay.routing import relay_alert_id
 from broadcast.web.connection_limits import ConnectionLimits
 from broadcast.web.server import BroadcastServer
@@ -128,6 +132,8 @@ class RelayView:
         self.hub = hub
         self.prefix = prefix
         self.topics = Topics(prefix, "+")  # the filters: every daemon
+        #: The sections' past rounds and standings (``<prefix>/section/…``).
+        self.rounds = RelayRounds()
         self.ignored = 0  # unreadable or outdated messages
         self._received: dict[int, BoardState] = {}
         self._claims: dict[str, Ownership] = {}
@@ -146,11 +152,15 @@ class RelayView:
             topics.board("+", "clocks"),
             topics.evaluation("+"),
             *(topics.daemon(leaf, "+") for leaf in ("boards", "status", "alerts")),
+            *section_filters(topics),
         ]
 
     def receive_message(self, topic: str, payload: bytes) -> None:
         """Take one message of :meth:`subscriptions`; unknown topics are ignored."""
         parts = topic.removeprefix(self.prefix + "/").split("/")
+        if parts[0] == "section":
+            self._receive_section(topic, parts[1:], payload)
+            return
         if len(parts) != 3:
             return
         kind, name, leaf = parts
@@ -164,6 +174,14 @@ class RelayView:
             elif kind == "daemon":
                 self._receive_daemon(name, leaf, payload)
         except (ValueError, TypeError, KeyError) as exc:
+            self.ignored += 1
+            log.warning("< %s: unreadable (%s)", topic, exc)
+
+    def _receive_section(self, topic: str, parts: list[str], payload: bytes) -> None:
+        """A section's past round or standings (:mod:`broadcast.relay.rounds`)."""
+        try:
+            self.rounds.receive_message(parts, payload)
+        except ValueError as exc:
             self.ignored += 1
             log.warning("< %s: unreadable (%s)", topic, exc)
 
@@ -470,6 +488,9 @@ class Relay:
             limits=settings.limits,
             frame_interval=settings.frame_interval,
             public_hub=RelayHub(first_seq=first_seq),
+        )
+        self.server.routes.extra += self.view.rounds.routes(
+            self.server.public_hub, settings.results
         )
         #: The daemons' evaluations reach spectators once their position is public here.
         self.evaluations = EvaluationGate(self.server.public_hub)

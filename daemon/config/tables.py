@@ -158,6 +158,16 @@ def _mqtt_name(value: object) -> str:
     return value
 
 
+def _tiebreak_code(value: object) -> str:
+    """A tie-break's FIDE code as a TRF writes it (``BH-C1``, ``BH/C1``, ``SB``); which codes
+    dgtcast computes is checked when the section's TRF is read (daemon/pairing/tiebreaks.py)."""
+    if not isinstance(value, str) or not re.fullmatch(
+        r"[A-Za-z]{2,4}(?:[-/#][A-Za-z][0-9])?", value
+    ):
+        raise ValueError(f'must be a tie-break code like "BH-C1", got {shown(value)}')
+    return value
+
+
 def _name(value: object) -> str:
     """A name that becomes a PGN tag value: one line, no control characters, not too long."""
     if not isinstance(value, str):
@@ -254,13 +264,15 @@ class PairingConfig(_Table):
     round next`` then reads the next round's file; without it the same file is read again
     (the pairing program overwrote it), and without ``pairings`` the next round's games
     come from the TRF. ``first_board`` numbers the games (default: the section's lowest
-    ``[[boards]]`` number, else 1).
+    ``[[boards]]`` number, else 1). ``tiebreaks``: the standings' tie-breaks when the TRF
+    names none (records 202/212 win).
     """
 
     trf: _PathValue
     pairings: _PathValue | None = None
     command: list[_Text] | None = None  # run on the saved TRF after each confirmed result
     first_board: Annotated[int, Field(ge=1)] | None = None
+    tiebreaks: list[Annotated[str, PlainValidator(_tiebreak_code)]] | None = None
 
     def pairings_for(self, round_number: int) -> Path | None:
         """The pairings file of ``round_number`` (``{round}`` filled in)."""
