@@ -21,7 +21,7 @@ import {
   spentText,
 } from "./game.js";
 import { evaluationText, hasScore, samePosition, whiteShare } from "./evaluation.js";
-import { formatClock, resultText, statusText } from "./model.js";
+import { formatClock, resultText, statusShown, statusText } from "./model.js";
 
 /** The board as it stood after `ply` plies: its position, last move and clocks then. */
 function boardAt(board, list, shapes, ply, startFen) {
@@ -211,7 +211,7 @@ export class GameView {
     this.drawEvaluation(shown.fen);
     this.parts.status.textContent = this.game.round === null ? statusText(board.status) : "";
     this.parts.status.dataset.status = board.status;
-    this.parts.status.hidden = this.game.round !== null;
+    this.parts.status.hidden = this.game.round !== null || !statusShown(board);
     this.parts.result.textContent = resultText(board.result);
     this.parts.result.dataset.result = board.result;
     const provisional = board.result !== "*" && !board.result_final;

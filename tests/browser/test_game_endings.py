@@ -2,7 +2,7 @@
 
 A flag falls on the e-board and the arbiter confirms the result: the daemon's PGN has no
 Termination for it, and the game view says "time forfeit" (the loser's clock at 0),
-not "resignation".
+not "resignation"; neither it nor the board's card calls the finished game "live".
 """
 
 from __future__ import annotations
@@ -38,5 +38,11 @@ async def test_a_flag_fall_is_a_time_forfeit(tmp_path: Path, pages: Pages, games
             dialog = page.locator("#detail")
             await expect(dialog.locator(".detail-head .result")).to_have_text("1-0")
             await expect(dialog.locator(".ending")).to_have_text("time forfeit")
+            # the e-board still answers, but the game is over: not "live"
+            await expect(dialog.locator(".detail-head .status")).to_be_hidden()
+            await page.keyboard.press("Escape")
+            card = page.locator('.card[data-board="1"]')
+            await expect(card.locator(".result")).to_have_text("1-0")
+            await expect(card.locator(".status")).to_be_hidden()
             await page.screenshot(path=tmp_path / "flag-fall.png")
             await pages.close()
