@@ -198,8 +198,12 @@ export class Panels {
       const block = el("details", "round");
       block.dataset.round = String(round.round);
       const key = `${section.name}\u0000${round.round}`;
-      block.open = this.opened.get(key) ?? (round.live || rounds.length === 1);
-      block.addEventListener("toggle", () => this.opened.set(key, block.open));
+      const initial = this.opened.get(key) ?? (round.live || rounds.length === 1);
+      block.open = initial;
+      // setting `open` fires "toggle" too: only a change from what was drawn is the reader's
+      block.addEventListener("toggle", () => {
+        if (this.opened.has(key) || block.open !== initial) this.opened.set(key, block.open);
+      });
       const summary = el("summary", "", `Round ${round.round}${round.live ? " · being played" : ""}`);
       const query = section.name ? `?section=${encodeURIComponent(section.name)}` : "";
       const link = el("a", "pgn", "PGN");

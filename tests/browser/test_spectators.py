@@ -176,6 +176,7 @@ async def check_past_round(page: Page, tmp_path: Path) -> None:
     round4 = page.locator('#rounds details.round[data-round="4"]')
     await expect(round4).to_be_visible()
     await expect(page.locator('#rounds details.round[data-round="5"]')).to_be_visible()
+    await expect(round4).to_have_js_property("open", False)
     await round4.locator("summary").click()
     row = round4.locator('tr.game[data-board="1"]')
     await expect(row.locator("td.result")).to_have_text("0-1")
@@ -228,6 +229,11 @@ async def test_games_rounds_and_standings_for_spectators(tmp_path: Path, pages: 
             await expect(page).to_have_url(f"{base}/")  # the address no longer names it
 
             await check_standings(page, daemon, tmp_path)
+            # the round being played is shown open; once finished it folds like any past
+            # round (the page drew it open: that was not the reader's choice)
+            await page.locator('nav.views a[data-view="rounds"]').click()
+            playing = page.locator('#rounds details.round[data-round="4"]')
+            await expect(playing).to_have_js_property("open", True)
             assert (await daemon.service.execute(NextRound())).ok
             await check_past_round(page, tmp_path)
             round4 = await fetched(page, "/round/4.pgn")
