@@ -31,11 +31,8 @@ from collections.abc import Callable, Coroutine
 from dataclasses import replace
 from typing import Any
 
-import chess
-
 from base.backoff import BackoffPolicy
 from daemon.config.model import BoardConfig, Section
-from daemon.game.state import TrackerState
 from daemon.journal.inputs import (
     BATTERY,
     CLOCK,
@@ -49,7 +46,7 @@ from daemon.journal.inputs import (
     link_payload,
     placement_payload,
 )
-from daemon.round.mode23 import IncrementControl, move_number_of
+from daemon.round.mode23 import IncrementControl, IncrementState, game_move_number
 from daemon.shell.clock_set import ClockSetResult, set_clock
 from daemon.shell.flood import FloodGuard
 from daemon.shell.service import RoundService
@@ -168,15 +165,20 @@ class BoardSession:
         0: none, the start position stands and the press starts the clock)."""
         game = self.service.core.games.get(self.board.number)
         tracker = None if game is None else game.tracker
-        if tracker is None or tracker.state not in (TrackerState.PLAYING, TrackerState.OUT_OF_SYNC):
-            return None
-        if tracker.start_stands:
-            return 0
-        white = tracker.white_side
-        if white is None:
-            return None
-        color = chess.WHITE if side is white else chess.BLACK
-        return move_number_of(tracker.board, color)
+        return None if tracker is None else game_move_number(tracker, side)
+
+    def _owe_increments(self, *, recovered: bool) -> None:
+        """Give the clock what the board's game says it lacks (mode 23): increments of
+        presses replayed from the memory, in their ``[%clk]`` already. Known from the
+        journal, so a restart before the clock got them owes them again, once; after a
+        memory whose presses show the clock adding its own time, nothing is added."""
+        game = self.service.core.games.get(self.board.number)
+        if self.increments is None or game is None:
+            return
+        if recovered and game.clock_adds:
+            self.increments.leave_alone()
+        elif recovered or game.clock_owed:
+            self.increments.owe(game.clock_owed)
 
     def new_round(self) -> None:
         """The board's section moved on to another round: a new game, maybe another
@@ -230,6 +232,7 @@ class BoardSession:
         self._last_clock = None
         if self.increments is not None:
             self.increments.reset()
+            self._owe_increments(recovered=False)
         with contextlib.suppress(DgtLinkError):
             self.supervisor.request_refresh()
 
@@ -267,6 +270,7 @@ class BoardSession:
                 self._first_dump = True
                 if self.increments is not None:  # maybe another clock: decided afresh
                     self.increments.reset(self._journalled_reading())
+                    self._owe_increments(recovered=False)
                 log.info("= board %d online on %s (serial %s)", number, report.port, report.serial)
                 online = LinkObserved(state=LinkState.ONLINE, at=at)
                 self._send(LINK, link_payload(online, serial=report.serial, port=report.port), at)
@@ -355,6 +359,8 @@ class BoardSession:
                 None if held is None or held.running is None else held.running.value
             )
         self._send(RECOVERY, payload, at)
+        if payload["state"] == "read":
+            self._owe_increments(recovered=True)
         if placement is not None:
             self._send_placement(PlacementObserved(board=placement, at=at), at)
         if held is not None:
@@ -448,7 +454,9 @@ class BoardSession:
             reading = corrected
             if command is not None:
                 self._spawn(self._set_clock(command))
-        payload = clock_payload(reading)
+        adding = self.increments
+        clock_adds = adding is not None and adding.state is IncrementState.CLOCK_ADDS
+        payload = clock_payload(reading, clock_adds=clock_adds)
         if payload != self._last_clock:  # update-nice repeats nothing new
             self._last_clock = payload
             self._send(CLOCK, payload, at)
