@@ -573,11 +573,15 @@ async def test_a_broker_restart_loses_no_alert_or_result(mosquitto: Mosquitto) -
         enough = max(raised + 10, 31)
         await wait_until(lambda: len(produced) >= enough, what="alerts while away")
         await asyncio.to_thread(mosquitto.start)
-        await seen.wait_for(lambda: len(seen.ids(f"{PREFIX}/alerts")) > len(produced) - 3)
+        back = len(produced)  # alerts up to here were raised before the broker was back
+        # Alerts flow again once one raised after the restart arrives. (Not "the desk is
+        # within a few alerts of the producer": at 100 alerts a second, a busy machine
+        # can keep it further behind than that for as long as the producer runs.)
+        await seen.wait_for(lambda: max(seen.ids(f"{PREFIX}/alerts")) > back, 30)
         stop.set()
         await producer
-        await seen.wait_for(lambda: seen.ids(f"{PREFIX}/alerts") == set(produced))
-        await seen.wait_for(lambda: seen.results() == results)
+        await seen.wait_for(lambda: seen.ids(f"{PREFIX}/alerts") == set(produced), 30)
+        await seen.wait_for(lambda: seen.results() == results, 30)
     assert publisher.outbox.dropped_events == 0
     assert len(produced) > 30  # alerts were raised while the broker was away
 
