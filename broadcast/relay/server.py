@@ -10,6 +10,7 @@ docs/deployment.md) and feeds its own :class:`~broadcast.feed.hub.Hub`::
     <prefix>/daemon/<id>/boards       who owns which board            → command routing
     <prefix>/daemon/<id>/status       online / offline                → boards shown offline
     <prefix>/daemon/<id>/alerts       the daemon's open alerts        → hub alerts
+    <prefix>/daemon/<id>/resolved     its last resolutions            → hub alerts, resolved
 
 so a relay that starts (or restarts, or reconnects after a broker restart) has the
 current picture at once, and more relays behind a load balancer serve more spectators.
@@ -52,7 +53,7 @@ from broadcast.feed.public_results import ResultsPolicy
 from broadcast.outputs.lichess import LichessTarget, Refusal
 from broadcast.outputs.lichess_push import LichessPusher
 from broadcast.outputs.lichess_refusal import raise_refusal_alert
-from broadcast.outputs.mqtt import Ownership, Topics
+from broadcast.outputs.mqtt import OPEN_ALERTS, RESOLVED_ALERTS, Ownership, Topics
 from broadcast.outputs.mqtt_client import (
     MqttLink,
     MqttSettings,
@@ -116,6 +117,10 @@ class RelayView:
     * A board whose owning daemon is offline is shown ``offline``.
     * Alerts get relay ids (:func:`~broadcast.relay.routing.relay_alert_id`); those of a daemon
       whose boards were all taken over by another are no longer shown.
+    * A resolved alert is shown as the daemon resolved it (its history: how, by whom,
+      when), from the daemon's list of last resolutions, whichever of the two lists
+      arrives first; one that leaves the open list without a resolution there (the
+      daemon lost its boards) is resolved as "no longer open on daemon …".
     * When two daemons claim a board, the online one wins, then the newer claim.
     """
 
@@ -129,6 +134,7 @@ class RelayView:
         self._online: dict[str, bool] = {}
         self._owners: dict[int, str] = {}
         self._alerts: dict[str, dict[int, Alert]] = {}
+        self._resolved: dict[str, dict[int, Alert]] = {}
         self._origins: dict[int, tuple[str, int]] = {}
 
     def subscriptions(self) -> list[str]:
@@ -137,7 +143,10 @@ class RelayView:
         return [
             topics.board("+", "state"),
             topics.board("+", "clocks"),
-            *(topics.daemon(leaf, "+") for leaf in ("boards", "status", "alerts")),
+            *(
+                topics.daemon(leaf, "+")
+                for leaf in ("boards", "status", OPEN_ALERTS, RESOLVED_ALERTS)
+            ),
         ]
 
     def receive_message(self, topic: str, payload: bytes) -> None:
@@ -241,9 +250,10 @@ class RelayView:
             else:
                 self._claims[daemon_id] = dataclasses.replace(claim, daemon_id=daemon_id)
             self._reassign()
-        elif leaf == "alerts":
+        elif leaf in (OPEN_ALERTS, RESOLVED_ALERTS):
             alerts = alerts_from_json(payload) if payload else []
-            self._alerts[daemon_id] = {a.id: a for a in alerts}
+            lists = self._alerts if leaf == OPEN_ALERTS else self._resolved
+            lists[daemon_id] = {a.id: a for a in alerts}
             self._show_alerts()
 
     def _reassign(self) -> None:
@@ -260,25 +270,50 @@ class RelayView:
         self._show_alerts()
 
     def _show_alerts(self) -> None:
-        """Make the hub's open alerts those of the daemons that own boards."""
-        shown: dict[int, tuple[str, Alert]] = {}
-        owners = set(self._owners.values())
-        for daemon_id, alerts in self._alerts.items():
-            if daemon_id not in owners and self._claims:
-                continue
-            for alert in alerts.values():
-                shown[relay_alert_id(alert.board, alert.id, daemon_id)] = (daemon_id, alert)
+        """Make the hub's open alerts those of the daemons that own boards, and show the
+        resolutions those daemons published."""
+        shown, settled = self._alert_lists()
         for relay_id in set(self._origins) - set(shown):
             daemon_id, _ = self._origins.pop(relay_id)
             gone = self.hub.alert(relay_id)
-            if gone is not None:
+            if gone is not None and gone.is_open and relay_id not in settled:
                 note = f"no longer open on daemon {daemon_id}"
                 self.hub.publish_alert(gone.resolve(time.time(), note))
+        for relay_id, alert in settled.items():
+            relayed = dataclasses.replace(alert, id=relay_id)
+            if self.hub.alert(relay_id) != relayed:
+                self.hub.publish_alert(relayed)
         for relay_id, (daemon_id, alert) in shown.items():
             self._origins[relay_id] = (daemon_id, alert.id)
             relayed = dataclasses.replace(alert, id=relay_id)
             if self.hub.alert(relay_id) != relayed:
                 self.hub.publish_alert(relayed)
+
+    def _alert_lists(self) -> tuple[dict[int, tuple[str, Alert]], dict[int, Alert]]:
+        """By relay id: the open alerts to show (with their daemon), and the resolutions
+        to show, of the daemons that own boards. A resolution wins over the open version
+        of the same alert (the open list is then the older message)."""
+        shown: dict[int, tuple[str, Alert]] = {}
+        settled: dict[int, Alert] = {}
+        owners = set(self._owners.values())
+        for daemon_id in {*self._alerts, *self._resolved}:
+            if daemon_id not in owners and self._claims:
+                continue
+            resolved = self._resolved.get(daemon_id, {})
+            for alert in resolved.values():
+                settled[relay_alert_id(alert.board, alert.id, daemon_id)] = alert
+            for alert in self._alerts.get(daemon_id, {}).values():
+                done = resolved.get(alert.id)
+                if done is None or not _same_alert(done, alert):
+                    relay_id = relay_alert_id(alert.board, alert.id, daemon_id)
+                    shown[relay_id] = (daemon_id, alert)
+                    settled.pop(relay_id, None)
+        return shown, settled
+
+
+def _same_alert(one: Alert, other: Alert) -> bool:
+    """Two versions of one alert (a journal started afresh reuses the ids)."""
+    return (one.board, one.kind, one.at) == (other.board, other.kind, other.at)
 
 
 def _clock_reading(data: Any) -> tuple[float | None, float | None, Color | None, float] | None:
