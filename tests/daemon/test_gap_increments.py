@@ -146,9 +146,7 @@ async def test_each_side_presses_while_the_daemon_is_down(
     await _scenario(tmp_path, game, "600+10", 8, 2 * presses)
 
 
-async def test_the_gap_spans_move_40_of_a_period_control(
-    tmp_path: Path, games_dir: Path
-) -> None:
+async def test_the_gap_spans_move_40_of_a_period_control(tmp_path: Path, games_dir: Path) -> None:
     """Moves 38 to 41 of each side while the daemon is down: move 40 brings the second
     period (600 s) on top of its increment."""
     game = read_game(games_dir / "kasparov-deep-blue-1997.pgn", 0)
