@@ -74,7 +74,7 @@ from broadcast.outputs.output_alerts import RELAY_FIRST_ID, OutputAlerts
 from broadcast.outputs.pgn_folder import PgnFolderSettings, PgnFolderWriter
 from broadcast.relay.remote import RelayOffline, RemoteCommands
 from broadcast.relay.rounds import RelayRounds
-from broadcast.relay.routing import relay_alert_id
+from broadcast.relay.routing import alerts_to_show
 from broadcast.web.connection_limits import ConnectionLimits
 from broadcast.web.server import BroadcastServer
 
@@ -306,7 +306,9 @@ class RelayView:
     def _show_alerts(self) -> None:
         """Make the hub's open alerts those of the daemons that own boards, and show the
         resolutions those daemons published."""
-        shown, settled = self._alert_lists()
+        owners = set(self._owners.values())
+        daemons = [d for d in {*self._alerts, *self._resolved} if d in owners or not self._claims]
+        shown, settled = alerts_to_show(self._alerts, self._resolved, daemons)
         for relay_id in set(self._origins) - set(shown):
             daemon_id, _ = self._origins.pop(relay_id)
             gone = self.hub.alert(relay_id)
@@ -322,32 +324,6 @@ class RelayView:
             relayed = dataclasses.replace(alert, id=relay_id)
             if self.hub.alert(relay_id) != relayed:
                 self.hub.publish_alert(relayed)
-
-    def _alert_lists(self) -> tuple[dict[int, tuple[str, Alert]], dict[int, Alert]]:
-        """By relay id: the open alerts to show (with their daemon), and the resolutions
-        to show, of the daemons that own boards. A resolution wins over the open version
-        of the same alert (the open list is then the older message)."""
-        shown: dict[int, tuple[str, Alert]] = {}
-        settled: dict[int, Alert] = {}
-        owners = set(self._owners.values())
-        for daemon_id in {*self._alerts, *self._resolved}:
-            if daemon_id not in owners and self._claims:
-                continue
-            resolved = self._resolved.get(daemon_id, {})
-            for alert in resolved.values():
-                settled[relay_alert_id(alert.board, alert.id, daemon_id)] = alert
-            for alert in self._alerts.get(daemon_id, {}).values():
-                done = resolved.get(alert.id)
-                if done is None or not _same_alert(done, alert):
-                    relay_id = relay_alert_id(alert.board, alert.id, daemon_id)
-                    shown[relay_id] = (daemon_id, alert)
-                    settled.pop(relay_id, None)
-        return shown, settled
-
-
-def _same_alert(one: Alert, other: Alert) -> bool:
-    """Two versions of one alert (a journal started afresh reuses the ids)."""
-    return (one.board, one.kind, one.at) == (other.board, other.kind, other.at)
 
 
 def _clock_reading(data: Any) -> tuple[float | None, float | None, Color | None, float] | None:
