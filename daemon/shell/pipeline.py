@@ -282,6 +282,7 @@ class BoardSession:
                 self._end_catching_up({"state": "failed", "reason": "link lost"}, at)
                 log.warning("= board %d offline: %s", number, report.reason)
                 self._sensors = SensorBoard()  # the next dump resynchronises
+                self._first_dump, self._held_clock = False, None
                 self._last_clock = self._last_battery = None
                 self._last_placement, self._held = None, None
                 self._cancel_refresh()
@@ -307,13 +308,24 @@ class BoardSession:
         if isinstance(report, BoardDump):
             self._first_dump = False  # a field update first does not make it any later dump
         if placement is None or self._catching_up:
+            if first:
+                self._release_held_clock(at)
             return
         if self._sensors.corrections > corrections:
             log.info("= board %d: a fresh dump corrected the sensed board", self.board.number)
-        if first and self.service.core.memory_needed(self.board.number, placement.board):
-            self._start_catching_up(at)
+        needed = first and self.service.core.memory_needed(self.board.number, placement.board)
+        if needed and self._start_catching_up(at):
             return
         self._offer_placement(placement, at)
+        if first:
+            self._release_held_clock(at)
+
+    def _release_held_clock(self, at: float) -> None:
+        """The first dump is in and no memory is read: the clock reading held back until
+        then goes on, after the placement it follows."""
+        held, self._held_clock = self._held_clock, None
+        if held is not None:
+            self._receive_clock(dataclasses.replace(held, at=at), at)
 
     def _receive_battery(self, report: BatteryStatus, at: float) -> None:
         """A wireless board's battery level (asked every minute, drivers/dgt/battery.py):
@@ -323,13 +335,13 @@ class BoardSession:
             self._last_battery = payload
             self._send(BATTERY, payload, at)
 
-    def _start_catching_up(self, at: float) -> None:
-        """Ask the board's memory; hold its reports back until it comes."""
+    def _start_catching_up(self, at: float) -> bool:
+        """Ask the board's memory; hold its reports back until it comes. False: not asked."""
         try:
             self.supervisor.request_memory()
         except DgtLinkError as exc:
             log.warning("board %d: memory not asked: %s", self.board.number, exc)
-            return
+            return False
         log.info("= board %d catching up: reading its memory", self.board.number)
         self._catching_up = True
         self._send(RECOVERY, {"state": "reading"}, at)
@@ -337,6 +349,7 @@ class BoardSession:
         self._memory_timer = loop.call_later(
             self.memory_timeout, self._guarded(self._memory_timed_out)
         )
+        return True
 
     def _memory_timed_out(self) -> None:
         self._memory_timer = None
@@ -444,8 +457,11 @@ class BoardSession:
             self._refresh_timer = None
 
     def _receive_clock(self, reading: ClockObserved, at: float) -> None:
-        if self._catching_up:
-            self._held_clock = reading  # the presses before it are in the memory
+        if self._catching_up or self._first_dump:
+            # The presses before it are in the memory; before a connection's first dump,
+            # readings queued while nobody listened would complete a pending move with a
+            # later press's time before the memory is asked.
+            self._held_clock = reading
             return
         if self.increments is not None:
             corrected, command = self.increments.receive_reading(reading)
