@@ -524,12 +524,22 @@ class Daemon:
         sessions = [(self.sessions[n], self.core.games[n].section) for n in chosen]
         return clock_reply(await asyncio.gather(*(s.set_clock(sec) for s, sec in sessions)))
 
-    async def _set_clocks_when_online(self, patience: float = 30.0) -> None:
-        with contextlib.suppress(TimeoutError):
-            async with asyncio.timeout(patience):
-                await asyncio.gather(*(s.online.wait() for s in self.sessions.values()))
-        reply = await self.set_clocks()
-        log.info("= clocks set at round start: %s", reply.details)
+    async def _set_clocks_when_online(self) -> None:
+        """``--set-clocks``: each clock as soon as its e-board answers (a board missing
+        holds no other back), unless its game is under way: a restart during the round
+        keeps the clocks the players are using."""
+        await asyncio.gather(*(self._set_clock_when_online(n) for n in self.sessions))
+
+    async def _set_clock_when_online(self, number: int) -> None:
+        await self.sessions[number].online.wait()
+        if self.core.games[number].record.moves:
+            log.info("= board %d: its game is under way, its clock is not set", number)
+            return
+        reply = await self.set_clocks(SetClocks(board=number))
+        if reply.ok:
+            log.info("= board %d: clock set at round start", number)
+        else:
+            log.warning("clock not set at round start: %s", reply.reason)
 
 
 def _report_zero_default_time(config: Config) -> None:
