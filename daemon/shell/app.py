@@ -419,7 +419,7 @@ class Daemon:
         except* _Stop:
             self.service.take_snapshot()  # a clean stop: the next start replays nothing
         finally:
-            self.service.commit_group()
+            self.service.close()  # every group handed over is written
             self.journal.close()
 
     def _session_fault(self, board: int, where: str, exc: BaseException) -> None:
