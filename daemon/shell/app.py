@@ -401,6 +401,8 @@ class Daemon:
             # would otherwise walk it all, pausing every board (docs/performance.md).
             gc.collect()
             gc.freeze()
+            if freeze_survivors not in gc.callbacks:
+                gc.callbacks.append(freeze_survivors)
 
     async def run(self, stop: asyncio.Event) -> None:
         """Serve until ``stop`` is set; then shut everything down cleanly.
@@ -419,6 +421,8 @@ class Daemon:
         except* _Stop:
             self.service.take_snapshot()  # a clean stop: the next start replays nothing
         finally:
+            with contextlib.suppress(ValueError):
+                gc.callbacks.remove(freeze_survivors)
             self.service.close()  # every group handed over is written
             self.journal.close()
 
@@ -505,6 +509,19 @@ def _report_zero_default_time(config: Config) -> None:
             " at the board; no late-arrival alert is raised",
             ", ".join(zero),
         )
+
+
+def freeze_survivors(phase: str, info: Mapping[str, Any]) -> None:
+    """After each full collection, freeze what survived it (a ``gc.callbacks`` entry).
+
+    What outlived a full pass (the games as they grow, the hub's states) is what the
+    next pass would walk again, at a pause that grows with the round; frozen, the next
+    pass walks only what was made since (docs/performance.md, "The collector"). A cycle
+    among frozen objects that later becomes garbage is not freed (a round's games live
+    as long as the daemon); objects freed by their reference count are freed as before.
+    """
+    if phase == "stop" and info.get("generation") == 2:
+        gc.freeze()
 
 
 async def checkpoint_journal(journal: Journal, records: int = 5000, every: float = 1.0) -> None:
