@@ -24,7 +24,7 @@ def test_the_issue24_plan_names_every_figure_it_measures() -> None:
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert lines[0] == "plan issue24:"
-    assert lines[1].startswith("500 boards, now and before: 60 s each, a snapshot every 20 s")
+    assert lines[1].startswith("500 boards: 60 s, a snapshot every 20 s")
     assert lines[2].startswith("clock storm, 60 boards at 60 reports/s")
     assert "100, 500, 1000, 1500, 2000" in lines[3]
     assert "10,000 (ticks)" in lines[4]

@@ -105,10 +105,6 @@ class DaemonOptions:
         board_patience: seconds after start before e-boards without a link are reported
             (at WARNING, with the reason and the fix).
         snapshots: when the round's state is added to the journal (default policy: None).
-        grouped: journal the boards' inputs in group commits, publish clock readings as
-            compact readings and tick the spectator feed (False: each input journalled
-            and published on its own, a frame per publish: the way before, kept for
-            ``bench/`` comparisons).
         board_silence: seconds an e-board may stay unheard after the start before it is
             ``board_offline`` (daemon/round/link_silence.py).
     """
@@ -124,7 +120,6 @@ class DaemonOptions:
     demo: bool = False
     board_patience: float = 5.0
     snapshots: SnapshotPolicy | None = None
-    grouped: bool = True
     board_silence: float = BOARD_SILENCE
     progress: Callable[[str | None], None] | None = None
 
@@ -181,7 +176,6 @@ class Daemon:
             self.hub,
             fingerprint=fingerprint(config, options.tracker),
             snapshots=options.snapshots,
-            grouped=options.grouped,
         )
         self.service.clock_setter = self.set_clocks
         self.rounds = RoundKeeper(self.core, self.service, self.pairings)
@@ -208,7 +202,6 @@ class Daemon:
             allowed_origins=tuple(server.allowed_origins),
             limits=connection_limits(open_files, server.max_connections_per_client),
             results=server.results,
-            frame_interval=0.0 if options.grouped else None,
         )
         self.server.routes.extra.append(
             RoundRoutes(
@@ -438,10 +431,9 @@ class Daemon:
             (f"board {number}'s session", number, session.run)
             for number, session in self.sessions.items()
         ]
-        if self.options.grouped:
-            self.journal.checkpoint_elsewhere()
-            checkpoints = functools.partial(checkpoint_journal, self.journal)
-            jobs.append(("the journal's checkpoints", 0, checkpoints))
+        self.journal.checkpoint_elsewhere()
+        checkpoints = functools.partial(checkpoint_journal, self.journal)
+        jobs.append(("the journal's checkpoints", 0, checkpoints))
         jobs += self._outputs()
         if self.sessions:
             jobs.append(("the e-board check", 0, self._warn_unanswered))
