@@ -19,12 +19,15 @@ $(NODE_STAMP): package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
 	touch $(NODE_STAMP)
 
-# System packages the tests start for real: a mosquitto broker and headless Chromium.
+# System packages the tests start for real: a mosquitto broker, headless Chromium and the
+# Stockfish engine ([analysis]; Debian puts it in /usr/games, not on every PATH).
 system:
 	@command -v mosquitto >/dev/null 2>&1 || test -x /usr/sbin/mosquitto || \
 	  { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q mosquitto; }
 	@command -v chromium >/dev/null 2>&1 || \
 	  { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium; }
+	@command -v stockfish >/dev/null 2>&1 || test -x /usr/games/stockfish || \
+	  { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q stockfish; }
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .

@@ -17,7 +17,7 @@ SOURCE = ("base", "drivers", "broadcast", "daemon")
 
 _DRIVERS = {"drivers", "drivers.dgt", "drivers.dgt.aio", "drivers.emulator"}
 _BROADCAST = {"broadcast.feed", "broadcast.web", "broadcast.outputs"}
-_BROADCAST |= {"broadcast.livechess", "broadcast.relay"}
+_BROADCAST |= {"broadcast.livechess", "broadcast.relay", "broadcast.analysis"}
 _CORE = {"daemon.game", "daemon.config", "daemon.pairing", "daemon.journal"}
 _CORE |= {"daemon.arbiter", "daemon.round"}
 
@@ -33,6 +33,7 @@ ALLOWED: dict[str, set[str]] = {
     "broadcast.feed": {"base"},
     "broadcast.web": {"base", "broadcast.feed"},
     "broadcast.outputs": {"base", "broadcast.feed"},
+    "broadcast.analysis": {"base", "broadcast.feed"},
     "broadcast.livechess": {"base", "broadcast.feed", "broadcast.web", "broadcast.outputs"},
     "broadcast.relay": {"base", "broadcast.feed", "broadcast.web", "broadcast.outputs"},
     "daemon": set(),  # the command line imports its commands by name, when one runs

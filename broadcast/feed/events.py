@@ -2,7 +2,8 @@
 
 The hub (:mod:`broadcast.feed.hub`) diffs each new :class:`BoardState` with what the feed has
 already said about that board (:func:`diff_states`) and numbers the events it gets
-(``move``, ``correction``, ``takeback``, ``clock``, ``result``, ``status``, ``board``).
+(``move``, ``correction``, ``takeback``, ``clock``, ``result``, ``status``, ``board``);
+the engine's evaluations of public positions are ``eval`` events (:class:`EvaluationChanged`).
 Everything here is pure: no I/O, no event loop.
 """
 
@@ -16,11 +17,19 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from base.colors import Color
-from broadcast.feed.messages import BoardState, BoardStatus, ClockReading, MoveInfo, to_json_dict
+from broadcast.feed.messages import (
+    BoardState,
+    BoardStatus,
+    ClockReading,
+    Evaluation,
+    MoveInfo,
+    to_json_dict,
+)
 
 __all__ = [
     "BoardAnnounced",
     "ClockChanged",
+    "EvaluationChanged",
     "FeedEvent",
     "FeedMessage",
     "MovesAppended",
@@ -131,6 +140,18 @@ class StatusChanged:
     battery_charging: bool = False
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EvaluationChanged:
+    """``eval``: the engine's evaluation of a board's public position, or none any more
+    (the analysis' engine is missing or crashed). Only on the public feed, never on the
+    arbiter channel."""
+
+    TYPE: ClassVar[str] = "eval"
+    seq: int
+    board: int
+    evaluation: Evaluation
+
+
 FeedEvent = (
     BoardAnnounced
     | MovesAppended
@@ -139,6 +160,7 @@ FeedEvent = (
     | ClockChanged
     | ResultChanged
     | StatusChanged
+    | EvaluationChanged
 )
 
 

@@ -5,8 +5,9 @@ only moves a board's clocks) and :meth:`Hub.publish_alert` (each new version of 
 alert: raised, updated, acknowledged, resolved). The hub diffs each new
 :class:`BoardState` with what the feed has already said about that board and derives
 numbered feed events (``move``, ``correction``, ``takeback``, ``clock``, ``result``,
-``status``, ``board``). The last events are kept in a bounded ring so that a client
-that reconnects can resume.
+``status``, ``board``); :meth:`Hub.publish_evaluation` adds an ``eval`` event (public
+hubs only: :mod:`broadcast.feed.evaluations`). The last events are kept in a bounded
+ring so that a client that reconnects can resume.
 
 Consumers (websocket feeds, MQTT, lichess push, PGN folder, webhooks) call
 :meth:`Hub.subscribe` and then ``await subscription.receive()``. A subscription never
@@ -37,6 +38,7 @@ from types import TracebackType
 
 from broadcast.feed.events import (
     ClockChanged,
+    EvaluationChanged,
     FeedEvent,
     FeedMessage,
     clock_event_due,
@@ -45,7 +47,7 @@ from broadcast.feed.events import (
     event_to_json,
     state_to_json,
 )
-from broadcast.feed.messages import Alert, BoardState, ClockReading
+from broadcast.feed.messages import Alert, BoardState, ClockReading, Evaluation
 from broadcast.feed.pgn import in_round_order, with_clock_tags
 
 __all__ = ["BoardWatch", "ClockListener", "Hub", "Subscription", "Update"]
@@ -184,6 +186,10 @@ class Subscription:
         elif evented and self._cursor != self._hub.seq:
             self._ready.set()  # the events are read through the cursor (unless handed over)
 
+    def _events_added(self) -> None:
+        if not self._wants_boards and self._cursor != self._hub.seq:
+            self._ready.set()
+
     def _alert_changed(self, alert_id: int) -> None:
         if self._wants_alerts:
             self._dirty_alerts.add(alert_id)
@@ -292,6 +298,7 @@ class Hub:
         self._clock_listeners: dict[Callable[[BoardState], None], ClockListener] = {}
         self._event_listeners: list[Callable[[], None]] = []
         self._readings: dict[int, tuple[ClockReading, float]] = {}  # not in _states yet
+        self._evaluations: dict[int, Evaluation] = {}
         self._batch_depth = 0  # inside batch(): event listeners are told at its end
         self._batch_seq = 0
 
@@ -383,6 +390,25 @@ class Hub:
             sub._board_changed(board, evented=bool(events))
         self._tell_event_listeners(events)
         return True
+
+    def publish_evaluation(self, evaluation: Evaluation) -> bool:
+        """Take a board's evaluation: an ``eval`` event, unless it is the one shown.
+
+        Wakes the subscribers that read events; returns whether an event was added.
+        """
+        if self._evaluations.get(evaluation.board) == evaluation:
+            return False
+        self._evaluations[evaluation.board] = evaluation
+        event = EvaluationChanged(seq=self._seq + 1, board=evaluation.board, evaluation=evaluation)
+        self._append([event])
+        for sub in self._subscriptions:
+            sub._events_added()
+        self._tell_event_listeners([event])
+        return True
+
+    def evaluations(self) -> list[Evaluation]:
+        """The latest evaluation of every board that has one, by board."""
+        return [self._evaluations[board] for board in sorted(self._evaluations)]
 
     def _append(self, events: list[FeedEvent]) -> None:
         for event in events:

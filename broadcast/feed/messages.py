@@ -55,6 +55,7 @@ __all__ = [
     "CommandRejected",
     "CommandReply",
     "ConfirmResult",
+    "Evaluation",
     "MoveInfo",
     "NextRound",
     "Positive",
@@ -69,6 +70,7 @@ __all__ = [
     "command_from_json",
     "command_to_json",
     "decode_untrusted_json",
+    "evaluation_from_json",
     "to_json_dict",
 ]
 
@@ -155,6 +157,29 @@ class BoardState:
     recovered_plies: int = 0  # plies of this game recovered, not seen live (docs/alerts.md)
     battery: int | None = None  # % left, as a wireless e-board reports it; None: never (USB)
     battery_charging: bool = False  # the e-board is on its charger (with ``battery``)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Evaluation:
+    """The engine's evaluation of one public position of a board (docs/broadcast.md).
+
+    From White's point of view: ``cp`` centipawns, or ``mate`` in that many moves
+    (negative: Black mates). Neither: no evaluation (the analysis is off, or its engine
+    missing or crashed): viewers hide the bar. ``line`` is the best line in SAN from
+    ``fen``, ``depth`` the plies the engine searched.
+    """
+
+    board: int
+    fen: str = ""
+    cp: int | None = None
+    mate: int | None = None
+    depth: int = 0
+    line: tuple[str, ...] = ()
+
+    @property
+    def has_score(self) -> bool:
+        """Whether there is an evaluation to show."""
+        return self.cp is not None or self.mate is not None
 
 
 class AlertState(enum.StrEnum):
@@ -321,23 +346,29 @@ class SetResult:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class ConfirmResult:
-    """``{"type": "confirm_result", "board": 3}``: a provisional result becomes final."""
+class _BoardCommand:
+    """A command about one board and nothing else: ``{"type": ..., "board": 3}``."""
 
     __pydantic_config__ = _COMMAND_CONFIG
-    TYPE: ClassVar[str] = "confirm_result"
-    DEFERRABLE: ClassVar[bool] = True
+    TYPE: ClassVar[str]
+    DEFERRABLE: ClassVar[bool]
     board: BoardNumber
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class AcceptPosition:
+class ConfirmResult(_BoardCommand):
+    """``{"type": "confirm_result", "board": 3}``: a provisional result becomes final."""
+
+    TYPE: ClassVar[str] = "confirm_result"
+    DEFERRABLE: ClassVar[bool] = True
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AcceptPosition(_BoardCommand):
     """``{"type": "accept_position", "board": 3}``: the game goes on from the board."""
 
-    __pydantic_config__ = _COMMAND_CONFIG
     TYPE: ClassVar[str] = "accept_position"
     DEFERRABLE: ClassVar[bool] = False
-    board: BoardNumber
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -490,6 +521,22 @@ def board_state_from_json(text: str | bytes) -> BoardState:
     if state.board < 1:
         raise ValueError(f"bad board number {state.board!r}")
     return state
+
+
+_EVALUATION = TypeAdapter(Evaluation)
+
+
+def evaluation_from_json(text: str | bytes) -> Evaluation:
+    """An evaluation from its JSON (:func:`to_json_dict`), as a daemon published it on
+    MQTT: untrusted, validated strictly like :func:`board_state_from_json`.
+
+    Raises:
+        ValueError: not an evaluation.
+    """
+    evaluation = _EVALUATION.validate_json(text, strict=True)
+    if not 1 <= evaluation.board <= MAX_BOARD or len(evaluation.line) > 100:
+        raise ValueError("not an evaluation of a board")
+    return evaluation
 
 
 def alert_to_json(alert: Alert) -> dict[str, Any]:

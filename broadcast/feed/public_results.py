@@ -58,12 +58,13 @@ class PublicResults:
     Args:
         live: the hub the daemon publishes to.
         results: the policy.
+        public: the hub to feed (a new one by default).
     """
 
-    def __init__(self, live: Hub, results: ResultsPolicy) -> None:
+    def __init__(self, live: Hub, results: ResultsPolicy, *, public: Hub | None = None) -> None:
         self.live = live
         self.results = results
-        self.public = Hub()
+        self.public = public if public is not None else Hub()
         self._remove_listener: Callable[[], None] | None = None
 
     def start(self) -> None:

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from base.backoff import Backoff, BackoffPolicy
 from broadcast.feed.messages import BoardState
 from broadcast.feed.pgn import public_pgn
-from broadcast.outputs.outgoing import check_url
+from broadcast.outputs.urls import check_url
 
 __all__ = [
     "LICHESS",

@@ -5,11 +5,13 @@ Topics under a prefix (default ``dgtcast``)::
     <prefix>/board/<n>/pgn | fen | status | state           retained, QoS 1, on game changes
     <prefix>/board/<n>/clocks                                retained, QoS 1, every clock tick
     <prefix>/board/<n>/result                                retained, QoS 1, confirmed result
+    <prefix>/board/<n>/eval                                  retained, QoS 1, engine evaluation
     <prefix>/alerts                                          QoS 1, each version of an alert
     <prefix>/results                                         QoS 1, one message per result
     <prefix>/daemon/<id>/status                              retained "online" / "offline"
     <prefix>/daemon/<id>/boards                              retained ownership (relays)
     <prefix>/daemon/<id>/alerts                              retained open alerts (relays)
+    <prefix>/section/<key>/round/<n> | standings             retained (relays: mqtt_rounds)
 
 The broker publishes ``offline`` for us as our will when the connection dies; we publish
 ``online`` on every connect and ``offline`` when we stop cleanly.
@@ -39,12 +41,13 @@ import re
 from collections.abc import Awaitable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
+from urllib.parse import quote
 
 import aiomqtt
 from pydantic import BaseModel, ValidationError
 
 from broadcast.feed.events import diff_states
-from broadcast.feed.messages import Alert, BoardState, alert_to_json, to_json_dict
+from broadcast.feed.messages import Alert, BoardState, Evaluation, alert_to_json, to_json_dict
 from broadcast.feed.public_results import ResultsPolicy
 from broadcast.outputs.mqtt_client import (
     MqttLink,
@@ -65,6 +68,7 @@ __all__ = [
     "Ownership",
     "Topics",
     "clocks_payload",
+    "evaluation_payload",
     "result_payload",
     "status_payload",
 ]
@@ -85,6 +89,11 @@ class Topics:
     def board(self, board: int | str, leaf: str) -> str:
         """``<prefix>/board/<n>/<leaf>``; ``board = "+"`` is the filter of every board."""
         return f"{self.prefix}/board/{board}/{leaf}"
+
+    def evaluation(self, board: int | str) -> str:
+        """``<prefix>/board/<n>/eval``: the engine's evaluation of the board's public
+        position (``[analysis]``), retained; ``board = "+"`` is the filter of every board."""
+        return self.board(board, "eval")
 
     @property
     def alerts(self) -> str:
@@ -108,6 +117,13 @@ class Topics:
     def relay_replies(self, relay_id: str | None = None) -> str:
         """``<prefix>/relay/<id>/replies``: the daemons' answers to one relay (our id)."""
         return f"{self.prefix}/relay/{relay_id or self.daemon_id}/replies"
+
+    def section(self, section: str | None, leaf: str) -> str:
+        """``<prefix>/section/<key>/<leaf>``: a section's past rounds and standings, for
+        relays (:mod:`broadcast.outputs.mqtt_rounds`); ``section = None`` is the filter of
+        every section. ``<key>`` is the name percent-encoded (``%`` for no section)."""
+        key = "+" if section is None else quote(section, safe="") if section else "%"
+        return f"{self.prefix}/section/{key}/{leaf}"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -186,6 +202,11 @@ def clocks_payload(state: BoardState) -> bytes:
             "at": state.clock_at,
         }
     )
+
+
+def evaluation_payload(evaluation: Evaluation) -> bytes:
+    """``/eval``: the :class:`Evaluation` as JSON (no ``cp`` nor ``mate``: none)."""
+    return _json(to_json_dict(evaluation))
 
 
 def status_payload(state: BoardState) -> bytes:
@@ -301,6 +322,10 @@ class MqttOutbox:
         self._set_retained(self.topics.board(state.board, "result"), payload)
         self._queue(MqttMessage(topic=self.topics.results, payload=payload))
 
+    def receive_evaluation(self, evaluation: Evaluation) -> None:
+        """The engine's latest evaluation of a board, retained on ``/board/<n>/eval``."""
+        self._set_retained(self.topics.evaluation(evaluation.board), evaluation_payload(evaluation))
+
     def receive_alert(self, alert: Alert) -> None:
         """Queue this version of ``alert`` (raised, updated, acknowledged, resolved) for
         ``<prefix>/alerts``.
@@ -333,6 +358,10 @@ class MqttOutbox:
         assert self._open_alerts is not None
         alerts = [to_json_dict(self._open_alerts[i]) for i in sorted(self._open_alerts)]
         self._set_retained(self.topics.daemon("alerts"), _json(alerts))
+
+    def receive_retained(self, topic: str, payload: bytes) -> None:
+        """Keep ``topic`` retained with ``payload`` (empty: cleared on the broker)."""
+        self._set_retained(topic, payload)
 
     def receive_connected(self) -> None:
         """A new connection: every retained topic is due again, queued events stay queued."""
@@ -408,9 +437,19 @@ class MqttPublisher(HubOutput):
         self.outbox.receive_alert(alert)
         self._work.wake()
 
+    def publish_evaluation(self, evaluation: Evaluation) -> None:
+        """The engine evaluated a board's public position (or has no evaluation now)."""
+        self.outbox.receive_evaluation(evaluation)
+        self._work.wake()
+
     def announce(self, ownership: Ownership) -> None:
         """Say which boards and sections this daemon owns (and keep open alerts retained)."""
         self.outbox.receive_ownership(ownership)
+        self._work.wake()
+
+    def publish_retained(self, topic: str, payload: bytes) -> None:
+        """Keep a topic of this daemon's retained (past rounds, standings: mqtt_rounds)."""
+        self.outbox.receive_retained(topic, payload)
         self._work.wake()
 
     def publish_result(self, state: BoardState) -> None:

@@ -15,7 +15,7 @@ Exceptions::
 The time limit is the only one: the client has no timeouts of its own (httpx's default
 would end a request after 5 s without a byte, before a limit of 10 or 20 s).
 
-Our own misuse (a URL that is not http/https) raises :class:`ValueError`.
+Addresses are checked at configuration time (:mod:`broadcast.outputs.urls`).
 """
 
 from __future__ import annotations
@@ -35,7 +35,6 @@ __all__ = [
     "PostFailed",
     "PostTimedOut",
     "Reply",
-    "check_url",
     "classify_status",
     "new_client",
     "parse_retry_after",
@@ -61,18 +60,6 @@ class Reply:
     reason: str
     retry_after: str | None
     body: bytes
-
-
-def check_url(url: str) -> str:
-    """``url`` itself if it is an ``http://`` or ``https://`` URL with a host.
-
-    Raises:
-        ValueError: any other URL.
-    """
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ValueError(f"not an http(s) URL: {url!r}")
-    return url
 
 
 def new_client() -> httpx.AsyncClient:

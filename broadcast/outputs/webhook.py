@@ -35,13 +35,13 @@ from broadcast.feed.messages import Alert, alert_to_json
 from broadcast.outputs.outgoing import (
     Outcome,
     PostFailed,
-    check_url,
     classify_status,
     new_client,
     parse_retry_after,
     post,
 )
 from broadcast.outputs.output import HubOutput, WorkLoop
+from broadcast.outputs.urls import check_url
 
 if TYPE_CHECKING:
     from broadcast.feed.hub import Hub

@@ -1,7 +1,8 @@
 """Relays and commands over MQTT: a whole event served from the broker (layer L2, I/O).
 
 ``wire`` (the commands' wire format), ``routing`` (by ownership, pure), ``remote``
-(relay and daemon ends), ``ownership`` (the start-up check), ``server`` (``Relay``). May
+(relay and daemon ends), ``ownership`` (the start-up check), ``rounds`` (past rounds and
+standings from the broker), ``server`` (``Relay``). May
 import ``broadcast.feed``, ``broadcast.web``, ``broadcast.outputs`` and ``base``.
 """
 

@@ -2,14 +2,18 @@
 
 ``dgtcast relay`` serves exactly what one daemon serves (viewer and arbiter pages,
 ``/round.pgn``, ``/board/N.pgn``, ``/status.json``, ``/ws`` with resume, ``/ws/arbiter``,
-the lichess push, the PGN folder, the public delay) for every board of every daemon. It
-holds nothing of its own: it subscribes to the daemons' retained topics (docs/mqtt.md,
+``/rounds.json``, ``/round/N.pgn``, past games, ``/standings.json``, the lichess push,
+the PGN folder, the public delay) for every board of every daemon. It holds nothing of
+its own: it subscribes to the daemons' retained topics (docs/mqtt.md,
 docs/deployment.md) and feeds its own :class:`~broadcast.feed.hub.Hub`::
 
     <prefix>/board/<n>/state          the board's whole BoardState   → hub.publish_board
     <prefix>/daemon/<id>/boards       who owns which board            → command routing
     <prefix>/daemon/<id>/status       online / offline                → boards shown offline
     <prefix>/daemon/<id>/alerts       the daemon's open alerts        → hub alerts
+    <prefix>/section/<key>/…          past rounds, standings          → RelayRounds
+    <prefix>/board/<n>/eval           the engine's evaluation         → the public hub, once
+                                                                        its position is public
 
 so a relay that starts (or restarts, or reconnects after a broker restart) has the
 current picture at once, and more relays behind a load balancer serve more spectators.
@@ -35,6 +39,7 @@ from typing import Any
 import aiomqtt
 
 from base.colors import Color
+from broadcast.feed.evaluations import EvaluationGate
 from broadcast.feed.hub import Hub
 from broadcast.feed.messages import (
     AckAlert,
@@ -44,8 +49,10 @@ from broadcast.feed.messages import (
     BoardStatus,
     ClockReading,
     CommandReply,
+    Evaluation,
     alerts_from_json,
     board_state_from_json,
+    evaluation_from_json,
 )
 from broadcast.feed.pgn import with_clock_tags
 from broadcast.feed.public_results import ResultsPolicy
@@ -61,9 +68,11 @@ from broadcast.outputs.mqtt_client import (
     new_client,
     raise_if_cancelled,
 )
+from broadcast.outputs.mqtt_rounds import section_filters
 from broadcast.outputs.output_alerts import RELAY_FIRST_ID, OutputAlerts
 from broadcast.outputs.pgn_folder import PgnFolderSettings, PgnFolderWriter
 from broadcast.relay.remote import RelayOffline, RemoteCommands
+from broadcast.relay.rounds import RelayRounds
 from broadcast.relay.routing import relay_alert_id
 from broadcast.web.connection_limits import ConnectionLimits
 from broadcast.web.server import BroadcastServer
@@ -123,6 +132,8 @@ class RelayView:
         self.hub = hub
         self.prefix = prefix
         self.topics = Topics(prefix, "+")  # the filters: every daemon
+        #: The sections' past rounds and standings (``<prefix>/section/…``).
+        self.rounds = RelayRounds()
         self.ignored = 0  # unreadable or outdated messages
         self._received: dict[int, BoardState] = {}
         self._claims: dict[str, Ownership] = {}
@@ -130,6 +141,8 @@ class RelayView:
         self._owners: dict[int, str] = {}
         self._alerts: dict[str, dict[int, Alert]] = {}
         self._origins: dict[int, tuple[str, int]] = {}
+        #: Takes the daemons' evaluations (the relay's public hub's gate).
+        self.on_evaluation: Callable[[Evaluation], None] | None = None
 
     def subscriptions(self) -> list[str]:
         """The topic filters a relay subscribes to."""
@@ -137,12 +150,17 @@ class RelayView:
         return [
             topics.board("+", "state"),
             topics.board("+", "clocks"),
+            topics.evaluation("+"),
             *(topics.daemon(leaf, "+") for leaf in ("boards", "status", "alerts")),
+            *section_filters(topics),
         ]
 
     def receive_message(self, topic: str, payload: bytes) -> None:
         """Take one message of :meth:`subscriptions`; unknown topics are ignored."""
         parts = topic.removeprefix(self.prefix + "/").split("/")
+        if parts[0] == "section":
+            self._receive_section(topic, parts[1:], payload)
+            return
         if len(parts) != 3:
             return
         kind, name, leaf = parts
@@ -151,9 +169,19 @@ class RelayView:
                 self._receive_state(board_state_from_json(payload))
             elif kind == "board" and leaf == "clocks" and payload:
                 self._receive_clocks(int(name), json.loads(payload))
+            elif kind == "board" and leaf == "eval" and payload:
+                self._receive_evaluation(int(name), evaluation_from_json(payload))
             elif kind == "daemon":
                 self._receive_daemon(name, leaf, payload)
         except (ValueError, TypeError, KeyError) as exc:
+            self.ignored += 1
+            log.warning("< %s: unreadable (%s)", topic, exc)
+
+    def _receive_section(self, topic: str, parts: list[str], payload: bytes) -> None:
+        """A section's past round or standings (:mod:`broadcast.relay.rounds`)."""
+        try:
+            self.rounds.receive_message(parts, payload)
+        except ValueError as exc:
             self.ignored += 1
             log.warning("< %s: unreadable (%s)", topic, exc)
 
@@ -189,6 +217,12 @@ class RelayView:
             return
         self._received[state.board] = state
         self._show(state.board)
+
+    def _receive_evaluation(self, board: int, evaluation: Evaluation) -> None:
+        if evaluation.board != board:
+            raise ValueError(f"an evaluation of board {evaluation.board} on board {board}'s topic")
+        if self.on_evaluation is not None:
+            self.on_evaluation(evaluation)
 
     def _receive_clocks(self, board: int, data: Any) -> None:
         """A clock reading (``/clocks``, every tick): the board's clocks and clock tags.
@@ -423,7 +457,8 @@ class Relay:
 
     def __init__(self, settings: RelaySettings) -> None:
         self.settings = settings
-        self.hub = RelayHub(first_seq=int(time.time() * 1000))
+        first_seq = int(time.time() * 1000)
+        self.hub = RelayHub(first_seq=first_seq)
         self.view = RelayView(self.hub, settings.mqtt.prefix)
         self.link = RelayLink(settings.mqtt, self.view)
         self.commands = RemoteCommands(
@@ -452,7 +487,14 @@ class Relay:
             allowed_origins=settings.allowed_origins,
             limits=settings.limits,
             frame_interval=settings.frame_interval,
+            public_hub=RelayHub(first_seq=first_seq),
         )
+        self.server.routes.extra += self.view.rounds.routes(
+            self.server.public_hub, settings.results
+        )
+        #: The daemons' evaluations reach spectators once their position is public here.
+        self.evaluations = EvaluationGate(self.server.public_hub)
+        self.view.on_evaluation = self.evaluations.receive
 
     async def start(self) -> None:
         """Listen on the configured address (idempotent).
@@ -461,10 +503,12 @@ class Relay:
             ListenError: the address cannot be listened on (one line: address and why).
         """
         await self.server.start()
+        self.evaluations.start()
 
     async def run(self, stop: asyncio.Event) -> None:
         """Serve until ``stop`` is set (listening first if :meth:`start` was not awaited)."""
         try:
+            self.evaluations.start()
             async with self.server, asyncio.TaskGroup() as tasks:
                 for job in self._jobs():
                     tasks.create_task(job)
@@ -473,6 +517,8 @@ class Relay:
                 raise _Stop
         except* _Stop:
             pass
+        finally:
+            self.evaluations.close()
 
     def _jobs(self) -> list[Coroutine[Any, Any, None]]:
         public, settings = self.server.public_hub, self.settings

@@ -19,6 +19,7 @@ import {
   plies,
   spentText,
 } from "./game.js";
+import { evaluationText, hasScore, samePosition, whiteShare } from "./evaluation.js";
 import { formatClock, resultText, statusText } from "./model.js";
 
 /** The board as it stood after `ply` plies: its position, last move and clocks then. */
@@ -78,7 +79,11 @@ export class GameView {
       tbody: dialog.querySelector("table.moves tbody"),
       box: dialog.querySelector(".moves-box"),
       live: dialog.querySelector("button.live"),
+      bar: dialog.querySelector(".eval-bar"),
+      black: dialog.querySelector(".eval-black"),
+      line: dialog.querySelector(".eval-line"),
     };
+    this.evaluation = null; // the live board's latest evaluation (the feed's `eval`)
     dialog.querySelector("nav.steps").addEventListener("click", (event) => {
       const button = event.target.closest("button[data-step]");
       if (button !== null) this.step(button.dataset.step);
@@ -149,6 +154,7 @@ export class GameView {
     this.view = null;
     this.game = null;
     this.board = null;
+    this.evaluation = null;
     delete this.dialog.dataset.board;
     delete this.dialog.dataset.round;
   }
@@ -201,6 +207,7 @@ export class GameView {
       players[color] = { title: known.title || tagged || "", federation: known.federation || "" };
     }
     this.view.update(shown, players);
+    this.drawEvaluation(shown.fen);
     this.parts.status.textContent = this.game.round === null ? statusText(board.status) : "";
     this.parts.status.dataset.status = board.status;
     this.parts.status.hidden = this.game.round !== null;
@@ -215,6 +222,25 @@ export class GameView {
     this.dialog.dataset.following = String(this.following);
     this.parts.live.classList.toggle("on", this.following);
     this.parts.live.disabled = this.following;
+  }
+
+  /**
+   * The bar and the line: for the live game, when the position shown is the one
+   * evaluated, or (dimmed) an earlier one while following the game and the engine is on
+   * the new one; hidden otherwise, and when there is no evaluation.
+   */
+  drawEvaluation(fen) {
+    const evaluation = this.evaluation;
+    const current = hasScore(evaluation) && samePosition(evaluation.fen, fen);
+    const shown = this.game?.round === null && hasScore(evaluation) && (current || this.following);
+    this.parts.bar.hidden = !shown;
+    this.parts.line.hidden = !shown;
+    this.dialog.dataset.evaluation = shown ? (current ? "current" : "stale") : "none";
+    if (!shown) return;
+    this.parts.bar.classList.toggle("stale", !current);
+    this.parts.line.classList.toggle("stale", !current);
+    this.parts.black.style.height = `${(100 * (1 - whiteShare(evaluation))).toFixed(1)}%`;
+    this.parts.line.textContent = evaluationText(evaluation);
   }
 
   drawMoves() {

@@ -34,6 +34,8 @@ export class FeedState {
     this.offset = 0;
     /** Whether `offset` comes from a ping and its pong (better than a snapshot's). */
     this.offsetFromPong = false;
+    /** @type {Map<number, any>} board number → its latest evaluation (`eval`, public feed) */
+    this.evaluations = new Map();
   }
 
   /**
@@ -60,6 +62,7 @@ export class FeedState {
    */
   applySnapshot(snapshot, localNow) {
     this.boards = new Map(snapshot.boards.map((board) => [board.board, board]));
+    this.evaluations = new Map((snapshot.evaluations ?? []).map((e) => [e.board, e]));
     this.seq = snapshot.seq;
     this.delay = typeof snapshot.delay === "number" ? snapshot.delay : 0;
     if (typeof snapshot.server_time === "number" && !this.offsetFromPong) {
@@ -86,6 +89,7 @@ export class FeedState {
     if (this.seq === null || event.seq <= this.seq) return { action: Action.STALE };
     if (event.seq > this.seq + 1) return { action: Action.GAP };
     if (!applyToBoards(this.boards, event)) return { action: Action.RESYNC };
+    if (event.type === "eval") this.evaluations.set(event.board, event.evaluation);
     this.seq = event.seq;
     return { action: Action.CHANGED, board: event.board, type: event.type };
   }

@@ -12,6 +12,11 @@ import { el } from "./boardview.js";
 import { resultText } from "./model.js";
 
 const REFRESH_MS = 800; // results often come several at once: one fetch for them
+// A relay gets the standings and past rounds over the broker, a moment apart from the
+// boards: what did not change yet is asked once more after this long.
+const AGAIN_MS = 3000;
+// the cells of the default tie-breaks keep the class of their /standings.json field
+const TIEBREAK_CLASSES = { "BH-C1": "buchholz_cut1", BH: "buchholz", SB: "sonneborn_berger" };
 
 export async function fetchText(url) {
   try {
@@ -22,14 +27,17 @@ export async function fetchText(url) {
   }
 }
 
-export async function fetchJson(url) {
-  const text = await fetchText(url);
+function parsed(text) {
   if (text === null) return null;
   try {
     return JSON.parse(text);
   } catch {
     return null;
   }
+}
+
+export async function fetchJson(url) {
+  return parsed(await fetchText(url));
 }
 
 /** "1.5", "2", "½": points as a standings table shows them. */
@@ -65,9 +73,12 @@ export class Panels {
   constructor(viewer) {
     this.viewer = viewer;
     this.rounds = null; // /rounds.json
+    this.roundsText = null;
     this.standings = null; // /standings.json
+    this.standingsText = null;
     this.players = new Map(); // "section\u0000name" → {title, federation, rating}
     this.timer = null;
+    this.again = null;
     this.shown = null;
     this.opened = new Map(); // "section\u0000round" → open: the reader's choice survives redraws
     this.loadStandings();
@@ -89,23 +100,34 @@ export class Panels {
   boardChanged(number, type) {
     if (!["result", "board", "snapshot"].includes(type)) return;
     clearTimeout(this.timer);
-    this.timer = setTimeout(() => {
-      this.loadStandings();
-      if (this.shown === "rounds" || type !== "result") this.loadRounds();
-    }, REFRESH_MS);
+    clearTimeout(this.again);
+    const load = async (retry) => {
+      const changed = [this.loadStandings()];
+      if (this.shown === "rounds" || type !== "result") changed.push(this.loadRounds());
+      const same = (await Promise.all(changed)).includes(false);
+      if (same && retry) this.again = setTimeout(() => load(false), AGAIN_MS);
+    };
+    this.timer = setTimeout(() => load(true), REFRESH_MS);
     if (this.shown === "rounds") this.draw();
   }
 
+  /** Whether /rounds.json changed since the last look. */
   async loadRounds() {
-    const data = await fetchJson("/rounds.json");
-    if (data === null) return;
+    const text = await fetchText("/rounds.json");
+    const data = parsed(text);
+    if (data === null || text === this.roundsText) return false;
+    this.roundsText = text;
     this.rounds = data;
     if (this.shown === "rounds") this.draw();
+    return true;
   }
 
+  /** Whether /standings.json changed since the last look. */
   async loadStandings() {
-    const data = await fetchJson("/standings.json");
-    if (data === null) return;
+    const text = await fetchText("/standings.json");
+    const data = parsed(text);
+    if (data === null || text === this.standingsText) return false;
+    this.standingsText = text;
     this.standings = data;
     this.players.clear();
     for (const section of data.sections) {
@@ -115,6 +137,7 @@ export class Panels {
     }
     this.viewer.playersChanged();
     if (this.shown === "standings") this.draw();
+    return true;
   }
 
   draw() {
@@ -217,8 +240,16 @@ export class Panels {
     part.append(el("h2", "", `${section.section || "Standings"}${after}`));
     const table = el("table", "standings");
     const head = el("tr");
-    for (const [text, name] of [["#", "place"], ["Player", "player"], ["Fed", "fed"], ["Rtg", "rating"], ["Pts", "points"], ["BH-C1", "tb"], ["BH", "tb"], ["SB", "tb"]]) {
+    // the section's tie-breaks, in the order its regulations name them (BH-C1, BH, SB unless
+    // the TRF or the configuration says otherwise)
+    const codes = section.tiebreaks ?? ["BH-C1", "BH", "SB"];
+    for (const [text, name] of [["#", "place"], ["Player", "player"], ["Fed", "fed"], ["Rtg", "rating"], ["Pts", "points"]]) {
       head.append(el("th", name, text));
+    }
+    for (const code of codes) {
+      const th = el("th", "tb", code);
+      th.dataset.tiebreak = code;
+      head.append(th);
     }
     const thead = el("thead");
     thead.append(head);
@@ -231,9 +262,12 @@ export class Panels {
       tr.append(el("td", "fed", row.federation || ""));
       tr.append(el("td", "rating", row.rating ? String(row.rating) : ""));
       tr.append(el("td", "points", pointsText(row.points)));
-      for (const key of ["buchholz_cut1", "buchholz", "sonneborn_berger"]) {
-        tr.append(el("td", `tb ${key}`, String(row[key])));
-      }
+      const values = row.tiebreaks ?? [row.buchholz_cut1, row.buchholz, row.sonneborn_berger];
+      codes.forEach((code, index) => {
+        const td = el("td", `tb ${TIEBREAK_CLASSES[code] ?? ""}`.trim(), String(values[index] ?? ""));
+        td.dataset.tiebreak = code;
+        tr.append(td);
+      });
       body.append(tr);
     }
     table.append(thead, body);

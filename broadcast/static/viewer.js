@@ -229,6 +229,7 @@ class Viewer {
     entry.card.dataset.status = board.status;
     this.tickView(entry.view);
     if (this.game.showsLive(number)) {
+      this.game.evaluation = this.feed.evaluations.get(number) ?? null;
       this.game.update(board);
       this.tickView(this.game);
     }
@@ -264,6 +265,7 @@ class Viewer {
       board = await fetchJson(gameJsonUrl(game));
       if (board === null || opening !== this.opening) return;
     }
+    this.game.evaluation = game.round === null ? (this.feed.evaluations.get(game.board) ?? null) : null;
     this.game.open(game, board, board.pgn ?? "");
     if (!this.dialog.open) this.dialog.showModal();
     this.tickView(this.game);

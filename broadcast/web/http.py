@@ -88,7 +88,7 @@ _STATIC_TYPES = {
     ".txt": _TEXT_TYPE,
 }
 #: Lists another part of the daemon fills (:attr:`HttpRoutes.extra`); a server without
-#: them (a relay, a test) answers them empty, so a page asks them alike everywhere.
+#: them (a test's) answers them empty, so a page asks them alike everywhere.
 _SECTIONS_LISTS = ("/rounds.json", "/standings.json")
 _BOARD_PGN = re.compile(r"/board/([1-9][0-9]{0,5})\.pgn")
 

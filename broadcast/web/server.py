@@ -42,7 +42,12 @@ from websockets.typing import Subprotocol
 from broadcast.feed.delay import PublicDelay
 from broadcast.feed.events import encode_json
 from broadcast.feed.hub import Hub, Subscription, Update
-from broadcast.feed.messages import MAX_ID, CommandHandler, decode_untrusted_json
+from broadcast.feed.messages import (
+    MAX_ID,
+    CommandHandler,
+    decode_untrusted_json,
+    to_json_dict,
+)
 from broadcast.feed.public_results import PublicResults, ResultsPolicy
 from broadcast.web.arbiter_channel import ARBITER_MESSAGE_LIMIT, ArbiterChannel, until_either_ends
 from broadcast.web.arbiter_guard import OriginPolicy
@@ -90,12 +95,15 @@ def _select_subprotocol(
 
 
 def snapshot_text(hub: Hub, *, delay: float, server_time: float) -> str:
-    """``{"type": "snapshot", ...}`` of every board, built from the hub's cached texts."""
+    """``{"type": "snapshot", ...}`` of every board, built from the hub's cached texts;
+    with ``"evaluations"`` (the latest of each board) once the hub has any."""
     head = encode_json(
         {"type": "snapshot", "seq": hub.seq, "server_time": server_time, "delay": delay}
     )
     boards = ",".join(hub.state_text(state.board) for state in hub.states())
-    return f'{head[:-1]},"boards":[{boards}]}}'
+    evaluations = hub.evaluations()
+    more = f',"evaluations":{encode_json(to_json_dict(evaluations))}' if evaluations else ""
+    return f'{head[:-1]},"boards":[{boards}]{more}}}'
 
 
 def _nothing() -> None:
@@ -155,6 +163,10 @@ class BroadcastServer:
         delay: public delay in seconds: the spectator feed and the PGN and status
             endpoints show every board as it was ``delay`` seconds ago; the arbiter
             channel stays live. 0 means live, with no delay line at all.
+        results: which results the public sees (broadcast/feed/public_results.py).
+        public_hub: the hub spectators follow, fed from ``hub`` even without a delay (the
+            engine's evaluations go there, never to the arbiter channel's ``hub``);
+            None: a new one when needed, else ``hub`` itself.
         clock: time source of the delay line (tests move it by hand).
         write_limit: bytes buffered per connection before its sender waits.
         frame_interval: seconds between two frames to a spectator at most (0: a frame
@@ -184,6 +196,7 @@ class BroadcastServer:
         delay: float = 0.0,
         *,
         results: ResultsPolicy = "provisional",
+        public_hub: Hub | None = None,
         clock: Callable[[], float] | None = None,
         write_limit: int = 32 * 1024,
         frame_interval: float = 0.0,
@@ -206,10 +219,12 @@ class BroadcastServer:
         self.public_results: PublicResults | None = None
         self.public_hub = hub
         if delay > 0:
-            self.public_delay = PublicDelay(hub, delay, clock=clock, results=results)
+            self.public_delay = PublicDelay(
+                hub, delay, public=public_hub, clock=clock, results=results
+            )
             self.public_hub = self.public_delay.public
-        elif results == "confirmed":
-            self.public_results = PublicResults(hub, results)
+        elif results == "confirmed" or public_hub is not None:
+            self.public_results = PublicResults(hub, results, public=public_hub)
             self.public_hub = self.public_results.public
         self.arbiter = ArbiterChannel(
             hub,

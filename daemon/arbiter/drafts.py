@@ -38,37 +38,44 @@ __all__ = [
 Game = float | None
 
 
+def _condition_since(kind: AlertKind, board: int, at: float, action: str) -> AlertDraft:
+    """A board's condition that holds from ``at`` until it clears (one episode each time)."""
+    return AlertDraft(
+        kind=kind, details={"since": at}, action=action, episode=(kind.value, board, at)
+    )
+
+
 def board_offline(board: int, at: float) -> AlertDraft:
     """The e-board stopped answering."""
-    return AlertDraft(
-        kind=AlertKind.BOARD_OFFLINE,
-        details={"since": at},
-        action=f"Board {board}: the e-board is not answering. Check its USB cable and"
+    return _condition_since(
+        AlertKind.BOARD_OFFLINE,
+        board,
+        at,
+        f"Board {board}: the e-board is not answering. Check its USB cable and"
         " power; moves made meanwhile are recovered when it is back.",
-        episode=("board_offline", board, at),
     )
 
 
 def board_flooding(board: int, at: float) -> AlertDraft:
     """The e-board reports far more sensor changes than hands can make."""
-    return AlertDraft(
-        kind=AlertKind.BOARD_FLOODING,
-        details={"since": at},
-        action=f"Board {board}: the e-board reports more changes than hands can make (a"
+    return _condition_since(
+        AlertKind.BOARD_FLOODING,
+        board,
+        at,
+        f"Board {board}: the e-board reports more changes than hands can make (a"
         " faulty board, or a piece or sensor flickering): dgtcast keeps one placement"
         " in ten. Check the pieces and the board; swap it if it goes on.",
-        episode=("board_flooding", board, at),
     )
 
 
 def clock_offline(board: int, at: float) -> AlertDraft:
     """No clock answers through the e-board."""
-    return AlertDraft(
-        kind=AlertKind.CLOCK_OFFLINE,
-        details={"since": at},
-        action=f"Board {board}: no clock answers through the e-board. Check the clock"
+    return _condition_since(
+        AlertKind.CLOCK_OFFLINE,
+        board,
+        at,
+        f"Board {board}: no clock answers through the e-board. Check the clock"
         " cable; clock times are not recorded meanwhile.",
-        episode=("clock_offline", board, at),
     )
 
 

@@ -19,7 +19,14 @@ from broadcast.feed.pgn import format_clock
 from daemon.config.model import BoardConfig, Config, load_config_or_report
 from daemon.shell import runtime
 from drivers.dgt.aio.ports import PortSpec, serial_ports
-from drivers.dgt.aio.probe import BoardFound, PortProblem, ProbeResult, explain_path, probe_ports
+from drivers.dgt.aio.probe import (
+    FIX_BUSY,
+    BoardFound,
+    PortProblem,
+    ProbeResult,
+    explain_path,
+    probe_ports,
+)
 from drivers.dgt.device_core import DeviceTimeouts
 from drivers.dgt.events import BatteryStatus, ClockTimes
 
@@ -104,7 +111,13 @@ def _why_missing(board: BoardConfig, results: Sequence[ProbeResult]) -> str:
         seen = sorted(r.serial for r in results if isinstance(r, BoardFound))
         answered = ", ".join(seen) if seen else "none"
         where = "any port" if board.port is None else board.port
-        return f"no board with serial {board.serial} answers on {where} (serials found: {answered})"
+        text = f"no board with serial {board.serial} answers on {where} (serials found: {answered})"
+        busy = [r.port for r in results if isinstance(r, PortProblem) and r.fix == FIX_BUSY]
+        if not busy:
+            return text
+        # which board a port in use holds is not known (a running daemon holds its boards')
+        verb = "is" if len(busy) == 1 else "are"
+        return f"{text}; {', '.join(busy)} {verb} in use by another program and may hold it"
     assert board.port is not None
     spec = PortSpec.from_str(board.port)
     if not spec.is_glob and (problem := explain_path(board.port)) is not None:

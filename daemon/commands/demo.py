@@ -23,7 +23,7 @@ from pathlib import Path
 import chess.pgn
 
 from broadcast.web.listen import ListenError
-from daemon.commands.emulate import emulated_clock
+from daemon.commands.emulate import SHIPPED_FILES, SHIPPED_GAMES, emulated_clock
 from daemon.commands.options import add_http_port
 from daemon.config.model import Config, load_config_or_report
 from daemon.console.link import log_to_console, serve_with_console
@@ -47,15 +47,10 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-_PACKAGED = Path(__file__).resolve().parent.parent / "demo_data"  # in a wheel (setup.py)
-_CHECKOUT = Path(__file__).resolve().parents[2] / "config"
-#: The demo's files: inside the package when installed from a wheel, ``config/`` in a
-#: checkout.
-DEMO_FILES = _PACKAGED if (_PACKAGED / "demo.toml").is_file() else _CHECKOUT
 #: The shipped demo configuration (``config/demo.toml``).
-DEMO_CONFIG = DEMO_FILES / "demo.toml"
+DEMO_CONFIG = SHIPPED_FILES / "demo.toml"
 #: The famous games the emulated players replay.
-GAMES = DEMO_FILES / "games"
+GAMES = SHIPPED_GAMES
 #: Where :data:`DEMO_CONFIG` puts the virtual boards and its files; a demo run started
 #: without ``--config`` moves both into its work folder.
 _SHIPPED_PORTS = "/tmp/dgtcast-demo"

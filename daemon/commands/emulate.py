@@ -1,5 +1,8 @@
 """``dgtcast emulate``: a virtual DGT board + clock on a pty that plays a PGN game.
 
+The game is one of a PGN file's (``--pgn``), or without it one of the famous games shipped
+with dgtcast (the demo's: :data:`SHIPPED_GAMES`), so that a rehearsal needs no file.
+
 It prints one line ``device: /path`` (the port to give the daemon or any DGT driver;
 without ``--link`` it is in the folder of emulated ports that ``dgtcast boards`` and the
 daemon's boards by serial number scan: drivers/dgt/aio/ports.py),
@@ -29,13 +32,38 @@ from drivers.emulator.device import EmulatedBoard
 from drivers.emulator.firmware import BoardIdentity
 from drivers.emulator.pty import UNSUPPORTED
 
-__all__ = ["add_arguments", "emulated_clock", "read_game", "run"]
+__all__ = [
+    "SHIPPED_FILES",
+    "SHIPPED_GAMES",
+    "add_arguments",
+    "emulated_clock",
+    "read_game",
+    "run",
+    "shipped_game",
+]
+
+_PACKAGED = Path(__file__).resolve().parent.parent / "demo_data"  # in a wheel (setup.py)
+_CHECKOUT = Path(__file__).resolve().parents[2] / "config"
+#: Files shipped with dgtcast: inside the package when installed from a wheel,
+#: ``config/`` in a checkout.
+SHIPPED_FILES = _PACKAGED if (_PACKAGED / "demo.toml").is_file() else _CHECKOUT
+#: The famous games the demo's and ``emulate``'s players replay without ``--pgn``.
+SHIPPED_GAMES = SHIPPED_FILES / "games"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the ``emulate`` options to ``parser``."""
-    parser.add_argument("--pgn", type=Path, required=True, help="PGN file with the game to play")
-    parser.add_argument("--game", type=int, default=1, help="which game of the file (1 = first)")
+    parser.add_argument(
+        "--pgn",
+        type=Path,
+        help="PGN file with the game to play (default: the games shipped with dgtcast)",
+    )
+    parser.add_argument(
+        "--game",
+        type=int,
+        default=1,
+        help="which game of the file, or of the shipped ones (1 = first)",
+    )
     parser.add_argument("--speed", type=float, default=1.0, help="divide human timings by X")
     parser.add_argument("--rotate", action="store_true", help="set the board up turned 180°")
     parser.add_argument("--seed", type=int, default=0, help="seed of the players' habits")
@@ -115,18 +143,39 @@ def read_game(path: Path, number: int) -> chess.pgn.Game:
     return game
 
 
+def shipped_game(number: int) -> tuple[Path, int]:
+    """The file and game number of the ``number``-th (1-based) game shipped with dgtcast.
+
+    Raises:
+        ValueError: there are fewer shipped games.
+    """
+    files = sorted(SHIPPED_GAMES.glob("*.pgn"))
+    if not 1 <= number <= len(files):
+        names = ", ".join(f"{n} {f.stem}" for n, f in enumerate(files, start=1))
+        raise ValueError(f"--game {number}: without --pgn the games are those shipped: {names}")
+    return files[number - 1], 1
+
+
 def run(args: argparse.Namespace) -> int:
     """Run the emulator until the game is over (``--exit``) or Ctrl-C / SIGTERM."""
     if UNSUPPORTED:
         print(f"dgtcast emulate: {UNSUPPORTED}", file=sys.stderr)
         return 2
     try:
-        game = read_game(args.pgn, args.game)
+        path, number = (args.pgn, args.game) if args.pgn else shipped_game(args.game)
+        game = read_game(path, number)
         settings = _clock_settings(args)
         if args.speed <= 0:
             raise ValueError("--speed must be positive")
         if not 0 <= args.noise <= 1:
             raise ValueError("--noise is a probability, 0..1")
+    except FileNotFoundError:
+        print(
+            f"dgtcast emulate: {args.pgn}: no such file (without --pgn the board plays"
+            " a game shipped with dgtcast)",
+            file=sys.stderr,
+        )
+        return 2
     except (OSError, ValueError) as error:
         print(f"dgtcast emulate: {error}", file=sys.stderr)
         return 2

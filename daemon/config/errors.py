@@ -66,6 +66,7 @@ _REASONS: dict[str, Callable[[ErrorDetails], str]] = {
     "string_too_short": lambda e: "must not be empty",
     "greater_than_equal": lambda e: f"must be at least {_ctx(e, 'ge')}, got {shown(e['input'])}",
     "less_than_equal": lambda e: f"must be at most {_ctx(e, 'le')}, got {shown(e['input'])}",
+    "greater_than": lambda e: f"must be more than {_ctx(e, 'gt')}, got {shown(e['input'])}",
     "literal_error": lambda e: (
         f"must be {str(_ctx(e, 'expected')).replace(chr(39), chr(34))}, got {shown(e['input'])}"
     ),

@@ -42,6 +42,7 @@ from daemon.config.boards import board_problems
 from daemon.config.errors import ConfigError, describe_validation, load_toml, parse_toml
 from daemon.config.lichess import check_lichess
 from daemon.config.tables import (
+    AnalysisConfig,
     BoardConfig,
     EventKeys,
     EventTable,
@@ -181,6 +182,7 @@ class Config:
     webhook: WebhookConfig | None = None
     pairing: PairingConfig | None = None
     livechess: LiveChessConfig | None = None
+    analysis: AnalysisConfig | None = None
 
     @property
     def boards(self) -> tuple[BoardConfig, ...]:
@@ -345,6 +347,7 @@ class TableBuilder:
             pgn_folder=self.pgn_folder(),
             webhook=self.tables.webhook,
             livechess=self.livechess(),
+            analysis=self.analysis(sections),
         )
         paired = self._section_pairings(config.sections)
         shared = paired[0].pairing if len(paired) == 1 else None
@@ -463,6 +466,21 @@ class TableBuilder:
         if table is None or table.folder is None:
             return table
         return table.model_copy(update={"folder": self._path(table.folder)})
+
+    def analysis(self, sections: list[tuple[Section, str]]) -> AnalysisConfig | None:
+        """``[analysis]``, its boards and sections checked against the event's."""
+        table = self.tables.analysis
+        if table is None:
+            return None
+        numbers = {board.number for section, _ in sections for board in section.boards}
+        for number in table.boards or ():
+            if number not in numbers:
+                self.problems.append(f"analysis.boards: board {number} is not configured")
+        names = {section.name for section, _ in sections}
+        for name in table.sections or ():
+            if name not in names:
+                self.problems.append(f"analysis.sections: no section named {name!r}")
+        return table
 
     def _section_pairings(self, sections: tuple[Section, ...]) -> tuple[Section, ...]:
         """Each section with its pairing: its own, or ``[pairing]`` for a single section."""

@@ -22,6 +22,7 @@ from daemon.config.errors import shown
 from daemon.game.durations import TimeControl, parse_duration
 
 __all__ = [
+    "AnalysisConfig",
     "BoardConfig",
     "EventKeys",
     "EventTable",
@@ -157,6 +158,16 @@ def _mqtt_name(value: object) -> str:
     return value
 
 
+def _tiebreak_code(value: object) -> str:
+    """A tie-break's FIDE code as a TRF writes it (``BH-C1``, ``BH/C1``, ``SB``); which codes
+    dgtcast computes is checked when the section's TRF is read (daemon/pairing/tiebreaks.py)."""
+    if not isinstance(value, str) or not re.fullmatch(
+        r"[A-Za-z]{2,4}(?:[-/#][A-Za-z][0-9])?", value
+    ):
+        raise ValueError(f'must be a tie-break code like "BH-C1", got {shown(value)}')
+    return value
+
+
 def _name(value: object) -> str:
     """A name that becomes a PGN tag value: one line, no control characters, not too long."""
     if not isinstance(value, str):
@@ -253,13 +264,15 @@ class PairingConfig(_Table):
     round next`` then reads the next round's file; without it the same file is read again
     (the pairing program overwrote it), and without ``pairings`` the next round's games
     come from the TRF. ``first_board`` numbers the games (default: the section's lowest
-    ``[[boards]]`` number, else 1).
+    ``[[boards]]`` number, else 1). ``tiebreaks``: the standings' tie-breaks when the TRF
+    names none (records 202/212 win).
     """
 
     trf: _PathValue
     pairings: _PathValue | None = None
     command: list[_Text] | None = None  # run on the saved TRF after each confirmed result
     first_board: Annotated[int, Field(ge=1)] | None = None
+    tiebreaks: list[Annotated[str, PlainValidator(_tiebreak_code)]] | None = None
 
     def pairings_for(self, round_number: int) -> Path | None:
         """The pairings file of ``round_number`` (``{round}`` filled in)."""
@@ -408,6 +421,26 @@ class WebhookConfig(_Table):
     url: _Url
 
 
+class AnalysisConfig(_Table):
+    """``[analysis]``: the engine's evaluation of public positions (docs/configuration.md).
+
+    Off unless ``enabled``. ``engine``: a path or a command on PATH (default
+    ``stockfish`` on PATH, then /usr/games/stockfish). ``boards`` / ``sections``: the
+    boards analysed (neither: every board). The bound per position is ``time`` seconds
+    and/or ``depth`` plies, whichever is reached first (default 0.5 s); ``threads`` and
+    ``hash`` (MB) are the engine's ``Threads`` and ``Hash``.
+    """
+
+    enabled: bool = False
+    engine: _Text | None = None
+    boards: list[Annotated[int, Field(ge=1, le=MAX_BOARD)]] | None = None
+    sections: list[_NonEmptyName] | None = None
+    time: Annotated[float, Field(gt=0, le=60)] | None = None
+    depth: Annotated[int, Field(ge=1, le=99)] | None = None
+    threads: Annotated[int, Field(ge=1, le=64)] = 1
+    hash: Annotated[int, Field(ge=1, le=4096)] = 16
+
+
 class FileTables(_Table):
     """The file as written, before the two forms are normalised."""
 
@@ -422,6 +455,7 @@ class FileTables(_Table):
     webhook: WebhookConfig | None = None
     pairing: PairingConfig | None = None
     livechess: LiveChessConfig | None = None
+    analysis: AnalysisConfig | None = None
 
 
 class RelayTable(_Table):

@@ -8,7 +8,8 @@ shows, refreshed in place (``rich``'s live display):
 * one row per board: number, players, link (the e-board's serial number and whether it
   answers), both clocks (the running one marked ``▸``), the last move, the result
   (``provisional`` until an arbiter confirms it) and the board's state (``to confirm``,
-  ``finished`` once a game has a result);
+  ``finished`` once a game has a result); on a terminal too narrow for all of it (80
+  columns) the link goes and the result is only yellow until confirmed;
 * the keys' line: ``s`` sets a result, ``c`` confirms one (or all), the prompt while
   one is typed and the daemon's answer (daemon/console/keys.py);
 * the open alerts with what to do, newest last (those an arbiter acknowledged marked so),
@@ -33,7 +34,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from rich.console import Console, Group, RenderableType
+from rich.console import Console, ConsoleOptions, Group, RenderableType
 from rich.live import Live
 from rich.spinner import Spinner
 from rich.table import Table
@@ -107,7 +108,7 @@ def render(frame: ConsoleFrame, now: float) -> RenderableType:
     parts: list[RenderableType] = [Text(frame.title, style="bold")]
     if frame.progress is not None:
         parts.append(Spinner("dots", text=Text(frame.progress, style="yellow")))
-    parts.append(_boards(frame.boards, now))
+    parts.append(_Boards(frame.boards, now))
     if frame.keys is not None:
         parts.extend(_keys(frame.keys))
     parts.append(_alerts(frame.alerts))
@@ -121,30 +122,63 @@ def _keys(prompt: KeyPrompt) -> list[RenderableType]:
     return [line] if not prompt.reply else [line, Text(prompt.reply, style="cyan")]
 
 
-def _boards(states: Sequence[BoardState], now: float) -> Table:
+#: The boards' columns and their least widths on a wide terminal and on a narrow one
+#: (0: left out). Narrower than the first need (110 columns or so), Link goes and a
+#: provisional result is only yellow (State says ``to confirm``): an 80-column terminal
+#: still shows every board's number, players, clocks, last move, result and state.
+_COLUMNS = (
+    ("Board", 5, 5),
+    ("Players", 20, 12),
+    ("Link", 10, 0),
+    ("Clocks", 17, 17),
+    ("Last move", 10, 10),
+    ("Result", 19, 7),
+    ("State", 10, 10),
+)
+_SEPARATOR = 3  # " │ " between two columns
+
+
+@dataclass(frozen=True, slots=True)
+class _Boards:
+    """The boards' table, laid out for the width it is drawn at."""
+
+    states: Sequence[BoardState]
+    now: float
+
+    def __rich_console__(
+        self, console: Console, options: ConsoleOptions
+    ) -> Iterator[RenderableType]:
+        yield _boards(self.states, self.now, options.max_width)
+
+
+def _boards(states: Sequence[BoardState], now: float, width: int) -> Table:
+    label = max((len(_number(state)) for state in states), default=0)
+    needs = sum(max(label, wide) for _, wide, _ in _COLUMNS)
+    wide = needs + _SEPARATOR * (len(_COLUMNS) - 1) <= width
+    least = {
+        name: max(label, n) if name == "Board" else n
+        for name, broad, narrow in _COLUMNS
+        if (n := broad if wide else narrow)
+    }
+    names = list(least)
     table = Table(expand=True, show_edge=False, pad_edge=False, header_style="bold")
-    for name, least in (
-        ("Board", 5),
-        ("Players", 20),
-        ("Link", 10),
-        ("Clocks", 18),
-        ("Last move", 11),
-        ("Result", 15),
-        ("State", 10),
-    ):
-        ratio = 1 if name == "Players" else None
-        table.add_column(name, ratio=ratio, min_width=least, no_wrap=True, overflow="ellipsis")
-    for state in states:
-        label, style = _state(state)
-        table.add_row(
-            _number(state),
-            f"{state.white or '?'} – {state.black or '?'}",
-            _link(state),
-            _clocks(state, now),
-            _last_move(state),
-            _result(state),
-            Text(label, style=style),
+    for name in names:
+        ratio = 1 if name == "Players" else None  # the players get what is left
+        table.add_column(
+            name, ratio=ratio, min_width=least[name], no_wrap=True, overflow="ellipsis"
         )
+    for state in states:
+        shown, style = _state(state)
+        cells: dict[str, RenderableType] = {
+            "Board": _number(state),
+            "Players": f"{state.white or '?'} – {state.black or '?'}",
+            "Link": _link(state),
+            "Clocks": _clocks(state, now),
+            "Last move": _last_move(state),
+            "Result": _result(state, wide),
+            "State": Text(shown, style=style),
+        }
+        table.add_row(*(cells[name] for name in names))
     return table
 
 
@@ -197,12 +231,14 @@ def _last_move(state: BoardState) -> str:
     return f"{number}{dots} {state.moves[-1].san}"
 
 
-def _result(state: BoardState) -> Text:
+def _result(state: BoardState, wide: bool) -> Text:
+    """The result; a provisional one in yellow, saying so where there is room (the State
+    column says ``to confirm`` anyway)."""
     if state.result == "*":
         return Text("")
     if state.result_final:
         return Text(state.result, style="bold")
-    return Text(f"{state.result} provisional", style="yellow")
+    return Text(f"{state.result} provisional" if wide else state.result, style="yellow")
 
 
 def _alerts(alerts: Sequence[Alert]) -> RenderableType:

@@ -20,7 +20,8 @@ from collections.abc import Collection, Mapping
 from typing import Any
 
 from daemon.config.model import Config, Section
-from daemon.pairing import ResultHandoff
+from daemon.pairing import PairingFileError, ResultHandoff
+from daemon.pairing.tiebreaks import read_tiebreaks
 from daemon.round.change import RoundChange, section_after
 from daemon.round.source import plan_round
 
@@ -46,6 +47,8 @@ def apply_pairings(
     handoffs: dict[str, ResultHandoff] = {}
     for section in config.sections:
         pairing = section.pairing
+        if pairing is not None and pairing.tiebreaks is not None:
+            _check_tiebreaks(config, section.name, pairing.tiebreaks)
         if section.name in skip or pairing is None:
             sections.append(section)
             continue
@@ -62,6 +65,19 @@ def apply_pairings(
         plan.handoff.save()  # the round's byes
         handoffs[section.name] = plan.handoff
     return dataclasses.replace(config, sections=tuple(sections)), handoffs
+
+
+def _check_tiebreaks(config: Config, section: str, codes: Collection[str]) -> None:
+    """Refuse a configured tie-break dgtcast does not compute (one line each).
+
+    Raises:
+        PairingFileError: the codes dgtcast does not compute.
+    """
+    _, problems = read_tiebreaks(codes)
+    table = "[sections.pairing]" if section else "[pairing]"
+    where = f"{config.source}: {table} tiebreaks" + (f" of section {section}" if section else "")
+    if problems:
+        raise PairingFileError([f"{where}: {problem}" for problem in problems])
 
 
 class PairingLink:

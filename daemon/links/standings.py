@@ -1,7 +1,10 @@
 """``GET /standings.json``: each section's standings and the round's pairings (layer L3).
 
 Computed from the section's TRF as the daemon keeps it (:mod:`daemon.pairing.handoff`)
-with :func:`daemon.pairing.standings.standings`. The rounds before the one being played
+with :func:`daemon.pairing.standings.standings`, ranked by the tie-breaks the TRF names
+(record ``212`` or ``202``), else those of the section's ``[pairing] tiebreaks``, else
+BH-C1, BH, SB (:mod:`daemon.pairing.tiebreaks`); a code dgtcast does not compute is left
+out with one warning. The rounds before the one being played
 count as the TRF has them. The round being played counts what spectators may already
 see: a board's result once it is final in the *public* hub (after the public delay,
 as the ``results`` setting says), so the standings never tell a result before the
@@ -10,10 +13,11 @@ board does; the round's byes (given at the pairing) count at once.
 The JSON, for the viewer and other sites (docs/viewer.md)::
 
     {"sections": [{"section": "Open", "round": 3, "after_round": 2, "complete": false,
+      "tiebreaks": ["BH-C1", "BH", "SB"],
       "standings": [{"place": 1, "start_rank": 4, "name": "…", "title": "FM",
                      "federation": "AUS", "rating": 2150, "fide_id": 661234,
-                     "points": 2.5, "buchholz_cut1": 4.5, "buchholz": 5.5,
-                     "sonneborn_berger": 4.5, "games": 3}, …],
+                     "points": 2.5, "tiebreaks": [4.5, 5.5, 4.5], "buchholz_cut1": 4.5,
+                     "buchholz": 5.5, "sonneborn_berger": 4.5, "games": 3}, …],
       "pairings": [{"board": 1, "white": {…player…, "points": 2.5}, "black": {…},
                     "result": "1-0", "result_final": true},
                    {"board": null, "white": {…}, "black": null, "bye": "U",
@@ -22,6 +26,7 @@ The JSON, for the viewer and other sites (docs/viewer.md)::
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Mapping, Sequence
 from decimal import Decimal
 from typing import Any
@@ -35,9 +40,13 @@ from daemon.links.pairing import PairingLink
 from daemon.pairing.handoff import RoundResults, result_codes
 from daemon.pairing.scoring import RoundEntry
 from daemon.pairing.standings import Standing, standings
+from daemon.pairing.tiebreaks import DEFAULT_TIEBREAKS, TieBreak, read_tiebreaks
+from daemon.pairing.trf import Tournament
 from daemon.pairing.trf_reader import Player
 
-__all__ = ["StandingsRoutes", "section_standings"]
+__all__ = ["StandingsRoutes", "section_standings", "section_tiebreaks"]
+
+log = logging.getLogger(__name__)
 
 _BYE_WORDS = {"U": "bye", "F": "bye (1)", "H": "bye (½)", "Z": "absent", " ": "absent"}
 
@@ -62,6 +71,7 @@ def _row(standing: Standing) -> dict[str, Any]:
         "place": standing.place,
         **_player(standing.player),
         "points": _number(standing.points),
+        "tiebreaks": [_number(value) for value in standing.tiebreaks],
         "buchholz_cut1": _number(standing.buchholz_cut1),
         "buchholz": _number(standing.buchholz),
         "sonneborn_berger": _number(standing.sonneborn_berger),
@@ -105,11 +115,37 @@ def _round_entries(
     return entries, shown
 
 
+def section_tiebreaks(
+    tournament: Tournament, configured: Sequence[str] = ()
+) -> tuple[tuple[TieBreak, ...], list[str]]:
+    """The section's tie-breaks: the TRF's (record 212 or 202), else ``configured``, else
+    BH-C1, BH, SB; and one line per code left out (not computed by dgtcast), and one
+    when the TRF overrides a different ``configured`` list."""
+    if not tournament.tiebreaks:
+        if not configured:
+            return DEFAULT_TIEBREAKS, []
+        known, problems = read_tiebreaks(configured)
+        return known, [f"[pairing] tiebreaks: {problem}, left out" for problem in problems]
+    known, problems = read_tiebreaks(tournament.tiebreaks)
+    where = f"{tournament.source}: record {tournament.tiebreaks_tag}"
+    lines = [f"{where}: {problem}, left out" for problem in problems]
+    first = tournament.tiebreaks[0].upper()
+    if tournament.tiebreaks_tag == "212" and first != "PTS":
+        lines.append(f"{where} ranks by {first} first: dgtcast ranks by the points first")
+    if configured and read_tiebreaks(configured)[0] != known:
+        named = " ".join(tournament.tiebreaks)
+        lines.append(f"{where} names {named}: [pairing] tiebreaks are not used (the TRF wins)")
+    return known, lines
+
+
 def section_standings(
-    name: str, results: RoundResults, public: Callable[[int], BoardState | None]
+    name: str,
+    results: RoundResults,
+    public: Callable[[int], BoardState | None],
+    tiebreaks: Sequence[TieBreak] = DEFAULT_TIEBREAKS,
 ) -> dict[str, Any]:
     """One section's standings and pairings as JSON data (see the module docstring)."""
-    return _standings_of(name, results, *_round_entries(results, public))
+    return _standings_of(name, results, *_round_entries(results, public), tiebreaks)
 
 
 def _standings_of(
@@ -117,6 +153,7 @@ def _standings_of(
     results: RoundResults,
     current: Mapping[int, RoundEntry | None],
     shown: Mapping[int, tuple[str, bool]],
+    tiebreaks: Sequence[TieBreak],
 ) -> dict[str, Any]:
     tournament = results.tournament
     entries: dict[int, Sequence[RoundEntry | None]] = {}
@@ -125,7 +162,7 @@ def _standings_of(
         rounds += [None] * (results.round - 1 - len(rounds))
         rounds.append(current[rank] if rank in current else player.entry(results.round))
         entries[rank] = rounds
-    table = standings(tournament.players, entries, tournament.scoring, results.round)
+    table = standings(tournament.players, entries, tournament.scoring, results.round, tiebreaks)
     points = {row.player.rank: _number(row.points) for row in table}
     complete = all(final for _, final in shown.values())
     return {
@@ -133,6 +170,7 @@ def _standings_of(
         "round": results.round,
         "after_round": results.round if complete else results.round - 1,
         "complete": complete,
+        "tiebreaks": [tiebreak.code for tiebreak in tiebreaks],
         "standings": [_row(row) for row in table],
         "pairings": _pairings(results, shown, points),
     }
@@ -185,14 +223,21 @@ class StandingsRoutes:
             date as rounds change).
         hub: the public hub.
         sections: the sections' names in the configuration's order, now.
+        configured: a section's ``[pairing] tiebreaks`` (used when its TRF names none).
     """
 
     def __init__(
-        self, links: Mapping[str, PairingLink], hub: Hub, sections: Callable[[], list[str]]
+        self,
+        links: Mapping[str, PairingLink],
+        hub: Hub,
+        sections: Callable[[], list[str]],
+        configured: Callable[[str], Sequence[str]] = lambda _: (),
     ) -> None:
         self.links = links
         self.hub = hub
         self.sections = sections
+        self.configured = configured
+        self._warned: set[str] = set()
         # A section's standings cost milliseconds and every spectator asks after each
         # result: computed once per change (the TRF as kept, the public results).
         self._cache: dict[str, tuple[tuple[Any, ...], dict[str, Any]]] = {}
@@ -202,7 +247,7 @@ class StandingsRoutes:
         """The standings of every section with a TRF; None for other paths."""
         if path != "/standings.json":
             return None
-        data = [self._section(name) for name in self.sections() if name in self.links]
+        data = [self.section(name) for name in self.sections() if name in self.links]
         same = len(data) == len(self._body[0]) and all(
             new is old for new, old in zip(data, self._body[0], strict=True)
         )
@@ -210,7 +255,7 @@ class StandingsRoutes:
             self._body = (data, encode_json({"sections": data}).encode())
         return Answer(200, self._body[1], JSON_TYPE)
 
-    def _section(self, name: str) -> dict[str, Any]:
+    def section(self, name: str) -> dict[str, Any]:
         """The section's standings, computed again only when the TRF or a public result
         changed (the tournament is immutable: a new result is a new object)."""
         results = self.links[name].handoff.results
@@ -218,7 +263,12 @@ class StandingsRoutes:
         key = (results, results.tournament, tuple(sorted(shown.items())))
         cached = self._cache.get(name)
         if cached is None or not _same(cached[0], key):
-            cached = (key, _standings_of(name, results, current, shown))
+            tiebreaks, problems = section_tiebreaks(results.tournament, self.configured(name))
+            for problem in problems:
+                if problem not in self._warned:
+                    self._warned.add(problem)
+                    log.warning("standings: %s", problem)
+            cached = (key, _standings_of(name, results, current, shown, tiebreaks))
             self._cache[name] = cached
         return cached[1]
 

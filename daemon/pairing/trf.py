@@ -15,7 +15,8 @@ A ``001`` line, columns 1-based and inclusive::
 
 What is read besides the players: the number of rounds (``XXR``, tag ``142``), the
 scoring (``XXS``, tag ``162``: :mod:`daemon.pairing.scoring`), byes given ahead for a
-round (tag ``240``) and the absentees of the next round to pair (``XXZ``).
+round (tag ``240``), the absentees of the next round to pair (``XXZ``) and the tie-breaks
+of the section's regulations (records ``202`` and ``212``: :mod:`daemon.pairing.tiebreaks`).
 
 The file is checked as a pairing engine would (bbpPairings refuses a file whose points
 do not add up): every problem is one line ``file:line:column: what is wrong``.
@@ -55,6 +56,8 @@ class Tournament:
         rounds_tag: the tag that gave it, for messages.
         byes: ``byes[round][rank]`` is a bye given ahead (tag ``240``): ``F``, ``H`` or ``Z``.
         absent: the starting ranks ``XXZ`` lists (absent from the next round to pair).
+        tiebreaks / tiebreaks_tag: the tie-break codes of record ``212`` (the ranking
+            order) or else ``202`` (after the points), as written; the record's tag.
         lines / endings: every line of the file now, and its line ending.
         read_players / read_lines: the players and lines as read from the file.
     """
@@ -72,6 +75,8 @@ class Tournament:
     read_lines: tuple[str, ...]
     encoding: str = "utf-8"
     bom: bool = False
+    tiebreaks: tuple[str, ...] = ()
+    tiebreaks_tag: str = ""
 
     @classmethod
     def from_trf(cls, path: str | os.PathLike[str]) -> Tournament:
@@ -124,6 +129,8 @@ class Tournament:
             read_lines=tuple(lines),
             encoding=encoding,
             bom=bom,
+            tiebreaks=reader.tiebreaks,
+            tiebreaks_tag=reader.tiebreaks_tag,
         )
 
     def player(self, rank: int) -> Player:

@@ -23,6 +23,7 @@ from daemon.pairing.scoring import (
     ScoringError,
     parse_points,
 )
+from daemon.pairing.tiebreaks import record_codes
 
 __all__ = ["PairingFileError", "Player", "TrfReader", "block_start", "read_lines"]
 
@@ -111,6 +112,8 @@ class TrfReader:
         self.byes: dict[int, dict[int, str]] = {}
         self.bye_lines: list[tuple[int, int, int]] = []  # (line, column, rank)
         self.absent: list[int] = []
+        self.tiebreaks: tuple[str, ...] = ()  # record 202 or 212's codes (212 wins)
+        self.tiebreaks_tag = ""
         self.incomplete = False  # a 001 line gave no player: ranks may be missing
         self.broken: set[int] = set()  # players with a bad field: no checks across lines
 
@@ -134,6 +137,8 @@ class TrfReader:
             self._scoring(number, line, tag)
         elif tag == "240":
             self._byes(number, line)
+        elif tag in ("202", "212") and (tag == "212" or self.tiebreaks_tag != "212"):
+            self.tiebreaks, self.tiebreaks_tag = tuple(record_codes(line)), tag
         elif tag == "XXZ":
             self.absent += self._ranks(number, line, 4, line[3:].split())
 

@@ -48,9 +48,11 @@ from daemon.game.state import TrackerSettings
 from daemon.journal.identity import abandon_journal, open_round_journal
 from daemon.journal.inputs import START
 from daemon.journal.store import EVENT_BOARD, ROUND, Journal, checkpoint
+from daemon.links.analysis import AnalysisLink, analysis_off, analysis_settings
 from daemon.links.lichess import LichessLink
 from daemon.links.livechess import livechess_folder, livechess_off, livechess_settings
 from daemon.links.pairing import PairingLink, apply_pairings
+from daemon.links.section_topics import SectionTopics
 from daemon.links.settings import mqtt_settings, pgn_folder_settings
 from daemon.links.standings import StandingsRoutes
 from daemon.pairing import ResultHandoff
@@ -202,6 +204,7 @@ class Daemon:
             allowed_origins=tuple(server.allowed_origins),
             limits=connection_limits(open_files, server.max_connections_per_client),
             results=server.results,
+            public_hub=Hub() if analysis_settings(config.analysis) is not None else None,
         )
         self.server.routes.extra.append(
             RoundRoutes(
@@ -211,9 +214,13 @@ class Daemon:
                 results=server.results,
             )
         )
-        self.server.routes.extra.append(
-            StandingsRoutes(self.pairings, self.server.public_hub, self._section_names)
+        self.standings = StandingsRoutes(
+            self.pairings,
+            self.server.public_hub,
+            self._section_names,
+            configured=self._configured_tiebreaks,
         )
+        self.server.routes.extra.append(self.standings)
         self.livechess = self._livechess()
         #: Bugs the daemon survives: logged once, one ``internal_error`` alert each.
         self.faults = Faults(self.service.output_alerts)
@@ -235,6 +242,10 @@ class Daemon:
         self.lichess: LichessLink | None = None
         #: The MQTT publisher (``[mqtt]``), to announce the boards a new round adds.
         self.mqtt: MqttPublisher | None = None
+        #: The engine's analysis of public positions (``[analysis]``), once it runs.
+        self.analysis: AnalysisLink | None = None
+        if (off := analysis_off(config)) is not None:
+            log.warning("= %s", off)
 
     @classmethod
     async def open(cls, config_path: str | os.PathLike[str], options: DaemonOptions) -> Daemon:
@@ -303,6 +314,13 @@ class Daemon:
     def _section_names(self) -> list[str]:
         return [section.name for section in self.core.config.sections]
 
+    def _configured_tiebreaks(self, name: str) -> list[str]:
+        """A section's ``[pairing] tiebreaks`` (none: empty)."""
+        for section in self.core.config.sections:
+            if section.name == name and section.pairing is not None:
+                return section.pairing.tiebreaks or []
+        return []
+
     @property
     def address(self) -> str:
         """Where this machine's browser reaches the daemon: ``http://host:port`` (the
@@ -328,6 +346,19 @@ class Daemon:
                 session.board = game.config
                 session.new_round()
         self._announce()  # the boards the round adds are this daemon's too
+
+    def _section_topics(self, mqtt: MqttPublisher) -> SectionTopics:
+        """Past rounds and standings on the broker, for relays (as this server shows them)."""
+        server = self.config.server
+        return SectionTopics(
+            mqtt.publish_retained,
+            mqtt.topics,
+            self.archive,
+            self.standings,
+            lambda: {section.name: section.event.round for section in self.core.config.sections},
+            delay=float(server.public_delay),
+            results=server.results,
+        )
 
     def _announce(self) -> None:
         """Tell the broker every board the round has (and the sections) is this daemon's."""
@@ -451,6 +482,8 @@ class Daemon:
             jobs.append(("the MQTT commands", 0, CommandListener(broker, self.service).run))
             self.service.result_listeners.append(lambda state, _: _publish_final(mqtt, state))
             jobs.append(("the MQTT output", 0, functools.partial(mqtt.serve, self.hub)))
+            sections = self._section_topics(mqtt)
+            jobs.append(("the relays' rounds", 0, functools.partial(sections.serve, public)))
         if config.lichess:
             self.lichess = LichessLink(config, self.service.output_alerts)
             jobs.append(("the lichess push", 0, functools.partial(self.lichess.serve, public)))
@@ -462,6 +495,10 @@ class Daemon:
         if (livechess_pgn := livechess_folder(config)) is not None:
             pgn_job = functools.partial(livechess_pgn.serve, public)
             jobs.append(("the LiveChess PGN folder", 0, pgn_job))
+        if (analysis := analysis_settings(config.analysis)) is not None:
+            also = () if self.mqtt is None else (self.mqtt.publish_evaluation,)
+            self.analysis = AnalysisLink(public, analysis, also)
+            jobs.append(("the engine analysis", 0, self.analysis.serve))
         if config.webhook is not None:
             webhook = AlertWebhook(WebhookSettings(url=config.webhook.url))
             jobs.append(("the alert webhook", 0, functools.partial(webhook.serve, self.hub)))
@@ -483,12 +520,22 @@ class Daemon:
         sessions = [(self.sessions[n], self.core.games[n].section) for n in chosen]
         return clock_reply(await asyncio.gather(*(s.set_clock(sec) for s, sec in sessions)))
 
-    async def _set_clocks_when_online(self, patience: float = 30.0) -> None:
-        with contextlib.suppress(TimeoutError):
-            async with asyncio.timeout(patience):
-                await asyncio.gather(*(s.online.wait() for s in self.sessions.values()))
-        reply = await self.set_clocks()
-        log.info("= clocks set at round start: %s", reply.details)
+    async def _set_clocks_when_online(self) -> None:
+        """``--set-clocks``: each clock as soon as its e-board answers (a board missing
+        holds no other back), unless its game is under way: a restart during the round
+        keeps the clocks the players are using."""
+        await asyncio.gather(*(self._set_clock_when_online(n) for n in self.sessions))
+
+    async def _set_clock_when_online(self, number: int) -> None:
+        await self.sessions[number].online.wait()
+        if self.core.games[number].record.moves:
+            log.info("= board %d: its game is under way, its clock is not set", number)
+            return
+        reply = await self.set_clocks(SetClocks(board=number))
+        if reply.ok:
+            log.info("= board %d: clock set at round start", number)
+        else:
+            log.warning("clock not set at round start: %s", reply.reason)
 
 
 def _report_zero_default_time(config: Config) -> None:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from broadcast.feed.messages import CommandReply, SetClocks
 from daemon.config.model import BoardConfig, Section
-from drivers.dgt.aio.link import ClockRefused, DgtLinkError
+from drivers.dgt.aio.link import ClockRefused, DgtLinkError, LinkClosed
 from drivers.dgt.aio.supervisor import BoardSupervisor
 from drivers.dgt.commands import ClockAscii, ClockSetAndRun
 
@@ -40,6 +40,11 @@ class ClockSetResult:
     board: int
     ok: bool
     reason: str = ""
+
+
+def _not_online(board: int) -> str:
+    """Why a clock was not set when its e-board does not answer (yet), and what to do."""
+    return f"its e-board is not online; once it answers: dgtcast clocks set --board {board}"
 
 
 def clock_text(board: BoardConfig) -> str:
@@ -98,6 +103,8 @@ async def set_clock(
         await supervisor.send_clock(command)
     except ClockRefused as exc:
         return ClockSetResult(board=board.number, ok=False, reason=f"refused ({exc})")
+    except LinkClosed:
+        return ClockSetResult(board=board.number, ok=False, reason=_not_online(board.number))
     except DgtLinkError as exc:
         return ClockSetResult(board=board.number, ok=False, reason=str(exc) or type(exc).__name__)
     if on_set is not None:

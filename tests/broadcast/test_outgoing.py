@@ -14,12 +14,12 @@ import pytest
 from broadcast.outputs.outgoing import (
     Outcome,
     PostFailed,
-    check_url,
     classify_status,
     new_client,
     parse_retry_after,
     post,
 )
+from broadcast.outputs.urls import check_url
 from tests.broadcast.conftest import Answer, RecordingServer
 from tests.mosquitto import free_port
 

@@ -16,7 +16,7 @@ import pytest_asyncio
 from playwright.async_api import Page, expect
 
 from broadcast.feed.hub import Hub
-from broadcast.feed.messages import BoardStatus
+from broadcast.feed.messages import BoardStatus, Evaluation
 from broadcast.web.server import BroadcastServer
 from tests.browser.conftest import LOOP, Pages
 from tests.browser.pagetools import wait_for_pieces
@@ -35,6 +35,8 @@ STATES = [
 ]
 TOKEN = "a-long-arbiter-secret"
 MOVES = ("e4", "c5", "Nf3", "d6", "d4", "cxd4", "Nxd4", "Nf6", "Nc3", "a6")
+#: The engine's longest line as the viewer shows it, and a mate.
+LINE = ("Bg5", "e6", "f4", "Qb6", "Qd2", "Qxb2", "Rb1", "Qa3", "e5", "h6", "Bh4", "dxe5")
 
 
 @pytest_asyncio.fixture(loop_scope="session")
@@ -57,7 +59,16 @@ async def server() -> AsyncIterator[BroadcastServer]:
                 **changes,
             )
         )
-    async with BroadcastServer(hub, NoArbiter(), port=0, arbiter_token=TOKEN) as started:
+    public = Hub()  # the evaluations' hub: never the arbiter channel's
+    async with BroadcastServer(
+        hub, NoArbiter(), port=0, arbiter_token=TOKEN, public_hub=public
+    ) as started:
+        for number in range(148, 148 + len(STATES)):
+            fen = public.state(number).fen  # type: ignore[union-attr]
+            mate = -12 if number == 149 else None
+            cp = None if mate else -1234
+            evaluation = Evaluation(board=number, fen=fen, cp=cp, mate=mate, depth=42, line=LINE)
+            public.publish_evaluation(evaluation)
         yield started
 
 
@@ -106,9 +117,11 @@ async def test_every_view_fits_a_phone(
         dialog = page.locator("#detail")
         await expect(dialog).to_have_attribute("data-board", str(number))
         await expect(dialog.locator("td.ply")).to_have_count(len(MOVES))
+        await expect(dialog.locator(".eval-line")).to_contain_text(" d42 Bg5 e6")
         await assert_fits(page, width, f"board {number} open")
         await page.keyboard.press("Home")
         await wait_for_pieces(page, "#detail", {"e2": "white pawn", "g1": "white knight"})
+        await expect(dialog.locator(".eval-line")).to_be_hidden()
         await assert_fits(page, width, f"board {number} at its start")
         if number == 148:
             await page.screenshot(path=tmp_path / f"phone-{width}-game.png")

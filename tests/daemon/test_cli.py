@@ -5,10 +5,12 @@ from __future__ import annotations
 import importlib.metadata
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 from daemon import cli
+from tests.mosquitto import free_port
 from tests.serving import dgtcast
 
 
@@ -55,6 +57,7 @@ def test_this_environment_has_no_clash_and_every_command_has_help() -> None:
 #: Runs ``dgtcast ARGS`` as the console script does, then prints the modules loaded.
 _MODULES_AFTER = """
 import sys
+from pathlib import Path
 from daemon.cli import main
 try:
     main(sys.argv[1:])
@@ -97,3 +100,12 @@ def test_a_command_imports_its_own_module_and_not_the_daemon(command: str) -> No
 def test_round_next_needs_neither_drivers_nor_the_web_server() -> None:
     imported = _ours(_imported("round", "--help"))
     assert not {m for m in imported if m.startswith(("drivers", "broadcast.web", "daemon.game.t"))}
+
+
+def test_round_next_loads_no_http_client() -> None:
+    """Reading the configuration checks the outputs' URLs without loading httpx."""
+    config = Path(__file__).parents[2] / "config" / "example.toml"
+    closed = str(free_port())
+    imported = _imported("round", "next", "--config", str(config), "--http-port", closed)
+    assert "daemon.config.lichess" in imported, "the configuration was read"
+    assert "httpx" not in imported

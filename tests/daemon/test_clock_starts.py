@@ -4,13 +4,16 @@ Real daemon, an emulated board and its DGT clock in mode 23 on a pty: the clock 
 (``run --set-clocks``, or the arbiter's "Set clocks"), then started the ways people do:
 the play button; Black's lever and then play; White's lever pressed first, so play starts
 Black's time, and Black's lever then starts White's (the press that once ended the
-daemon with "move numbers start at 1"); play pressed while the clock was still being set.
+daemon with "move numbers start at 1"); each of these also before the clock is set (as soon
+as the board is online, with ``--set-clocks`` or before "Set clocks"), or as "Set
+clocks" reaches the clock (before or after the daemon reads its acknowledgement).
 Each time the daemon goes on, the game is recorded with every increment dgtcast added,
 and no ``clock_mismatch`` (nor ``internal_error``) alert is raised.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from broadcast.feed.messages import SetClocks
+from drivers.dgt.commands import ClockSetAndRun
 from drivers.emulator.clock import ClockSettings
 from drivers.emulator.device import EmulatedBoard
 from drivers.emulator.player import HumanPlayer
@@ -56,7 +60,8 @@ class Way:
     start: Callable[[EmulatedBoard], None]
     set_at_start: bool  # run --set-clocks, else "Set clocks" on the arbiter page
     white_side: str | None = None  # clock_white_side in the configuration
-    while_setting: bool = False  # play is pressed as soon as the board is online
+    while_setting: bool = False  # started as soon as the board is online, before the set
+    on_arrival: bool = False  # started once SETNRUN is at the clock, its ack on the way
 
 
 WAYS = {
@@ -72,7 +77,20 @@ WAYS = {
         _white_lever_then_play_then_black_lever, set_at_start=False, white_side="left"
     ),
     "play while the clock is set": Way(_start_with_play, set_at_start=True, while_setting=True),
+    "black lever, play while the clock is set": Way(
+        _black_lever_then_play, set_at_start=True, while_setting=True
+    ),
+    "play before Set clocks is answered": Way(
+        _start_with_play, set_at_start=False, while_setting=True
+    ),
+    "white lever, play, black lever as Set clocks reaches the clock": Way(
+        _white_lever_then_play_then_black_lever, set_at_start=False, on_arrival=True
+    ),
 }
+
+
+def _set_received(board: EmulatedBoard) -> bool:
+    return any(isinstance(c, ClockSetAndRun) for c in board.firmware.commands)
 
 
 def _shown(board: EmulatedBoard) -> tuple[int, int]:
@@ -93,9 +111,13 @@ async def test_a_round_starts_however_the_clock_is_started(
         async with running_daemon(config, set_clocks=way.set_at_start) as daemon:
             await wait_for(daemon.sessions[1].online.is_set, 10, "board online")
             if way.while_setting:
-                board.start_clock()
+                way.start(board)
             if not way.set_at_start:
-                reply = await daemon.service.execute(SetClocks())
+                setting = asyncio.ensure_future(daemon.service.execute(SetClocks()))
+                if way.on_arrival:  # before or after the daemon reads the ack: either way
+                    await wait_for(lambda: _set_received(board), 15, "SETNRUN at the clock")
+                    way.start(board)
+                reply = await setting
                 assert reply.ok, reply
             await wait_for(lambda: board.clock.display_text is not None, 15, "clock set")
             if board.clock.running is None:  # set (paused) after it was started: again

@@ -3,11 +3,23 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 from pathlib import Path
 
+import pytest
+
+from drivers.dgt.commands import ClockSetAndRun
 from drivers.emulator.clock import ClockSettings
 from drivers.emulator.device import EmulatedBoard
-from tests.daemon.support import BoardSpec, running_daemon, wait_for, write_config
+from drivers.emulator.player import HumanPlayer
+from tests.daemon.support import (
+    BoardSpec,
+    play_after_each_increment,
+    read_game,
+    running_daemon,
+    wait_for,
+    write_config,
+)
 from tests.serving import dgtcast
 
 MODE_23 = ClockSettings(base_seconds=300, increment_seconds=5, mode=23)
@@ -88,6 +100,15 @@ async def test_clocks_set_reaches_the_running_daemon(tmp_path: Path) -> None:
             code, text = await _clocks_set(config, "--board", "9", "--http-port", port)
             assert code == 1
             assert "board 9" in text
+            one.unplug()  # between rounds: its cable out, or its emulator started again
+            await wait_for(lambda: not daemon.sessions[1].online.is_set(), 10, "board 1 off")
+            code, text = await _clocks_set(config, "--http-port", port)
+            assert code == 1
+            assert sorted(text.strip().split("\n")) == [
+                "board 1: NOT SET: its e-board is not online; once it answers:"
+                " dgtcast clocks set --board 1",
+                "board 2: set",
+            ]
             records = [r.payload for r in daemon.journal.records(kinds={"arbiter"})]
     assert [r.get("board") for r in records if r["command"] == "set_clocks"][:2] == [2, None]
 
@@ -100,3 +121,36 @@ async def test_clocks_set_without_a_daemon_uses_the_ports(tmp_path: Path) -> Non
         assert "no daemon answers" in text
         assert "board 1: set" in text
         assert _shown(board) == (605, 605)
+
+
+async def test_a_restart_during_the_round_with_set_clocks_keeps_the_clocks(
+    tmp_path: Path, games_dir: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """tournament.md: after a crash, "start the same command again", ``--set-clocks``
+    included: a game under way keeps its clock (it was reset to the time control, paused)."""
+    caplog.set_level(logging.INFO, logger="daemon.shell.app")
+    game = read_game(games_dir / "molinari-bordais-1979.pgn")
+    moves = list(game.mainline_moves())[:4]
+    async with EmulatedBoard(clock=MODE_23, seed=34) as board:
+        config = write_config(tmp_path, [BoardSpec(1, str(board.path))], time_control="600+5")
+        config.write_text(config.read_text().replace("round = 2", "round = 2\ndgt_mode = 23"))
+        async with running_daemon(config, set_clocks=True) as daemon:
+            await wait_for(lambda: board.clock.display_text is not None, 15, "clock set")
+            board.start_clock()
+            player = HumanPlayer(seed=5, speed=25, think=(8.0, 12.0))
+            await play_after_each_increment(board, player.play(moves, start_clock=False))
+            record = daemon.core.games[1].record
+            await wait_for(lambda: len(record.moves) == 4, 15, "4 plies")
+        sent = len(board.firmware.commands)
+
+        def reset() -> list[ClockSetAndRun]:
+            again = board.firmware.commands[sent:]
+            return [c for c in again if isinstance(c, ClockSetAndRun) and c.run == "paused"]
+
+        async with running_daemon(config, set_clocks=True):
+            await wait_for(
+                lambda: "its game is under way" in caplog.text or bool(reset()), 15, "decided"
+            )
+    assert not reset(), "the clock of a game under way was set to the time control"
+    assert board.clock.running == "left", "White's time still runs"
+    assert "board 1: its game is under way, its clock is not set" in caplog.text

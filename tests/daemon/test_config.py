@@ -18,6 +18,8 @@ from daemon.config.model import (
     load_config,
 )
 from daemon.game.durations import Period, TimeControl, format_duration, parse_duration
+from daemon.links.pairing import apply_pairings
+from daemon.pairing import PairingFileError
 from tests.conftest import ROOT
 
 NOW = dt.datetime(2026, 6, 24, 9, 41, 7, tzinfo=dt.timezone(dt.timedelta(hours=10)))
@@ -538,3 +540,26 @@ def test_time_control_text_round_trip(periods: list[tuple[int, int, int]], repea
         parts[-1] = Period(moves=None, seconds=last.seconds, increment=last.increment)
     control = TimeControl(periods=tuple(parts))
     assert TimeControl.from_pgn(str(control)) == control
+
+
+def test_the_pairing_table_may_name_the_tie_breaks(tmp_path: Path) -> None:
+    (tmp_path / "open.trf").touch()
+    (tmp_path / "pairs.txt").touch()
+    table = '[pairing]\ntrf = "open.trf"\npairings = "pairs.txt"\n'
+    config = load_text(tmp_path, GOOD + table + 'tiebreaks = ["BH-C1", "BH/M1", "SB"]\n')
+    assert config.pairing is not None
+    assert config.pairing.tiebreaks == ["BH-C1", "BH/M1", "SB"]
+    with pytest.raises(ConfigError) as caught:
+        load_text(tmp_path, GOOD + table + 'tiebreaks = ["Buchholz"]\n')
+    assert caught.value.problems == (
+        'config.toml: pairing.tiebreaks[1]: must be a tie-break code like "BH-C1", got "Buchholz"',
+    )
+    # A code of the right shape that dgtcast does not compute: refused when the daemon
+    # reads the section's pairing, in one line, before the TRF is read.
+    config = load_text(tmp_path, GOOD + table + 'tiebreaks = ["DE", "SB"]\n')
+    with pytest.raises(PairingFileError) as refused:
+        apply_pairings(config)
+    assert list(refused.value.problems) == [
+        'config.toml: [pairing] tiebreaks: tie-break "DE" is not one dgtcast computes'
+        " (BH SB PS WIN WON BPG BWG ARO)"
+    ]

@@ -89,6 +89,44 @@ def test_the_view_shows_boards_clocks_results_and_alerts() -> None:
     assert "no open alerts" in _text(calm, now=1000.0)
 
 
+def test_an_80_column_terminal_shows_every_board_its_clocks_result_and_state() -> None:
+    """The walkthrough's terminal: the Link column goes, nothing the arbiter needs does."""
+    moves = (MoveInfo(san="Qh4#", uci="d8h4", clock=None, emt=None),) * 40
+    boards = (
+        BoardState(
+            board=20,
+            section="OPEN",
+            white="Okafor, Daniel",
+            black="Lindqvist, Maja",
+            moves=moves,
+            white_clock=5400.0,
+            black_clock=5370.0,
+            running="white",
+            clock_at=1000.0,
+            status=BoardStatus.ONLINE,
+            serial="12401",
+        ),
+        BoardState(board=41, section="U12", white="A, B", black="C, D", result="1/2-1/2"),
+        BoardState(board=42, section="U12", white="E, F", black="G, H", result="1-0",
+                   result_final=True),
+    )  # fmt: skip
+    frame = ConsoleFrame(title="Spring Congress 2026", boards=boards, alerts=())
+    narrow = _text(frame, now=1000.0, width=80)
+    assert max(len(line) for line in narrow.splitlines()) <= 80
+    rows = {line.split("│")[0].strip(): line for line in narrow.splitlines() if "│" in line}
+    assert set(rows) == {"OPEN 20", "U12 41", "U12 42"}
+    assert "▸1:30:00  1:29:30" in rows["OPEN 20"]
+    assert "20... Qh4#" in rows["OPEN 20"]
+    assert rows["OPEN 20"].rstrip().endswith("live")
+    assert "1/2-1/2" in rows["U12 41"]
+    assert rows["U12 41"].rstrip().endswith("to confirm")
+    assert rows["U12 42"].rstrip().endswith("finished")
+    assert "#12401" not in narrow
+    wide = _text(frame, now=1000.0, width=140)
+    assert "#12401" in wide
+    assert "1/2-1/2 provisional" in wide
+
+
 def test_acknowledged_alerts_are_marked_and_the_last_resolved_ones_say_why() -> None:
     flag = Alert(id=8, kind=AlertKind.FLAG_FALL, board=2, at=995.0, action="Board 2: confirm 1-0")
     offline = Alert(id=7, kind=AlertKind.BOARD_OFFLINE, board=3, at=990.0)

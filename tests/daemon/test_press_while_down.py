@@ -102,8 +102,12 @@ async def test_a_mode_23_press_while_the_daemon_is_down_gets_its_increment(
             record = daemon.core.games[1].record
             await wait_for(lambda: len(record.moves) == played + 1, 30, "the pressed move")
             await wait_for(lambda: board.clock.running == "right", 10, "Black's time runs")
-            white = board.clock.remaining("left", board.now())
+            pressed = [seconds for _, seconds in board.firmware.presses[: played + 1]]
+            # The correction reaches the clock after the move is recorded: wait for it.
+            await wait_for(
+                lambda: board.clock.remaining("left", board.now()) == pressed[-1] + 2,
+                10,
+                "the clock got the increment too",
+            )
     line = journal_moves(tmp_path / "journal.db", 1)
-    pressed = [seconds for _, seconds in board.firmware.presses[: played + 1]]
     assert [m["clock"] for m in line] == [seconds + 2 for seconds in pressed]
-    assert white == pressed[-1] + 2, "the clock got the increment too"

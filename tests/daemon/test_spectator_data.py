@@ -9,7 +9,11 @@ section is still in.
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from broadcast.feed.archive import RoundArchive
 from broadcast.feed.hub import Hub
@@ -17,7 +21,7 @@ from broadcast.feed.messages import BoardState
 from daemon.journal.hold import HeldJournal
 from daemon.journal.store import Journal
 from daemon.links.pairing import PairingLink
-from daemon.links.standings import StandingsRoutes, section_standings
+from daemon.links.standings import StandingsRoutes, section_standings, section_tiebreaks
 from daemon.pairing.handoff import ResultHandoff, RoundResults
 from daemon.pairing.pairings import read_pairings
 from daemon.pairing.trf import Tournament
@@ -112,3 +116,50 @@ def test_the_standings_are_computed_once_per_change(tmp_path: Path) -> None:
     (section,) = json.loads(changed.body)["sections"]
     assert section["standings"][0]["name"] == "Okafor, Daniel"
     assert routes.answer("/other.json", {}) is None
+
+
+def _served(routes: StandingsRoutes) -> dict[str, Any]:
+    answer = routes.answer("/standings.json", {})
+    assert answer is not None
+    data = json.loads(answer.body)
+    assert isinstance(data, dict)
+    return data
+
+
+def test_the_tie_breaks_are_the_trf_s_else_the_configuration_s(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    trf, pairings_file = copy_example(tmp_path)
+    plain = Tournament.from_trf(trf)
+
+    def routes(tournament: Tournament, configured: list[str]) -> StandingsRoutes:
+        pairs = read_pairings(pairings_file, tournament=tournament)
+        link = PairingLink(ResultHandoff(tournament, 4, pairs, trf))
+        return StandingsRoutes({"Open": link}, Hub(), lambda: ["Open"], lambda _: configured)
+
+    (section,) = _served(routes(plain, []))["sections"]
+    assert section["tiebreaks"] == ["BH-C1", "BH", "SB"]
+    row = section["standings"][0]
+    assert row["tiebreaks"] == [row["buchholz_cut1"], row["buchholz"], row["sonneborn_berger"]]
+
+    (section,) = _served(routes(plain, ["WIN", "BH/M1"]))["sections"]
+    assert section["tiebreaks"] == ["WIN", "BH-M1"]
+
+    text = trf.read_bytes().decode().replace("XXR", "202 DE, PS, BPG\r\nXXR", 1)
+    assert "202 DE" in text
+    with_record = Tournament.from_text(text, source="with202.trf")
+    with caplog.at_level(logging.WARNING):
+        (section,) = _served(routes(with_record, ["WIN"]))["sections"]
+    assert section["tiebreaks"] == ["PS", "BPG"]  # the TRF wins; DE is not computed
+    assert len(section["standings"][0]["tiebreaks"]) == 2
+    warned = [r.getMessage() for r in caplog.records if r.name == "daemon.links.standings"]
+    assert warned == [
+        'standings: with202.trf: record 202: tie-break "DE" is not one dgtcast computes'
+        " (BH SB PS WIN WON BPG BWG ARO), left out",
+        "standings: with202.trf: record 202 names DE PS BPG: [pairing] tiebreaks are not used"
+        " (the TRF wins)",
+    ]
+    text = text.replace("202 DE, PS, BPG", "212 BH SB PTS")
+    tiebreaks, problems = section_tiebreaks(Tournament.from_text(text, source="212.trf"))
+    assert [t.code for t in tiebreaks] == ["BH", "SB"]
+    assert problems == ["212.trf: record 212 ranks by BH first: dgtcast ranks by the points first"]

@@ -5,20 +5,26 @@ serial number and no port, two rounds of the pairing program's files. Every step
 command of the walkthrough: ``dgtcast emulate --serial … --clock-mode 23`` per e-board
 (its rehearsal), ``dgtcast boards --config``, ``dgtcast run --config … --set-clocks``,
 ``dgtcast result set`` for the board without an e-board, ``dgtcast result confirm
---all``, ``dgtcast round next``, the emulators started again with the next round's
-games, and ``round next`` after the last round saying the event is over. Only the HTTP
-port differs (``--http-port 0``: the tests share a machine).
+--all``, then between rounds, while the daemon runs: ``dgtcast round next``, the
+emulators started again with the next round's games (on new ports), ``dgtcast clocks
+set``; after the last round ``round next`` says the event is over, and says so again
+after a restart. Each round ends with no open alert, and no ``clock_mismatch`` is ever
+raised. Only the HTTP port differs (``--http-port 0``: the tests share a machine).
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import signal
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
 
-from daemon.commands.arbiter_client import arbiter_session
+from websockets.asyncio.client import connect
+
+from broadcast.feed.messages import BoardStatus
+from daemon.commands.arbiter_client import arbiter_session, daemon_url
 from daemon.config.model import load_config
 from daemon.pairing import Tournament
 from tests.daemon.support import emulator_process
@@ -28,8 +34,10 @@ SERIALS = {1: "12401", 2: "12388", 41: "20455"}
 CLOCKS = {1: "5400+30", 2: "5400+30", 41: "3600+30"}
 MATE = '[Result "1-0"]\n\n1. e4 e5 2. Bc4 Nc6 3. Qh5 Nf6 4. Qxf7# 1-0\n'
 FOOL = '[Result "0-1"]\n\n1. f3 e5 2. g4 Qh4# 0-1\n'
-#: When an emulated game begins: once the daemon follows the board, then 3 s on.
+#: When an emulated game begins: once the daemon follows the board, then 3 s on; in
+#: round 2 later, so that ``dgtcast clocks set`` comes first (tournament.md).
 PLAY = ("--after-driver", "--wait", "3")
+NEXT = ("--after-driver", "--wait", "15")
 #: The games each e-board plays, by round.
 GAMES = {1: {1: MATE, 2: FOOL, 41: MATE}, 2: {1: FOOL, 2: MATE, 41: FOOL}}
 
@@ -155,6 +163,22 @@ async def _until_played(folder: Path, port: str) -> None:
     raise AssertionError("the e-boards' games never ended")
 
 
+async def _until_links(folder: Path, port: str, *, online: bool) -> None:
+    """Until every e-board is offline (its emulator stopped), or back online."""
+    config = load_config(folder / "congress.toml")
+
+    async def lost() -> set[int]:
+        async with arbiter_session(config, http_port=int(port)) as session:
+            down = (BoardStatus.OFFLINE, BoardStatus.CONNECTING)
+            return {s.board for s in session.boards if s.status in down}
+
+    for _ in range(240):
+        if (await lost() if online else set(SERIALS) - await lost()) == set():
+            return
+        await asyncio.sleep(0.5)
+    raise AssertionError(f"the e-boards never went {'online' if online else 'offline'}")
+
+
 async def _results_by_keyboard(folder: Path, port: str, typed: str, result: str) -> str:
     http = ("--config", "congress.toml", "--http-port", port)
     code, out, err = await _dgtcast(folder, "result", "set", "42", typed, *http)
@@ -165,6 +189,17 @@ async def _results_by_keyboard(folder: Path, port: str, typed: str, result: str)
     return out
 
 
+async def _alerts(folder: Path, port: str) -> tuple[list[str], list[str]]:
+    """The kinds of the open alerts and of every alert raised, as the arbiter page gets
+    them on sign-in."""
+    config = load_config(folder / "congress.toml")
+    async with connect(daemon_url(config, int(port))) as ws:
+        await ws.send(json.dumps({"type": "auth", "token": "a long random secret"}))
+        snapshot = json.loads(await ws.recv())
+    open_ = [a["kind"] for a in snapshot["alerts"]]
+    return open_, open_ + [a["kind"] for a in snapshot["resolved"]]
+
+
 async def test_tournament_md_walked_with_emulated_boards(tmp_path: Path) -> None:
     _event(tmp_path)
     async with _boards(tmp_path, 1, "--wait", "3600"):  # checked, nothing played
@@ -172,31 +207,45 @@ async def test_tournament_md_walked_with_emulated_boards(tmp_path: Path) -> None
         assert code == 0
         named = {line.split()[1]: line.split()[-1] for line in out.splitlines()[1:]}
         assert named == {"12401": "1", "12388": "2", "20455": "41"}
-    async with _daemon(tmp_path) as port, _boards(tmp_path, 1, *PLAY):
+    raised: list[str] = []
+    async with _daemon(tmp_path) as port:
         http = ("--config", "congress.toml", "--http-port", port)
-        await _until_played(tmp_path, port)
-        confirmed = await _results_by_keyboard(tmp_path, port, "1/2", "1/2-1/2")
-        assert confirmed.splitlines() == [
-            "board 1: 1-0 confirmed",
-            "board 2: 0-1 confirmed",
-            "board 41: 1-0 confirmed",
-            "board 42: 1/2-1/2 confirmed",
-        ]
-        for section in ("open", "u12"):  # the pairing program pairs round 2
-            (tmp_path / f"{section}-round2.txt").write_text("2\n4 1\n2 3\n")
-        code, out, err = await _dgtcast(tmp_path, "round", "next", *http)
-        assert (code, out) == (0, "OPEN: round 2 (2 boards)\nU12: round 2 (2 boards)\n"), err
-
-    async with _daemon(tmp_path) as port, _boards(tmp_path, 2, *PLAY):  # a restart, too
-        http = ("--config", "congress.toml", "--http-port", port)
-        await _until_played(tmp_path, port)
-        await _results_by_keyboard(tmp_path, port, "0-1", "0-1")
-        code, _, err = await _dgtcast(tmp_path, "round", "next", *http)
+        async with _boards(tmp_path, 1, *PLAY):
+            await _until_played(tmp_path, port)
+            confirmed = await _results_by_keyboard(tmp_path, port, "1/2", "1/2-1/2")
+            assert confirmed.splitlines() == [
+                "board 1: 1-0 confirmed",
+                "board 2: 0-1 confirmed",
+                "board 41: 1-0 confirmed",
+                "board 42: 1/2-1/2 confirmed",
+            ]
+            assert (await _alerts(tmp_path, port))[0] == []  # the round ends with none open
+            for section in ("open", "u12"):  # the pairing program pairs round 2
+                (tmp_path / f"{section}-round2.txt").write_text("2\n4 1\n2 3\n")
+            code, out, err = await _dgtcast(tmp_path, "round", "next", *http)
+            assert (code, out) == (0, "OPEN: round 2 (2 boards)\nU12: round 2 (2 boards)\n"), err
+        await _until_links(tmp_path, port, online=False)
+        async with _boards(tmp_path, 2, *NEXT):  # Ctrl-C, started again with the next game
+            await _until_links(tmp_path, port, online=True)  # the console shows them back
+            code, out, err = await _dgtcast(tmp_path, "clocks", "set", *http)
+            assert code == 0, out + err
+            assert sorted(out.splitlines()) == ["board 1: set", "board 2: set", "board 41: set"]
+            await _until_played(tmp_path, port)
+            await _results_by_keyboard(tmp_path, port, "0-1", "0-1")
+            open_, raised = await _alerts(tmp_path, port)
+            assert open_ == [], open_
+            code, _, err = await _dgtcast(tmp_path, "round", "next", *http)
+            assert code == 1
+            assert err == (
+                "dgtcast: not moved on: the event is over: every section has played its last"
+                " round (OPEN: 2 rounds; U12: 2 rounds)\n"
+            )
+    assert "clock_mismatch" not in raised, raised
+    async with _daemon(tmp_path) as port:  # a restart resumes in round 2
+        code, _, err = await _dgtcast(tmp_path, "round", "next", "--config", "congress.toml",
+                                      "--http-port", port)  # fmt: skip
         assert code == 1
-        assert err == (
-            "dgtcast: not moved on: the event is over: every section has played its last"
-            " round (OPEN: 2 rounds; U12: 2 rounds)\n"
-        )
+        assert "the event is over" in err
     log = (tmp_path / "daemon.log").read_text()
     assert "Traceback" not in log
     assert "OPEN: the round is complete (round 1)" in log

@@ -1,7 +1,8 @@
 """Messages that say what is true (issue #21, item 7).
 
 * A second daemon on the boards another daemon holds does not blame one port for every
-  board: each board by serial names the ports in use that may hold it.
+  board: each board by serial names the ports in use that may hold it; so does
+  ``dgtcast boards`` run while the daemon holds them.
 * A pulled cable is logged in plain words, not pyserial's "readiness to read" text.
 * A ``[livechess]`` table with an address but without ``enabled = true`` says at start
   that the API is off.
@@ -12,9 +13,11 @@ Real daemons, emulated boards on ptys in this run's folder of emulated ports.
 
 from __future__ import annotations
 
+import asyncio
+import io
 import logging
 from collections.abc import AsyncIterator
-from contextlib import AsyncExitStack, asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager, redirect_stderr, redirect_stdout
 from pathlib import Path
 
 import pytest
@@ -43,6 +46,13 @@ def _by_serial(folder: Path, journal: str) -> Path:
         f'[storage]\npath = "{journal}"\n\n{boards}'
     )
     return path
+
+
+def _boards_listed(config: Path) -> str:
+    out = io.StringIO()
+    with redirect_stdout(out), redirect_stderr(out):
+        assert main(["boards", "--config", str(config)]) == 0
+    return out.getvalue()
 
 
 @asynccontextmanager
@@ -83,6 +93,13 @@ async def test_a_second_daemon_names_every_port_in_use_that_may_hold_a_board(
             line = warnings[f"board {number} has no e-board link"]
             assert f"no board with serial {serial} answers on any serial port" in line
             assert f"{ports[0]}, {ports[1]} are in use by another program and may hold it" in line
+
+        listed = await asyncio.to_thread(_boards_listed, first)  # `dgtcast boards` meanwhile
+        for number, serial in SERIALS.items():
+            line = next(x for x in listed.splitlines() if x.startswith(f"board {number}:"))
+            assert f"no board with serial {serial} answers on any port" in line
+            assert line.endswith(" are in use by another program and may hold it"), line
+            assert all(str(board.path) in line for board in boards.values()), line
 
         caplog.clear()
         caplog.set_level(logging.INFO, logger="drivers.dgt.aio.supervisor")

@@ -87,6 +87,41 @@ async def test_emulate_exits_after_the_game_when_asked(games_dir: Path, tmp_path
             await process.wait()
 
 
+async def test_without_a_pgn_file_the_board_plays_a_game_shipped_with_dgtcast(
+    tmp_path: Path,
+) -> None:
+    """The rehearsal of docs/tournament.md runs in the event's folder: no PGN file there."""
+    process = await asyncio.create_subprocess_exec(
+        *dgtcast("emulate", "--game", "4", "--speed", "1000", "--wait", "0", "--baud", "0"),
+        *("--exit", "--link", str(tmp_path / "ttyDGT")),
+        cwd=tmp_path,
+        stdout=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    try:
+        await device_of(process)
+        assert process.stdout is not None
+        async with asyncio.timeout(30):
+            over = (await process.stdout.readline()).decode()
+            assert await process.wait() == 0
+        assert over == "game over: 21 plies played, result 1-0\n"  # Réti v Tartakower
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
+
+
+def test_a_missing_pgn_file_says_the_shipped_games_need_none(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["emulate", "--pgn", str(tmp_path / "opera.pgn")]) == 2
+    assert capsys.readouterr().err == (
+        f"dgtcast emulate: {tmp_path / 'opera.pgn'}: no such file (without --pgn the board"
+        " plays a game shipped with dgtcast)\n"
+    )
+    assert main(["emulate", "--game", "9"]) == 2
+    assert "without --pgn the games are those shipped: 1 evergreen, " in capsys.readouterr().err
+
+
 @pytest.mark.parametrize("battery", [None, "84"])
 async def test_emulate_acts_as_a_bluetooth_board_with_battery_else_as_a_usb_board(
     games_dir: Path, battery: str | None

@@ -1,0 +1,1 @@
+"""Tests of the engine's evaluation of public positions (``[analysis]``)."""
