@@ -153,9 +153,10 @@ const FORFEITS = { "+-": "White wins by forfeit", "-+": "Black wins by forfeit",
 
 /**
  * How a game ended, in words: "checkmate", "time forfeit", "draw", "resignation", a
- * forfeit; "" while it goes on. `termination` is the PGN's Termination tag.
+ * forfeit; "" while it goes on. `termination` is the PGN's Termination tag, `loserClock`
+ * the last reading of the losing side's clock in seconds (0: its flag fell).
  */
-export function endingText(result, termination, lastSan) {
+export function endingText(result, termination, lastSan, loserClock = null) {
   if (!result || result === "*") return "";
   if (Object.hasOwn(FORFEITS, result)) return FORFEITS[result];
   const term = String(termination || "").toLowerCase();
@@ -163,7 +164,20 @@ export function endingText(result, termination, lastSan) {
   if (term && term !== "normal") return term;
   if (typeof lastSan === "string" && lastSan.endsWith("#")) return "checkmate";
   if (result === "1/2-1/2") return "draw";
+  if (typeof loserClock === "number" && loserClock <= 0) return "time forfeit";
   return "resignation";
+}
+
+/**
+ * The losing side's clock in seconds: the board's last reading, else the PGN's
+ * WhiteClock or BlackClock tag ("0:00:00"); null for a draw, or when neither says.
+ */
+export function loserClock(result, board, tags) {
+  const loser = { "1-0": "black", "0-1": "white" }[result];
+  if (loser === undefined) return null;
+  if (typeof board[`${loser}_clock`] === "number") return board[`${loser}_clock`];
+  const tag = /^(\d+):(\d\d):(\d\d)$/.exec(tags[loser === "white" ? "WhiteClock" : "BlackClock"] ?? "");
+  return tag === null ? null : Number(tag[1]) * 3600 + Number(tag[2]) * 60 + Number(tag[3]);
 }
 
 /** The tags of a PGN text (the first game's): `{White: "...", FEN: "...", ...}`. */

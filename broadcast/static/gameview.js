@@ -13,6 +13,7 @@ import { BoardView, el } from "./boardview.js";
 import {
   START_FEN,
   endingText,
+  loserClock,
   moveRows,
   pgnTags,
   placements,
@@ -20,7 +21,7 @@ import {
   spentText,
 } from "./game.js";
 import { evaluationText, hasScore, samePosition, whiteShare } from "./evaluation.js";
-import { formatClock, resultText, statusText } from "./model.js";
+import { formatClock, resultText, statusShown, statusText } from "./model.js";
 
 /** The board as it stood after `ply` plies: its position, last move and clocks then. */
 function boardAt(board, list, shapes, ply, startFen) {
@@ -210,14 +211,15 @@ export class GameView {
     this.drawEvaluation(shown.fen);
     this.parts.status.textContent = this.game.round === null ? statusText(board.status) : "";
     this.parts.status.dataset.status = board.status;
-    this.parts.status.hidden = this.game.round !== null;
+    this.parts.status.hidden = this.game.round !== null || !statusShown(board);
     this.parts.result.textContent = resultText(board.result);
     this.parts.result.dataset.result = board.result;
     const provisional = board.result !== "*" && !board.result_final;
     this.parts.result.classList.toggle("provisional", provisional);
     this.parts.result.title = provisional ? "provisional: not confirmed by the arbiter yet" : "";
     const lastSan = this.list.length > 0 ? this.list[this.list.length - 1].san : "";
-    this.parts.ending.textContent = endingText(board.result, this.tags.Termination, lastSan);
+    const lost = loserClock(board.result, board, this.tags);
+    this.parts.ending.textContent = endingText(board.result, this.tags.Termination, lastSan, lost);
     this.dialog.dataset.ply = String(this.ply);
     this.dialog.dataset.following = String(this.following);
     this.parts.live.classList.toggle("on", this.following);
@@ -232,7 +234,9 @@ export class GameView {
   drawEvaluation(fen) {
     const evaluation = this.evaluation;
     const current = hasScore(evaluation) && samePosition(evaluation.fen, fen);
-    const shown = this.game?.round === null && hasScore(evaluation) && (current || this.following);
+    // a forfeit without moves: no game was played, its start position is nobody's
+    const forfeit = ["+-", "-+", "--"].includes(this.board?.result) && this.list.length === 0;
+    const shown = this.game?.round === null && !forfeit && hasScore(evaluation) && (current || this.following);
     this.parts.bar.hidden = !shown;
     this.parts.line.hidden = !shown;
     this.dialog.dataset.evaluation = shown ? (current ? "current" : "stale") : "none";

@@ -40,13 +40,20 @@ export function hallOptions(search) {
   };
 }
 
-/** The hall cards' font size in px (hall.css: clamp(16px, 3.2vh, 64px)). */
-function cardFont() {
-  return Math.min(64, Math.max(16, 0.032 * window.innerHeight));
+/**
+ * The hall cards' font size in px for boards `size` px wide: clamp(16px, 3.2vh, 64px),
+ * and no more than a tenth of the board, so that a rating and a clock ("1:29:58") share
+ * a line on a narrow or a portrait screen.
+ */
+function cardFont(size = Infinity) {
+  return Math.min(64, Math.max(16, 0.032 * window.innerHeight), Math.max(12, size / 10));
 }
 
-/** Columns, rows and the width of a board for `count` boards in the element `main`. */
-function gridFor(count, main) {
+/**
+ * Columns, rows and the width of a board for `count` boards in the element `main`; a
+ * card holds `lines` lines of its font besides its board (its head, two player rows).
+ */
+function gridFor(count, main, lines = 8) {
   const style = getComputedStyle(main);
   const px = (name) => Number.parseFloat(style[name]) || 0;
   const width = main.clientWidth - px("paddingLeft") - px("paddingRight");
@@ -56,8 +63,7 @@ function gridFor(count, main) {
     const rows = Math.ceil(count / columns);
     const across = (width - (columns - 1) * px("columnGap")) / columns;
     const down = (height - (rows - 1) * px("rowGap")) / rows;
-    // besides the board, a card holds its head and two player rows: about 8 lines
-    const size = Math.min(across, down - 8 * cardFont());
+    const size = Math.min(across, down - lines * cardFont(across));
     if (size > best.size) best = { columns, rows, size };
   }
   best.size = Math.max(best.size, 0);
@@ -68,6 +74,7 @@ class Hall {
   constructor() {
     this.options = hallOptions(location.search);
     this.per = this.options.per; // fewer on a small screen: see fit()
+    this.lines = 8; // a card's height besides its board, in lines of its font (measured)
     this.feed = new FeedState();
     this.page = 0;
     this.shownKey = "";
@@ -165,7 +172,7 @@ class Hall {
   fit() {
     const wanted = Math.min(160, 0.4 * Math.min(this.main.clientWidth, this.main.clientHeight));
     for (let count = this.options.per; count > 1; count -= 1) {
-      if (gridFor(count, this.main).size >= wanted) return count;
+      if (gridFor(count, this.main, this.lines).size >= wanted) return count;
     }
     return 1;
   }
@@ -177,24 +184,61 @@ class Hall {
     if (this.page >= pages.length) this.page = 0;
     const numbers = pages[this.page] ?? [];
     const key = JSON.stringify([numbers, window.innerWidth, window.innerHeight]);
-    this.showHeader(pages.length);
+    this.showHeader(pages.length, numbers);
     if (!force && key === this.shownKey) return;
     this.shownKey = key;
-    for (const { view } of this.views.values()) view.destroy();
+    // the lines beside a board are estimated, then measured (a long name, a missing
+    // rating): when a card needs more, its board is made smaller, never its clocks cut
+    const grid = gridFor(Math.max(1, numbers.length), this.main, this.lines);
+    for (let attempt = 0; attempt < 3; attempt += 1) {
+      this.lay(numbers, grid);
+      const { over, extra } = this.measure();
+      if (over < 1) break;
+      grid.size -= over;
+      this.lines = extra / cardFont(grid.size);
+    }
+  }
+
+  lay(numbers, grid) {
+    for (const { view } of this.views.values()) view?.destroy();
     this.views.clear();
-    const grid = gridFor(Math.max(1, numbers.length), this.main);
     this.main.style.gridTemplateColumns = `repeat(${grid.columns}, ${Math.floor(grid.size)}px)`;
+    this.main.style.setProperty("--hall-font", `${cardFont(grid.size)}px`);
     this.main.replaceChildren(...numbers.map((number) => this.card(number)));
     if (numbers.length === 0) this.main.append(el("p", "empty", "No boards to show yet."));
     this.main.dataset.boards = numbers.join(",");
     for (const number of numbers) this.drawBoard(number);
   }
 
-  showHeader(pageCount) {
-    const first = this.chosen()[0];
-    const round = first ? String(first.round || "").split(".")[0] : "";
-    const section = this.options.section ?? (first ? first.section : "");
-    document.getElementById("hall-title").textContent = [section, round ? `Round ${round}` : ""].filter(Boolean).join(" · ");
+  /**
+   * How many px the cards drawn lack (cut at their own or the screen's bottom), and the
+   * most any of them needs besides its board.
+   */
+  measure() {
+    const bottom = this.main.getBoundingClientRect().bottom;
+    let over = 0;
+    let extra = 0;
+    for (const card of this.main.querySelectorAll(".hall-card")) {
+      const box = card.querySelector(".board-box");
+      if (box === null) continue;
+      over = Math.max(over, card.scrollHeight - card.clientHeight, card.getBoundingClientRect().bottom - bottom);
+      extra = Math.max(extra, card.scrollHeight - box.getBoundingClientRect().height);
+    }
+    return { over, extra };
+  }
+
+  /** "Open · Round 5", for each section whose boards are on the screen ("Open · Round 5 / U12 · Round 2"). */
+  showHeader(pageCount, numbers) {
+    const titles = [];
+    for (const number of numbers) {
+      const board = this.feed.boards.get(number);
+      const round = board ? String(board.round || "").split(".")[0] : "";
+      const section = board ? board.section : this.options.section;
+      const title = [section, round ? `Round ${round}` : ""].filter(Boolean).join(" · ");
+      if (!titles.includes(title)) titles.push(title);
+    }
+    if (titles.length === 0 && this.options.section) titles.push(this.options.section);
+    document.getElementById("hall-title").textContent = titles.join(" / ");
     document.getElementById("hall-page").textContent = pageCount > 1 ? `${this.page + 1} / ${pageCount}` : "";
     const delay = this.feed.delay;
     document.getElementById("delay").textContent = delay > 0 ? `delayed by ${Math.round(delay / 60)} min` : "";

@@ -244,6 +244,11 @@ export function statusText(status) {
   return Object.hasOwn(STATUS_TEXT, status) ? STATUS_TEXT[status] : String(status);
 }
 
+/** Whether spectators see the board's status: not "live" beside a game's result. */
+export function statusShown(board) {
+  return !(board.status === "online" && board.result !== "*");
+}
+
 /** "Carlsen, Magnus (2830)", or the name alone. */
 export function playerText(name, elo) {
   const shown = name || "?";

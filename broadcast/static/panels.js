@@ -68,6 +68,18 @@ function nameCell(className, name, title) {
   return cell;
 }
 
+/**
+ * What the standings count: ["after round 4"] once the round's results are all final,
+ * ["after round 3", "round 4: 2 of 5 results"] while some are (they count already).
+ */
+export function standingsRounds(section) {
+  const after = section.after_round > 0 ? [`after round ${section.after_round}`] : [];
+  if (section.complete || !section.round) return after;
+  const games = (section.pairings ?? []).filter((pair) => pair.board !== null);
+  const final = games.filter((pair) => pair.result !== "*" && pair.result_final).length;
+  return final === 0 ? after : [...after, `round ${section.round}: ${final} of ${games.length} results`];
+}
+
 export class Panels {
   /** @param {any} viewer the page: its feed model and `showGame`. */
   constructor(viewer) {
@@ -186,8 +198,12 @@ export class Panels {
       const block = el("details", "round");
       block.dataset.round = String(round.round);
       const key = `${section.name}\u0000${round.round}`;
-      block.open = this.opened.get(key) ?? (round.live || rounds.length === 1);
-      block.addEventListener("toggle", () => this.opened.set(key, block.open));
+      const initial = this.opened.get(key) ?? (round.live || rounds.length === 1);
+      block.open = initial;
+      // setting `open` fires "toggle" too: only a change from what was drawn is the reader's
+      block.addEventListener("toggle", () => {
+        if (this.opened.has(key) || block.open !== initial) this.opened.set(key, block.open);
+      });
       const summary = el("summary", "", `Round ${round.round}${round.live ? " · being played" : ""}`);
       const query = section.name ? `?section=${encodeURIComponent(section.name)}` : "";
       const link = el("a", "pgn", "PGN");
@@ -236,8 +252,7 @@ export class Panels {
   sectionStandings(section) {
     const part = el("section", "standings-section");
     part.dataset.section = section.section;
-    const after = section.after_round > 0 ? ` · after round ${section.after_round}` : "";
-    part.append(el("h2", "", `${section.section || "Standings"}${after}`));
+    part.append(el("h2", "", [section.section || "Standings", ...standingsRounds(section)].join(" · ")));
     const table = el("table", "standings");
     const head = el("tr");
     // the section's tie-breaks, in the order its regulations name them (BH-C1, BH, SB unless

@@ -8,7 +8,7 @@
 import { BoardView, el } from "./boardview.js";
 import { gameHash, parseGameHash } from "./game.js";
 import { GameView, gameJsonUrl, pgnUrl } from "./gameview.js";
-import { Action, FeedState, numberedMoves, resultText, socketUrl, statusText } from "./model.js";
+import { Action, FeedState, numberedMoves, resultText, socketUrl, statusShown, statusText } from "./model.js";
 import { Panels, fetchJson, fetchText } from "./panels.js";
 import { ReconnectingSocket, State, stateText } from "./socket.js";
 
@@ -39,6 +39,7 @@ function lastMoveText(board) {
 function fillHead(parts, board) {
   parts.status.textContent = statusText(board.status);
   parts.status.dataset.status = board.status;
+  parts.status.hidden = !statusShown(board);
   parts.result.textContent = resultText(board.result);
   parts.result.dataset.result = board.result;
   parts.result.classList.toggle("provisional", board.result !== "*" && !board.result_final);

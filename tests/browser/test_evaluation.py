@@ -13,11 +13,13 @@ import os
 import re
 import signal
 from pathlib import Path
+from typing import Any
 
 import chess.pgn
 import pytest
 from playwright.async_api import Page, expect
 
+from broadcast.feed.messages import ConfirmResult, SetResult
 from drivers.emulator.clock import ClockSettings
 from drivers.emulator.device import EmulatedBoard
 from tests.browser.conftest import LOOP, Pages
@@ -66,6 +68,22 @@ async def black_share(page: Page) -> float:
     return share
 
 
+async def forfeit_without_evaluation(daemon: Any, pages: Pages) -> None:
+    """A double forfeit: the engine evaluated the board's start position, but no game
+    was played there, so the game view shows no bar and no line."""
+    public = daemon.server.public_hub
+    await wait_for(
+        lambda: any(e.board == 2 and e.has_score for e in public.evaluations()), 60, "board 2"
+    )
+    assert (await daemon.service.execute(SetResult(board=2, result="--"))).ok
+    assert (await daemon.service.execute(ConfirmResult(board=2))).ok
+    page = await pages.open(f"http://127.0.0.1:{daemon.server.port}/#board-2")
+    dialog = page.locator("#detail")
+    await expect(dialog.locator(".detail-head .result")).to_have_text("double forfeit")
+    await expect(dialog).to_have_attribute("data-evaluation", "none")
+    await expect(dialog.locator(".eval-bar")).to_be_hidden()
+
+
 async def test_the_game_view_shows_the_engines_evaluation(tmp_path: Path, pages: Pages) -> None:
     game = chess.pgn.read_game(io.StringIO(GAME))
     assert game is not None
@@ -73,7 +91,10 @@ async def test_the_game_view_shows_the_engines_evaluation(tmp_path: Path, pages:
     async with EmulatedBoard(clock=ClockSettings.from_text("3+2"), seed=8) as board:
         config = write_config(
             tmp_path,
-            [BoardSpec(1, str(board.path), "Carlsen, Magnus", "Caruana, Fabiano")],
+            [
+                BoardSpec(1, str(board.path), "Carlsen, Magnus", "Caruana, Fabiano"),
+                BoardSpec(2, None, "Absent, Anna", "Absent, Boris"),  # no e-board
+            ],
             extra=ANALYSIS,
         )
         async with running_daemon(config) as daemon:
@@ -114,6 +135,7 @@ async def test_the_game_view_shows_the_engines_evaluation(tmp_path: Path, pages:
             await expect(bar).to_be_visible()  # started again by the daemon
             assert daemon.analysis.analyst.engine.pid not in (None, killed)  # type: ignore[union-attr]
 
+            await forfeit_without_evaluation(daemon, pages)
             words = await page.evaluate(WORDS)
             assert words["text"] == [
                 "+0.34 d22 Nf3 Nc6 Bb5",

@@ -40,6 +40,13 @@ async (games) => {
     g.endingText("1/2-1/2", "normal", "Kd2"), g.endingText("1-0", "", "Rd1"),
     g.endingText("+-", "", ""), g.endingText("--", "", ""), g.endingText("*", "", ""),
     g.endingText("0-1", "rules infraction", "e4"),
+    g.endingText("0-1", "", "Qa5+", 0), g.endingText("1-0", "", "Rd1", 12.5),
+    g.endingText("1-0", "normal", "Rd8#", 0),
+  ];
+  out.losers = [
+    g.loserClock("0-1", {white_clock: 0, black_clock: 181}, {}),
+    g.loserClock("1-0", {}, {WhiteClock: "0:00:00", BlackClock: "1:02:03"}),
+    g.loserClock("1/2-1/2", {white_clock: 0}, {}), g.loserClock("1-0", {}, {}),
   ];
   out.tags = g.pgnTags(
     '[White "Ann \\\\"The Rook\\\\""]\\n[FEN "8/8 w - - 0 1"]\\n\\n1. e4 [x "y"] *');
@@ -108,7 +115,11 @@ async def test_positions_words_and_addresses_of_a_game(
         "double forfeit",
         "",
         "rules infraction",
+        "time forfeit",  # the loser's clock at 0 without a Termination tag
+        "resignation",
+        "checkmate",
     ]
+    assert out["losers"] == [0, 3723, None, None]
     assert out["tags"] == {"White": 'Ann "The Rook"', "FEN": "8/8 w - - 0 1"}
     assert out["hashes"] == ["#board-3", "#round-2-board-3", "#round-2-board-41@U%2012"]
     assert out["parsed"] == [

@@ -63,6 +63,12 @@ async def test_the_hall_cycles_through_the_boards_and_reads_from_afar(
     await expect(turning.locator("#hall-page")).to_have_text("2 / 2")
     await expect(grid).to_have_attribute("data-boards", "1,2,3,4")
 
+    every = await pages.open(f"{base}/hall?per=4&every=1", width=1280, height=720)
+    await expect(every.locator("#hall-boards")).to_have_attribute("data-boards", "5,6,41,42")
+    await expect(every.locator("#hall-title")).to_have_text("Open · Round 3 / U12 · Round 2")
+    await expect(every.locator("#hall-boards")).to_have_attribute("data-boards", "1,2,3,4")
+    await expect(every.locator("#hall-title")).to_have_text("Open · Round 3")
+
     chosen = await pages.open(f"{base}/hall?boards=42,3", width=1280, height=720)
     await expect(chosen.locator("#hall-boards")).to_have_attribute("data-boards", "3,42")
     u12 = await pages.open(f"{base}/hall?section=U12", width=1280, height=720)
@@ -83,4 +89,41 @@ async def test_the_hall_comes_back_by_itself(server: BroadcastServer, pages: Pag
         page, '.hall-card[data-board="2"]', {"d4": "white pawn", "f6": "black knight"}
     )
     await expect(page.locator("body")).to_have_attribute("data-connection", "open")
+    await pages.close()
+
+
+#: For each card: the px its content lacks (cut at its bottom or the screen's), the
+#: bottom of its lowest clock and the screen's height.
+CUT = """
+() => [...document.querySelectorAll(".hall-card")].map((card) => {
+  const clocks = [...card.querySelectorAll(".clock")].map((c) => c.getBoundingClientRect().bottom);
+  return {board: card.dataset.board, cut: card.scrollHeight - card.clientHeight,
+          clock: Math.max(...clocks), card: card.getBoundingClientRect().bottom,
+          screen: window.innerHeight};
+})
+"""
+
+
+@pytest.mark.parametrize(("width", "height"), [(1080, 1920), (360, 780)])
+async def test_a_portrait_hall_screen_shows_every_clock_whole(
+    server: BroadcastServer, pages: Pages, tmp_path: Path, width: int, height: int
+) -> None:
+    """A screen hung upright (and a phone): names, ratings and clocks wrap onto more
+    lines than on a wide screen; the boards are made smaller, no clock is cut."""
+    page = await pages.open(
+        f"http://127.0.0.1:{server.port}/hall?section=Open&per=4&every=600",
+        width=width,
+        height=height,
+    )
+    await expect(page.locator("#hall-boards")).to_have_attribute("data-boards", "1,2,3,4")
+    await expect(page.locator('.hall-card[data-board="4"] .clock.running')).to_be_visible()
+    await page.screenshot(path=tmp_path / f"hall-{width}x{height}.png")
+    for card in await page.evaluate(CUT):
+        assert card["cut"] <= 0, f"board {card['board']}: {card['cut']} px of its card cut"
+        assert card["clock"] <= card["card"] + 0.5, f"board {card['board']}: a clock cut"
+        assert card["card"] <= card["screen"], f"board {card['board']} below the screen"
+    clock = page.locator('.hall-card[data-board="1"] .clock').first
+    size = await clock.evaluate("(node) => parseFloat(getComputedStyle(node).fontSize)")
+    if width > 1000:
+        assert size >= READABLE_PX, f"a clock {size} px high is not read from five metres"
     await pages.close()

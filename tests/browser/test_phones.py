@@ -131,6 +131,11 @@ async def test_every_view_fits_a_phone(
         await page.locator(f'nav.views a[data-view="{view}"]').click()
         await expect(page.locator(f"#{view}")).to_be_visible()
         await assert_fits(page, width, view)
+        if view == "rounds":
+            shown = page.locator('#rounds tr.game[data-board="148"] td.result')
+            await expect(shown).to_have_text("double forfeit")
+            cut = await shown.evaluate("(cell) => cell.scrollWidth - cell.clientWidth")
+            assert cut <= 0, f"the rounds' result 'double forfeit ?' is cut by {cut} px"
 
     hall = await pages.open(f"{base}/hall", width=width, height=800, mobile=True)
     await expect(hall.locator(".hall-card")).to_have_count(len(STATES))

@@ -76,6 +76,26 @@ async def assert_fits(page: Page, width: int, what: str) -> None:
     assert wide <= width, f"{what}: the page is {wide} px wide on a {width} px phone"
 
 
+async def assert_table_whole(page: Page, what: str) -> None:
+    """The standings' headers are shown whole ("BH-C1", not "BH-…") and each row's
+    cells are cells: one line under the row, not a step under the player's name."""
+    found = await page.evaluate(
+        """() => {
+          const table = document.querySelector("#standings table.standings");
+          const cut = [...table.querySelectorAll("th")]
+            .filter((th) => th.clientWidth > 0 && th.scrollWidth > th.clientWidth)
+            .map((th) => th.textContent);
+          const steps = [...table.rows].filter((row) => new Set([...row.cells]
+            .filter((cell) => cell.clientWidth > 0)
+            .map((cell) => Math.round(cell.getBoundingClientRect().bottom))).size > 1)
+            .map((row) => row.rowIndex);
+          return {cut, steps};
+        }"""
+    )
+    assert not found["cut"], f"{what}: headers cut: {found['cut']}"
+    assert not found["steps"], f"{what}: rows whose cells end apart: {found['steps']}"
+
+
 async def step_through(page: Page) -> None:
     """Home, →, a click on 4. O-O, End; the pieces as they stood at each."""
     dialog = page.locator("#detail")
@@ -134,13 +154,20 @@ async def check_standings(page: Page, daemon: Any, tmp_path: Path) -> None:
     await expect(table.locator("tbody tr")).to_have_count(13)
     await expect(table.locator('tr[data-rank="2"] td.points')).to_have_text("3")
     await expect(table.locator('tr[data-rank="1"] td.points')).to_have_text("2½")
+    heading = page.locator("#standings h2")
+    await expect(heading).to_have_text("Standings · after round 3")
+    assert (await daemon.service.execute(SetResult(board=2, result="1-0"))).ok
+    assert (await daemon.service.execute(ConfirmResult(board=2))).ok
+    await expect(heading).to_have_text("Standings · after round 3 · round 4: 1 of 5 results")
     await finish_round(daemon)
+    await expect(heading).to_have_text("Standings · after round 4")
     top = table.locator("tbody tr").first
     await expect(top.locator("td.player .name")).to_have_text("Okafor, Daniel")
     await expect(top.locator("td.points")).to_have_text("3½")  # 2.5 and a win over board 1
     await expect(table.locator('tr[data-rank="2"] td.points')).to_have_text("3")
     pairings = page.locator("#standings table.pairings")
     await expect(pairings.locator("tr").first.locator("td.result")).to_have_text("0-1")
+    await assert_table_whole(page, "standings")
     await page.screenshot(path=tmp_path / "standings.png", full_page=True)
 
 
@@ -149,6 +176,7 @@ async def check_past_round(page: Page, tmp_path: Path) -> None:
     round4 = page.locator('#rounds details.round[data-round="4"]')
     await expect(round4).to_be_visible()
     await expect(page.locator('#rounds details.round[data-round="5"]')).to_be_visible()
+    await expect(round4).to_have_js_property("open", False)
     await round4.locator("summary").click()
     row = round4.locator('tr.game[data-board="1"]')
     await expect(row.locator("td.result")).to_have_text("0-1")
@@ -174,6 +202,8 @@ async def check_phones(pages: Pages, base: str, tmp_path: Path) -> None:
             await page.locator(f'nav.views a[data-view="{view}"]').click()
             await expect(page.locator(f"#{view} table").first).to_be_visible()
             await assert_fits(page, width, view)
+            if view == "standings":
+                await assert_table_whole(page, f"standings on a {width} px phone")
             await page.screenshot(path=tmp_path / f"phone-{width}-{view}.png", full_page=True)
         await page.goto(f"{base}/#round-4-board-1")
         await expect(page.locator("#detail td.ply")).to_have_count(8)
@@ -199,6 +229,11 @@ async def test_games_rounds_and_standings_for_spectators(tmp_path: Path, pages: 
             await expect(page).to_have_url(f"{base}/")  # the address no longer names it
 
             await check_standings(page, daemon, tmp_path)
+            # the round being played is shown open; once finished it folds like any past
+            # round (the page drew it open: that was not the reader's choice)
+            await page.locator('nav.views a[data-view="rounds"]').click()
+            playing = page.locator('#rounds details.round[data-round="4"]')
+            await expect(playing).to_have_js_property("open", True)
             assert (await daemon.service.execute(NextRound())).ok
             await check_past_round(page, tmp_path)
             round4 = await fetched(page, "/round/4.pgn")
