@@ -34,19 +34,9 @@ class JournalThread(HeldJournal):
 
     def __init__(self, journal: Journal) -> None:
         super().__init__(journal)
-        self._thread = ThreadPoolExecutor(
-            max_workers=1, thread_name_prefix="journal", initializer=self._started
-        )
-        self._ident: int | None = None  # the thread's, once it runs
+        self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="journal")
         self._closed = False
         self._closing = threading.Lock()
-
-    def _started(self) -> None:
-        self._ident = threading.get_ident()
-
-    def _here(self) -> bool:
-        """Whether this is the journal's thread (whose work runs in order already)."""
-        return threading.get_ident() == self._ident
 
     def run(self, work: Callable[..., T], *args: object) -> Future[T]:
         """Run ``work(*args)`` on the journal's thread after what was handed over before.
@@ -69,8 +59,6 @@ class JournalThread(HeldJournal):
 
     def append_many(self, entries: Iterable[JournalEntry]) -> bool:
         """Write ``entries`` after everything handed over before; waits for it."""
-        if self._here():
-            return super().append_many(entries)
         return self.submit(entries).result()
 
     def retry_soon(self) -> Future[bool]:
@@ -79,8 +67,6 @@ class JournalThread(HeldJournal):
 
     def retry(self) -> bool:
         """Write what is held; waits for it (see :meth:`retry_soon`)."""
-        if self._here():  # HeldJournal.append_many's own retry
-            return super().retry()
         return self.retry_soon().result()
 
     def close(self) -> None:
