@@ -2,8 +2,7 @@
 
 ``records`` (entries, the round identity, errors), ``file`` (schema, opening read-only or
 for writing), ``lock`` (one daemon per journal), ``store`` (``Journal``: append, read),
-``hold`` (appends held while the disk refuses them), ``writer`` (commits on a thread
-of their own), ``identity`` (the journal belongs to
+``hold`` (appends held while the disk refuses them), ``identity`` (the journal belongs to
 this configuration), ``inputs`` (the input records and their payloads). May import
 ``base``, ``drivers`` (observations) and ``daemon.config``.
 """

@@ -11,10 +11,8 @@ reached the operating system when :meth:`Journal.append` returns. A power cut ma
 last commits (never tear or reorder them); ``synchronous="full"`` also survives that, at
 the price of one disk flush per commit (see ``bench/journal.py`` for both rates).
 
-A :class:`Journal` may be shared by threads: each call holds the connection while it
-runs (a write its whole transaction, a read one page), so the daemon's journal thread
-(:mod:`daemon.journal.writer`) writes while the event loop reads now and then. Other
-processes may read the file while it is written; with
+A :class:`Journal` is used by one thread at a time; it may be handed to a worker thread
+(e.g. ``asyncio.to_thread``). Other processes may read the file while it is written; with
 ``exclusive=True`` (the daemon) a second writer is refused (:mod:`daemon.journal.lock`).
 
 Identity. A journal knows the event and the round of each section it holds
@@ -46,9 +44,8 @@ import json
 import math
 import os
 import sqlite3
-import threading
-from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
-from typing import Any, Concatenate, Literal, ParamSpec, TypeVar
+from collections.abc import Collection, Iterable, Iterator, Mapping
+from typing import Any, Literal
 
 from daemon.journal.file import (
     SCHEMA_VERSION,
@@ -84,23 +81,6 @@ ROUND = "round"
 _PAGE = 512
 #: Kinds few records have, indexed (records_rare) so that finding them reads no other.
 _RARE_KINDS = frozenset({ROUND, "daemon_start"})
-_P = ParamSpec("_P")
-_T = TypeVar("_T")
-
-
-def _serial(
-    method: Callable[Concatenate[Journal, _P], _T],
-) -> Callable[Concatenate[Journal, _P], _T]:
-    """Run ``method`` holding the journal's connection (the module docstring's threads)."""
-
-    def serial(self: Journal, /, *args: _P.args, **kwargs: _P.kwargs) -> _T:
-        with self._using:
-            return method(self, *args, **kwargs)
-
-    serial.__doc__, serial.__name__ = method.__doc__, method.__name__
-    return serial
-
-
 _INSERT = "INSERT INTO records (seq, board, kind, at, payload, digest) VALUES (?, ?, ?, ?, ?, ?)"
 
 
@@ -132,7 +112,6 @@ class Journal:
     ) -> None:
         self.path = os.fspath(path)
         self._lock: JournalLock | None = None
-        self._using = threading.RLock()  # one call at a time on the connection (see _serial)
         #: This object created the file (it did not exist before): see ``abandon_journal``.
         self.created = not read_only and not os.path.exists(self.path)
         if read_only:
@@ -168,20 +147,17 @@ class Journal:
             raise
         self._digest = self._last_digest()
 
-    @_serial
     def _last_digest(self) -> bytes:
         row = self._db.execute("SELECT digest FROM records ORDER BY seq DESC LIMIT 1").fetchone()
         return b"" if row is None or row[0] is None else bytes(row[0])
 
     # -- identity -------------------------------------------------------------------------
 
-    @_serial
     def identity(self) -> RoundIdentity | None:
         """The event and rounds the journal belongs to; None before it was stamped."""
         row = self._db.execute("SELECT value FROM meta WHERE key = 'identity'").fetchone()
         return None if row is None else RoundIdentity.from_json(row[0])
 
-    @_serial
     def stamp_identity(self, identity: RoundIdentity) -> None:
         """Record what the journal belongs to (replacing what it said)."""
         self._db.execute(
@@ -210,7 +186,6 @@ class Journal:
         """
         return self.append_many([Entry(board=board, kind=kind, at=at, payload=payload)])[0]
 
-    @_serial
     def append_many(self, entries: Iterable[JournalEntry]) -> list[int]:
         """Append several records in one transaction: all of them are committed, or none.
 
@@ -246,7 +221,6 @@ class Journal:
 
     # -- snapshots ------------------------------------------------------------------------
 
-    @_serial
     def write_snapshot(
         self, seq: int, at: float, fingerprint: str, state: bytes, *, keep: int = 2
     ) -> None:
@@ -278,7 +252,6 @@ class Journal:
                 self._db.execute("ROLLBACK")
             raise
 
-    @_serial
     def latest_snapshot(self, fingerprint: str) -> tuple[int, bytes] | None:
         """The newest snapshot made with ``fingerprint`` whose record chain still holds.
 
@@ -375,7 +348,6 @@ class Journal:
             params = [rows[-1][0] + 1]
             expected = rows[-1][0] + 1
 
-    @_serial
     def _read(self, query: str, params: list[Any], *, after: int) -> list[Any]:
         try:
             return self._db.execute(query, params).fetchall()
@@ -384,7 +356,6 @@ class Journal:
                 raise
             raise JournalDamaged(self.path, self._first_unreadable(after), str(exc)) from None
 
-    @_serial
     def _first_unreadable(self, after: int) -> int:
         """The first record after ``after`` SQLite cannot read (bisecting by seq)."""
         seq = after + 1
@@ -401,7 +372,6 @@ class Journal:
                 return seq
             seq = int(row[0]) + 1
 
-    @_serial
     def checkpoint_elsewhere(self) -> None:
         """Stop this connection's automatic WAL checkpoints: :func:`checkpoint` runs them.
 
@@ -413,20 +383,17 @@ class Journal:
         self._db.execute("PRAGMA wal_autocheckpoint = 0")
 
     @property
-    @_serial
     def synchronous(self) -> Literal["normal", "full"]:
         """The durability level this connection commits with (see the module docstring)."""
         level = self._db.execute("PRAGMA synchronous").fetchone()[0]
         return "full" if level >= 2 else "normal"
 
     @property
-    @_serial
     def last_seq(self) -> int:
         """The sequence number of the last record, 0 when the journal is empty."""
         row = self._db.execute("SELECT COALESCE(MAX(seq), 0) FROM records").fetchone()
         return int(row[0])
 
-    @_serial
     def close(self) -> None:
         """Close the file (checkpointing the WAL into it) and release the lock."""
         db = getattr(self, "_db", None)

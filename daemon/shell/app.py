@@ -447,7 +447,7 @@ class Daemon:
         finally:
             with contextlib.suppress(ValueError):
                 gc.callbacks.remove(freeze_survivors)
-            self.service.close()  # every group handed over is written
+            self.service.commit_group()
             self.journal.close()
 
     def _session_fault(self, board: int, where: str, exc: BaseException) -> None:

@@ -17,15 +17,11 @@ replay raises them with the same ids).
 The board sessions' inputs take :meth:`RoundService.receive_grouped`: each is applied to
 the core at once, but journalled in a *group commit* with the inputs around it, and what
 it changed is published only after that commit (the journal-first rule holds as for
-:meth:`RoundService.receive`). A group is handed to the journal's thread
-(:mod:`daemon.journal.writer`) at once when an input made a move, at the end of the
-event-loop iteration that applied a placement or link change; clock readings that only
-move the time wait up to ``group_window`` seconds for company, and are published as a
-compact :class:`~broadcast.feed.messages.ClockReading` (no board state, no PGN). The
-loop goes on while the thread commits; the thread's ``call_soon_threadsafe`` brings
-each group back for publication once it is durable, in the order the groups were made.
-Direct inputs (:meth:`RoundService.receive`: ticks, arbiter commands) are rare: they
-wait for the groups before them and for their own commit, as before.
+:meth:`RoundService.receive`). A group is committed at once when an input made a move,
+at the end of the event-loop iteration that applied a placement or link change; clock
+readings that only move the time wait up to ``group_window`` seconds for company, and
+are published as a compact :class:`~broadcast.feed.messages.ClockReading` (no board
+state, no PGN).
 
 Every :class:`~daemon.round.snapshot.SnapshotPolicy` interval the core's state is added to the
 journal as a snapshot; :meth:`RoundService.replay` starts from the newest usable one. The
@@ -37,15 +33,12 @@ fork and the write of the result.
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import contextlib
-import functools
 import logging
 import pickle
 import sqlite3
 import sys
 import time
-from collections import deque
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
@@ -64,10 +57,10 @@ from broadcast.outputs.output_alerts import OutputAlerts
 from daemon.arbiter.engine import Decision
 from daemon.arbiter.results import CommandRefused
 from daemon.game.events import ClockUpdated, GameEvent, MoveMade, MovesWithdrawn
+from daemon.journal.hold import HeldJournal
 from daemon.journal.inputs import ARBITER, CLOCK, INPUT_KINDS, JOURNAL, TICK
 from daemon.journal.records import Entry, Record
 from daemon.journal.store import EVENT_BOARD, Journal
-from daemon.journal.writer import JournalThread
 from daemon.round.core import Outcome, RoundCore, command_payload
 from daemon.round.snapshot import SnapshotPolicy, dump_state, load_state
 from daemon.shell.snapshot_job import ChildSnapshots
@@ -113,7 +106,7 @@ class RoundService:
     ) -> None:
         self.core = core
         self.journal = journal
-        self.writer = JournalThread(journal)
+        self.writer = HeldJournal(journal)
         self.hub = hub
         self.fingerprint = fingerprint
         self.snapshots = snapshots or SnapshotPolicy()
@@ -139,9 +132,6 @@ class RoundService:
         self._unpublished: list[Outcome | ClockReading] = []  # waiting for that commit
         self._commit_handle: asyncio.TimerHandle | asyncio.Handle | None = None
         self._commit_soon = False
-        #: Groups handed to the journal's thread, oldest first, with what they publish.
-        self._pending: deque[tuple[concurrent.futures.Future[bool], list[Outcome | ClockReading]]]
-        self._pending = deque()
         self._children: ChildSnapshots | None = None  # snapshots off the loop
         self._written_here = 0
 
@@ -216,16 +206,13 @@ class RoundService:
 
     def take_snapshot(self) -> bool:
         """Add the core's state to the journal now; False when it cannot (held records)."""
-        self.flush()
+        self.commit_group()
         if self.fingerprint is None or self.writer.held:
             return False
         now = self._wall_clock()
-        journal, fingerprint = self.journal, self.fingerprint
         try:
             data = dump_state(self.core)
-            self.writer.run(
-                lambda: journal.write_snapshot(journal.last_seq, now, fingerprint, data)
-            ).result()
+            self.journal.write_snapshot(self.journal.last_seq, now, self.fingerprint, data)
             self._written_here += 1
         except (sqlite3.DatabaseError, pickle.PicklingError, TypeError, AttributeError) as exc:
             # a full disk, or state that cannot be pickled: the inputs are all journalled
@@ -252,7 +239,7 @@ class RoundService:
             self.take_snapshot()
             return
         if self._children is None:
-            self._children = ChildSnapshots(self.writer, self.fingerprint)
+            self._children = ChildSnapshots(self.journal, self.fingerprint)
         now = self._wall_clock()
         if self._children.start(self.core, now):
             self._snapshot_taken(now)
@@ -339,9 +326,7 @@ class RoundService:
         )
 
     def commit_group(self) -> None:
-        """Hand the inputs applied since the last group to the journal's thread, to be
-        committed in one transaction and published once they are (on a running loop;
-        without one, here and now).
+        """Journal the inputs applied since the last group in one commit; then publish.
 
         The snapshot policy is asked once per group, not once per input.
         """
@@ -352,52 +337,22 @@ class RoundService:
         waiting, self._unpublished = self._unpublished, []
         if not entries:
             return
-        written = self.writer.submit(entries)
-        self._pending.append((written, waiting))
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:
-            self.flush()
-        else:
-            written.add_done_callback(functools.partial(_call_back, loop, self._publish_written))
+        self._write(entries)
         now = self._wall_clock()
+        with self.hub.batch():  # the feed hears of the group once
+            for item in waiting:
+                if isinstance(item, Outcome):
+                    self._publish(item)
+                elif not self.hub.publish_clock(item, now):
+                    self.hub.publish_board(self.core.board_state(item.board, now))
         if self.snapshots.due(
             self._since_snapshot, now - self._snapshot_at, self._cost_since_snapshot
         ):
             self._snapshot_in_child()
 
-    def _publish_written(self) -> None:
-        """Publish the groups the journal's thread has written, oldest first."""
-        while self._pending and self._pending[0][0].done():
-            written, waiting = self._pending.popleft()
-            try:
-                if not written.result():
-                    self._note_written(False)
-            except (ValueError, TypeError) as exc:  # a record that is not JSON: a bug
-                log.error("= a group of records was not journalled", exc_info=exc)
-                continue
-            now = self._wall_clock()
-            with self.hub.batch():  # the feed hears of the group once
-                for item in waiting:
-                    if isinstance(item, Outcome):
-                        self._publish(item)
-                    elif not self.hub.publish_clock(item, now):
-                        self.hub.publish_board(self.core.board_state(item.board, now))
-
-    def flush(self) -> None:
-        """Commit the group now and wait for every group's commit; publish them."""
-        self.commit_group()
-        concurrent.futures.wait([written for written, _ in self._pending])
-        self._publish_written()
-
-    def close(self) -> None:
-        """Flush, then end the journal's thread (the daemon's stop)."""
-        self.flush()
-        self.writer.close()
-
     def _act(self, entry: Entry, *, journalled: bool) -> Outcome:
         """Apply an input, journal it (unless ``journalled``) with its decisions, publish."""
-        self.flush()  # the inputs applied before this one are journalled before it
+        self.commit_group()  # the inputs applied before this one are journalled before it
         began = time.perf_counter()
         try:
             outcome = self.core.apply(entry.board, entry.kind, entry.payload, entry.at)
@@ -438,7 +393,7 @@ class RoundService:
             return self.round_changer(command)
         if isinstance(command, SetClocks) and self.clock_setter is None:
             return CommandReply(ok=False, reason="no e-board clocks to set")
-        if not await self._retry():
+        if not self.writer.retry():
             return CommandReply(
                 ok=False,
                 reason=f"the journal cannot be written ({self.writer.failure}):"
@@ -466,7 +421,7 @@ class RoundService:
         while True:
             self._deadlines_changed.clear()
             held = self.writer.held
-            if held and await self._retry():
+            if held and self.writer.retry():
                 self._note_written(True, held)
             deadline = self.core.next_deadline()
             now = self._wall_clock()
@@ -477,11 +432,6 @@ class RoundService:
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(wait):  # not wait_for: 3.11 can swallow a cancel
                     await self._deadlines_changed.wait()
-
-    async def _retry(self) -> bool:
-        """Write the held records on the journal's thread; whether none is held now."""
-        written: bool = await asyncio.wrap_future(self.writer.retry_soon())
-        return written
 
     # -- outputs -----------------------------------------------------------------------
 
@@ -518,13 +468,6 @@ class RoundService:
                         listener(state, decision.payload)
         for alert in outcome.alerts:
             self.hub.publish_alert(alert)
-
-
-def _call_back(loop: asyncio.AbstractEventLoop, work: Callable[[], None], _: object) -> None:
-    """Have ``work`` run on ``loop`` (from the journal's thread); a closed loop has
-    nobody left to publish to."""
-    with contextlib.suppress(RuntimeError):
-        loop.call_soon_threadsafe(work)
 
 
 def _command_board(command: ArbiterCommand) -> int:

@@ -1,10 +1,9 @@
-"""Snapshots taken off the event loop: a forked child pickles the core, threads write it.
+"""Snapshots taken off the event loop: a forked child pickles the core, a thread waits.
 
 :class:`ChildSnapshots` starts :func:`~daemon.round.snapshot.dump_in_child` (the fork is
-all the loop waits for) and collects the child's bytes in a worker thread. The journal's
-thread (:mod:`daemon.journal.writer`) notes which record is last once the batches handed
-over before the fork are written (every input the core had taken by then), and writes
-the snapshot as that record's; with records held in memory there is none.
+all the loop waits for), collects the child's bytes in a worker thread, and writes them
+to the journal back on the loop, as the snapshot of the record that was last when the
+child was forked (every input the core had taken by then was journalled up to it).
 """
 
 from __future__ import annotations
@@ -15,7 +14,7 @@ import logging
 import sqlite3
 from concurrent.futures import Future
 
-from daemon.journal.writer import JournalThread
+from daemon.journal.store import Journal
 from daemon.round.core import RoundCore
 from daemon.round.snapshot import dump_in_child
 
@@ -28,12 +27,12 @@ class ChildSnapshots:
     """One snapshot at a time, pickled by a child process.
 
     Args:
-        writer: the journal's thread, where snapshots are written.
+        journal: where snapshots are written.
         fingerprint: what they are made with.
     """
 
-    def __init__(self, writer: JournalThread, fingerprint: str) -> None:
-        self.writer = writer
+    def __init__(self, journal: Journal, fingerprint: str) -> None:
+        self.journal = journal
         self.fingerprint = fingerprint
         #: A child is pickling the core.
         self.running = False
@@ -44,7 +43,7 @@ class ChildSnapshots:
         """Fork a child pickling ``core`` as it is now; False when none could start."""
         if self.running:
             return False
-        seq = self.writer.run(self._last_written)  # after every batch handed over so far
+        seq = self.journal.last_seq
         try:
             child = dump_in_child(core)
         except OSError as exc:
@@ -55,33 +54,10 @@ class ChildSnapshots:
         collected.add_done_callback(functools.partial(self._collected, seq, at))
         return True
 
-    def _last_written(self) -> int | None:
-        """The journal's last record, None while records are held (on the writer's thread)."""
-        return None if self.writer.held else self.writer.journal.last_seq
-
-    def _collected(self, seq: Future[int | None], at: float, collected: Future[bytes]) -> None:
-        try:
-            state = collected.result()
-        except (OSError, RuntimeError) as exc:
-            self.running = False
-            log.warning("= snapshot not written (%s); the journal still has every input", exc)
-            return
-        written = self.writer.run(self._write, seq, at, state)
-        loop = asyncio.get_running_loop()
-        written.add_done_callback(lambda done: loop.call_soon_threadsafe(self._written, done))
-
-    def _write(self, seq: Future[int | None], at: float, state: bytes) -> bool:
-        """Write the snapshot as record ``seq``'s (on the writer's thread, where ``seq``
-        was resolved before); False when records were held."""
-        last = seq.result()
-        if last is None:
-            return False
-        self.writer.journal.write_snapshot(last, at, self.fingerprint, state)
-        return True
-
-    def _written(self, written: Future[bool]) -> None:
+    def _collected(self, seq: int, at: float, collected: Future[bytes]) -> None:
         self.running = False
         try:
-            self.written += written.result()
-        except (OSError, sqlite3.Error) as exc:
+            self.journal.write_snapshot(seq, at, self.fingerprint, collected.result())
+            self.written += 1
+        except (OSError, RuntimeError, sqlite3.Error) as exc:
             log.warning("= snapshot not written (%s); the journal still has every input", exc)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
-import threading
 from pathlib import Path
 from typing import Any
 
@@ -62,8 +60,7 @@ async def test_inputs_are_journalled_in_order_before_what_they_changed_is_shown(
 ) -> None:
     service, journal, clock = _round(tmp_path)
     before = journal.last_seq
-    _play(service, clock, 6)  # each move is handed to the journal's thread at once
-    service.flush()  # and shown once it is committed
+    _play(service, clock, 6)  # each move is committed (and shown) at once
     moved = journal.last_seq
     assert moved > before
     shown = _shown(service.hub.state(1))
@@ -73,8 +70,7 @@ async def test_inputs_are_journalled_in_order_before_what_they_changed_is_shown(
         service.receive_grouped(board, kind, payload, at)
     assert journal.last_seq == moved  # applied, waiting for the group's commit ...
     assert _shown(service.hub.state(1)) == shown  # ... and not shown before it
-    await wait_until(lambda: _shown(service.hub.state(1)) != shown, what="the group shown")
-    assert journal.last_seq > moved  # shown once committed
+    await wait_until(lambda: journal.last_seq > moved, what="the group's commit")
     inputs = [r for r in journal.records(after=before) if r.kind in INPUT_KINDS]
     assert [(r.at, r.kind, r.payload) for r in inputs if r.kind != TICK] == [
         (at, kind, payload) for at, _, kind, payload in [*board_inputs(1, 6), *thinking]
@@ -85,30 +81,6 @@ async def test_inputs_are_journalled_in_order_before_what_they_changed_is_shown(
     # the hub shows what the core holds, clock tags included, as a whole state would
     whole = service.core.board_state(1, clock.now)
     assert _shown(service.hub.state(1)) == _shown(whole)
-    journal.close()
-
-
-async def test_a_move_is_shown_only_once_the_journal_thread_committed_it(
-    tmp_path: Path,
-) -> None:
-    service, journal, clock = _round(tmp_path)
-    _play(service, clock, 2)
-    service.flush()
-    shown, before = _shown(service.hub.state(1)), journal.last_seq
-    busy = threading.Event()
-    service.writer.run(busy.wait)  # the thread is busy: nothing handed over is written
-    for at, board, kind, payload in list(board_inputs(1, 3))[-6:]:  # ply 3, lever included
-        clock.now = at
-        service.receive_grouped(board, kind, payload, at)
-    await asyncio.sleep(0.05)  # the loop turns: nothing to publish yet
-    assert len(service.core.board_state(1, clock.now).moves) == 3
-    assert journal.last_seq == before
-    assert _shown(service.hub.state(1)) == shown
-    busy.set()
-    await wait_until(lambda: len(_shown(service.hub.state(1))[0]) == 3, what="the move shown")
-    assert journal.last_seq > before
-    assert "game.MoveMade" in [r.kind for r in journal.records(after=before)]
-    service.close()
     journal.close()
 
 
@@ -126,7 +98,7 @@ async def test_a_direct_input_commits_the_group_before_it(tmp_path: Path) -> Non
 async def test_a_replay_of_the_grouped_journal_gives_the_same_round(tmp_path: Path) -> None:
     service, journal, clock = _round(tmp_path)
     _play(service, clock, 12)
-    service.close()  # the groups handed to the journal's thread are written
+    service.commit_group()
     journal.close()
     again, journal, _ = _round(tmp_path)
     again.replay()
