@@ -1,7 +1,7 @@
 """Latency from the last serial byte of a move to a spectator's websocket message.
 
 Run ``.venv/bin/python bench/latency.py [--boards 2 100 500] [--seconds 30] [--profile DIR]
-[--clock-rate 60] [--old]``.
+[--clock-rate 60]``.
 
 Four processes, so that the daemon's is measured alone (``time.monotonic()`` is
 CLOCK_MONOTONIC, one clock for every process of the machine):
@@ -33,8 +33,7 @@ every input before it publishes), the game tracker, the hub and the websocket se
 The daemon also watches its own event loop while the boards play
 (``bench/loopwatch.py``: its longest pause, its garbage collections) and counts the
 snapshots it wrote. ``--clock-rate N`` adds a clock storm (``bench/farm.py``: every
-running clock reports N times a second); ``--old`` runs the daemon the way before
-issue 24 (each input journalled and published on its own, a feed frame per publish).
+running clock reports N times a second).
 """
 
 from __future__ import annotations
@@ -100,7 +99,7 @@ async def _daemon(args: argparse.Namespace) -> None:
     started = time.monotonic()
     every = args.snapshot_every
     policy = None if every is None else SnapshotPolicy(every_seconds=every)
-    options = DaemonOptions(port=0, grouped=not args.old, snapshots=policy)
+    options = DaemonOptions(port=0, snapshots=policy)
     daemon = await Daemon.open(args.config, options)
     built = time.monotonic() - started
     await daemon.start()
@@ -201,7 +200,6 @@ class LatencyRun:
         rss_idle_kib / rss_end_kib: the daemon's RSS with every board connected, and
             after play.
         connect_s: from starting the daemon to every board online at the spectator.
-        old: the daemon ran the way before issue 24 (``--old``).
         storm: clock-storm reports the farm wrote (``--clock-rate``).
         loop: the daemon's loop and collector figures while playing (``LoopWatch``)
             and the snapshots it wrote.
@@ -217,7 +215,6 @@ class LatencyRun:
     rss_idle_kib: int
     rss_end_kib: int
     connect_s: float
-    old: bool = False
     storm: int = 0
     loop: dict[str, Any] | None = None
     load: str = ""  # the machine's load average when the run ended
@@ -277,7 +274,6 @@ class LatencyRun:
             f"{self.rss_end_kib / 1024:.0f} MiB after play; connect {self.connect_s:.1f} s"
             + (f"; storm {self.readings_per_s:,.0f} readings/s" if self.storm else "")
             + (f"; {self.loop_text()}" if self.loop else "")
-            + ("; the way before (--old)" if self.old else "")
         )
 
 
@@ -329,7 +325,6 @@ class Load:
         seed: seeds the players.
         profile: write a cProfile file of the daemon's play here.
         clock_rate: reports per second of the clock storm (0: none).
-        old: run the daemon the way before issue 24.
         snapshot_every: seconds between snapshots at most (None: the default policy).
     """
 
@@ -341,7 +336,6 @@ class Load:
     seed: int = 1
     profile: Path | None = None
     clock_rate: float = 0.0
-    old: bool = False
     snapshot_every: float | None = None
 
 
@@ -359,8 +353,6 @@ async def measure(load: Load) -> LatencyRun:
             started = time.monotonic()
             profile = load.profile or work / "daemon.prof"
             daemon_args = _child_args("daemon", "--config", config, "--profile", profile)
-            if load.old:
-                daemon_args.append("--old")
             if load.snapshot_every is not None:
                 daemon_args += ["--snapshot-every", str(load.snapshot_every)]
             daemon = await Child.start("latency.py", daemon_args, work / "daemon.log")
@@ -421,7 +413,6 @@ async def _play_and_match(
         rss_idle_kib=rss_idle,
         rss_end_kib=rss_end,
         connect_s=connect_s,
-        old=load.old,
         storm=int(played.get("storm", 0)),
         loop=loop,
         load=f"load {os.getloadavg()[0]:.1f}",
@@ -435,7 +426,6 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--spectators", type=int, default=0, help="idle spectators besides one")
     parser.add_argument("--profile", type=Path, help="folder for cProfile files of the daemon")
     parser.add_argument("--clock-rate", type=float, default=0.0, help="clock storm, reports/s")
-    parser.add_argument("--old", action="store_true", help="the daemon the way before issue 24")
     parser.add_argument("--snapshot-every", type=float, help="seconds between snapshots at most")
     parser.add_argument("--role", choices=sorted(_ROLES), help=argparse.SUPPRESS)
     parser.add_argument("--folder", help=argparse.SUPPRESS)
@@ -466,7 +456,6 @@ def main(argv: list[str] | None = None) -> int:
             spectators=args.spectators,
             profile=profile,
             clock_rate=args.clock_rate,
-            old=args.old,
             snapshot_every=args.snapshot_every,
         )
         print(asyncio.run(measure(load)).summary(), flush=True)

@@ -1,16 +1,16 @@
 """A relay's spectator feed at a round's pace: every spectator, every move, within 1 s?
 
 Run: ``.venv/bin/python bench/spectators.py [--spectators 1000 10000] [--rate 125]
-[--seconds 20] [--interval 0.1] [--old]``
+[--seconds 20] [--interval 0.1]``
 
 Set-up: a :class:`~broadcast.web.server.BroadcastServer` and its hub alone in this
-process, as in a relay (``frame_interval`` 0.1 s; ``--old``: a frame per publish, the
-fan-out of before). A publisher plays a 500-board round at ``--rate`` moves a second
-(125: 500 boards of blitz): each move is a new board state with one more ply, the other
-side's clock running and ``clock_at`` = the wall-clock time of the publish, so the feed
-gives a ``move`` and a ``clock`` event for it. The spectators are real websocket
-connections on loopback from ``--workers`` client processes (a minimal protocol
-offering the ``dgtcast.batch`` subprotocol), each reading everything.
+process, as in a relay (``frame_interval`` 0.1 s). A publisher plays a 500-board round
+at ``--rate`` moves a second (125: 500 boards of blitz): each move is a new board state
+with one more ply, the other side's clock running and ``clock_at`` = the wall-clock time
+of the publish, so the feed gives a ``move`` and a ``clock`` event for it. The
+spectators are real websocket connections on loopback from ``--workers`` client
+processes (a minimal protocol offering the ``dgtcast.batch`` subprotocol), each reading
+everything.
 
 Play starts once every spectator has its snapshot (the server's write buffers empty).
 Measured: for every chunk a spectator reads, how late its oldest event is (the wall
@@ -195,8 +195,7 @@ class Figures:
     """One run's figures."""
 
     spectators: int
-    old: bool
-    interval: float | None
+    interval: float
     rate: float
     seconds: float
     moves: int
@@ -229,7 +228,7 @@ class Figures:
         behind = sum(c["behind"] for c in self.clients)
         client_cpu = ", ".join(f"{c['cpu'] / self.seconds:.0%}" for c in self.clients)
         per_core = self.spectators / self.server_cpu if self.server_cpu else float("inf")
-        way = "a frame per publish (old)" if self.old else f"ticks of {self.interval:g} s"
+        way = f"ticks of {self.interval:g} s"
         return (
             f"{self.spectators} spectators, {self.moves / self.seconds:.0f} moves/s, {way}: "
             f"move to spectator p99 {p99 * 1000:.0f} ms, worst {self.worst_s * 1000:.0f} ms "
@@ -269,7 +268,7 @@ async def measure(
     spectators: int,
     rate: float,
     seconds: float,
-    interval: float | None,
+    interval: float,
     workers: int = 2,
     *,
     freeze: bool = True,
@@ -320,7 +319,6 @@ async def measure(
     gc.unfreeze()
     return Figures(
         spectators=spectators,
-        old=interval is None,
         interval=interval,
         rate=rate,
         seconds=seconds,
@@ -340,7 +338,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rate", type=float, default=125.0, help="moves a second")
     parser.add_argument("--seconds", type=float, default=20.0)
     parser.add_argument("--interval", type=float, default=0.1, help="the feed's tick, s")
-    parser.add_argument("--old", action="store_true", help="a frame per publish (before)")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--no-freeze", action="store_true", help="no gc.freeze() once connected")
     args = parser.parse_args(argv)
@@ -350,7 +347,7 @@ def main(argv: list[str] | None = None) -> int:
         if count + 100 > limit:
             print(f"{count} spectators: skipped, the open-file limit is {limit}")
             continue
-        interval = None if args.old else args.interval
+        interval = args.interval
         figures = asyncio.run(
             measure(
                 count, args.rate, args.seconds, interval, args.workers, freeze=not args.no_freeze

@@ -21,8 +21,6 @@ once, to every idle caught-up spectator, and wakes the senders of the others: a 
 one waits on its write buffer (``write_limit`` bytes) and then gets the events it missed
 if the ring still holds them, else one snapshot of the latest state; one that does not
 read for ``slow_timeout`` seconds is dropped. A slow spectator never delays another.
-``frame_interval=None`` keeps the fan-out of before (a frame per publish, written from
-``publish_board``) for ``bench/`` comparisons.
 Spectator messages over 4 KiB close the connection with code 1009.
 """
 
@@ -38,7 +36,6 @@ from urllib.parse import parse_qs, urlsplit
 
 from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.datastructures import Headers
-from websockets.frames import Frame, Opcode
 from websockets.http11 import Request, Response
 from websockets.typing import Subprotocol
 
@@ -46,13 +43,13 @@ from broadcast.feed.commands import CommandHandler
 from broadcast.feed.delay import PublicDelay
 from broadcast.feed.events import encode_json
 from broadcast.feed.hub import Hub
-from broadcast.feed.messages import MAX_ID, BoardState, decode_untrusted_json, to_json_dict
+from broadcast.feed.messages import MAX_ID, decode_untrusted_json, to_json_dict
 from broadcast.feed.public_results import PublicResults, ResultsPolicy
 from broadcast.feed.subscriptions import Subscription, Update
 from broadcast.web.arbiter_channel import ARBITER_MESSAGE_LIMIT, ArbiterChannel, until_either_ends
 from broadcast.web.arbiter_guard import OriginPolicy
 from broadcast.web.connection_limits import ConnectionLimits, ConnectionPolicy
-from broadcast.web.fanout import BATCH_SUBPROTOCOL, FanOut, Spectator, can_take
+from broadcast.web.fanout import BATCH_SUBPROTOCOL, FanOut, Spectator
 from broadcast.web.http import (
     ARBITER_PATH,
     CHESSGROUND_ROOT,
@@ -138,7 +135,7 @@ def _spectator_reply(message: str | bytes, sub: Subscription) -> str | None:
 
 
 async def _receive_feed(
-    ws: ServerConnection, sub: Subscription, resumed: Callable[[], None] = _nothing
+    ws: ServerConnection, sub: Subscription, resumed: Callable[[], None]
 ) -> None:
     async for message in ws:
         reply = _spectator_reply(message, sub)
@@ -170,9 +167,7 @@ class BroadcastServer:
         clock: time source of the delay line (tests move it by hand).
         write_limit: bytes buffered per connection before its sender waits.
         frame_interval: seconds between two frames to a spectator at most (0: a frame
-            per publish or :meth:`~broadcast.feed.hub.Hub.batch` of them; None: a frame
-            per publish from ``publish_board``, the fan-out of before, kept for
-            comparisons).
+            per publish or :meth:`~broadcast.feed.hub.Hub.batch` of them).
         slow_timeout: seconds a spectator may leave its write buffer full before it
             is dropped.
         auth_timeout: seconds an arbiter has to authenticate.
@@ -201,7 +196,7 @@ class BroadcastServer:
         public_hub: Hub | None = None,
         clock: Callable[[], float] | None = None,
         write_limit: int = 32 * 1024,
-        frame_interval: float | None = 0.0,
+        frame_interval: float = 0.0,
         slow_timeout: float = 30.0,
         auth_timeout: float = 5.0,
         command_timeout: float = 10.0,
@@ -246,23 +241,16 @@ class BroadcastServer:
         self.policy = ConnectionPolicy(
             limits=limits, open_timeout=open_timeout, write_limit=write_limit, backlog=backlog
         )
-        self._write_limit = write_limit
         self._server: Server | None = None
         self._spectators: set[ServerConnection] = set()
-        self._parked: dict[ServerConnection, Subscription] = {}
-        self._fanned_seq = self.public_hub.seq
-        self.fanout: FanOut | None = None
         self._snapshot_cache: tuple[int, float, str] = (-1, 0.0, "")
-        if frame_interval is None:
-            self._remove_listener = self.public_hub.add_listener(self._fan_out)
-        else:
-            self.fanout = FanOut(
-                self.public_hub,
-                interval=frame_interval,
-                write_limit=write_limit,
-                slow_timeout=slow_timeout,
-            )
-            self._remove_listener = self.fanout.close
+        self.fanout = FanOut(
+            self.public_hub,
+            interval=frame_interval,
+            write_limit=write_limit,
+            slow_timeout=slow_timeout,
+        )
+        self._remove_listener = self.fanout.close
 
     @property
     def port(self) -> int:
@@ -364,10 +352,6 @@ class BroadcastServer:
         self._spectators.add(ws)
         fanout, hub = self.fanout, self.public_hub
         try:
-            if fanout is None:
-                with hub.subscribe(since=since, alerts=False, boards=False) as sub:
-                    await until_either_ends(self._send_feed(ws, sub), _receive_feed(ws, sub))
-                return
             with hub.subscribe(since=since, alerts=False, boards=False, wake=False) as sub:
                 spectator = Spectator(ws, sub, batch)
                 await until_either_ends(
@@ -376,49 +360,6 @@ class BroadcastServer:
                 )
         finally:
             self._spectators.discard(ws)
-
-    async def _send_feed(self, ws: ServerConnection, sub: Subscription) -> None:
-        while True:
-            self._parked[ws] = sub
-            try:
-                update = await sub.receive()
-            finally:
-                del self._parked[ws]
-            await ws.drain()  # what the fast path wrote must leave first: one backlog at most
-            for text in self._feed_texts(update):
-                await ws.send(text)
-
-    def _fan_out(self, state: BoardState) -> None:
-        """Frame new feed events once and write them to every idle, caught-up spectator.
-
-        Runs inside ``publish_board``, before the hub wakes subscribers. A spectator
-        qualifies when its sender waits in ``receive()`` with its cursor at the previous
-        event, its connection is open and its write buffer within ``write_limit``; its
-        cursor moves on, so it is not woken. Everyone else (behind, resuming, slow) is
-        woken as usual and served by its own sender, which waits for its buffer to drain.
-
-        The frames are built once: server frames are unmasked and the feed is not
-        compressed (RFC 6455 §5.1, §5.2), so the bytes are the same for every spectator,
-        and all of a publish's events leave in one write (one system call each).
-        """
-        before, after = self._fanned_seq, self.public_hub.seq
-        if after == before:
-            return
-        self._fanned_seq = after
-        messages = self.public_hub.messages_since(before)
-        if not messages or not self._parked:
-            return
-        limit = self._write_limit
-        ready = [
-            ws
-            for ws, sub in self._parked.items()
-            if can_take(ws, limit) and sub.advance(before, after)
-        ]
-        frames = b"".join(
-            Frame(Opcode.TEXT, message.text.encode()).serialize(mask=False) for message in messages
-        )
-        for ws in ready:
-            ws.transport.write(frames)
 
     def _snapshot(self) -> str:
         """The snapshot text, built once for every spectator that needs it at this seq

@@ -108,10 +108,6 @@ class DaemonOptions:
         board_patience: seconds after start before e-boards without a link are reported
             (at WARNING, with the reason and the fix).
         snapshots: when the round's state is added to the journal (default policy: None).
-        grouped: journal the boards' inputs in group commits, publish clock readings as
-            compact readings and tick the spectator feed (False: each input journalled
-            and published on its own, a frame per publish: the way before, kept for
-            ``bench/`` comparisons).
         board_silence: seconds an e-board may stay unheard after the start before it is
             ``board_offline`` (daemon/round/link_silence.py).
     """
@@ -127,7 +123,6 @@ class DaemonOptions:
     demo: bool = False
     board_patience: float = 5.0
     snapshots: SnapshotPolicy | None = None
-    grouped: bool = True
     board_silence: float = BOARD_SILENCE
     progress: Callable[[str | None], None] | None = None
 
@@ -184,7 +179,6 @@ class Daemon:
             self.hub,
             fingerprint=fingerprint(config, options.tracker),
             snapshots=options.snapshots,
-            grouped=options.grouped,
         )
         self.service.clock_setter = self.set_clocks
         self.rounds = RoundKeeper(self.core, self.service, self.pairings)
@@ -212,7 +206,6 @@ class Daemon:
             limits=connection_limits(open_files, server.max_connections_per_client),
             results=server.results,
             public_hub=Hub() if analysis_settings(config.analysis) is not None else None,
-            frame_interval=0.0 if options.grouped else None,
         )
         self.server.routes.extra.append(
             RoundRoutes(
@@ -433,6 +426,8 @@ class Daemon:
             # would otherwise walk it all, pausing every board (docs/performance.md).
             gc.collect()
             gc.freeze()
+            if freeze_survivors not in gc.callbacks:
+                gc.callbacks.append(freeze_survivors)
 
     async def run(self, stop: asyncio.Event) -> None:
         """Serve until ``stop`` is set; then shut everything down cleanly.
@@ -451,6 +446,8 @@ class Daemon:
         except* _Stop:
             self.service.take_snapshot()  # a clean stop: the next start replays nothing
         finally:
+            with contextlib.suppress(ValueError):
+                gc.callbacks.remove(freeze_survivors)
             self.service.commit_group()
             self.journal.close()
 
@@ -466,10 +463,9 @@ class Daemon:
             (f"board {number}'s session", number, session.run)
             for number, session in self.sessions.items()
         ]
-        if self.options.grouped:
-            self.journal.checkpoint_elsewhere()
-            checkpoints = functools.partial(checkpoint_journal, self.journal)
-            jobs.append(("the journal's checkpoints", 0, checkpoints))
+        self.journal.checkpoint_elsewhere()
+        checkpoints = functools.partial(checkpoint_journal, self.journal)
+        jobs.append(("the journal's checkpoints", 0, checkpoints))
         jobs += self._outputs()
         if self.sessions:
             jobs.append(("the e-board check", 0, self._warn_unanswered))
@@ -553,6 +549,19 @@ def _report_zero_default_time(config: Config) -> None:
             " at the board; no late-arrival alert is raised",
             ", ".join(zero),
         )
+
+
+def freeze_survivors(phase: str, info: Mapping[str, Any]) -> None:
+    """After each full collection, freeze what survived it (a ``gc.callbacks`` entry).
+
+    What outlived a full pass (the games as they grow, the hub's states) is what the
+    next pass would walk again, at a pause that grows with the round; frozen, the next
+    pass walks only what was made since (docs/performance.md, "The collector"). A cycle
+    among frozen objects that later becomes garbage is not freed (a round's games live
+    as long as the daemon); objects freed by their reference count are freed as before.
+    """
+    if phase == "stop" and info.get("generation") == 2:
+        gc.freeze()
 
 
 async def checkpoint_journal(journal: Journal, records: int = 5000, every: float = 1.0) -> None:

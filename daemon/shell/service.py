@@ -83,9 +83,6 @@ class RoundService:
             None: no snapshots, replays read the whole journal.
         snapshots: when to take them.
         group_window: seconds a clock reading waits for its group commit.
-        grouped: False: :meth:`receive_grouped` journals and publishes each input on
-            its own, as :meth:`receive` does (the way before group commits, kept for
-            ``bench/`` comparisons).
     """
 
     def __init__(
@@ -98,7 +95,6 @@ class RoundService:
         fingerprint: str | None = None,
         snapshots: SnapshotPolicy | None = None,
         group_window: float = GROUP_WINDOW,
-        grouped: bool = True,
     ) -> None:
         self.core = core
         self.journal = journal
@@ -124,7 +120,6 @@ class RoundService:
         self._wall_clock = wall_clock
         self._deadlines_changed = asyncio.Event()
         self.group_window = group_window
-        self.grouped = grouped
         self._group: list[Entry | Decision] = []  # applied, not committed yet
         self._unpublished: list[Outcome | ClockReading] = []  # waiting for that commit
         self._commit_handle: asyncio.TimerHandle | asyncio.Handle | None = None
@@ -273,9 +268,6 @@ class RoundService:
             CommandRefused: an input for a board without e-board (not journalled).
         """
         entry = Entry(board=board, kind=kind, at=at, payload=payload)
-        if not self.grouped:
-            self._act(entry, journalled=False)
-            return
         began = time.perf_counter()
         try:
             outcome = self.core.apply(board, kind, payload, at)
