@@ -163,9 +163,7 @@ def game_headers(board: BoardConfig, section: Section) -> GameHeaders:
     )
 
 
-def render_pgn(
-    game: BoardGame, result: str, termination: str | None = None
-) -> tuple[str, str]:
+def render_pgn(game: BoardGame, result: str, termination: str | None = None) -> tuple[str, str]:
     """The board's game as PGN text with ``result``, and the current FEN.
 
     ``termination`` replaces the record's Termination tag (None keeps it).

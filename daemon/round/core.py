@@ -434,7 +434,7 @@ class RoundCore:
         return result, bool(result_state and result_state.confirmed)
 
     def _termination(self, board: int) -> str | None:
-        """"time forfeit" once an arbiter confirmed a flag fall's result (FIDE 6.9,
+        """``"time forfeit"`` once an arbiter confirmed a flag fall's result (FIDE 6.9,
         tournament-rules.md §5); None leaves the record's Termination."""
         state = self.engine.result_of(board)
         if state is not None and state.confirmed and state.source is ResultSource.FLAG_FALL:
