@@ -11,6 +11,7 @@ Topics under a prefix (default ``dgtcast``)::
     <prefix>/daemon/<id>/status                              retained "online" / "offline"
     <prefix>/daemon/<id>/boards                              retained ownership (relays)
     <prefix>/daemon/<id>/alerts                              retained open alerts (relays)
+    <prefix>/daemon/<id>/resolved                            retained last resolutions (relays)
     <prefix>/section/<key>/round/<n> | standings             retained (relays: mqtt_rounds)
 
 The broker publishes ``offline`` for us as our will when the connection dies; we publish
@@ -62,6 +63,9 @@ if TYPE_CHECKING:
     from broadcast.feed.hub import Hub
 
 __all__ = [
+    "OPEN_ALERTS",
+    "RESOLVED_ALERTS",
+    "RESOLVED_KEPT",
     "MqttMessage",
     "MqttOutbox",
     "MqttPublisher",
@@ -74,6 +78,14 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
+
+#: ``<prefix>/daemon/<id>/<leaf>`` of a daemon's open alerts, retained (relays show them).
+OPEN_ALERTS = "alerts"
+#: ``<prefix>/daemon/<id>/<leaf>`` of its last resolved alerts, retained: each as it was
+#: resolved (how, by whom, when), so that relays show the daemon's own resolution.
+RESOLVED_ALERTS = "resolved"
+#: How many resolved alerts that list keeps (the newest).
+RESOLVED_KEPT = 50
 
 _T = TypeVar("_T")
 _TOPIC_UNSAFE = re.compile(r"[#+/\s]+")
@@ -280,6 +292,7 @@ class MqttOutbox:
         self._results: dict[int, tuple[tuple[str, str, str, str], str, bool]] = {}
         self._described: dict[int, BoardState] = {}  # per board, as /state last told it
         self._open_alerts: dict[int, Alert] | None = None  # tracked once ownership is known
+        self._resolved_alerts: collections.OrderedDict[int, Alert] = collections.OrderedDict()
         self.dropped_events = 0
         self.dropped_topics = 0
 
@@ -331,13 +344,19 @@ class MqttOutbox:
         ``<prefix>/alerts``.
 
         After :meth:`receive_ownership` the retained list of open alerts
-        ``<prefix>/daemon/<id>/alerts`` follows every version too.
+        ``<prefix>/daemon/<id>/alerts`` follows every version too, and a resolved one
+        joins the retained list of the last resolutions (``…/resolved``) first.
         """
         self._queue(MqttMessage(topic=self.topics.alerts, payload=_json(alert_to_json(alert))))
         if self._open_alerts is None:
             return
         if not alert.is_open:
             self._open_alerts.pop(alert.id, None)
+            self._resolved_alerts.pop(alert.id, None)
+            self._resolved_alerts[alert.id] = alert
+            while len(self._resolved_alerts) > RESOLVED_KEPT:
+                self._resolved_alerts.popitem(last=False)
+            self._set_resolved_alerts()
         else:
             self._open_alerts[alert.id] = alert
         self._set_open_alerts()
@@ -352,12 +371,17 @@ class MqttOutbox:
         self._set_retained(self.topics.daemon("boards"), ownership.to_payload())
         if self._open_alerts is None:
             self._open_alerts = {}
+            self._set_resolved_alerts()  # a list of an earlier run (or journal) goes
             self._set_open_alerts()
 
     def _set_open_alerts(self) -> None:
         assert self._open_alerts is not None
         alerts = [to_json_dict(self._open_alerts[i]) for i in sorted(self._open_alerts)]
-        self._set_retained(self.topics.daemon("alerts"), _json(alerts))
+        self._set_retained(self.topics.daemon(OPEN_ALERTS), _json(alerts))
+
+    def _set_resolved_alerts(self) -> None:
+        alerts = [to_json_dict(alert) for alert in self._resolved_alerts.values()]
+        self._set_retained(self.topics.daemon(RESOLVED_ALERTS), _json(alerts))
 
     def receive_retained(self, topic: str, payload: bytes) -> None:
         """Keep ``topic`` retained with ``payload`` (empty: cleared on the broker)."""

@@ -6,18 +6,20 @@ Alert ids are per daemon; a relay shows alert ``local_id`` of board ``board`` as
 :func:`relay_alert_id` (``local_id * 10000 + board``), unique across daemons because
 each board has one owner. Alerts about the event (board 0: the journal, a lichess round)
 are every daemon's: their relay ids carry a 24-bit digest of the daemon's id, the same on
-every relay.
+every relay. :func:`alerts_to_show` says which alerts a relay shows open and which as
+their daemon resolved them.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from broadcast.feed.messages import (
     AckAlert,
+    Alert,
     ArbiterCommand,
     CommandReply,
     NextRound,
@@ -29,6 +31,7 @@ __all__ = [
     "CommandPlan",
     "Delivery",
     "Router",
+    "alerts_to_show",
     "merge_clock_replies",
     "plan_command",
     "relay_alert_id",
@@ -184,3 +187,35 @@ def with_relay_ids(reply: CommandReply, daemon_id: str) -> CommandReply:
     return CommandReply(
         ok=reply.ok, reason=reply.reason, details={**reply.details, "alerts": shown}
     )
+
+
+def alerts_to_show(
+    open_alerts: Mapping[str, Mapping[int, Alert]],
+    resolved: Mapping[str, Mapping[int, Alert]],
+    daemons: Iterable[str],
+) -> tuple[dict[int, tuple[str, Alert]], dict[int, Alert]]:
+    """By relay id: the open alerts to show (with their daemon), and the resolved ones,
+    of ``daemons``, from each daemon's open list and its list of last resolutions.
+
+    A resolution wins over the open version of the same alert (the open list is then the
+    older message); one of another alert with the same id (a daemon on a new journal
+    numbers from 1 again) never closes it.
+    """
+    shown: dict[int, tuple[str, Alert]] = {}
+    settled: dict[int, Alert] = {}
+    for daemon_id in daemons:
+        done = resolved.get(daemon_id, {})
+        for alert in done.values():
+            settled[relay_alert_id(alert.board, alert.id, daemon_id)] = alert
+        for alert in open_alerts.get(daemon_id, {}).values():
+            resolution = done.get(alert.id)
+            if resolution is None or not _same_alert(resolution, alert):
+                relay_id = relay_alert_id(alert.board, alert.id, daemon_id)
+                shown[relay_id] = (daemon_id, alert)
+                settled.pop(relay_id, None)
+    return shown, settled
+
+
+def _same_alert(one: Alert, other: Alert) -> bool:
+    """Two versions of one alert: same board, kind and time raised."""
+    return (one.board, one.kind, one.at) == (other.board, other.kind, other.at)

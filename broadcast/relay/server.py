@@ -11,6 +11,7 @@ docs/deployment.md) and feeds its own :class:`~broadcast.feed.hub.Hub`::
     <prefix>/daemon/<id>/boards       who owns which board            → command routing
     <prefix>/daemon/<id>/status       online / offline                → boards shown offline
     <prefix>/daemon/<id>/alerts       the daemon's open alerts        → hub alerts
+    <prefix>/daemon/<id>/resolved     its last resolutions            → hub alerts, resolved
     <prefix>/section/<key>/…          past rounds, standings          → RelayRounds
     <prefix>/board/<n>/eval           the engine's evaluation         → the public hub, once
                                                                         its position is public
@@ -59,7 +60,7 @@ from broadcast.feed.public_results import ResultsPolicy
 from broadcast.outputs.lichess import LichessTarget, Refusal
 from broadcast.outputs.lichess_push import LichessPusher
 from broadcast.outputs.lichess_refusal import raise_refusal_alert
-from broadcast.outputs.mqtt import Ownership, Topics
+from broadcast.outputs.mqtt import OPEN_ALERTS, RESOLVED_ALERTS, Ownership, Topics
 from broadcast.outputs.mqtt_client import (
     MqttLink,
     MqttSettings,
@@ -73,7 +74,7 @@ from broadcast.outputs.output_alerts import RELAY_FIRST_ID, OutputAlerts
 from broadcast.outputs.pgn_folder import PgnFolderSettings, PgnFolderWriter
 from broadcast.relay.remote import RelayOffline, RemoteCommands
 from broadcast.relay.rounds import RelayRounds
-from broadcast.relay.routing import relay_alert_id
+from broadcast.relay.routing import alerts_to_show
 from broadcast.web.connection_limits import ConnectionLimits
 from broadcast.web.server import BroadcastServer
 
@@ -125,6 +126,10 @@ class RelayView:
     * A board whose owning daemon is offline is shown ``offline``.
     * Alerts get relay ids (:func:`~broadcast.relay.routing.relay_alert_id`); those of a daemon
       whose boards were all taken over by another are no longer shown.
+    * A resolved alert is shown as the daemon resolved it (its history: how, by whom,
+      when), from the daemon's list of last resolutions, whichever of the two lists
+      arrives first; one that leaves the open list without a resolution there (the
+      daemon lost its boards) is resolved as "no longer open on daemon …".
     * When two daemons claim a board, the online one wins, then the newer claim.
     """
 
@@ -140,6 +145,7 @@ class RelayView:
         self._online: dict[str, bool] = {}
         self._owners: dict[int, str] = {}
         self._alerts: dict[str, dict[int, Alert]] = {}
+        self._resolved: dict[str, dict[int, Alert]] = {}
         self._origins: dict[int, tuple[str, int]] = {}
         #: Takes the daemons' evaluations (the relay's public hub's gate).
         self.on_evaluation: Callable[[Evaluation], None] | None = None
@@ -151,7 +157,10 @@ class RelayView:
             topics.board("+", "state"),
             topics.board("+", "clocks"),
             topics.evaluation("+"),
-            *(topics.daemon(leaf, "+") for leaf in ("boards", "status", "alerts")),
+            *(
+                topics.daemon(leaf, "+")
+                for leaf in ("boards", "status", OPEN_ALERTS, RESOLVED_ALERTS)
+            ),
             *section_filters(topics),
         ]
 
@@ -275,9 +284,10 @@ class RelayView:
             else:
                 self._claims[daemon_id] = dataclasses.replace(claim, daemon_id=daemon_id)
             self._reassign()
-        elif leaf == "alerts":
+        elif leaf in (OPEN_ALERTS, RESOLVED_ALERTS):
             alerts = alerts_from_json(payload) if payload else []
-            self._alerts[daemon_id] = {a.id: a for a in alerts}
+            lists = self._alerts if leaf == OPEN_ALERTS else self._resolved
+            lists[daemon_id] = {a.id: a for a in alerts}
             self._show_alerts()
 
     def _reassign(self) -> None:
@@ -294,20 +304,21 @@ class RelayView:
         self._show_alerts()
 
     def _show_alerts(self) -> None:
-        """Make the hub's open alerts those of the daemons that own boards."""
-        shown: dict[int, tuple[str, Alert]] = {}
+        """Make the hub's open alerts those of the daemons that own boards, and show the
+        resolutions those daemons published."""
         owners = set(self._owners.values())
-        for daemon_id, alerts in self._alerts.items():
-            if daemon_id not in owners and self._claims:
-                continue
-            for alert in alerts.values():
-                shown[relay_alert_id(alert.board, alert.id, daemon_id)] = (daemon_id, alert)
+        daemons = [d for d in {*self._alerts, *self._resolved} if d in owners or not self._claims]
+        shown, settled = alerts_to_show(self._alerts, self._resolved, daemons)
         for relay_id in set(self._origins) - set(shown):
             daemon_id, _ = self._origins.pop(relay_id)
             gone = self.hub.alert(relay_id)
-            if gone is not None:
+            if gone is not None and gone.is_open and relay_id not in settled:
                 note = f"no longer open on daemon {daemon_id}"
                 self.hub.publish_alert(gone.resolve(time.time(), note))
+        for relay_id, alert in settled.items():
+            relayed = dataclasses.replace(alert, id=relay_id)
+            if self.hub.alert(relay_id) != relayed:
+                self.hub.publish_alert(relayed)
         for relay_id, (daemon_id, alert) in shown.items():
             self._origins[relay_id] = (daemon_id, alert.id)
             relayed = dataclasses.replace(alert, id=relay_id)

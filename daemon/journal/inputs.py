@@ -40,6 +40,7 @@ __all__ = [
     "battery_payload",
     "board_fen",
     "board_from_fen",
+    "clock_adds_of",
     "clock_from_payload",
     "clock_payload",
     "link_from_payload",
@@ -157,9 +158,11 @@ def board_fen(board: chess.BaseBoard) -> str:
     return ranks
 
 
-def clock_payload(observation: ClockObserved) -> dict[str, Any]:
-    """A clock reading as plain JSON."""
-    return {
+def clock_payload(observation: ClockObserved, *, clock_adds: bool = False) -> dict[str, Any]:
+    """A clock reading as plain JSON; ``clock_adds``: the session found that this clock adds
+    its own increments (mode 23 sections, daemon/round/mode23.py), noted as
+    ``"increments": "clock"``."""
+    payload: dict[str, Any] = {
         "left": observation.left_seconds,
         "right": observation.right_seconds,
         "left_flag": observation.left_flag,
@@ -168,6 +171,14 @@ def clock_payload(observation: ClockObserved) -> dict[str, Any]:
         "lever": observation.lever.value,
         "connected": observation.connected,
     }
+    if clock_adds:
+        payload["increments"] = "clock"
+    return payload
+
+
+def clock_adds_of(payload: Mapping[str, Any]) -> bool:
+    """Whether a clock payload says the clock adds its own increments."""
+    return payload.get("increments") == "clock"
 
 
 def clock_from_payload(payload: Mapping[str, Any], at: float) -> ClockObserved:

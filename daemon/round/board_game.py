@@ -71,6 +71,12 @@ class BoardGame:
     placement: PlacementObserved | None = None  # the last sensed placement (next round)
     reading: ClockObserved | None = None  # the last clock reading (next round)
     battery: BatteryObserved | None = None  # the last level a wireless e-board reported
+    #: Mode 23: seconds the clock lacks from presses replayed from the memory (in their
+    #: [%clk] already), until a reading of the connected clock shows them given.
+    clock_owed: dict[ClockSide, int] = field(default_factory=dict)
+    #: The clock adds its own time: the session said so with its last reading, or the
+    #: memory showed it (daemon/round/mode23.py); nothing is owed then.
+    clock_adds: bool = False
 
 
 def make_tracker(board: BoardConfig, section: Section, base: TrackerSettings) -> GameTracker | None:

@@ -6,13 +6,21 @@ placement that is behind); then the board's log is replayed into it
 (:mod:`daemon.game.recovery`). A board still ahead of the game once the log is replayed
 has the gap searched (:mod:`daemon.game.gap`): one legal line is played, several are
 offered to the arbiter (``choose_line``).
+
+On a clock dgtcast drives (``dgt_mode = 23``) the log's press times lack the increments
+nobody added: each replayed reading gets them (:class:`~daemon.round.mode23.GapIncrements`)
+and what the clock lacks is kept on the board (``clock_owed``) until the session gave it
+to the clock. Computed from the journal's inputs alone, so a restart owes it again, once.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
+import chess
+
+from daemon.game.durations import TimeControl
 from daemon.game.events import GameEvent, GapCandidates
 from daemon.game.gap import search_gap
 from daemon.game.matching import rotated
@@ -20,8 +28,15 @@ from daemon.game.recovery import plan_recovery
 from daemon.game.tracker import GameTracker
 from daemon.journal.inputs import board_from_fen
 from daemon.round.board_game import BoardGame, line_sans
+from daemon.round.mode23 import GapIncrements, clock_gained, game_move_number
 from drivers.memory import memory_from_payload
-from drivers.observations import ClockSide, LinkObserved, LinkState, PlacementObserved
+from drivers.observations import (
+    ClockObserved,
+    ClockSide,
+    LinkObserved,
+    LinkState,
+    PlacementObserved,
+)
 
 __all__ = ["fill_gap", "replay_memory"]
 
@@ -48,11 +63,37 @@ def replay_memory(
     plan = plan_recovery(tracker, memory, at, start_seconds=control.base + control.increment)
     if plan is None:
         return
+    gap = _gap_increments(game, tracker, plan.observations)
     for observation in plan.observations:
         if isinstance(observation, PlacementObserved):
             tracker.receive_placement(observation)
         else:
-            tracker.receive_clock(observation)
+            tracker.receive_clock(observation if gap is None else gap.receive(observation))
+    if gap is not None:
+        game.clock_owed = gap.owed
+
+
+def _gap_increments(
+    game: BoardGame, tracker: GameTracker, observations: Sequence[object]
+) -> GapIncrements | None:
+    """What adds the missing increments to the log's readings; None when dgtcast adds
+    nothing to this clock (not mode 23, or a clock that adds its own time)."""
+    if game.section.event.dgt_mode != 23 or game.clock_adds:
+        return None
+    first = tracker.last_clock
+    readings = [o for o in observations if isinstance(o, ClockObserved)]
+    if clock_gained(first, readings):
+        game.clock_adds = True
+        game.clock_owed = {}
+        return None
+    rules = game.section.event.clock_rules
+
+    def control_of(side: ClockSide) -> TimeControl:
+        return rules.black if tracker.color_at(side) == chess.BLACK else rules.white
+
+    return GapIncrements(
+        control_of, lambda side: game_move_number(tracker, side), first, game.clock_owed
+    )
 
 
 def fill_gap(

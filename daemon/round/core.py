@@ -53,6 +53,7 @@ from daemon.journal.inputs import (
     START,
     TICK,
     battery_from_payload,
+    clock_adds_of,
     clock_from_payload,
     link_from_payload,
     placement_from_payload,
@@ -194,6 +195,9 @@ class RoundCore:
             tracker.receive_placement(game.placement)
         elif kind == CLOCK:
             reading = game.reading = clock_from_payload(payload, at)
+            if reading.connected:  # the session gave the clock what it lacked
+                game.clock_owed = {}
+            game.clock_adds = clock_adds_of(payload)
             tracker.receive_clock(reading)
             self.engine.receive_clock_link(board, reading.connected, at)
         elif kind == LINK:

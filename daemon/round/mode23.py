@@ -33,21 +33,41 @@ from the first press that gained the time on its own, *whenever* that happens (a
 swapped between rounds, or set by hand), so dgtcast never adds time to a clock that adds
 its own. :meth:`IncrementControl.reset` forgets the decision: the daemon calls it at
 every round change, reconnection and clock set (docs/daemon.md, "Mode 23").
+
+Presses made while nobody answered them (the daemon down, the board unplugged) come back
+from the board's memory with the times the clock wrote at each lever change (§6): on a
+mode 23 clock, without any of the increments and periods nobody added. While that log is
+replayed, :class:`GapIncrements` adds to every such press what the control gave the mover
+up to and including it (each move's own increment, plus the earlier ones of the gap the
+clock still lacks), so each move's ``[%clk]`` is the time the clock should have shown;
+what both sides still lack is then given to the clock once, in one SETNRUN
+(:meth:`IncrementControl.owe`). A log in which a side's time grew at a press shows a
+clock that adds its own time (:func:`clock_gained`): nothing is added then.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import enum
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 
 import chess
 
 from daemon.game.durations import ClockRules, TimeControl
+from daemon.game.state import TrackerState
+from daemon.game.tracker import GameTracker
 from drivers.dgt.commands import ClockSetAndRun
 from drivers.observations import ClockObserved, ClockSide
 
-__all__ = ["IncrementControl", "IncrementState", "MoveNumber", "move_number_of"]
+__all__ = [
+    "GapIncrements",
+    "IncrementControl",
+    "IncrementState",
+    "MoveNumber",
+    "clock_gained",
+    "game_move_number",
+    "move_number_of",
+]
 
 #: The number of the move a press by a side completes, from the game; None = unknown,
 #: 0 = none (the press starts the clock before White's first move).
@@ -62,6 +82,19 @@ def move_number_of(board: chess.Board, color: chess.Color) -> int:
     is still the full-move number and Black's the one before it.
     """
     return board.fullmove_number - (color == chess.BLACK and board.turn == chess.WHITE)
+
+
+def game_move_number(tracker: GameTracker, side: ClockSide) -> int | None:
+    """The move a press on ``side`` completes in the tracker's game (None: no game, or the
+    sides are unknown; 0: none, the start position stands and the press starts the clock)."""
+    if tracker.state not in (TrackerState.PLAYING, TrackerState.OUT_OF_SYNC):
+        return None
+    if tracker.start_stands:
+        return 0
+    white = tracker.white_side
+    if white is None:
+        return None
+    return move_number_of(tracker.board, chess.WHITE if side is white else chess.BLACK)
 
 
 class IncrementState(enum.Enum):
@@ -99,6 +132,7 @@ class IncrementControl:
         self._last: ClockObserved | None = None
         self._seed: ClockObserved | None = None  # the journal's reading (see reset)
         self._reply: ClockObserved | None = None  # a press seen while a SETNRUN was on its way
+        self._owed: dict[ClockSide, int] = {}  # what the clock lacks from a gap (see owe)
 
     @property
     def presses(self) -> dict[ClockSide, int]:
@@ -119,7 +153,22 @@ class IncrementControl:
         self._last = None
         self._seed = last
         self._reply = None
+        self._owed = {}
         self.state = IncrementState.WATCHING
+
+    def owe(self, seconds: Mapping[ClockSide, int]) -> None:
+        """The clock lacks ``seconds`` per side: the increments of presses nobody answered,
+        already in their moves' ``[%clk]`` (:class:`GapIncrements`). The next connected
+        reading gets them, and one SETNRUN puts them on the clock. The journal's reading
+        given to :meth:`reset` is then no guide any more (the memory told the presses)."""
+        self._owed = {side: value for side, value in seconds.items() if value}
+        self._seed = None
+
+    def leave_alone(self) -> None:
+        """The clock was seen adding its own time (in the board's memory): add nothing."""
+        self._owed = {}
+        self._seed = None
+        self.state = IncrementState.CLOCK_ADDS
 
     def receive_reading(
         self, reading: ClockObserved
@@ -133,12 +182,9 @@ class IncrementControl:
             if sent is not None and reading.running not in (None, sent.running):
                 self._reply = reading
             return None, None
-        seed, self._seed = self._seed, None
-        if self._last is None and seed is not None and _only_ran(seed, reading):
-            self._last = seed
-        reply, self._reply = self._reply, None
-        if reply is not None and self._last is not None and reading.running is self._last.running:
-            reading = _redo_press(reply, reading, self._last)
+        if self._owed and reading.connected and self.state is not IncrementState.CLOCK_ADDS:
+            return self._pay(reading)
+        reading = self._unheard(reading)
         last, self._last = self._last, reading
         if self._white_side is None and reading.running is not None:
             self._white_side = reading.running
@@ -158,7 +204,26 @@ class IncrementControl:
         if 2 * gained >= expected:  # the clock added it itself: never add it again
             self.state = IncrementState.CLOCK_ADDS
             return reading, None
-        return self._add(reading, mover, expected)
+        return self._set(reading, {mover: expected})
+
+    def _unheard(self, reading: ClockObserved) -> ClockObserved:
+        """Presses nobody heard: one made while the daemon was away (the journal's reading
+        before it, see :meth:`reset`), or one undone by a SETNRUN (:func:`_redo_press`)."""
+        seed, self._seed = self._seed, None
+        if self._last is None and seed is not None and _only_ran(seed, reading):
+            self._last = seed
+        reply, self._reply = self._reply, None
+        if reply is not None and self._last is not None and reading.running is self._last.running:
+            reading = _redo_press(reply, reading, self._last)
+        return reading
+
+    def _pay(self, reading: ClockObserved) -> tuple[ClockObserved, ClockSetAndRun]:
+        """The first reading after :meth:`owe`: what the clock lacks, added and sent."""
+        owed, self._owed = self._owed, {}
+        self._seed = None
+        if self._white_side is None and reading.running is not None:
+            self._white_side = reading.running
+        return self._set(reading, owed)
 
     def receive_done(self) -> None:
         """The SETNRUN was acknowledged, or failed: readings count again."""
@@ -169,21 +234,98 @@ class IncrementControl:
         white = self._white_side is None or side is self._white_side
         return self.rules.white if white else self.rules.black
 
-    def _add(
-        self, reading: ClockObserved, mover: ClockSide, seconds: int
+    def _set(
+        self, reading: ClockObserved, seconds: Mapping[ClockSide, int]
     ) -> tuple[ClockObserved, ClockSetAndRun]:
-        field = "left_seconds" if mover is ClockSide.LEFT else "right_seconds"
-        corrected = dataclasses.replace(reading, **{field: getattr(reading, field) + seconds})
-        assert corrected.running is not None
+        """The reading with ``seconds`` added per side, and the SETNRUN that shows it."""
+        corrected = _plus(reading, seconds)
+        running = corrected.running
         command = ClockSetAndRun(
             left_seconds=corrected.left_seconds,
             right_seconds=corrected.right_seconds,
-            run=corrected.running.value,
+            run="paused" if running is None else running.value,
             toggle_on_lever=True,
         )
         self._last = corrected
         self.state = IncrementState.SETTING
         return corrected, command
+
+
+class GapIncrements:
+    """Adds the missing increments to the clock readings replayed from a board's memory.
+
+    Each press of the log completes a move, numbered from the game as it is replayed
+    (``move_number``, else counted per side); the mover is owed what the control adds after
+    it. Every reading then shows each side's time as the clock should have shown it: the
+    logged time plus all that side is owed so far. A side's time that comes from before
+    the log (the last reading the game holds: already what it should be) is left as is
+    until that side presses.
+
+    Args:
+        control_of: the time control of the player at a side.
+        move_number: the move a press by a side completes, from the game.
+        first: the reading the replay starts from (the game's last one).
+        owed: what the clock still lacked before this log (an earlier gap whose times
+            never reached it).
+    """
+
+    def __init__(
+        self,
+        control_of: Callable[[ClockSide], TimeControl],
+        move_number: MoveNumber,
+        first: ClockObserved | None,
+        owed: Mapping[ClockSide, int],
+    ) -> None:
+        self._control_of = control_of
+        self._move_number = move_number
+        self._last = first
+        self._owed = {side: owed.get(side, 0) for side in ClockSide}
+        self._logged: set[ClockSide] = set()  # sides whose time is the log's own
+        self._presses: dict[ClockSide, int] = {}
+
+    @property
+    def owed(self) -> dict[ClockSide, int]:
+        """Seconds each side's clock lacks after the log (only sides that lack some)."""
+        return {side: value for side, value in self._owed.items() if value}
+
+    def receive(self, reading: ClockObserved) -> ClockObserved:
+        """One replayed reading, as the clock should have shown it. Call it just before the
+        game takes the reading (the move the press completes is then on its way)."""
+        mover = _presser(self._last, reading)
+        self._last = reading
+        if mover is not None:
+            known = self._move_number(mover)
+            move = self._presses.get(mover, 0) + 1 if known is None else known
+            if move >= 1:
+                self._presses[mover] = move
+                self._owed[mover] += self._control_of(mover).added_after(move)
+            self._logged.add(mover)
+        return _plus(reading, {side: self._owed[side] for side in self._logged})
+
+
+def clock_gained(first: ClockObserved | None, readings: Iterable[ClockObserved]) -> bool:
+    """Whether a side's time grew at a press (beyond a second of rounding) in readings
+    that follow ``first``: a clock that adds its own time; a mode 23 clock only counts
+    down (§8)."""
+    last = first
+    for reading in readings:
+        mover = _presser(last, reading)
+        if mover is not None and last is not None and _gain(last, reading, mover) > 1:
+            return True
+        last = reading
+    return False
+
+
+def _gain(before: ClockObserved, after: ClockObserved, side: ClockSide) -> int:
+    return _seconds(after, side) - _seconds(before, side)
+
+
+def _plus(reading: ClockObserved, seconds: Mapping[ClockSide, int]) -> ClockObserved:
+    return dataclasses.replace(
+        reading,
+        left_seconds=reading.left_seconds + seconds.get(ClockSide.LEFT, 0),
+        right_seconds=reading.right_seconds + seconds.get(ClockSide.RIGHT, 0),
+    )
 
 
 def _redo_press(reply: ClockObserved, now: ClockObserved, sent: ClockObserved) -> ClockObserved:

@@ -31,11 +31,8 @@ from collections.abc import Callable, Coroutine
 from dataclasses import replace
 from typing import Any
 
-import chess
-
 from base.backoff import BackoffPolicy
 from daemon.config.model import BoardConfig, Section
-from daemon.game.state import TrackerState
 from daemon.journal.inputs import (
     BATTERY,
     CLOCK,
@@ -49,7 +46,7 @@ from daemon.journal.inputs import (
     link_payload,
     placement_payload,
 )
-from daemon.round.mode23 import IncrementControl, move_number_of
+from daemon.round.mode23 import IncrementControl, IncrementState, game_move_number
 from daemon.shell.clock_set import ClockSetResult, set_clock
 from daemon.shell.flood import FloodGuard
 from daemon.shell.service import RoundService
@@ -168,15 +165,20 @@ class BoardSession:
         0: none, the start position stands and the press starts the clock)."""
         game = self.service.core.games.get(self.board.number)
         tracker = None if game is None else game.tracker
-        if tracker is None or tracker.state not in (TrackerState.PLAYING, TrackerState.OUT_OF_SYNC):
-            return None
-        if tracker.start_stands:
-            return 0
-        white = tracker.white_side
-        if white is None:
-            return None
-        color = chess.WHITE if side is white else chess.BLACK
-        return move_number_of(tracker.board, color)
+        return None if tracker is None else game_move_number(tracker, side)
+
+    def _owe_increments(self, *, recovered: bool) -> None:
+        """Give the clock what the board's game says it lacks (mode 23): increments of
+        presses replayed from the memory, in their ``[%clk]`` already. Known from the
+        journal, so a restart before the clock got them owes them again, once; after a
+        memory whose presses show the clock adding its own time, nothing is added."""
+        game = self.service.core.games.get(self.board.number)
+        if self.increments is None or game is None:
+            return
+        if recovered and game.clock_adds:
+            self.increments.leave_alone()
+        elif recovered or game.clock_owed:
+            self.increments.owe(game.clock_owed)
 
     def new_round(self) -> None:
         """The board's section moved on to another round: a new game, maybe another
@@ -230,6 +232,7 @@ class BoardSession:
         self._last_clock = None
         if self.increments is not None:
             self.increments.reset()
+            self._owe_increments(recovered=False)
         with contextlib.suppress(DgtLinkError):
             self.supervisor.request_refresh()
 
@@ -267,6 +270,7 @@ class BoardSession:
                 self._first_dump = True
                 if self.increments is not None:  # maybe another clock: decided afresh
                     self.increments.reset(self._journalled_reading())
+                    self._owe_increments(recovered=False)
                 log.info("= board %d online on %s (serial %s)", number, report.port, report.serial)
                 online = LinkObserved(state=LinkState.ONLINE, at=at)
                 self._send(LINK, link_payload(online, serial=report.serial, port=report.port), at)
@@ -278,6 +282,7 @@ class BoardSession:
                 self._end_catching_up({"state": "failed", "reason": "link lost"}, at)
                 log.warning("= board %d offline: %s", number, report.reason)
                 self._sensors = SensorBoard()  # the next dump resynchronises
+                self._first_dump, self._held_clock = False, None
                 self._last_clock = self._last_battery = None
                 self._last_placement, self._held = None, None
                 self._cancel_refresh()
@@ -303,13 +308,24 @@ class BoardSession:
         if isinstance(report, BoardDump):
             self._first_dump = False  # a field update first does not make it any later dump
         if placement is None or self._catching_up:
+            if first:
+                self._release_held_clock(at)
             return
         if self._sensors.corrections > corrections:
             log.info("= board %d: a fresh dump corrected the sensed board", self.board.number)
-        if first and self.service.core.memory_needed(self.board.number, placement.board):
-            self._start_catching_up(at)
+        needed = first and self.service.core.memory_needed(self.board.number, placement.board)
+        if needed and self._start_catching_up(at):
             return
         self._offer_placement(placement, at)
+        if first:
+            self._release_held_clock(at)
+
+    def _release_held_clock(self, at: float) -> None:
+        """The first dump is in and no memory is read: the clock reading held back until
+        then goes on, after the placement it follows."""
+        held, self._held_clock = self._held_clock, None
+        if held is not None:
+            self._receive_clock(dataclasses.replace(held, at=at), at)
 
     def _receive_battery(self, report: BatteryStatus, at: float) -> None:
         """A wireless board's battery level (asked every minute, drivers/dgt/battery.py):
@@ -319,13 +335,13 @@ class BoardSession:
             self._last_battery = payload
             self._send(BATTERY, payload, at)
 
-    def _start_catching_up(self, at: float) -> None:
-        """Ask the board's memory; hold its reports back until it comes."""
+    def _start_catching_up(self, at: float) -> bool:
+        """Ask the board's memory; hold its reports back until it comes. False: not asked."""
         try:
             self.supervisor.request_memory()
         except DgtLinkError as exc:
             log.warning("board %d: memory not asked: %s", self.board.number, exc)
-            return
+            return False
         log.info("= board %d catching up: reading its memory", self.board.number)
         self._catching_up = True
         self._send(RECOVERY, {"state": "reading"}, at)
@@ -333,6 +349,7 @@ class BoardSession:
         self._memory_timer = loop.call_later(
             self.memory_timeout, self._guarded(self._memory_timed_out)
         )
+        return True
 
     def _memory_timed_out(self) -> None:
         self._memory_timer = None
@@ -355,6 +372,8 @@ class BoardSession:
                 None if held is None or held.running is None else held.running.value
             )
         self._send(RECOVERY, payload, at)
+        if payload["state"] == "read":
+            self._owe_increments(recovered=True)
         if placement is not None:
             self._send_placement(PlacementObserved(board=placement, at=at), at)
         if held is not None:
@@ -438,8 +457,11 @@ class BoardSession:
             self._refresh_timer = None
 
     def _receive_clock(self, reading: ClockObserved, at: float) -> None:
-        if self._catching_up:
-            self._held_clock = reading  # the presses before it are in the memory
+        if self._catching_up or self._first_dump:
+            # The presses before it are in the memory; before a connection's first dump,
+            # readings queued while nobody listened would complete a pending move with a
+            # later press's time before the memory is asked.
+            self._held_clock = reading
             return
         if self.increments is not None:
             corrected, command = self.increments.receive_reading(reading)
@@ -448,7 +470,9 @@ class BoardSession:
             reading = corrected
             if command is not None:
                 self._spawn(self._set_clock(command))
-        payload = clock_payload(reading)
+        adding = self.increments
+        clock_adds = adding is not None and adding.state is IncrementState.CLOCK_ADDS
+        payload = clock_payload(reading, clock_adds=clock_adds)
         if payload != self._last_clock:  # update-nice repeats nothing new
             self._last_clock = payload
             self._send(CLOCK, payload, at)

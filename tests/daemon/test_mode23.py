@@ -3,13 +3,20 @@
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import time
 from pathlib import Path
 
 import chess
 
 from daemon.game.durations import ClockRules, TimeControl
-from daemon.round.mode23 import IncrementControl, IncrementState, move_number_of
+from daemon.round.mode23 import (
+    GapIncrements,
+    IncrementControl,
+    IncrementState,
+    clock_gained,
+    move_number_of,
+)
 from drivers.emulator.clock import ClockReading, ClockSettings
 from drivers.emulator.device import EmulatedBoard
 from drivers.emulator.player import HumanPlayer
@@ -298,3 +305,73 @@ def test_a_clock_set_while_nobody_listened_is_no_press() -> None:
     reading = _reading(5430, 5429, RIGHT)  # set anew and started: no press of this game
     assert control.receive_reading(reading) == (reading, None)
     assert _state(control) is IncrementState.WATCHING
+
+
+# -- presses replayed from the board's memory (a gap nobody answered) ---------------------
+
+
+def _gap(rules: TimeControl, first: ClockObserved, owed: dict[ClockSide, int]) -> GapIncrements:
+    """White on the left, whose next press completes its move 38; Black's its move 37."""
+    following = {LEFT: itertools.count(38), RIGHT: itertools.count(37)}
+    return GapIncrements(lambda side: rules, lambda side: next(following[side]), first, owed)
+
+
+def test_each_replayed_press_gets_every_increment_its_side_lacks() -> None:
+    """Moves 38 to 40 of each side in the gap: each [%clk] the logged time plus every
+    increment of that side so far, and move 40's period (600 s) on top."""
+    rules = TimeControl.from_pgn("40/1800+10:600+10")
+    gap = _gap(rules, _reading(300, 280, LEFT), {})
+    logged = [
+        _reading(290, 280, RIGHT),  # White's 38th: 10 s thinking
+        _reading(290, 270, LEFT),  # Black's 37th ... (the clock only counts down)
+        _reading(281, 270, RIGHT),
+        _reading(281, 262, LEFT),
+        _reading(270, 262, RIGHT),  # White's 40th: + 10 + 600
+    ]
+    assert not clock_gained(_reading(300, 280, LEFT), logged)
+    shown = [gap.receive(r) for r in logged]
+    assert [(r.left_seconds, r.right_seconds) for r in shown] == [
+        (300, 280),
+        (300, 280),
+        (301, 280),
+        (301, 282),
+        (900, 282),
+    ]
+    assert gap.owed == {LEFT: 630, RIGHT: 20}
+
+
+def test_what_an_earlier_gap_left_unpaid_is_carried() -> None:
+    rules = TimeControl.from_pgn("5400+30")
+    first = _reading(5000, 4900, LEFT)  # already what the clock should show
+    gap = GapIncrements(lambda side: rules, lambda side: 5, first, {LEFT: 60, RIGHT: 30})
+    shown = gap.receive(_reading(4920, 4900, RIGHT))  # the clock's own: lacks 60 s
+    assert (shown.left_seconds, shown.right_seconds) == (5010, 4900)  # Black untouched
+    shown = gap.receive(_reading(4920, 4850, LEFT))
+    assert (shown.left_seconds, shown.right_seconds) == (5010, 4910)
+    assert gap.owed == {LEFT: 90, RIGHT: 60}
+
+
+def test_a_log_in_which_a_time_grew_shows_a_clock_that_adds_its_own() -> None:
+    first = _reading(300, 280, LEFT)
+    assert clock_gained(first, [_reading(305, 280, RIGHT)])  # 5 s thinking, 10 s added
+    assert not clock_gained(first, [_reading(301, 280, RIGHT)])  # a second of rounding
+
+
+def test_what_the_clock_lacks_is_given_once_with_the_next_reading() -> None:
+    control = IncrementControl(TimeControl.from_pgn("600+10"))
+    control.reset(_reading(500, 480, LEFT))  # the journal's, before the gap
+    control.owe({LEFT: 20, RIGHT: 10})
+    corrected, command = control.receive_reading(_reading(470, 455, RIGHT))
+    assert corrected == _reading(490, 465, RIGHT)
+    assert command is not None
+    assert (command.left_seconds, command.right_seconds, command.run) == (490, 465, "right")
+    control.receive_done()
+    assert control.receive_reading(_reading(490, 464, RIGHT)) == (_reading(490, 464, RIGHT), None)
+
+
+def test_a_clock_seen_adding_its_own_in_the_memory_is_left_alone() -> None:
+    control = IncrementControl(TimeControl.from_pgn("600+10"))
+    control.reset(_reading(500, 480, LEFT))
+    control.leave_alone()
+    assert control.receive_reading(_reading(495, 480, RIGHT)) == (_reading(495, 480, RIGHT), None)
+    assert _state(control) is IncrementState.CLOCK_ADDS

@@ -16,6 +16,7 @@ from pathlib import Path
 import chess
 import pytest
 
+from daemon.journal.store import Journal
 from drivers.emulator.clock import ClockSettings
 from drivers.emulator.device import EmulatedBoard
 from drivers.emulator.player import HumanPlayer, PressLever
@@ -111,3 +112,41 @@ async def test_a_mode_23_press_while_the_daemon_is_down_gets_its_increment(
             )
     line = journal_moves(tmp_path / "journal.db", 1)
     assert [m["clock"] for m in line] == [seconds + 2 for seconds in pressed]
+
+
+async def test_readings_queued_while_the_daemon_was_down_wait_for_the_memory(
+    tmp_path: Path, games_dir: Path
+) -> None:
+    """White's move stands unpressed when the daemon stops; White presses and both sides
+    play on. The board went on reporting the clock meanwhile: readings reach the daemon
+    before the first board dump of its new connection. They wait until the memory was
+    asked, so the pending move gets its own press's [%clk], not a later one's."""
+    game = read_game(games_dir / "kasparov-deep-blue-1997.pgn", 5)
+    moves = list(game.mainline_moves())
+    played, later = 6, 4
+    async with EmulatedBoard(clock=ClockSettings.from_text("3+2"), seed=44) as board:
+        config = write_config(tmp_path, [BoardSpec(1, str(board.path))])
+        async with running_daemon(config) as daemon:
+            await wait_for(daemon.sessions[1].online.is_set, 10, "board online")
+            await play_part(board, game, 0, played, speed=SPEED)
+            await wait_for(lambda: len(daemon.core.games[1].record.moves) == played, 10, "6")
+            position = chess.Board()
+            for move in moves[:played]:
+                position.push(move)
+            player = HumanPlayer(seed=3, speed=SPEED, white_side=board.white_side)
+            schedule = player.move(position, moves[played])
+            await board.perform(schedule[:-1])
+            tracker = daemon.core.games[1].tracker
+            assert tracker is not None
+            await wait_for(lambda: tracker.sensed == board.physical.placement, 10, "seen")
+        board.act(schedule[-1].action)
+        await play_part(board, game, played + 1, played + 1 + later, speed=SPEED)
+        plies = played + 1 + later
+        async with running_daemon(config) as daemon:
+            record = daemon.core.games[1].record
+            await wait_for(lambda: len(record.moves) == plies, 30, f"{plies} plies")
+        check_record(tmp_path / "journal.db", 1, game, board, plies)
+    with Journal(tmp_path / "journal.db", read_only=True) as journal:
+        records = list(journal.records(board=1, kinds={"link", "clock", "placement", "recovery"}))
+    online = max(i for i, r in enumerate(records) if r.kind == "link")
+    assert records[online + 1].kind != "clock", "a reading before the first dump was decided"

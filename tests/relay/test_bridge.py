@@ -154,13 +154,20 @@ async def test_alerts_are_served_by_every_relay_acknowledged_and_resolved_at_the
                 forfeit = {"type": "set_result", "board": acked_board, "result": "-+"}
                 assert (await arbiter.command(forfeit))["type"] == "ok"  # decided: resolved
             assert [a.id for a in daemon.hub.open_alerts()] == [kept]
-            await wait_for(lambda: len(relay.hub.open_alerts()) == 1, 10, "resolved on the relay")
-            resolved = relay.hub.alert(relay_id)
-            assert resolved is not None
-            assert resolved.state == "resolved"
+            at_daemon = daemon.hub.alert(acked)
+            assert at_daemon is not None
+            assert at_daemon.state == "resolved"
+            # The relay shows the daemon's own resolution: how, by whom, when.
+            settled = replace(at_daemon, id=relay_id)
+            await wait_for(lambda: relay.hub.alert(relay_id) == settled, 10, "its resolution")
+            assert len(relay.hub.open_alerts()) == 1
+            assert "no longer open" not in settled.history[-1].note
             async with running_relay(relay_settings(mosquitto, "r2")) as late:
                 await wait_for(lambda: len(late.hub.open_alerts()) == 1, 10, "late relay alerts")
                 assert [a.id for a in late.hub.open_alerts()] == [kept * 10_000 + kept_board]
+                await wait_for(
+                    lambda: late.hub.alert(relay_id) == settled, 10, "the late relay's resolution"
+                )
     assert set(journal_open_alerts(tmp_path / "a" / "journal.db")) == {kept}
 
 

@@ -6,11 +6,13 @@ import dataclasses
 import json
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from broadcast.feed.hub import Hub
 from broadcast.feed.messages import (
+    BY_ARBITER,
     Alert,
     AlertKind,
     BoardState,
@@ -100,6 +102,11 @@ def say(view: RelayView, daemon: str, status: str) -> None:
 def list_alerts(view: RelayView, daemon: str, alerts: list[Alert]) -> None:
     payload = json.dumps([to_json_dict(a) for a in alerts]).encode()
     view.receive_message(f"{PREFIX}/daemon/{daemon}/alerts", payload)
+
+
+def list_resolved(view: RelayView, daemon: str, alerts: list[Alert]) -> None:
+    payload = json.dumps([to_json_dict(a) for a in alerts]).encode()
+    view.receive_message(f"{PREFIX}/daemon/{daemon}/resolved", payload)
 
 
 def test_states_feed_the_hub_and_older_ones_are_ignored() -> None:
@@ -213,6 +220,36 @@ def test_open_alerts_get_relay_ids_and_closing_ones_are_resolved() -> None:
     assert resolved is not None
     assert (resolved.state, resolved.history[-1].note) == ("resolved", "no longer open on daemon a")
     assert view.alert_origin(10_001) is None
+
+
+@pytest.mark.parametrize("resolution_first", [True, False])
+def test_a_resolved_alert_is_shown_as_the_daemon_resolved_it(resolution_first: bool) -> None:
+    hub = Hub()
+    view = RelayView(hub, PREFIX)
+    announce(view, "a", [1, 2])
+    list_alerts(view, "a", [alert(1, 1), alert(2, 2)])
+    decided = alert(1, 1).resolve(9.0, "result 1-0 confirmed", by=BY_ARBITER)
+    if resolution_first:
+        list_resolved(view, "a", [decided])
+        list_alerts(view, "a", [alert(2, 2)])
+    else:  # the open list first: resolved for now as gone, then as the daemon says
+        list_alerts(view, "a", [alert(2, 2)])
+        list_resolved(view, "a", [decided])
+    assert hub.alert(10_001) == dataclasses.replace(decided, id=10_001)
+    assert [a.id for a in hub.open_alerts()] == [20_002]
+    assert view.alert_origin(10_001) is None
+
+
+def test_an_old_resolution_never_closes_a_new_alert_with_its_id() -> None:
+    """A daemon started on a new journal numbers its alerts from 1 again."""
+    hub = Hub()
+    view = RelayView(hub, PREFIX)
+    announce(view, "a", [1])
+    list_resolved(view, "a", [alert(1, 1).resolve(9.0, "gone")])
+    fresh = dataclasses.replace(alert(1, 1), at=100.0)
+    list_alerts(view, "a", [fresh])
+    assert hub.alert(10_001) == dataclasses.replace(fresh, id=10_001)
+    assert [a.id for a in hub.open_alerts()] == [10_001]
 
 
 def test_event_alerts_of_two_daemons_are_both_shown_and_go_back_to_their_own() -> None:
