@@ -27,7 +27,7 @@ from typing import Any
 
 import chess.pgn
 
-from broadcast.feed.messages import CommandReply
+from broadcast.feed.commands import CommandReply
 from drivers.emulator.clock import ClockSettings
 
 __all__ = [

@@ -61,7 +61,7 @@ from common import (
 )
 
 from broadcast.feed.messages import to_json_dict
-from daemon.arbiter.engine import Decision
+from daemon.arbiter.decisions import Decision
 from daemon.config.model import Config, load_config
 from daemon.journal.identity import identity_of
 from daemon.journal.inputs import (

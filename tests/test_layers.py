@@ -138,7 +138,7 @@ def test_the_check_sees_imports_inside_functions() -> None:
 @pytest.mark.parametrize(
     ("module", "source", "wrong"),
     [
-        ("daemon.game.probe", "from broadcast.feed.messages import Alert\n", True),
+        ("daemon.game.probe", "from broadcast.feed.alerts import Alert\n", True),
         ("daemon.game.probe", "from base.colors import Color\n", False),
         ("drivers.dgt.probe", "import daemon.game.tracker\n", True),
         ("drivers.dgt.probe", "from drivers.dgt.aio.link import DgtLink\n", True),

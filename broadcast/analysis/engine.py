@@ -1,6 +1,6 @@
 """The engine's shell: one Stockfish process, driven through python-chess's ``chess.engine``.
 
-:class:`Analyst` follows the public hub (a :class:`~broadcast.feed.hub.BoardWatch`: the
+:class:`Analyst` follows the public hub (a :class:`~broadcast.feed.subscriptions.BoardWatch`: the
 latest state of each board, however many came meanwhile), asks the pure
 :class:`~broadcast.analysis.plan.AnalysisPlan` what to analyse next, has the engine
 process analyse it within the configured bound (time and/or depth, at most ``threads``

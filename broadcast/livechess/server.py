@@ -13,7 +13,7 @@ limits as the broadcast port (one count for both), handshake and close timeouts,
 keep-alive pings and write buffer.
 
 Nothing a client does runs in the board pipeline. The server follows the hub with a
-:class:`~broadcast.feed.hub.BoardWatch`: publishing a board only marks it, and the
+:class:`~broadcast.feed.subscriptions.BoardWatch`: publishing a board only marks it, and the
 server's own task refreshes the feed groups of the boards that changed (however often
 they changed meanwhile), once per change for all its clients. Each connection has a
 receiver (calls in, answers out) and a sender (feed events out). The sender never
@@ -46,8 +46,9 @@ from websockets.datastructures import Headers
 from websockets.http11 import Request, Response
 
 from broadcast.feed.events import encode_json
-from broadcast.feed.hub import BoardWatch, Hub
+from broadcast.feed.hub import Hub
 from broadcast.feed.messages import BoardState
+from broadcast.feed.subscriptions import BoardWatch
 from broadcast.livechess.eboards import EBoards, FeedGroup
 from broadcast.livechess.origins import origin_problem
 from broadcast.livechess.protocol import (

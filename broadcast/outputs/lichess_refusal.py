@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from broadcast.feed.messages import Alert, AlertKind
+from broadcast.feed.alerts import Alert, AlertKind
 from broadcast.outputs.lichess import Refusal
 from broadcast.outputs.output_alerts import OutputAlerts
 

@@ -47,8 +47,9 @@ from urllib.parse import quote
 import aiomqtt
 from pydantic import BaseModel, ValidationError
 
+from broadcast.feed.alerts import Alert, alert_to_json
 from broadcast.feed.events import diff_states
-from broadcast.feed.messages import Alert, BoardState, Evaluation, alert_to_json, to_json_dict
+from broadcast.feed.messages import BoardState, Evaluation, to_json_dict
 from broadcast.feed.public_results import ResultsPolicy
 from broadcast.outputs.mqtt_client import (
     MqttLink,

@@ -17,8 +17,10 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
+from broadcast.feed.alerts import BY_ARBITER, Alert, AlertKind
+from broadcast.feed.commands import CommandReply
 from broadcast.feed.hub import Hub
-from broadcast.feed.messages import BY_ARBITER, Alert, AlertKind, CommandReply, to_json_dict
+from broadcast.feed.messages import to_json_dict
 
 __all__ = ["FIRST_ID", "RELAY_FIRST_ID", "OutputAlerts"]
 

@@ -6,8 +6,8 @@ alert gets at most ``max_attempts`` tries with capped backoff (at least the serv
 ``Retry-After`` on 429/503); a refusal (4xx other than 408/425/429) is not repeated.
 
 Each version of an alert is POSTed: raised, updated, acknowledged, resolved (docs/alerts.md,
-"Life cycle"). The body is the alert's wire form (``broadcast/feed/messages.py``
-:func:`~broadcast.feed.messages.alert_to_json`)::
+"Life cycle"). The body is the alert's wire form (``broadcast/feed/alerts.py``
+:func:`~broadcast.feed.alerts.alert_to_json`)::
 
     {"type": "alert", "id": 7, "kind": "flag_fall", "board": 3, "at": 1782259200.0,
      "details": {...}, "action": "...", "state": "open", "acknowledged": false,
@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING
 import httpx
 
 from base.backoff import Backoff, BackoffPolicy
-from broadcast.feed.messages import Alert, alert_to_json
+from broadcast.feed.alerts import Alert, alert_to_json
 from broadcast.outputs.outgoing import (
     Outcome,
     PostFailed,

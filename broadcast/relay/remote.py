@@ -25,7 +25,7 @@ Exceptions::
 
     RelayOffline (ConnectionError)    the relay has no broker connection: nothing was sent
     CommandRejected (ValueError)      a request that is not exactly a command (from
-                                      broadcast.feed.messages); logged, never raised on
+                                      broadcast.feed.commands); logged, never raised on
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ from collections.abc import Awaitable, Callable
 
 import aiomqtt
 
-from broadcast.feed.messages import (
+from broadcast.feed.commands import (
     ArbiterCommand,
     CommandHandler,
     CommandRejected,

@@ -17,14 +17,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from broadcast.feed.messages import (
-    AckAlert,
-    Alert,
-    ArbiterCommand,
-    CommandReply,
-    NextRound,
-    SetClocks,
-)
+from broadcast.feed.alerts import Alert
+from broadcast.feed.commands import AckAlert, ArbiterCommand, CommandReply, NextRound, SetClocks
 
 __all__ = [
     "BOARD_SPAN",

@@ -40,18 +40,15 @@ from typing import Any
 import aiomqtt
 
 from base.colors import Color
+from broadcast.feed.alerts import Alert, alerts_from_json
+from broadcast.feed.commands import AckAlert, ArbiterCommand, CommandReply
 from broadcast.feed.evaluations import EvaluationGate
 from broadcast.feed.hub import Hub
 from broadcast.feed.messages import (
-    AckAlert,
-    Alert,
-    ArbiterCommand,
     BoardState,
     BoardStatus,
     ClockReading,
-    CommandReply,
     Evaluation,
-    alerts_from_json,
     board_state_from_json,
     evaluation_from_json,
 )

@@ -13,14 +13,14 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from broadcast.feed.events import encode_json
-from broadcast.feed.messages import (
+from broadcast.feed.commands import (
     ArbiterCommand,
     CommandRejected,
     CommandReply,
     command_from_json,
     command_to_json,
 )
+from broadcast.feed.events import encode_json
 
 __all__ = ["CommandRequest", "answer_payload", "read_answer"]
 

@@ -18,12 +18,12 @@ A right token is let in at once; the answers to wrong ones (and to other first
 messages) are held, longer with each one from the same client, and logged within
 bounds; browser pages of other origins are refused before the handshake
 (:mod:`broadcast.web.arbiter_guard`).
-Commands are decoded strictly by the one command codec of :mod:`broadcast.feed.messages`
-(:func:`~broadcast.feed.messages.command_from_json`) before the :class:`CommandHandler` sees
+Commands are decoded strictly by the one command codec of :mod:`broadcast.feed.commands`
+(:func:`~broadcast.feed.commands.command_from_json`) before the :class:`CommandHandler` sees
 them: malformed JSON, an unknown type, a missing, extra or wrongly typed field, or a
 message over 16 KiB gets an error reply and changes nothing.
 
-Exceptions: :class:`~broadcast.feed.messages.CommandRejected` (a ``ValueError``) is the only
+Exceptions: :class:`~broadcast.feed.commands.CommandRejected` (a ``ValueError``) is the only
 one raised here; it carries the reason sent to the client and the client's ``ref``.
 """
 
@@ -41,20 +41,19 @@ from websockets.asyncio.server import ServerConnection
 from websockets.exceptions import ConnectionClosed
 from websockets.frames import CloseCode
 
-from broadcast.feed.events import encode_json, state_to_json
-from broadcast.feed.hub import Hub, Subscription, Update
-from broadcast.feed.messages import (
-    MAX_ID,
-    NOT_UNICODE,
+from broadcast.feed.alerts import alert_to_json
+from broadcast.feed.commands import (
     ArbiterCommand,
     CommandHandler,
     CommandRejected,
     CommandReply,
     Ref,
-    alert_to_json,
     command_from_json,
-    decode_untrusted_json,
 )
+from broadcast.feed.events import encode_json, state_to_json
+from broadcast.feed.hub import Hub
+from broadcast.feed.messages import MAX_ID, NOT_UNICODE, decode_untrusted_json
+from broadcast.feed.subscriptions import Subscription, Update
 from broadcast.web.arbiter_guard import TokenThrottle
 
 __all__ = [

@@ -35,7 +35,8 @@ from websockets.frames import Frame, Opcode
 from websockets.protocol import State
 from websockets.typing import Subprotocol
 
-from broadcast.feed.hub import Hub, Subscription, Update
+from broadcast.feed.hub import Hub
+from broadcast.feed.subscriptions import Subscription, Update
 
 __all__ = ["BATCH_SUBPROTOCOL", "FanOut", "Spectator", "batch_text", "can_take"]
 

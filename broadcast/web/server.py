@@ -42,17 +42,13 @@ from websockets.frames import Frame, Opcode
 from websockets.http11 import Request, Response
 from websockets.typing import Subprotocol
 
+from broadcast.feed.commands import CommandHandler
 from broadcast.feed.delay import PublicDelay
 from broadcast.feed.events import encode_json
-from broadcast.feed.hub import Hub, Subscription, Update
-from broadcast.feed.messages import (
-    MAX_ID,
-    BoardState,
-    CommandHandler,
-    decode_untrusted_json,
-    to_json_dict,
-)
+from broadcast.feed.hub import Hub
+from broadcast.feed.messages import MAX_ID, BoardState, decode_untrusted_json, to_json_dict
 from broadcast.feed.public_results import PublicResults, ResultsPolicy
+from broadcast.feed.subscriptions import Subscription, Update
 from broadcast.web.arbiter_channel import ARBITER_MESSAGE_LIMIT, ArbiterChannel, until_either_ends
 from broadcast.web.arbiter_guard import OriginPolicy
 from broadcast.web.connection_limits import ConnectionLimits, ConnectionPolicy

@@ -15,7 +15,8 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Iterable
 from typing import Any
 
-from broadcast.feed.messages import BY_ARBITER, BY_DGTCAST, Alert, AlertKind, to_json_dict
+from broadcast.feed.alerts import BY_ARBITER, BY_DGTCAST, Alert, AlertKind
+from broadcast.feed.messages import to_json_dict
 from daemon.arbiter.results import CommandRefused
 from daemon.arbiter.watch import AlertDraft, Condition, Episode
 

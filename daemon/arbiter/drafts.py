@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from broadcast.feed.messages import AlertKind
+from broadcast.feed.alerts import AlertKind
 from daemon.arbiter.watch import AlertDraft
 from daemon.game.events import (
     FlagFell,

@@ -32,17 +32,15 @@ Exceptions::
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any, assert_never
 
 from base.colors import Color
-from broadcast.feed.messages import BY_ARBITER, Alert, AlertKind
+from broadcast.feed.alerts import BY_ARBITER, Alert, AlertKind
 from daemon.arbiter import drafts
 from daemon.arbiter.book import AlertBook
+from daemon.arbiter.decisions import AlertSettings, Decision
 from daemon.arbiter.results import CommandRefused, ResultLedger, ResultSource, ResultState
 from daemon.arbiter.watch import AlertDraft, BoardRules, BoardWatch, Cleared
-from daemon.config.model import Config
 from daemon.game.durations import format_duration
 from daemon.game.events import (
     ClockSidesLearned,
@@ -61,17 +59,8 @@ from daemon.game.events import (
     ResultSignalled,
 )
 
-__all__ = [
-    "DECISION_KINDS",
-    "GAME_KINDS",
-    "AlertEngine",
-    "AlertSettings",
-    "Decision",
-]
+__all__ = ["GAME_KINDS", "AlertEngine"]
 
-
-#: Journal kinds of the decision records: each new version of an alert, each result.
-DECISION_KINDS = frozenset({"alert", "result"})
 
 #: Alerts about a board's game (the others are about its hardware, or the event): they
 #: resolve when the board's result is confirmed or the board moves on to another round,
@@ -93,36 +82,6 @@ GAME_KINDS = frozenset(
 _GAME_CONDITIONS = (AlertKind.OUT_OF_SYNC, AlertKind.CLOCK_MISMATCH, AlertKind.GAP_AMBIGUOUS)
 #: What an arbiter's acknowledgement settles: "check them against the scoresheets".
 _SETTLED_BY_ACK = (AlertKind.MOVES_RECOVERED,)
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class AlertSettings:
-    """Every board's rules, and the slack of the clock checks (readings are whole seconds)."""
-
-    boards: Mapping[int, BoardRules]
-    clock_tolerance: float = 1.0
-
-    @classmethod
-    def from_config(cls, config: Config) -> AlertSettings:
-        """The rules of every configured board, from its section's event."""
-        boards = {}
-        for section in config.sections:
-            event = section.event
-            for board in section.boards:
-                boards[board.number] = BoardRules.of_event(
-                    event, has_eboard=board.has_eboard, section=section.name
-                )
-        return cls(boards=boards)
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Decision:
-    """A record for the journal (it fits :class:`daemon.journal.store.JournalEntry`)."""
-
-    board: int
-    kind: str
-    at: float
-    payload: Mapping[str, Any]
 
 
 class AlertEngine:

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from base.colors import Color
-from broadcast.feed.messages import AlertKind
-from daemon.config.model import EventConfig
+from broadcast.feed.alerts import AlertKind
+from daemon.config.sections import EventConfig
 from daemon.game.durations import ClockRules, TimeControl, format_duration
 from daemon.game.events import ClockUpdated
 

@@ -21,12 +21,8 @@ from typing import Any
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import InvalidHandshake, WebSocketException
 
-from broadcast.feed.messages import (
-    ArbiterCommand,
-    BoardState,
-    board_state_from_json,
-    command_to_json,
-)
+from broadcast.feed.commands import ArbiterCommand, command_to_json
+from broadcast.feed.messages import BoardState, board_state_from_json
 from daemon.config.local_token import arbiter_token
 from daemon.config.model import ARBITER_TOKEN_ENV, Config, is_every_interface
 from daemon.shell import runtime

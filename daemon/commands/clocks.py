@@ -27,7 +27,7 @@ from typing import Any
 
 from websockets.exceptions import WebSocketException
 
-from broadcast.feed.messages import SetClocks
+from broadcast.feed.commands import SetClocks
 from daemon.commands.arbiter_client import NotSignedIn, daemon_url
 from daemon.commands.options import add_http_port
 from daemon.commands.round import next_round

@@ -21,7 +21,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from broadcast.feed.messages import ConfirmResult, SetResult
+from broadcast.feed.commands import ConfirmResult, SetResult
 from daemon.commands.arbiter_client import ArbiterSession, reach_daemon
 from daemon.commands.options import add_http_port
 from daemon.config.model import load_config_or_report

@@ -30,7 +30,8 @@ from pathlib import Path
 from typing import TextIO
 
 from base.atomic_file import write_atomically
-from daemon.config.model import Config, Section, load_config_or_report
+from daemon.config.model import Config, load_config_or_report
+from daemon.config.sections import Section
 from daemon.journal.records import JournalError, Record
 from daemon.journal.store import ROUND, Journal
 from daemon.pairing.handoff import RoundResults

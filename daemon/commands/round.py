@@ -15,7 +15,7 @@ import argparse
 import sys
 from typing import Any
 
-from broadcast.feed.messages import ArbiterCommand, NextRound
+from broadcast.feed.commands import ArbiterCommand, NextRound
 from daemon.commands.arbiter_client import ArbiterSession, arbiter_session, reach_daemon
 from daemon.commands.options import add_http_port
 from daemon.config.model import Config, load_config_or_report

@@ -2,8 +2,9 @@
 
 ``tables`` (each table's keys and types), ``errors`` (one line per problem; the one TOML
 reader), ``boards`` (checks across boards), ``lichess`` (the ``[[lichess]]`` rounds),
-``model`` (``Config``: the cross-key checks), ``relay`` (a relay's file). May import
-``base``, ``daemon.game`` and the broadcast layer's value types; no I/O but reading the file.
+``sections`` (each section's event, boards and pairing), ``model`` (``Config``: the
+cross-key checks), ``relay`` (a relay's file). May import ``base``, ``daemon.game`` and
+the broadcast layer's value types; no I/O but reading the file.
 """
 
 __all__: list[str] = []

@@ -22,7 +22,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from broadcast.feed.messages import RESULTS, BoardState, ConfirmResult, SetResult
+from broadcast.feed.commands import ConfirmResult, SetResult
+from broadcast.feed.messages import RESULTS, BoardState
 
 __all__ = [
     "HINT",

@@ -40,7 +40,8 @@ from rich.spinner import Spinner
 from rich.table import Table
 from rich.text import Text
 
-from broadcast.feed.messages import LOW_BATTERY, Alert, BoardState, BoardStatus
+from broadcast.feed.alerts import Alert
+from broadcast.feed.messages import LOW_BATTERY, BoardState, BoardStatus
 from broadcast.feed.pgn import format_clock
 from daemon.console.keys import KeyPrompt
 from daemon.shell.logs import under_journald

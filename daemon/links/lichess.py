@@ -20,8 +20,8 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
+from broadcast.feed.alerts import AlertKind
 from broadcast.feed.hub import Hub
-from broadcast.feed.messages import AlertKind
 from broadcast.outputs.lichess import Refusal
 from broadcast.outputs.lichess_push import LichessPusher
 from broadcast.outputs.lichess_refusal import raise_refusal_alert

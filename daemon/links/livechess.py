@@ -10,7 +10,8 @@ from broadcast.livechess.folder import livechess_folder_writer
 from broadcast.livechess.resources import Pairing, Player, Tournament
 from broadcast.livechess.server import LiveChessSettings
 from broadcast.outputs.pgn_folder import PgnFolderWriter
-from daemon.config.model import BoardConfig, Config, Section
+from daemon.config.model import BoardConfig, Config
+from daemon.config.sections import Section
 
 __all__ = ["livechess_folder", "livechess_off", "livechess_settings", "tournaments"]
 

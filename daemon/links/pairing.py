@@ -19,7 +19,8 @@ import logging
 from collections.abc import Collection, Mapping
 from typing import Any
 
-from daemon.config.model import Config, Section
+from daemon.config.model import Config
+from daemon.config.sections import Section
 from daemon.pairing import PairingFileError, ResultHandoff
 from daemon.pairing.tiebreaks import read_tiebreaks
 from daemon.round.change import RoundChange, section_after

@@ -15,7 +15,8 @@ import chess
 
 from broadcast.feed.messages import BoardStatus
 from broadcast.feed.pgn import clock_tags
-from daemon.config.model import BoardConfig, Section
+from daemon.config.model import BoardConfig
+from daemon.config.sections import Section
 from daemon.game.events import (
     ClockUpdated,
     GameEvent,

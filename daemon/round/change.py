@@ -29,7 +29,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from daemon.config.model import BoardConfig, Section
+from daemon.config.model import BoardConfig
+from daemon.config.sections import Section
 
 __all__ = ["PLAYER_FIELDS", "RoundChange", "section_after"]
 

@@ -17,14 +17,12 @@ from typing import Any, assert_never
 
 import chess
 
-from broadcast.feed.messages import (
+from broadcast.feed.alerts import Alert
+from broadcast.feed.commands import (
     AcceptPosition,
     AckAlert,
-    Alert,
     ArbiterCommand,
-    BoardState,
     ChooseLine,
-    ClockReading,
     ConfirmResult,
     NextRound,
     SetClocks,
@@ -32,10 +30,13 @@ from broadcast.feed.messages import (
     command_from_json,
     command_to_json,
 )
-from daemon.arbiter.engine import AlertEngine, AlertSettings, Decision
+from broadcast.feed.messages import BoardState, ClockReading
+from daemon.arbiter.decisions import AlertSettings, Decision
+from daemon.arbiter.engine import AlertEngine
 from daemon.arbiter.results import CommandRefused, ResultSource
 from daemon.arbiter.watch import BoardRules
-from daemon.config.model import BoardConfig, Config, Section
+from daemon.config.model import BoardConfig, Config
+from daemon.config.sections import Section
 from daemon.game.events import GameEvent
 from daemon.game.record import GameRecord
 from daemon.game.recovery import memory_needed

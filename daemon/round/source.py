@@ -19,7 +19,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from daemon.config.model import BoardConfig, PairingConfig, Section
+from daemon.config.model import BoardConfig, PairingConfig
+from daemon.config.sections import Section
 from daemon.pairing import PairingFileError, ResultHandoff, Tournament, read_pairings
 from daemon.pairing.pairings import Pairing, boards_from_pairings
 from daemon.round.change import Pair

@@ -24,8 +24,9 @@ from typing import Any, TypeVar
 
 from base.backoff import BackoffPolicy
 from broadcast.feed.archive import RoundArchive
+from broadcast.feed.commands import CommandReply, SetClocks
 from broadcast.feed.hub import Hub
-from broadcast.feed.messages import BoardState, CommandReply, SetClocks, to_json_dict
+from broadcast.feed.messages import BoardState, to_json_dict
 from broadcast.livechess.server import LiveChessServer
 from broadcast.outputs.mqtt import MqttPublisher, Ownership
 from broadcast.outputs.mqtt_client import MqttSettings

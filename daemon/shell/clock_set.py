@@ -15,8 +15,9 @@ import unicodedata
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from broadcast.feed.messages import CommandReply, SetClocks
-from daemon.config.model import BoardConfig, Section
+from broadcast.feed.commands import CommandReply, SetClocks
+from daemon.config.model import BoardConfig
+from daemon.config.sections import Section
 from drivers.dgt.aio.link import ClockRefused, DgtLinkError, LinkClosed
 from drivers.dgt.aio.supervisor import BoardSupervisor
 from drivers.dgt.commands import ClockAscii, ClockSetAndRun

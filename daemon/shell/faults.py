@@ -23,7 +23,7 @@ from collections.abc import Callable, Coroutine
 from typing import Any
 
 from base.backoff import Backoff, BackoffPolicy
-from broadcast.feed.messages import AlertKind
+from broadcast.feed.alerts import AlertKind
 from broadcast.outputs.output_alerts import OutputAlerts
 
 __all__ = ["Faults", "error_text", "keep_running"]

@@ -32,7 +32,8 @@ from dataclasses import replace
 from typing import Any
 
 from base.backoff import BackoffPolicy
-from daemon.config.model import BoardConfig, Section
+from daemon.config.model import BoardConfig
+from daemon.config.sections import Section
 from daemon.journal.inputs import (
     BATTERY,
     CLOCK,

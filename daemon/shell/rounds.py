@@ -32,7 +32,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from broadcast.feed.messages import CommandReply
+from broadcast.feed.commands import CommandReply
 from daemon.journal.inputs import INPUT_KINDS
 from daemon.journal.store import EVENT_BOARD, ROUND, Journal
 from daemon.links.pairing import PairingLink

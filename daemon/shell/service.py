@@ -42,19 +42,11 @@ import time
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
+from broadcast.feed.commands import AckAlert, ArbiterCommand, CommandReply, NextRound, SetClocks
 from broadcast.feed.hub import Hub
-from broadcast.feed.messages import (
-    AckAlert,
-    ArbiterCommand,
-    BoardState,
-    ClockReading,
-    CommandReply,
-    NextRound,
-    SetClocks,
-    to_json_dict,
-)
+from broadcast.feed.messages import BoardState, ClockReading, to_json_dict
 from broadcast.outputs.output_alerts import OutputAlerts
-from daemon.arbiter.engine import Decision
+from daemon.arbiter.decisions import Decision
 from daemon.arbiter.results import CommandRefused
 from daemon.game.events import ClockUpdated, GameEvent, MoveMade, MovesWithdrawn
 from daemon.journal.hold import HeldJournal

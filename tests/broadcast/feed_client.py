@@ -9,13 +9,8 @@ from typing import Any
 
 from websockets.asyncio.client import ClientConnection
 
-from broadcast.feed.messages import (
-    ArbiterCommand,
-    BoardState,
-    BoardStatus,
-    CommandReply,
-    MoveInfo,
-)
+from broadcast.feed.commands import ArbiterCommand, CommandReply
+from broadcast.feed.messages import BoardState, BoardStatus, MoveInfo
 
 __all__ = [
     "LINE",

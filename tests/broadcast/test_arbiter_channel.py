@@ -15,14 +15,11 @@ from hypothesis import strategies as st
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
-from broadcast.feed.hub import Hub
-from broadcast.feed.messages import (
+from broadcast.feed.alerts import Alert, AlertKind
+from broadcast.feed.commands import (
     COMMAND_TYPES,
-    NOT_UNICODE,
     AcceptPosition,
     AckAlert,
-    Alert,
-    AlertKind,
     ArbiterCommand,
     ChooseLine,
     CommandRejected,
@@ -34,6 +31,8 @@ from broadcast.feed.messages import (
     command_from_json,
     command_to_json,
 )
+from broadcast.feed.hub import Hub
+from broadcast.feed.messages import NOT_UNICODE
 from broadcast.web.arbiter_channel import (
     ARBITER_MESSAGE_LIMIT,
     parse_command,

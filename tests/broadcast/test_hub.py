@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from broadcast.feed.alerts import Alert, AlertKind
 from broadcast.feed.events import (
     BoardAnnounced,
     ClockChanged,
@@ -24,14 +25,7 @@ from broadcast.feed.events import (
     state_to_json,
 )
 from broadcast.feed.hub import Hub
-from broadcast.feed.messages import (
-    Alert,
-    AlertKind,
-    BoardState,
-    BoardStatus,
-    MoveInfo,
-    to_json_dict,
-)
+from broadcast.feed.messages import BoardState, BoardStatus, MoveInfo, to_json_dict
 from tests.broadcast.feed_client import LINE, FeedModel, state_after
 
 

@@ -18,16 +18,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from base.backoff import BackoffPolicy
+from broadcast.feed.alerts import Alert, AlertKind, alert_from_json, alerts_from_json
 from broadcast.feed.hub import Hub
-from broadcast.feed.messages import (
-    Alert,
-    AlertKind,
-    BoardState,
-    BoardStatus,
-    MoveInfo,
-    alert_from_json,
-    alerts_from_json,
-)
+from broadcast.feed.messages import BoardState, BoardStatus, MoveInfo
 from broadcast.outputs.mqtt import (
     RESOLVED_KEPT,
     MqttMessage,

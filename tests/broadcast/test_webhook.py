@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from base.backoff import BackoffPolicy
+from broadcast.feed.alerts import Alert, AlertKind, alert_from_json
 from broadcast.feed.hub import Hub
-from broadcast.feed.messages import Alert, AlertKind, alert_from_json
 from broadcast.outputs.webhook import AlertWebhook, WebhookSettings, alert_body
 from tests.broadcast.conftest import Answer, RecordingServer
 from tests.mosquitto import free_port

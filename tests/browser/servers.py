@@ -8,7 +8,8 @@ from typing import Any
 
 import chess
 
-from broadcast.feed.messages import ArbiterCommand, BoardState, BoardStatus, CommandReply, MoveInfo
+from broadcast.feed.commands import ArbiterCommand, CommandReply
+from broadcast.feed.messages import BoardState, BoardStatus, MoveInfo
 
 __all__ = ["NoArbiter", "board_state", "free_port"]
 

@@ -11,8 +11,9 @@ import pytest
 import pytest_asyncio
 from playwright.async_api import Page, expect
 
+from broadcast.feed.alerts import Alert, AlertKind
 from broadcast.feed.hub import Hub
-from broadcast.feed.messages import Alert, AlertKind, BoardStatus
+from broadcast.feed.messages import BoardStatus
 from broadcast.web.server import BroadcastServer
 from tests.browser.conftest import LOOP, Pages
 from tests.browser.servers import NoArbiter, board_state, free_port

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from playwright.async_api import expect
 
-from broadcast.feed.messages import ConfirmResult, SetResult
+from broadcast.feed.commands import ConfirmResult, SetResult
 from daemon.pairing import Tournament
 from tests.browser.conftest import LOOP, Pages
 from tests.browser.test_arbiter_page import TOKEN, sign_in

@@ -19,7 +19,7 @@ import chess.pgn
 import pytest
 from playwright.async_api import Page, expect
 
-from broadcast.feed.messages import ConfirmResult, SetResult
+from broadcast.feed.commands import ConfirmResult, SetResult
 from drivers.emulator.clock import ClockSettings
 from drivers.emulator.device import EmulatedBoard
 from tests.browser.conftest import LOOP, Pages

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from playwright.async_api import expect
 
-from broadcast.feed.messages import ConfirmResult
+from broadcast.feed.commands import ConfirmResult
 from drivers.emulator.clock import ClockSettings
 from drivers.emulator.device import EmulatedBoard
 from tests.browser.conftest import LOOP, Pages

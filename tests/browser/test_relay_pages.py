@@ -21,8 +21,8 @@ import chess.pgn
 import pytest
 from playwright.async_api import expect
 
+from broadcast.feed.commands import NextRound
 from broadcast.feed.hub import Hub
-from broadcast.feed.messages import NextRound
 from broadcast.relay.rounds import RelayRounds
 from broadcast.relay.server import Relay
 from broadcast.web.http import Answer

@@ -17,8 +17,10 @@ from typing import Any
 import chess
 import chess.pgn
 
-from broadcast.feed.messages import AckAlert, Alert, ArbiterCommand, ConfirmResult, SetResult
-from daemon.arbiter.engine import AlertEngine, AlertSettings
+from broadcast.feed.alerts import Alert
+from broadcast.feed.commands import AckAlert, ArbiterCommand, ConfirmResult, SetResult
+from daemon.arbiter.decisions import AlertSettings
+from daemon.arbiter.engine import AlertEngine
 from daemon.arbiter.watch import BoardRules
 from daemon.config.model import BoardConfig, load_config
 from daemon.game.durations import TimeControl

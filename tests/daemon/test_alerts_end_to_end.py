@@ -19,7 +19,7 @@ import chess
 import chess.pgn
 import pytest
 
-from broadcast.feed.messages import Alert
+from broadcast.feed.alerts import Alert
 from daemon.shell.app import Daemon
 from drivers.emulator.clock import ClockSettings
 from drivers.emulator.device import EmulatedBoard

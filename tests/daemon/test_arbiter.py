@@ -12,8 +12,10 @@ from pathlib import Path
 import pytest
 
 from base.colors import Color
-from broadcast.feed.messages import Alert, AlertStep, to_json_dict
-from daemon.arbiter.engine import DECISION_KINDS, AlertEngine, AlertSettings, Decision
+from broadcast.feed.alerts import Alert, AlertStep
+from broadcast.feed.messages import to_json_dict
+from daemon.arbiter.decisions import DECISION_KINDS, AlertSettings, Decision
+from daemon.arbiter.engine import AlertEngine
 from daemon.arbiter.results import CommandRefused, ResultSource
 from daemon.arbiter.watch import BoardRules
 from daemon.config.model import load_config

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from base.colors import Color
-from broadcast.feed.messages import Alert
-from daemon.arbiter.engine import AlertEngine, AlertSettings
+from broadcast.feed.alerts import Alert
+from daemon.arbiter.decisions import AlertSettings
+from daemon.arbiter.engine import AlertEngine
 from daemon.arbiter.watch import BoardRules
 from daemon.game.durations import ClockRules, TimeControl
 from daemon.game.events import ClockUpdated, FlagFell, GameEvent, GameStarted, MoveMade

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from broadcast.feed.messages import SetClocks
+from broadcast.feed.commands import SetClocks
 from drivers.dgt.commands import ClockSetAndRun
 from drivers.emulator.clock import ClockSettings
 from drivers.emulator.device import EmulatedBoard

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import chess.pgn
 
-from broadcast.feed.messages import ConfirmResult
+from broadcast.feed.commands import ConfirmResult
 from daemon.cli import main
 from daemon.shell.app import Daemon
 from drivers.emulator.clock import ClockSettings

@@ -21,7 +21,8 @@ from pathlib import Path
 import chess.pgn
 from rich.console import Console
 
-from broadcast.feed.messages import Alert, AlertKind, BoardState, BoardStatus, MoveInfo
+from broadcast.feed.alerts import Alert, AlertKind
+from broadcast.feed.messages import BoardState, BoardStatus, MoveInfo
 from daemon.console.view import ConsoleFrame, memory_progress, render, wanted
 from drivers.emulator.clock import ClockSettings
 from drivers.emulator.device import EmulatedBoard

@@ -8,7 +8,7 @@ import chess
 import chess.pgn
 import pytest
 
-from broadcast.feed.messages import ConfirmResult
+from broadcast.feed.commands import ConfirmResult
 from daemon.journal.store import Journal
 from drivers.emulator.clock import ClockSettings
 from drivers.emulator.device import EmulatedBoard

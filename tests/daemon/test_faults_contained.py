@@ -17,7 +17,9 @@ from typing import Any
 import chess.pgn
 import pytest
 
-from broadcast.feed.messages import Alert, BoardState, SetResult
+from broadcast.feed.alerts import Alert
+from broadcast.feed.commands import SetResult
+from broadcast.feed.messages import BoardState
 from broadcast.outputs.pgn_folder import PgnFolderWriter
 from daemon.round.core import RoundCore
 from daemon.shell.app import Daemon

@@ -15,7 +15,8 @@ from typing import Any
 import chess
 import pytest
 
-from broadcast.feed.messages import AlertKind, ChooseLine
+from broadcast.feed.alerts import AlertKind
+from broadcast.feed.commands import ChooseLine
 from daemon.arbiter.results import CommandRefused
 from daemon.config.model import load_config
 from daemon.journal.inputs import ARBITER, CLOCK, LINK, PLACEMENT, RECOVERY, board_fen

@@ -21,7 +21,7 @@ import pytest
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import InvalidMessage
 
-from broadcast.feed.messages import SetResult
+from broadcast.feed.commands import SetResult
 from daemon.journal.inputs import ARBITER
 from daemon.journal.store import Journal
 from daemon.round.core import command_payload

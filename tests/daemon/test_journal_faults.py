@@ -19,7 +19,7 @@ from pathlib import Path
 import chess
 import pytest
 
-from broadcast.feed.messages import SetResult
+from broadcast.feed.commands import SetResult
 from daemon.journal.inputs import CLOCK, LINK, PLACEMENT
 from daemon.journal.store import Journal
 from tests.daemon.support import (

@@ -13,7 +13,8 @@ from __future__ import annotations
 import itertools
 from pathlib import Path
 
-from broadcast.feed.messages import AckAlert, Alert, ConfirmResult, SetResult
+from broadcast.feed.alerts import Alert
+from broadcast.feed.commands import AckAlert, ConfirmResult, SetResult
 from daemon.shell.app import Daemon
 from drivers.emulator.clock import ClockSettings
 from drivers.emulator.device import EmulatedBoard

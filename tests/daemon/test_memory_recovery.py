@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from broadcast.feed.messages import AlertKind, BoardStatus
+from broadcast.feed.alerts import AlertKind
+from broadcast.feed.messages import BoardStatus
 from daemon.journal.store import Journal
 from daemon.round.board_game import BoardGame
 from drivers.emulator.clock import ClockSettings

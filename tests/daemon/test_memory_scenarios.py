@@ -21,7 +21,8 @@ from pathlib import Path
 import chess.pgn
 import pytest
 
-from broadcast.feed.messages import AlertKind, ChooseLine
+from broadcast.feed.alerts import AlertKind
+from broadcast.feed.commands import ChooseLine
 from daemon.journal.store import Journal
 from drivers.emulator.clock import ClockSettings
 from drivers.emulator.device import EmulatedBoard

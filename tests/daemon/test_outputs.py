@@ -10,7 +10,7 @@ from typing import Any
 import aiomqtt
 import chess.pgn
 
-from broadcast.feed.messages import ConfirmResult
+from broadcast.feed.commands import ConfirmResult
 from drivers.emulator.clock import ClockSettings
 from drivers.emulator.device import EmulatedBoard
 from tests.daemon.support import BoardSpec, read_game, running_daemon, wait_for, write_config

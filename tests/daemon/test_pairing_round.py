@@ -10,7 +10,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from broadcast.feed.messages import ConfirmResult, SetResult
+from broadcast.feed.commands import ConfirmResult, SetResult
 from daemon.pairing import Tournament, read_pairings
 from drivers.emulator.clock import ClockSettings
 from drivers.emulator.device import EmulatedBoard

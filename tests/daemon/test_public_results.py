@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from broadcast.feed.messages import ConfirmResult, SetResult
+from broadcast.feed.commands import ConfirmResult, SetResult
 from broadcast.feed.pgn import PROVISIONAL_COMMENT
 from tests.broadcast.feed_client import http_get
 from tests.daemon.support import BoardSpec, running_daemon, wait_for, write_config

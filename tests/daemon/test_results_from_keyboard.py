@@ -21,7 +21,8 @@ import pytest
 from rich.console import Console
 from websockets.asyncio.client import connect
 
-from broadcast.feed.messages import BoardState, BoardStatus, SetResult
+from broadcast.feed.commands import SetResult
+from broadcast.feed.messages import BoardState, BoardStatus
 from daemon.cli import main
 from daemon.commands.run import arbiter_address
 from daemon.config.local_token import arbiter_token, local_token_path

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from broadcast.feed.commands import ConfirmResult, SetResult
 from broadcast.feed.hub import Hub
-from broadcast.feed.messages import ConfirmResult, SetResult
 from daemon.config.model import BoardConfig, ConfigError, load_config
 from daemon.journal.inputs import ARBITER, BATTERY
 from daemon.journal.store import EVENT_BOARD, ROUND, Journal

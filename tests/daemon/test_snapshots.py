@@ -18,8 +18,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from broadcast.feed.commands import AckAlert, SetResult
 from broadcast.feed.hub import Hub
-from broadcast.feed.messages import AckAlert, SetResult
 from daemon.config.model import Config, load_config
 from daemon.journal.inputs import CLOCK, INPUT_KINDS, LINK, PLACEMENT, TICK, board_fen
 from daemon.journal.store import Journal

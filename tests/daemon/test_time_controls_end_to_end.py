@@ -18,7 +18,8 @@ from pathlib import Path
 import chess
 import pytest
 
-from broadcast.feed.messages import AcceptPosition, Alert
+from broadcast.feed.alerts import Alert
+from broadcast.feed.commands import AcceptPosition
 from daemon.shell.app import Daemon
 from drivers.emulator.clock import ClockSettings
 from drivers.emulator.device import EmulatedBoard

@@ -22,7 +22,7 @@ from pathlib import Path
 import chess.pgn
 import pytest
 
-from broadcast.feed.messages import ConfirmResult, NextRound
+from broadcast.feed.commands import ConfirmResult, NextRound
 from daemon.cli import main
 from daemon.pairing import Tournament
 from daemon.shell.app import Daemon

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from broadcast.feed.messages import ConfirmResult, NextRound, SetResult
+from broadcast.feed.commands import ConfirmResult, NextRound, SetResult
 from daemon.cli import main
 from daemon.shell.app import Daemon
 from drivers.dgt.aio.ports import natural_key, new_emulated_port

@@ -15,7 +15,7 @@ import chess.pgn
 import pytest
 from websockets.asyncio.client import connect
 
-from broadcast.feed.messages import ConfirmResult
+from broadcast.feed.commands import ConfirmResult
 from broadcast.livechess.server import LiveChessServer
 from broadcast.web.listen import ListenError
 from daemon.shell.app import Daemon, DaemonOptions

@@ -10,7 +10,7 @@ from pathlib import Path
 import chess
 import chess.pgn
 
-from broadcast.feed.messages import AcceptPosition, ConfirmResult
+from broadcast.feed.commands import AcceptPosition, ConfirmResult
 from broadcast.livechess.folder import LiveChessFolderLayout, livechess_pgn
 from broadcast.livechess.resources import Pairing, Player, Tournament
 from drivers.emulator.clock import ClockSettings

@@ -9,7 +9,8 @@ from pathlib import Path
 import chess
 import pytest
 
-from daemon.arbiter.engine import AlertEngine, AlertSettings
+from daemon.arbiter.decisions import AlertSettings
+from daemon.arbiter.engine import AlertEngine
 from daemon.arbiter.results import ResultSource, ResultState
 from daemon.arbiter.watch import BoardRules
 from daemon.game.durations import TimeControl

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from daemon.arbiter.engine import AlertEngine, AlertSettings
+from daemon.arbiter.decisions import AlertSettings
+from daemon.arbiter.engine import AlertEngine
 from daemon.commands import results as results_cmd
 from daemon.config.model import load_config
 from daemon.journal.store import Journal

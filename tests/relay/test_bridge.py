@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from broadcast.feed.messages import Alert, BoardStatus
+from broadcast.feed.alerts import Alert
+from broadcast.feed.messages import BoardStatus
 from broadcast.outputs.lichess import LichessTarget
 from broadcast.outputs.mqtt import MqttPublisher, Ownership
 from broadcast.outputs.mqtt_client import MqttLinkState, MqttSettings

@@ -10,8 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from broadcast.feed.hub import Hub
-from broadcast.feed.messages import (
+from broadcast.feed.commands import (
     AcceptPosition,
     AckAlert,
     ArbiterCommand,
@@ -19,6 +18,7 @@ from broadcast.feed.messages import (
     SetClocks,
     SetResult,
 )
+from broadcast.feed.hub import Hub
 from broadcast.outputs.mqtt import Ownership
 from broadcast.outputs.mqtt_client import MqttSettings
 from broadcast.relay.ownership import find_clashes

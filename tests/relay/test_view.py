@@ -10,15 +10,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from broadcast.feed.alerts import BY_ARBITER, Alert, AlertKind, alerts_from_json
 from broadcast.feed.hub import Hub
 from broadcast.feed.messages import (
-    BY_ARBITER,
-    Alert,
-    AlertKind,
     BoardState,
     BoardStatus,
     MoveInfo,
-    alerts_from_json,
     board_state_from_json,
     to_json_dict,
 )
