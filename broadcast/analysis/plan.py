@@ -5,7 +5,8 @@
 waiting: a board that moves on drops its older position, so the queue holds one
 position per board at most, oldest board first. Each position is analysed once: a
 result is kept (a bounded cache by position, shared by every board and spectator) and
-answers every board standing on that position, now or later. No I/O, no clock.
+answers every board standing on that position, now or later. Boards without an e-board
+and without a move (results entered by hand) are not analysed. No I/O, no clock.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from collections.abc import Collection
 from dataclasses import dataclass
 
 from broadcast.feed.evaluations import position_key
-from broadcast.feed.messages import BoardState, Evaluation
+from broadcast.feed.messages import BoardState, BoardStatus, Evaluation
 
 __all__ = ["Analysed", "AnalysisPlan", "Job"]
 
@@ -76,8 +77,16 @@ class AnalysisPlan:
         )
 
     def receive_state(self, state: BoardState) -> list[Evaluation]:
-        """A public state: its position waits, unless analysed already (returned then)."""
+        """A public state: its position waits, unless analysed already (returned then).
+
+        A board without an e-board and without a move (its result is entered by hand)
+        has no game to show: it gets no evaluation. An e-board's start position does.
+        """
         if not self.follows(state):
+            return []
+        if state.status is BoardStatus.MANUAL and not state.moves:
+            self._at.pop(state.board, None)
+            self._waiting.pop(state.board, None)
             return []
         job = Job(fen=state.fen, chess960=state.variant == "chess960")
         if self._at.get(state.board) == job:

@@ -2,7 +2,8 @@
 
 =====================================  ===================================================
 ``GET /rounds.json``                   each section's past rounds: games, players, results
-``GET /round/N.pgn``                   round N's games (``?section=S``: one section's)
+``GET /round/N.pgn``                   round N's games (``?section=S``: one section's), 404
+                                       for a round no section plays or kept
 ``GET /round/N/B.pgn``                 the game of board B in round N (``?section=S``)
 ``GET /round/N/B.json``                that game as a feed board state, with ``pgn``
 =====================================  ===================================================
@@ -34,6 +35,7 @@ __all__ = ["RoundRoutes"]
 _ROUND_PGN = re.compile(r"/round/([1-9][0-9]{0,3})\.pgn")
 _GAME = re.compile(r"/round/([1-9][0-9]{0,3})/([1-9][0-9]{0,5})\.(pgn|json)")
 _NOT_FOUND = Answer(404, b"no such game\n")
+_NO_ROUND = Answer(404, b"no such round\n")
 
 
 def _game_summary(state: BoardState) -> dict[str, Any]:
@@ -85,6 +87,8 @@ class RoundRoutes:
         match = _ROUND_PGN.fullmatch(path)
         if match is not None:
             games = self._round(int(match.group(1)), section)
+            if not games:  # neither played nor kept (in that section)
+                return _NO_ROUND
             text = "\n".join(pgn for state in games if (pgn := game_pgn(state)))
             return Answer(200, text.encode(), PGN_TYPE)
         match = _GAME.fullmatch(path)

@@ -28,6 +28,7 @@ from daemon.commands.options import add_http_port
 from daemon.config.model import Config, load_config_or_report
 from daemon.console.link import log_to_console, serve_with_console
 from daemon.console.view import LiveConsole, wanted
+from daemon.pairing import PairingFileError
 from daemon.shell import runtime
 from daemon.shell.app import Daemon, DaemonOptions
 from daemon.shell.logs import configure_logging
@@ -124,6 +125,9 @@ def run(args: argparse.Namespace) -> int:
             return runtime.run(_demo(args, config, console))
     except ListenError as exc:
         print(f"dgtcast demo: {exc} (--http-port chooses another)", file=sys.stderr)
+        return 2
+    except PairingFileError as exc:
+        print(str(exc), file=sys.stderr)
         return 2
 
 

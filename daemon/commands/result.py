@@ -6,7 +6,10 @@ that ``dgtcast run --config FILE`` started (its arbiter channel, as ``dgtcast ro
 next``: daemon/commands/arbiter_client.py). A set result is provisional until it is
 confirmed; a confirmed one goes into the section's TRF at once. ``confirm --all``
 confirms every result that awaits confirmation (``--section``: of one section) and
-lists the boards that have none yet.
+lists the boards that have none yet. RESULT is any result the page sets; a shell reads
+``-+`` and ``--`` as options, so they are also words (``black-by-forfeit``,
+``double-forfeit``; ``white-by-forfeit`` for ``+-``) or follow a ``--``
+(``set 21 -- --``). A RESULT that is none is a one-line error (exit code 2).
 
 Exit codes: 0 done, 1 refused (each reason printed) or no daemon answering, 2 bad usage
 or configuration.
@@ -35,11 +38,18 @@ from daemon.console.keys import (
 __all__ = ["add_arguments", "run"]
 
 
-def _result(text: str) -> str:
-    try:
-        return parse_result(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
+#: ``result set``'s help for RESULT.
+RESULT_HELP = (
+    "1-0, 0-1, 1/2-1/2 (or 1/2), +-, * (quoted: '*'), and the forfeits as words:"
+    " white-by-forfeit (+-), black-by-forfeit (-+), double-forfeit (--); -+ and -- also"
+    " after a -- (set 21 -- --)"
+)
+
+
+def _given(value: str | list[str]) -> str:
+    """The RESULT as typed: argparse of some Python versions drops each ``--``, so
+    ``set 21 -- --`` leaves an empty list where the double forfeit was."""
+    return "--" if value == [] else str(value)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -48,7 +58,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
     put = actions.add_parser("set", help="set a board's result (provisional until confirmed)")
     put.add_argument("board", type=int, help="the board number")
-    put.add_argument("result", type=_result, help="1-0, 0-1, 1/2-1/2 (or 1/2), +-, -+, --, *")
+    put.add_argument("result", help=RESULT_HELP)
     confirm = actions.add_parser("confirm", help="confirm a board's result, or every one")
     which = confirm.add_mutually_exclusive_group(required=True)
     which.add_argument("board", type=int, nargs="?", help="the board number")
@@ -62,14 +72,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Send the commands and print each answer."""
+    request: Request
+    if args.action == "set":
+        try:
+            request = SetRequest(board=args.board, result=parse_result(_given(args.result)))
+        except ValueError as exc:
+            print(f"dgtcast result set: {exc}", file=sys.stderr)
+            return 2
+    else:
+        request = ConfirmRequest(board=None if args.all else args.board, section=args.section)
     config = load_config_or_report(args.config)
     if config is None:
         return 2
-    request: Request
-    if args.action == "set":
-        request = SetRequest(board=args.board, result=args.result)
-    else:
-        request = ConfirmRequest(board=None if args.all else args.board, section=args.section)
 
     async def carry_out(session: ArbiterSession) -> int:
         return await send(session, request, args.section)

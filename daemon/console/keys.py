@@ -40,8 +40,17 @@ __all__ = [
     "summary",
 ]
 
-#: Other ways to write a result, as arbiters type them.
-_ALIASES = {"1/2": "1/2-1/2", "½-½": "1/2-1/2", "=": "1/2-1/2", "0.5-0.5": "1/2-1/2"}
+#: Other ways to write a result, as arbiters type them (the forfeits as words: a shell
+#: takes ``-+`` and ``--`` for options).
+_ALIASES = {
+    "1/2": "1/2-1/2",
+    "½-½": "1/2-1/2",
+    "=": "1/2-1/2",
+    "0.5-0.5": "1/2-1/2",
+    "white-by-forfeit": "+-",
+    "black-by-forfeit": "-+",
+    "double-forfeit": "--",
+}
 
 #: The console's line while no prompt is open.
 HINT = "keys: s set a result · c confirm a result (a board, or all)"
@@ -57,15 +66,19 @@ _BACKSPACE = ("\x7f", "\b")
 
 def parse_result(text: str) -> str:
     """A result as the daemon takes it: ``1-0``, ``0-1``, ``1/2-1/2``, ``+-``, ``-+``,
-    ``--``, ``*`` (``1/2`` or ``=`` for a draw).
+    ``--``, ``*`` (``1/2`` or ``=`` for a draw; ``white-by-forfeit``,
+    ``black-by-forfeit``, ``double-forfeit`` for the forfeits).
 
     Raises:
         ValueError: anything else (the line says what is accepted).
     """
-    value = _ALIASES.get(text.strip(), text.strip())
+    value = _ALIASES.get(text.strip().lower(), text.strip())
     if value not in RESULTS:
         accepted = ", ".join(sorted(RESULTS))
-        raise ValueError(f"{text!r} is no result: write one of {accepted} (1/2 for a draw)")
+        raise ValueError(
+            f"{text!r} is no result: write one of {accepted} (1/2 for a draw;"
+            " white-by-forfeit, black-by-forfeit, double-forfeit for +-, -+, --)"
+        )
     return value
 
 

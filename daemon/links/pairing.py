@@ -42,7 +42,8 @@ def apply_pairings(
     round: the journal says who plays) are left as configured.
 
     Raises:
-        PairingFileError: a TRF or pairings file that cannot be used (one line per problem).
+        PairingFileError: a TRF or pairings file that cannot be used, or a section's
+            games on another section's boards (one line per problem).
     """
     sections: list[Section] = []
     handoffs: dict[str, ResultHandoff] = {}
@@ -65,7 +66,35 @@ def apply_pairings(
         sections.append(section_after(section, change))
         plan.handoff.save()  # the round's byes
         handoffs[section.name] = plan.handoff
+    clashes = _clashes(sections, {s.name for s in config.sections if s.name not in skip})
+    if clashes:
+        raise PairingFileError([f"{config.source}: {clash}" for clash in clashes])
     return dataclasses.replace(config, sections=tuple(sections)), handoffs
+
+
+def _clashes(sections: list[Section], paired: Collection[str]) -> list[str]:
+    """One line per paired section whose games take boards of another section."""
+    owner: dict[int, str] = {}
+    for section in sections:
+        if section.pairing is None or section.name not in paired:
+            for board in section.boards:
+                owner.setdefault(board.number, section.name)
+    problems = []
+    for index, section in enumerate(sections, 1):
+        if section.pairing is None or section.name not in paired:
+            continue
+        taken = {b.number: owner[b.number] for b in section.boards if b.number in owner}
+        for other in sorted(set(taken.values())):
+            numbers = [str(n) for n, name in sorted(taken.items()) if name == other]
+            boards = f"board{'s' if len(numbers) > 1 else ''} {', '.join(numbers)}"
+            problems.append(
+                f"sections[{index}].pairing.first_board: the pairings put {section.name}'s games"
+                f" of round {section.event.round} on {boards} of section {other!r}:"
+                " number them from a board no other section uses"
+            )
+        for board in section.boards:
+            owner.setdefault(board.number, section.name)
+    return problems
 
 
 def _check_tiebreaks(config: Config, section: str, codes: Collection[str]) -> None:

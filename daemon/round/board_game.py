@@ -170,16 +170,23 @@ def game_headers(board: BoardConfig, section: Section) -> GameHeaders:
     )
 
 
-def render_pgn(game: BoardGame, result: str) -> tuple[str, str]:
+def render_pgn(game: BoardGame, result: str, termination: str | None = None) -> tuple[str, str]:
     """The board's game as PGN text with ``result``, and the current FEN.
+
+    ``termination`` replaces the record's Termination tag (None keeps it).
 
     The rendering is kept in ``game.rendered``: extended when moves were added, made
     anew when another game event or the result changed it. The WhiteClock and
     BlackClock tags of the last reading are added each time.
     """
     rendered = game.rendered
-    if rendered is None or rendered.result != result or not rendered.extend(game.record.moves):
-        rendered = game.rendered = RenderedGame(game.record, result)
+    if (
+        rendered is None
+        or rendered.result != result
+        or rendered.termination != termination
+        or not rendered.extend(game.record.moves)
+    ):
+        rendered = game.rendered = RenderedGame(game.record, result, termination)
     tags, movetext, fen = rendered.text()
     if game.clock is None:
         return tags + movetext, fen

@@ -33,7 +33,7 @@ from broadcast.feed.commands import (
 from broadcast.feed.messages import BoardState, ClockReading
 from daemon.arbiter.decisions import AlertSettings, Decision
 from daemon.arbiter.engine import AlertEngine
-from daemon.arbiter.results import CommandRefused
+from daemon.arbiter.results import CommandRefused, ResultSource
 from daemon.arbiter.watch import BoardRules
 from daemon.config.model import BoardConfig, Config
 from daemon.config.sections import Section
@@ -438,11 +438,19 @@ class RoundCore:
         result = result_state.result if result_state else self.games[board].record.result
         return result, bool(result_state and result_state.confirmed)
 
+    def _termination(self, board: int) -> str | None:
+        """``"time forfeit"`` once an arbiter confirmed a flag fall's result (FIDE 6.9,
+        tournament-rules.md §5); None leaves the record's Termination."""
+        state = self.engine.result_of(board)
+        if state is not None and state.confirmed and state.source is ResultSource.FLAG_FALL:
+            return "time forfeit"
+        return None
+
     def board_state(self, board: int, now: float) -> BoardState:
         """The board as the broadcast should show it now."""
         game = self.games[board]
         result, final = self._result(board)
-        pgn, fen = render_pgn(game, result)
+        pgn, fen = render_pgn(game, result, self._termination(board))
         assert game.rendered is not None
         moves = game.rendered.moves
         clock = game.clock

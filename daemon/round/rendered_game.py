@@ -30,12 +30,17 @@ class RenderedGame:
     Args:
         record: the game record; it is exported in full once.
         result: the PGN result to write.
+        termination: the Termination to write instead of the record's (an arbiter's
+            confirmation of a flag fall: ``"time forfeit"``); None keeps the record's.
     """
 
-    def __init__(self, record: GameRecord, result: str) -> None:
+    def __init__(self, record: GameRecord, result: str, termination: str | None = None) -> None:
         self.result = result
+        self.termination = termination
         game = record.game()
         game.headers["Result"] = result
+        if termination is not None:
+            game.headers["Termination"] = termination
         self._tags = len(game.headers)
         self._exporter = _OpenExporter(headers=True, variations=False, comments=True)
         game.accept(self._exporter)

@@ -15,7 +15,7 @@ from base.backoff import BackoffPolicy
 from broadcast.analysis.engine import DEBIAN_STOCKFISH, Analyst, AnalystSettings, engine_path
 from broadcast.feed.delay import PublicDelay
 from broadcast.feed.hub import Hub
-from broadcast.feed.messages import BoardState, Evaluation
+from broadcast.feed.messages import BoardState, BoardStatus, Evaluation
 from tests.waiting import wait_until
 
 #: A small bound: the tests check what is said, not how well the engine plays.
@@ -99,6 +99,17 @@ async def test_each_position_is_analysed_once_for_every_board(
     await wait_until(lambda: all(recorder.latest(b) for b in (1, 2, 3)), 60, "three boards")
     assert recorder.analyst.plan.analysed == 1
     assert len({recorder.latest(b).cp for b in (1, 2, 3)}) == 1  # type: ignore[union-attr]
+
+
+async def test_a_board_without_an_e_board_or_a_move_gets_no_evaluation(
+    running: tuple[Hub, Recorder],
+) -> None:
+    hub, recorder = running
+    hub.publish_board(BoardState(board=1, fen=chess.STARTING_FEN, status=BoardStatus.MANUAL))
+    hub.publish_board(at(2))  # an e-board before the first move: evaluated
+    await wait_until(lambda: recorder.latest(2) is not None, 60, "board 2's evaluation")
+    assert recorder.latest(1) is None  # not even from the start position's analysis
+    assert recorder.analyst.plan.waiting == 0
 
 
 async def test_a_finished_game_needs_no_engine(running: tuple[Hub, Recorder]) -> None:

@@ -82,6 +82,8 @@ def test_round_pgn_game_pgn_and_json() -> None:
     assert "pgn" in game
     assert _get(http, "/round/3/1.json?section=U12")[0] == 404
     assert _get(http, "/round/9/1.pgn")[0] == 404
+    assert _get(http, "/round/99.pgn") == (404, "no such round\n")
+    assert _get(http, "/round/3.pgn?section=U12") == (404, "no such round\n")
     live = json.loads(_get(http, "/round/4/2.json")[1])  # the round being played: the hub
     assert [move["san"] for move in live["moves"]] == ["e4"]
 

@@ -220,3 +220,38 @@ async def test_the_console_keys_set_and_confirm_results(tmp_path: Path) -> None:
         reply = await daemon.service.execute(SetResult(board=1, result="*"))
         assert reply.ok
         assert await keys.carry_out(ConfirmRequest(board=1)) == "board 1 has no result to confirm"
+
+
+async def test_every_result_of_the_arbiter_page_from_the_command_line(tmp_path: Path) -> None:
+    typed = {
+        1: ["+-"],
+        2: ["--", "-+"],
+        3: ["--", "--"],  # the double forfeit after the end of the options
+        4: ["white-by-forfeit"],
+        5: ["black-by-forfeit"],
+        6: ["Double-Forfeit"],
+        7: ["1/2"],
+    }
+    expected = {1: "+-", 2: "-+", 3: "--", 4: "+-", 5: "-+", 6: "--", 7: "1/2-1/2"}
+    config = write_config(tmp_path, [BoardSpec(n, None) for n in typed])
+    async with running_daemon(config) as daemon:
+        port = str(daemon.server.port)
+        options = ["--config", str(config), "--http-port", port]
+        for board, words in typed.items():
+            code, out, err = await _cli("result", "set", *options, str(board), *words)
+            assert (code, err) == (0, ""), words
+            assert out == f"board {board}: {expected[board]} set (provisional until confirmed)\n"
+        for board, result in expected.items():
+            state = daemon.core.engine.result_of(board)
+            assert state is not None
+            assert state.result == result
+        code, out, err = await _cli("result", "set", *options, "1", "2-0")
+        assert (code, out) == (2, "")
+        assert err.splitlines() == [
+            "dgtcast result set: '2-0' is no result: write one of *, +-, -+, --, 0-1, 1-0,"
+            " 1/2-1/2 (1/2 for a draw; white-by-forfeit, black-by-forfeit, double-forfeit"
+            " for +-, -+, --)"
+        ]
+        kept = daemon.core.engine.result_of(1)
+        assert kept is not None
+        assert kept.result == "+-"  # the bad one changed nothing

@@ -169,7 +169,15 @@ RESULTS = ((1, "0-1"), (2, "1-0"), (3, "1/2-1/2"), (4, "1-0"), (5, "0-1"))
 #: Round 5 of config/tournament-example.trf: nobody meets an earlier opponent; 5 gets the bye.
 ROUND5 = "7\n1 10\n2 6\n3 4\n8 7\n9 12\n11 13\n5 0\n"
 #: What the relay must answer exactly as the daemon does.
-PATHS = ("/rounds.json", "/round/4.pgn", "/round/4/1.pgn", "/round/4/3.json", "/standings.json")
+PATHS = (
+    "/rounds.json",
+    "/round/4.pgn",
+    "/round/4/1.pgn",
+    "/round/4/3.json",
+    "/standings.json",
+    "/round/99.pgn",
+    "/round/99/1.pgn",
+)
 
 
 def event_files(folder: Path, broker: Mosquitto) -> Path:
@@ -197,7 +205,9 @@ async def answers(port: int) -> dict[str, bytes]:
     found = {}
     for path in PATHS:
         answer = await http_get(port, path)
-        found[path] = answer.body if answer.status == 200 else f"HTTP {answer.status}".encode()
+        found[path] = (
+            answer.body if answer.status == 200 else b"HTTP %d: %b" % (answer.status, answer.body)
+        )
     return found
 
 
@@ -249,6 +259,8 @@ async def test_a_relay_serves_every_round_and_the_standings_after_restarts(
         assert json.loads(shown["/round/4/3.json"])["result"] == "1/2-1/2"
         assert b'[Result "0-1"]' in shown["/round/4/1.pgn"]
         assert json.loads(shown["/standings.json"])["sections"][0]["round"] == 5
+        assert shown["/round/99.pgn"] == b"HTTP 404: no such round\n"  # the relay's too
+        assert shown["/round/99/1.pgn"] == b"HTTP 404: no such game\n"
 
         await stop_process(relay.process, kill=True)  # the relay dies and comes back
         relay = await start_dgtcast(*relay_args, log=tmp_path / "relay-2.log")
