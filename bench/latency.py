@@ -241,7 +241,9 @@ class LatencyRun:
             f"loop's longest pause {loop['loop_max_ms']:.1f} ms "
             f"({loop.get('loop_max_cpu_ms', 0):.1f} ms of it on the CPU; "
             f"{loop['pauses_over']['10']} over 10 ms), {loop['snapshots']} snapshots, "
-            f"longest collection {loop['gc_max_ms']:.1f} ms ({loop['gc_full_count']} full)"
+            f"longest collection {loop['gc_max_ms']:.1f} ms ({loop['gc_full_count']} full"
+            + "".join(f", {ms:g}" for ms in loop.get("gc_full_ms", ()))
+            + (" ms)" if loop.get("gc_full_ms") else ")")
         )
 
     @property

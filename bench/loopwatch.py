@@ -59,6 +59,7 @@ class LoopWatch:
             "gc_max_ms": max((s for _, s in self.collections), default=0.0) * 1000,
             "gc_full_count": len(full),
             "gc_full_max_ms": max(full, default=0.0) * 1000,
+            "gc_full_ms": [round(s * 1000, 1) for s in full],
         }
 
     async def _watch(self) -> None:

@@ -20,8 +20,9 @@ from pathlib import Path
 
 import chess
 
+from base.fen import board_fen
 from daemon.config.model import BoardConfig, load_config
-from daemon.journal.inputs import CLOCK, PLACEMENT, board_fen, clock_payload
+from daemon.journal.inputs import CLOCK, PLACEMENT, clock_payload
 from daemon.journal.store import EVENT_BOARD, ROUND
 from daemon.round.change import RoundChange
 from daemon.round.core import RoundCore

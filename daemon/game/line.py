@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 import chess
 
+from base.fen import position_fen
 from daemon.game.clock import MoveClock
 from daemon.game.events import MoveMade, MovesWithdrawn
 from daemon.game.matching import Match, MatchKind, PlacementKey, find_match, placement_key
@@ -81,7 +82,7 @@ class GameLine:
             clock=times.clock,
             clock_before=times.clock_before,
             emt=times.emt,
-            fen=self.board.fen(),
+            fen=position_fen(self.board),
             at=at,
         )
 

@@ -14,6 +14,7 @@ from typing import Any, Final
 
 import chess
 
+from base.fen import board_fen, board_from_fen
 from daemon.journal.store import ROUND
 from drivers.observations import (
     BatteryObserved,
@@ -38,8 +39,6 @@ __all__ = [
     "TICK",
     "battery_from_payload",
     "battery_payload",
-    "board_fen",
-    "board_from_fen",
     "clock_adds_of",
     "clock_from_payload",
     "clock_payload",
@@ -101,61 +100,6 @@ def placement_from_payload(payload: Mapping[str, Any], at: float) -> PlacementOb
 #: The placements :func:`placement_payload` made last, by FEN (a bounded memo).
 _sensed: dict[str, chess.BaseBoard] = {}
 _SENSED_KEPT = 64
-_SYMBOLS = tuple((piece_type, chess.piece_symbol(piece_type)) for piece_type in chess.PIECE_TYPES)
-
-
-_KINDS = {
-    symbol: (piece_type, color)
-    for piece_type, lower in _SYMBOLS
-    for symbol, color in ((lower, chess.BLACK), (lower.upper(), chess.WHITE))
-}
-
-
-def board_from_fen(fen: str) -> chess.BaseBoard:
-    """``chess.BaseBoard(fen)``, the bitboards set at once (python-chess sets each square).
-
-    A FEN as :func:`board_fen` writes it is read here; anything else (promotion marks,
-    spaces, errors) goes to python-chess, which reads it or raises ``ValueError``.
-    """
-    masks = [0] * 7  # by piece type, 1..6
-    colors = [0, 0]  # by color
-    ranks = fen.split("/")
-    if len(ranks) != 8:
-        return chess.BaseBoard(fen)
-    for rank, text in zip(range(7, -1, -1), ranks, strict=True):
-        file, digit = 0, False
-        for char in text:
-            kind = _KINDS.get(char)
-            if kind is not None and file < 8:
-                bit = 1 << (rank * 8 + file)
-                masks[kind[0]] |= bit
-                colors[kind[1]] |= bit
-                file, digit = file + 1, False
-            elif "1" <= char <= "8" and not digit:
-                file, digit = file + int(char), True
-            else:
-                return chess.BaseBoard(fen)
-        if file != 8:
-            return chess.BaseBoard(fen)
-    board = chess.BaseBoard.empty()
-    board.pawns, board.knights, board.bishops, board.rooks, board.queens, board.kings = masks[1:]
-    board.occupied_co[chess.WHITE], board.occupied_co[chess.BLACK] = colors[1], colors[0]
-    board.occupied = colors[0] | colors[1]
-    return board
-
-
-def board_fen(board: chess.BaseBoard) -> str:
-    """``board.board_fen()``, read off the piece bitboards (python-chess asks every square)."""
-    cells = ["1"] * 64
-    for piece_type, symbol in _SYMBOLS:
-        for square in chess.scan_forward(board.pieces_mask(piece_type, chess.BLACK)):
-            cells[square ^ 56] = symbol
-        for square in chess.scan_forward(board.pieces_mask(piece_type, chess.WHITE)):
-            cells[square ^ 56] = symbol.upper()
-    ranks = "/".join("".join(cells[start : start + 8]) for start in range(0, 64, 8))
-    for run in range(8, 1, -1):
-        ranks = ranks.replace("1" * run, str(run))
-    return ranks
 
 
 def clock_payload(observation: ClockObserved, *, clock_adds: bool = False) -> dict[str, Any]:

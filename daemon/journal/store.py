@@ -202,22 +202,22 @@ class Journal:
         digest = self._digest
         self._db.execute("BEGIN IMMEDIATE")  # the write lock first: no upgrade to fail
         try:
-            seq = self.last_seq
-            seqs = []
-            for board, kind, at, text, entry in texts:
-                seq += 1
+            first = self.last_seq + 1
+            rows = []
+            for seq, (board, kind, at, text, _) in enumerate(texts, first):
                 digest = _chain(digest, seq, board, kind, at, text)
-                self._db.execute(_INSERT, (seq, board, kind, at, text, digest))
+                rows.append((seq, board, kind, at, text, digest))
+            self._db.executemany(_INSERT, rows)
+            for _, kind, _, _, entry in texts:
                 if kind == ROUND:
                     self._follow_round(entry.payload)
-                seqs.append(seq)
             self._db.execute("COMMIT")
         except BaseException:
             if self._db.in_transaction:
                 self._db.execute("ROLLBACK")
             raise
         self._digest = digest
-        return seqs
+        return list(range(first, first + len(rows)))
 
     # -- snapshots ------------------------------------------------------------------------
 

@@ -20,13 +20,13 @@ from typing import Any
 
 import chess
 
+from base.fen import board_from_fen
 from daemon.game.durations import TimeControl
 from daemon.game.events import GameEvent, GapCandidates
 from daemon.game.gap import search_gap
 from daemon.game.matching import rotated
 from daemon.game.recovery import plan_recovery
 from daemon.game.tracker import GameTracker
-from daemon.journal.inputs import board_from_fen
 from daemon.round.board_game import BoardGame, line_sans
 from daemon.round.mode23 import GapIncrements, clock_gained, game_move_number
 from drivers.memory import memory_from_payload

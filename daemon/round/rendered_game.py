@@ -10,6 +10,7 @@ import copy
 import chess
 import chess.pgn
 
+from base.fen import position_fen
 from broadcast.feed.messages import MoveInfo
 from daemon.game.record import GameRecord, PgnExporter, RecordedMove
 
@@ -75,7 +76,7 @@ class RenderedGame:
             chess.pgn.StringExporter.end_game(final)
             pgn = final.result() + "\n"
             split = sum(len(line) + 1 for line in final.lines[: self._tags])
-            self._text = pgn[:split], pgn[split:], self._board.fen()
+            self._text = pgn[:split], pgn[split:], position_fen(self._board)
         return self._text
 
     def __getstate__(self) -> dict[str, object]:

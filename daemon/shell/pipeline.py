@@ -32,6 +32,7 @@ from dataclasses import replace
 from typing import Any
 
 from base.backoff import BackoffPolicy
+from base.fen import board_fen
 from daemon.config.model import BoardConfig
 from daemon.config.sections import Section
 from daemon.journal.inputs import (
@@ -42,7 +43,6 @@ from daemon.journal.inputs import (
     PLACEMENT,
     RECOVERY,
     battery_payload,
-    board_fen,
     clock_payload,
     link_payload,
     placement_payload,
@@ -383,7 +383,7 @@ class BoardSession:
     def _offer_placement(self, placement: PlacementObserved, at: float) -> None:
         """Send a placement on, unless the board floods the line (daemon/shell/flood.py)."""
         was_flooding = self.flood.flooding
-        fen = placement.board.board_fen()
+        fen = board_fen(placement.board)
         flicker = len(self._recent) == 2 and fen == self._recent[0] != self._recent[1]
         self._recent.append(fen)
         if self.flood.admit(at, flicker=flicker):

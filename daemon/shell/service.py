@@ -468,9 +468,15 @@ def _command_board(command: ArbiterCommand) -> int:
 
 
 def _outcome_entries(outcome: Outcome) -> list[Entry | Decision]:
-    """The records of what an input caused: its game events, then its decisions."""
+    """The records of what an input caused: its game events, then its decisions.
+
+    A ``ClockUpdated`` is left out: it is the clock input read by colour, which a replay
+    makes again, and at a reading a second per clock it would double the journal.
+    """
     entries: list[Entry | Decision] = [
-        _event_entry(board, event) for board, event in outcome.game_events
+        _event_entry(board, event)
+        for board, event in outcome.game_events
+        if type(event) is not ClockUpdated
     ]
     entries.extend(outcome.decisions)
     return entries
@@ -488,9 +494,5 @@ def _moves_clocks_only(board: int, kind: str, outcome: Outcome) -> bool:
 
 
 def _event_entry(board: int, event: GameEvent) -> Entry:
-    if type(event) is ClockUpdated:  # most of them: to_json_dict's result, made directly
-        payload = {"white": event.white, "black": event.black, "running": event.running}
-        payload["at"] = event.at
-    else:
-        payload = to_json_dict(event)
+    payload = to_json_dict(event)
     return Entry(board=board, kind="game." + type(event).__name__, at=event.at, payload=payload)

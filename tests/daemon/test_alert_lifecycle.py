@@ -17,6 +17,7 @@ from typing import Any
 import chess
 import chess.pgn
 
+from base.fen import board_fen
 from broadcast.feed.alerts import Alert
 from broadcast.feed.commands import AckAlert, ArbiterCommand, ConfirmResult, SetResult
 from daemon.arbiter.decisions import AlertSettings
@@ -34,7 +35,7 @@ from daemon.game.events import (
     MovesWithdrawn,
     ResultSignalled,
 )
-from daemon.journal.inputs import ARBITER, LINK, PLACEMENT, TICK, board_fen
+from daemon.journal.inputs import ARBITER, LINK, PLACEMENT, TICK
 from daemon.journal.store import EVENT_BOARD, ROUND
 from daemon.round.change import RoundChange
 from daemon.round.core import RoundCore, command_payload

@@ -15,11 +15,12 @@ from typing import Any
 import chess
 import pytest
 
+from base.fen import board_fen
 from broadcast.feed.alerts import AlertKind
 from broadcast.feed.commands import ChooseLine
 from daemon.arbiter.results import CommandRefused
 from daemon.config.model import load_config
-from daemon.journal.inputs import ARBITER, CLOCK, LINK, PLACEMENT, RECOVERY, board_fen
+from daemon.journal.inputs import ARBITER, CLOCK, LINK, PLACEMENT, RECOVERY
 from daemon.round.core import Outcome, RoundCore, command_payload
 from daemon.round.snapshot import dump_state, load_state
 from drivers.memory import BoardMemory, LoggedPowerUp, memory_payload

@@ -15,10 +15,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from base.fen import board_fen, board_from_fen
 from daemon.config.model import parse_config
 from daemon.game.events import GameStarted, MoveMade, MovesWithdrawn
 from daemon.game.record import GameRecord, pgn_text
-from daemon.journal.inputs import board_fen, board_from_fen
 from daemon.round.board_game import BoardGame, game_headers, render_pgn
 
 CONFIG = """

@@ -18,10 +18,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from base.fen import board_fen
 from broadcast.feed.commands import AckAlert, SetResult
 from broadcast.feed.hub import Hub
 from daemon.config.model import Config, load_config
-from daemon.journal.inputs import CLOCK, INPUT_KINDS, LINK, PLACEMENT, TICK, board_fen
+from daemon.journal.inputs import CLOCK, INPUT_KINDS, LINK, PLACEMENT, TICK
 from daemon.journal.store import Journal
 from daemon.round import snapshot
 from daemon.round.core import RoundCore

@@ -120,8 +120,8 @@ class Inbox(Generic[T]):
 
     def __init__(self) -> None:
         self._items: list[T] = []
-        self._wakeup = asyncio.Event()
-        self._waiting = False
+        #: The reader's wake-up while it waits (a bare future: the cheapest wake there is).
+        self._waiter: asyncio.Future[None] | None = None
         self.close_reason: str | None = None
 
     def put(self, items: Iterable[T]) -> None:
@@ -129,13 +129,18 @@ class Inbox(Generic[T]):
         if self.close_reason is None:
             self._items.extend(items)
             if self._items:
-                self._wakeup.set()
+                self._wake()
 
     def close(self, reason: str) -> None:
         """No more items; the first reason given is kept."""
         if self.close_reason is None:
             self.close_reason = reason
-            self._wakeup.set()
+            self._wake()
+
+    def _wake(self) -> None:
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
 
     async def get_batch(self) -> list[T]:
         """Wait for items and take them all; ``[]`` means closed and drained.
@@ -143,15 +148,14 @@ class Inbox(Generic[T]):
         Raises:
             RuntimeError: another task is already waiting.
         """
-        if self._waiting:
+        if self._waiter is not None:
             raise RuntimeError("only one task may wait on an inbox")
-        self._waiting = True
-        try:
-            while not self._items and self.close_reason is None:
-                self._wakeup.clear()
-                await self._wakeup.wait()
-        finally:
-            self._waiting = False
+        while not self._items and self.close_reason is None:
+            self._waiter = asyncio.get_running_loop().create_future()
+            try:
+                await self._waiter
+            finally:
+                self._waiter = None
         items, self._items = self._items, []
         return items
 
