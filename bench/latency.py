@@ -108,6 +108,7 @@ async def _daemon(args: argparse.Namespace) -> None:
     send_line({"port": daemon.server.port, "replayed": daemon.replayed, "construct_s": built})
     profiler = cProfile.Profile()
     watch, taken = LoopWatch(), 0
+    _mark_snapshots(daemon, watch)
     async for message in stdin_lines():
         if message.get("profile") == "start":
             profiler.enable()
@@ -125,6 +126,31 @@ async def _daemon(args: argparse.Namespace) -> None:
         send_line({"ok": True})
     stop.set()
     await task
+
+
+def _young(spread: dict[str, float]) -> str:
+    """The younger collections in words (empty without them)."""
+    if not spread.get("count"):
+        return ""
+    return (
+        f"; {spread['count']:.0f} younger collections, median {spread['median_ms']:.1f} ms,"
+        f" p99 {spread['p99_ms']:.1f} ms, max {spread['max_ms']:.1f} ms"
+    )
+
+
+def _mark_snapshots(daemon: Daemon, watch: LoopWatch) -> None:
+    """Have the loop watch see each snapshot the daemon starts (its fork, on the loop)."""
+    service = daemon.service
+    start_snapshot = service._snapshot_in_child
+
+    def timed() -> None:
+        began = time.monotonic()
+        try:
+            start_snapshot()
+        finally:
+            watch.mark("snapshot", began, time.monotonic())
+
+    service._snapshot_in_child = timed  # type: ignore[method-assign]
 
 
 async def watch_feed(args: argparse.Namespace) -> None:
@@ -244,6 +270,9 @@ class LatencyRun:
             f"longest collection {loop['gc_max_ms']:.1f} ms ({loop['gc_full_count']} full"
             + "".join(f", {ms:g}" for ms in loop.get("gc_full_ms", ()))
             + (" ms)" if loop.get("gc_full_ms") else ")")
+            + _young(loop.get("gc_young", {}))
+            + "; pauses over 10 ms: "
+            + ", ".join(f"{n} {cause}" for cause, n in loop.get("pauses_by_cause", {}).items())
         )
 
     @property

@@ -10,6 +10,10 @@ time during it is noted too: a pause the process spent computing (a callback, a
 collection) uses about as much CPU as it lasts; a pause with little CPU is time the
 process was not running at all (other processes had the cores, or it waited on the
 disk).
+
+Each pause over 10 ms is put down to what took half of it or more: a full collection,
+younger ones, a snapshot (the daemon's fork, marked with :meth:`mark`), or other work (a
+burst of inputs, fan-out) when none of those did.
 """
 
 from __future__ import annotations
@@ -30,6 +34,8 @@ class LoopWatch:
         self.lags: list[float] = []
         self.worst = (0.0, 0.0)  # (the longest pause, the CPU the process used in it)
         self.collections: list[tuple[int, float]] = []  # (generation, seconds)
+        self._spans: list[tuple[str, float, float]] = []  # (cause, start, end), monotonic
+        self._long: list[tuple[float, float]] = []  # pauses over 10 ms (start, end)
         self._task: asyncio.Task[None] | None = None
         self._gc_started = 0.0
 
@@ -37,6 +43,8 @@ class LoopWatch:
         """Begin watching (in the running loop)."""
         self.lags.clear()
         self.collections.clear()
+        self._spans.clear()
+        self._long.clear()
         self.worst = (0.0, 0.0)
         gc.callbacks.append(self._collected)
         self._task = asyncio.get_running_loop().create_task(self._watch())
@@ -60,7 +68,24 @@ class LoopWatch:
             "gc_full_count": len(full),
             "gc_full_max_ms": max(full, default=0.0) * 1000,
             "gc_full_ms": [round(s * 1000, 1) for s in full],
+            "pauses_by_cause": self._causes(),
+            "gc_young": _spread([s for g, s in self.collections if g < 2]),
         }
+
+    def mark(self, cause: str, start: float, end: float) -> None:
+        """Note that ``cause`` ran from ``start`` to ``end`` (``time.monotonic()``)."""
+        self._spans.append((cause, start, end))
+
+    def _causes(self) -> dict[str, int]:
+        """Pauses over 10 ms by what took half of them or more (else "other work")."""
+        counts = {"full collection": 0, "young collection": 0, "snapshot": 0, "other work": 0}
+        for start, end in self._long:
+            took: dict[str, float] = {}
+            for cause, s, e in self._spans:
+                took[cause] = took.get(cause, 0.0) + max(0.0, min(e, end) - max(s, start))
+            cause, longest = max(took.items(), key=lambda item: item[1], default=("", 0.0))
+            counts[cause if longest >= (end - start) / 2 else "other work"] += 1
+        return counts
 
     async def _watch(self) -> None:
         loop = asyncio.get_running_loop()
@@ -70,12 +95,31 @@ class LoopWatch:
             await asyncio.sleep(self.period)
             lag = max(0.0, loop.time() - due)
             self.lags.append(lag)
+            if lag > 0.010:
+                self._long.append((due, due + lag))
             if lag > self.worst[0]:
                 self.worst = (lag, time.process_time() - cpu)
 
     def _collected(self, phase: str, info: dict[str, Any]) -> None:
         if phase == "start":
-            self._gc_started = time.perf_counter()
+            self._gc_started = time.monotonic()
         else:
-            took = time.perf_counter() - self._gc_started
-            self.collections.append((int(info["generation"]), took))
+            ended = time.monotonic()
+            generation = int(info["generation"])
+            self.collections.append((generation, ended - self._gc_started))
+            cause = "full collection" if generation == 2 else "young collection"
+            self._spans.append((cause, self._gc_started, ended))
+
+
+def _spread(seconds: list[float]) -> dict[str, float]:
+    """Count, median, p99 and max of durations (ms)."""
+    ordered = sorted(seconds)
+    if not ordered:
+        return {"count": 0}
+    return {
+        "count": len(ordered),
+        "median_ms": ordered[len(ordered) // 2] * 1000,
+        "p99_ms": ordered[int(len(ordered) * 0.99)] * 1000,
+        "max_ms": ordered[-1] * 1000,
+        "over_5ms": sum(s > 0.005 for s in ordered),
+    }
