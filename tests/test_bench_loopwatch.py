@@ -14,10 +14,16 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def _loopwatch() -> ModuleType:
     spec = importlib.util.spec_from_file_location("loopwatch", ROOT / "bench" / "loopwatch.py")
-    assert spec is not None and spec.loader is not None
+    assert spec is not None
+    assert spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def _hold_the_loop(seconds: float) -> None:
+    """Block the event loop, as a callback that computes does."""
+    time.sleep(seconds)
 
 
 async def test_a_blocking_snapshot_and_plain_work_are_told_apart() -> None:
@@ -25,10 +31,10 @@ async def test_a_blocking_snapshot_and_plain_work_are_told_apart() -> None:
     watch.start()
     await asyncio.sleep(0.02)
     began = time.monotonic()
-    time.sleep(0.05)  # a "snapshot" holding the loop
+    _hold_the_loop(0.05)  # a "snapshot"
     watch.mark("snapshot", began, time.monotonic())
     await asyncio.sleep(0.02)
-    time.sleep(0.05)  # work nobody marked
+    _hold_the_loop(0.05)  # work nobody marked
     await asyncio.sleep(0.02)
     figures = watch.stop()
     causes = figures["pauses_by_cause"]
