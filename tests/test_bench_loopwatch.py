@@ -47,7 +47,9 @@ async def test_a_full_collection_is_named() -> None:
     watch = _loopwatch().LoopWatch(period=0.002)
     watch.start()
     await asyncio.sleep(0.02)
-    garbage = [[[] for _ in range(50)] for _ in range(20_000)]  # enough for a slow pass
+    garbage: list[list[list[int]]] = [
+        [[] for _ in range(50)] for _ in range(20_000)
+    ]  # enough for a slow pass
     began = time.monotonic()
     while time.monotonic() - began < 0.03:
         gc.collect()
