@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from pathlib import Path
 
@@ -111,3 +112,41 @@ async def test_an_inbox_hands_out_batches_then_ends_when_closed() -> None:
     inbox.put([4])
     assert await inbox.get_batch() == []
     assert inbox.close_reason == "done"
+
+
+async def test_an_inbox_deadline_ends_the_wait_with_nothing_and_open() -> None:
+    inbox: Inbox[int] = Inbox()
+    loop = asyncio.get_running_loop()
+    assert await inbox.get_batch(loop.time() + 0.01) == []
+    assert inbox.close_reason is None
+    assert await inbox.get_batch(loop.time() - 1) == []  # already passed: no wait at all
+    inbox.put([5])
+    assert await inbox.get_batch(loop.time() - 1) == [5]  # items win over a passed deadline
+
+
+async def test_an_inbox_deadline_moved_while_waiting() -> None:
+    inbox: Inbox[int] = Inbox()
+    loop = asyncio.get_running_loop()
+    waiting = asyncio.create_task(inbox.get_batch(loop.time() + 3600))
+    await asyncio.sleep(0)
+    inbox.move_deadline(loop.time() + 0.01)  # brought forward: the wait ends then
+    assert await asyncio.wait_for(waiting, 5) == []
+    waiting = asyncio.create_task(inbox.get_batch(loop.time() + 0.01))
+    await asyncio.sleep(0)
+    inbox.move_deadline(None)  # no deadline any more: only items end the wait
+    await asyncio.sleep(0.05)
+    assert not waiting.done()
+    inbox.put([7])
+    assert await asyncio.wait_for(waiting, 5) == [7]
+
+
+async def test_a_link_past_its_deadline_returns_nothing_and_stays_open(
+    board: EmulatedBoard,
+) -> None:
+    link = await DgtLink.open(str(board.path))
+    loop = asyncio.get_running_loop()
+    assert await link.events_received(loop.time() + 0.01) == []
+    assert not link.is_closed
+    await link.close()
+    with pytest.raises(LinkClosed):
+        await link.events_received(loop.time() + 0.01)

@@ -122,7 +122,6 @@ class DgtDevice:
         self._waiters: dict[type[object], list[asyncio.Future[Any]]] = {}
         self._clock_waiters: dict[int, asyncio.Future[ClockDone]] = {}
         self._helpers: set[asyncio.Task[None]] = set()
-        self._wait: asyncio.Timeout | None = None  # the reader's wait for the next deadline
         self._bytes_heard_at: float | None = None  # the link's last bytes, as fed to the core
         self._dumped = False  # the handshake's board dump has come: field updates count
         self._reader = asyncio.create_task(self._read(), name=f"dgt-device {link.path}")
@@ -342,14 +341,7 @@ class DgtDevice:
             await self.link.close()
 
     async def _read_once(self) -> None:
-        events: list[TimedEvent] = []
-        try:
-            async with asyncio.timeout_at(self._deadline()) as self._wait:
-                events = await self.link.events_received()
-        except TimeoutError:
-            pass
-        finally:
-            self._wait = None
+        events = await self.link.events_received(self._deadline())
         self._core.receive_events(events)
         self._answer_waiters(events)
         if not self._dumped:
@@ -371,9 +363,8 @@ class DgtDevice:
             waiter = self._clock_waiters.get(done.ticket)
             if waiter is not None and not waiter.done():
                 waiter.set_result(done)
-        wait = self._wait  # a new clock command may have brought the next deadline forward
-        if wait is not None and not wait.expired():
-            wait.reschedule(self._deadline())
+        # a new clock command may have brought the next deadline forward
+        self.link.move_deadline(self._deadline())
 
     def _deadline(self) -> float | None:
         deadline = self._core.next_deadline()

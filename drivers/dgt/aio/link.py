@@ -122,6 +122,7 @@ class Inbox(Generic[T]):
         self._items: list[T] = []
         #: The reader's wake-up while it waits (a bare future: the cheapest wake there is).
         self._waiter: asyncio.Future[None] | None = None
+        self._timer: asyncio.TimerHandle | None = None  # the waiting reader's deadline
         self.close_reason: str | None = None
 
     def put(self, items: Iterable[T]) -> None:
@@ -142,22 +143,45 @@ class Inbox(Generic[T]):
         if waiter is not None and not waiter.done():
             waiter.set_result(None)
 
-    async def get_batch(self) -> list[T]:
-        """Wait for items and take them all; ``[]`` means closed and drained.
+    async def get_batch(self, deadline: float | None = None) -> list[T]:
+        """Wait for items and take them all; ``[]`` means closed and drained, or that
+        ``deadline`` (loop time; None: none) came first (``close_reason`` tells which).
+
+        A deadline costs one timer handle, not an ``asyncio.timeout``: the reader of
+        every board waits here for each batch (docs/performance.md).
 
         Raises:
             RuntimeError: another task is already waiting.
         """
         if self._waiter is not None:
             raise RuntimeError("only one task may wait on an inbox")
+        loop = asyncio.get_running_loop()
         while not self._items and self.close_reason is None:
-            self._waiter = asyncio.get_running_loop().create_future()
+            if deadline is not None and loop.time() >= deadline:
+                break
+            self._waiter = loop.create_future()
+            self._timer = None if deadline is None else loop.call_at(deadline, self._wake)
             try:
                 await self._waiter
             finally:
                 self._waiter = None
+                if self._timer is not None:
+                    deadline = self._timer.when()  # moved by move_deadline, maybe
+                    self._timer.cancel()
+                    self._timer = None
         items, self._items = self._items, []
         return items
+
+    def move_deadline(self, deadline: float | None) -> None:
+        """Give the reader waiting now another deadline (None: none)."""
+        if self._waiter is None or self._waiter.done():
+            return
+        if (None if self._timer is None else self._timer.when()) == deadline:
+            return
+        if self._timer is not None:
+            self._timer.cancel()
+        loop = self._waiter.get_loop()
+        self._timer = None if deadline is None else loop.call_at(deadline, self._wake)
 
 
 class _SerialTransport(SerialTransport):
@@ -305,18 +329,20 @@ class DgtLink:
         log.debug("%s > %s", self.path, data.hex(" "))
         self._transport.write(data)
 
-    async def events_received(self) -> list[TimedEvent]:
-        """Wait until at least one event arrived and return every event buffered so far.
+    def move_deadline(self, deadline: float | None) -> None:
+        """Give the :meth:`events_received` waiting now another deadline (None: none)."""
+        self._inbox.move_deadline(deadline)
 
-        This await has no timeout of its own: wrap it in ``asyncio.timeout`` (the device
-        does, with its watchdog deadline).
+    async def events_received(self, deadline: float | None = None) -> list[TimedEvent]:
+        """Wait until at least one event arrived and return every event buffered so far;
+        ``[]`` once ``deadline`` (loop time, see :meth:`move_deadline`) passed first.
 
         Raises:
             LinkClosed: the port is gone and every event was handed out.
             RuntimeError: another task is already waiting.
         """
-        events = await self._inbox.get_batch()
-        if not events:
+        events = await self._inbox.get_batch(deadline)
+        if not events and self._inbox.close_reason is not None:
             raise LinkClosed(f"{self.path}: {self.close_reason}")
         return events
 
