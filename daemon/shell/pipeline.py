@@ -218,11 +218,12 @@ class BoardSession:
             self.supervisor = self.new_supervisor()
         async with asyncio.TaskGroup() as tasks:
             tasks.create_task(self.supervisor.run())
-            async for at, report in self.supervisor.reports():
-                try:
-                    self.receive_report(report, self._to_wall(at))
-                except Exception as exc:  # a bug: this board's, and it goes on
-                    self._fault(f"board {self.board.number}'s session", exc)
+            async for batch in self.supervisor.report_batches():
+                for at, report in batch:
+                    try:
+                        self.receive_report(report, self._to_wall(at))
+                    except Exception as exc:  # a bug: this board's, and it goes on
+                        self._fault(f"board {self.board.number}'s session", exc)
 
     def _fault(self, where: str, exc: BaseException) -> None:
         """Report a bug (or raise it, without :attr:`on_fault`); then start afresh from

@@ -281,3 +281,21 @@ def _fast_dog() -> DeviceTimeouts:
 
 def _is_ack(event: Event, command_id: int) -> bool:
     return isinstance(event, ClockAck) and event.command == command_id
+
+
+async def test_a_stream_hands_on_every_event_then_ends_when_unplugged(
+    board: EmulatedBoard, device: DgtDevice
+) -> None:
+    sensors = Sensors()  # the handshake's replies are still waiting: the stream's first batch
+    stream = asyncio.create_task(device.stream_to(sensors.receive))
+    await board.play(game_of("e4", "e5", "Nf3"), speed=200)
+    async with asyncio.timeout(WAIT):
+        while sensors.squares != list(board.physical.fields()):
+            await asyncio.sleep(0.01)
+    assert any(isinstance(e, BoardDump) for e in sensors.events)  # the handshake's
+    assert sum(isinstance(e, FieldUpdated) for e in sensors.events) >= 6
+    with pytest.raises(RuntimeError, match="one stream"):
+        await device.stream_to(sensors.receive)
+    board.unplug()
+    with pytest.raises(LinkClosed):
+        await asyncio.wait_for(stream, WAIT)

@@ -30,8 +30,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 from drivers.dgt.aio.link import (
     ClockRefused,
@@ -119,6 +120,8 @@ class DgtDevice:
         self._loop = asyncio.get_running_loop()
         self._core = DeviceCore(self.timeouts, now=self._loop.time())
         self._inbox: Inbox[TimedEvent] = Inbox()
+        #: Where the reader hands events while :meth:`stream_to` runs (else the inbox).
+        self._sink: Callable[[list[TimedEvent]], None] | None = None
         self._waiters: dict[type[object], list[asyncio.Future[Any]]] = {}
         self._clock_waiters: dict[int, asyncio.Future[ClockDone]] = {}
         self._helpers: set[asyncio.Task[None]] = set()
@@ -277,6 +280,27 @@ class DgtDevice:
             raise LinkClosed(f"{self.path}: {self.close_reason}")
         return events
 
+    async def stream_to(self, sink: Callable[[list[TimedEvent]], None]) -> NoReturn:
+        """Hand every event to ``sink`` until the link dies, as :meth:`events_received`
+        would return them, but from the reader itself: no task wakes in between.
+
+        ``sink`` is called on the event loop and must not raise (it would end the reader
+        as a bug does).
+
+        Raises:
+            LinkClosed: the link is gone and every event was handed on.
+        """
+        if self._sink is not None:
+            raise RuntimeError("only one stream per device")
+        self._sink = sink
+        try:
+            while batch := await self._inbox.get_batch():  # what came before the sink
+                sink(batch)
+        finally:
+            self._sink = None
+        self._raise_reader_bug()
+        raise LinkClosed(f"{self.path}: {self.close_reason}")
+
     async def close(self) -> None:
         """Stop the reader and close the port; safe to call more than once."""
         tasks = [self._reader, *self._helpers]
@@ -346,7 +370,10 @@ class DgtDevice:
         self._answer_waiters(events)
         if not self._dumped:
             events = self._after_first_dump(events)
-        self._inbox.put(events)
+        if self._sink is not None and events:
+            self._sink(events)
+        else:
+            self._inbox.put(events)
         self._pump()
 
     def _pump(self) -> None:

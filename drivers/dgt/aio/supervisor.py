@@ -263,9 +263,14 @@ class BoardSupervisor:
 
     async def reports(self) -> AsyncIterator[TimedReport]:
         """Every report, oldest first, until the supervisor stopped (one consumer only)."""
-        while batch := await self._inbox.get_batch():
+        async for batch in self.report_batches():
             for report in batch:
                 yield report
+
+    async def report_batches(self) -> AsyncIterator[list[TimedReport]]:
+        """:meth:`reports` a batch at a time: all that came since the last (one consumer)."""
+        while batch := await self._inbox.get_batch():
+            yield batch
 
     async def run(self) -> None:
         """Connect, stream and reconnect until :meth:`stop`; raises only on a bug.
@@ -404,8 +409,7 @@ class BoardSupervisor:
         self._report(up)
         reason, level = "supervisor stopped", logging.INFO
         try:
-            while True:
-                self._inbox.put(await device.events_received())
+            await device.stream_to(self._inbox.put)
         except LinkClosed as exc:
             reason, level = str(exc), logging.WARNING
         finally:
