@@ -287,11 +287,19 @@ async def test_a_stream_hands_on_every_event_then_ends_when_unplugged(
     board: EmulatedBoard, device: DgtDevice
 ) -> None:
     sensors = Sensors()  # the handshake's replies are still waiting: the stream's first batch
-    stream = asyncio.create_task(device.stream_to(sensors.receive))
-    await board.play(game_of("e4", "e5", "Nf3"), speed=200)
-    async with asyncio.timeout(WAIT):
-        while sensors.squares != list(board.physical.fields()):
-            await asyncio.sleep(0.01)
+    played = game_of("e4", "e5", "Nf3")
+    caught_up = asyncio.Event()
+
+    def receive(events: list[tuple[float, Event]]) -> None:
+        sensors.receive(events)
+        if sensors.squares == list(board.physical.fields()):
+            caught_up.set()
+
+    stream = asyncio.create_task(device.stream_to(receive))
+    await board.play(played, speed=200)
+    if sensors.squares != list(board.physical.fields()):  # the last updates still coming
+        caught_up.clear()
+        await asyncio.wait_for(caught_up.wait(), WAIT)
     assert any(isinstance(e, BoardDump) for e in sensors.events)  # the handshake's
     assert sum(isinstance(e, FieldUpdated) for e in sensors.events) >= 6
     with pytest.raises(RuntimeError, match="one stream"):
