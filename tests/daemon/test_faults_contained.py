@@ -120,11 +120,11 @@ def _break_inbox(supervisor: BoardSupervisor) -> None:
     original = inbox.get_batch
     done = [False]
 
-    async def broken() -> Any:
+    async def broken(deadline: float | None = None) -> Any:
         if not done[0]:
             done[0] = True
             raise RuntimeError(INJECTED)
-        return await original()
+        return await original(deadline)
 
     inbox.get_batch = broken  # type: ignore[method-assign]
 
