@@ -352,7 +352,7 @@ class DgtDevice:
         reason = "closed"
         try:
             while self._core.dead_reason is None:
-                await self._read_once()
+                self._receive(await self.link.events_received(self._deadline()))
             reason = self._core.dead_reason
             log.debug("%s = %s", self.path, reason)
         except LinkClosed:
@@ -364,8 +364,8 @@ class DgtDevice:
             self._stop(reason)
             await self.link.close()
 
-    async def _read_once(self) -> None:
-        events = await self.link.events_received(self._deadline())
+    def _receive(self, events: list[TimedEvent]) -> None:
+        """One batch from the link (``[]``: a deadline passed), then what the core asks."""
         self._core.receive_events(events)
         self._answer_waiters(events)
         if not self._dumped:
