@@ -34,6 +34,7 @@ from dataclasses import dataclass
 import chess
 
 from base.colors import Color
+from base.drain import drain
 from daemon.game.durations import ClockRules
 from daemon.game.events import ClockSidesLearned, ClockUpdated, FlagFell, GameEvent
 from daemon.game.rules import color_name, flag_result
@@ -237,8 +238,7 @@ class ClockTracker:
 
     def events_received(self) -> list[GameEvent]:
         """Drain the events the readings produced, in order."""
-        events, self._events = self._events, []
-        return events
+        return drain(self._events)
 
     # -- internals ------------------------------------------------------------------
 

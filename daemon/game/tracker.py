@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 
 import chess
 
+from base.drain import drain
 from daemon.game.clock import ClockContext, ClockTracker, LeverPress
 from daemon.game.events import (
     GameEnded,
@@ -258,8 +259,7 @@ class GameTracker:
 
     def events_received(self) -> list[GameEvent]:
         """Drain the events produced so far, in order."""
-        events, self._events = self._events, []
-        return events
+        return drain(self._events)
 
     def next_deadline(self) -> float | None:
         """When :meth:`receive_tick` must be called next, None if no timer runs."""

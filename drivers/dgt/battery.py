@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from base.drain import drain
 from drivers.dgt.commands import Command, RequestBattery
 
 __all__ = ["BATTERY_MISSES", "BatteryPoll"]
@@ -107,5 +108,4 @@ class BatteryPoll:
 
     def commands_to_send(self) -> list[Command]:
         """Return and forget the requests to write."""
-        commands, self._commands = self._commands, []
-        return commands
+        return drain(self._commands)

@@ -17,6 +17,7 @@ import functools
 from collections.abc import Callable, Mapping
 from typing import Final, Literal
 
+from base.drain import drain
 from drivers.dgt.commands import (
     CLOCK_COMMAND_IDS,
     CLOCK_MESSAGE,
@@ -314,8 +315,7 @@ class CommandParser:
 
     def commands_received(self) -> list[Command | ProtocolViolation]:
         """Return and forget the commands (and faults) parsed so far, oldest first."""
-        commands, self._commands = self._commands, []
-        return commands
+        return drain(self._commands)
 
     def _violation(self, reason: ViolationReason, data: bytes) -> None:
         self._commands.append(ProtocolViolation(reason=reason, data=data))

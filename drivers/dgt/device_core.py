@@ -14,6 +14,7 @@ from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from base.drain import drain
 from drivers.dgt.battery import BatteryPoll
 from drivers.dgt.commands import CLOCK_COMMAND_IDS, ClockCommand, Command, RequestSerialNumber
 from drivers.dgt.events import (
@@ -266,8 +267,7 @@ class DeviceCore:
 
     def clock_results(self) -> list[ClockDone]:
         """Return and forget the clock commands that left the queue."""
-        results, self._results = self._results, []
-        return results
+        return drain(self._results)
 
     def next_deadline(self) -> float:
         """When :meth:`receive_time` must be called next (loop time, maybe ``inf``)."""

@@ -25,6 +25,7 @@ import re
 from collections import Counter
 from collections.abc import Callable
 
+from base.drain import drain
 from drivers.dgt.commands import Command, encode
 from drivers.dgt.events import (
     BatteryStatus,
@@ -301,8 +302,7 @@ class DgtProtocol:
 
     def events_received(self) -> list[Event]:
         """Return and forget the events decoded so far, oldest first."""
-        events, self._events = self._events, []
-        return events
+        return drain(self._events)
 
     def send(self, command: Command) -> bytes:
         """Return the bytes to write to the board for ``command`` (dgt-protocol.md §3)."""

@@ -21,6 +21,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from base.drain import drain
 from drivers.dgt.commands import Command, RequestBoard, RequestClock
 
 __all__ = ["BoardRefresh"]
@@ -82,8 +83,7 @@ class BoardRefresh:
 
     def commands_to_send(self) -> list[Command]:
         """Return and forget the requests to write."""
-        commands, self._commands = self._commands, []
-        return commands
+        return drain(self._commands)
 
     def _deadline(self) -> float:
         if self._sent is None:

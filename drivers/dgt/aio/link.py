@@ -40,6 +40,7 @@ from typing import Generic, TypeVar
 import serial
 from serial_asyncio_fast import SerialTransport
 
+from base.drain import drain
 from drivers.dgt.commands import Command
 from drivers.dgt.events import ClockAck, TimedEvent
 from drivers.dgt.protocol import DgtProtocol
@@ -169,8 +170,7 @@ class Inbox(Generic[T]):
                     deadline = self._timer.when()  # moved by move_deadline, maybe
                     self._timer.cancel()
                     self._timer = None
-        items, self._items = self._items, []
-        return items
+        return drain(self._items)
 
     def move_deadline(self, deadline: float | None) -> None:
         """Give the reader waiting now another deadline (None: none)."""
