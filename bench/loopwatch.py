@@ -121,5 +121,4 @@ def _spread(seconds: list[float]) -> dict[str, float]:
         "median_ms": ordered[len(ordered) // 2] * 1000,
         "p99_ms": ordered[int(len(ordered) * 0.99)] * 1000,
         "max_ms": ordered[-1] * 1000,
-        "over_5ms": sum(s > 0.005 for s in ordered),
     }

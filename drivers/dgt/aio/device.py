@@ -276,8 +276,7 @@ class DgtDevice:
         """
         events = await self._inbox.get_batch()
         if not events:
-            self._raise_reader_bug()
-            raise LinkClosed(f"{self.path}: {self.close_reason}")
+            self._end_of_stream()
         return events
 
     async def stream_to(self, sink: Callable[[list[TimedEvent]], None]) -> NoReturn:
@@ -298,6 +297,11 @@ class DgtDevice:
                 sink(batch)
         finally:
             self._sink = None
+        self._end_of_stream()
+
+    def _end_of_stream(self) -> NoReturn:
+        """Every event was handed out and the link is gone: what broke the reader, if a
+        bug did, else :class:`LinkClosed`."""
         self._raise_reader_bug()
         raise LinkClosed(f"{self.path}: {self.close_reason}")
 
@@ -390,8 +394,8 @@ class DgtDevice:
             waiter = self._clock_waiters.get(done.ticket)
             if waiter is not None and not waiter.done():
                 waiter.set_result(done)
-        # a new clock command may have brought the next deadline forward
-        self.link.move_deadline(self._deadline())
+        if self.link.waiting:  # a new clock command may have brought the deadline forward
+            self.link.move_deadline(self._deadline())
 
     def _deadline(self) -> float | None:
         deadline = self._core.next_deadline()

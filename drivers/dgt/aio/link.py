@@ -161,7 +161,7 @@ class Inbox(Generic[T]):
             if deadline is not None and loop.time() >= deadline:
                 break
             self._waiter = loop.create_future()
-            self._timer = None if deadline is None else loop.call_at(deadline, self._wake)
+            self._arm(deadline)
             try:
                 await self._waiter
             finally:
@@ -172,15 +172,24 @@ class Inbox(Generic[T]):
                     self._timer = None
         return drain(self._items)
 
+    @property
+    def waiting(self) -> bool:
+        """Whether a reader waits in :meth:`get_batch` now."""
+        return self._waiter is not None and not self._waiter.done()
+
     def move_deadline(self, deadline: float | None) -> None:
         """Give the reader waiting now another deadline (None: none)."""
-        if self._waiter is None or self._waiter.done():
+        if not self.waiting:
             return
         if (None if self._timer is None else self._timer.when()) == deadline:
             return
         if self._timer is not None:
             self._timer.cancel()
-        loop = self._waiter.get_loop()
+        self._arm(deadline)
+
+    def _arm(self, deadline: float | None) -> None:
+        """Wake the waiting reader at ``deadline`` (loop time; None: no timer)."""
+        loop = asyncio.get_running_loop()
         self._timer = None if deadline is None else loop.call_at(deadline, self._wake)
 
 
@@ -329,6 +338,11 @@ class DgtLink:
         log.debug("%s > %s", self.path, data.hex(" "))
         self._transport.write(data)
 
+    @property
+    def waiting(self) -> bool:
+        """Whether :meth:`events_received` waits now (see :meth:`move_deadline`)."""
+        return self._inbox.waiting
+
     def move_deadline(self, deadline: float | None) -> None:
         """Give the :meth:`events_received` waiting now another deadline (None: none)."""
         self._inbox.move_deadline(deadline)
@@ -342,7 +356,7 @@ class DgtLink:
             RuntimeError: another task is already waiting.
         """
         events = await self._inbox.get_batch(deadline)
-        if not events and self._inbox.close_reason is not None:
+        if not events and self.is_closed:
             raise LinkClosed(f"{self.path}: {self.close_reason}")
         return events
 
