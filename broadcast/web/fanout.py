@@ -21,12 +21,24 @@ So the cost of a tick is one encoding per kind of client plus one write per spec
 whatever the number of events, and a spectator gets at most one frame per tick (plus
 the answer to its own ``resume``). The hub never wakes the spectators' subscriptions
 itself (``wake=False``): publishing costs nothing per spectator.
+
+A tick writes ``slice_size`` spectators per event-loop iteration, so that a large
+audience does not hold up the process's other work (the moves coming in, the HTTP
+GETs) while it is written to. The ticks keep to a share of the process's time
+(``tick_share``, half by default): a tick whose slices took ``t`` seconds is followed by
+the next one no sooner than ``t / tick_share`` seconds after it began, and never sooner
+than ``interval``. A relay with
+a few hundred spectators thus ticks every ``interval``; one with so many that writing
+them all takes longer (about 12 ms a thousand on a 2.1 GHz core) ticks less often and
+sends more in each frame, rather than falling behind the round and taking the whole
+core (docs/performance.md, change 20).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -78,6 +90,19 @@ class Spectator:
     woken: asyncio.Event = field(default_factory=asyncio.Event)
 
 
+@dataclass(eq=False, slots=True, kw_only=True)
+class _Tick:
+    """One tick being written: its events, framed once per kind of client."""
+
+    before: int
+    after: int
+    texts: list[str]
+    spectators: list[tuple[ServerConnection, Spectator]]
+    frames: dict[bool, bytes] = field(default_factory=dict)
+    done: int = 0  # spectators written to (or woken) so far
+    spent: float = 0.0  # seconds its slices took
+
+
 class FanOut:
     """Ticks the spectator feed of ``hub`` (see the module docstring).
 
@@ -87,21 +112,47 @@ class FanOut:
             per publish, or per :meth:`~broadcast.feed.hub.Hub.batch` of them).
         write_limit: bytes of write buffer a spectator may hold and still be written to.
         slow_timeout: seconds a spectator's buffer may stay full before it is dropped.
+        tick_share: the share of the process's time the ticks may take (None: every
+            ``interval`` whatever they cost).
+        slice_size: spectators written per event-loop iteration.
+        clock: the monotonic clock the ticks are spaced by (the event loop's).
     """
 
     def __init__(
-        self, hub: Hub, *, interval: float, write_limit: int, slow_timeout: float = 30.0
+        self,
+        hub: Hub,
+        *,
+        interval: float,
+        write_limit: int,
+        slow_timeout: float = 30.0,
+        tick_share: float | None = 0.5,
+        slice_size: int = 500,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
+        if tick_share is not None and not 0 < tick_share <= 1:
+            raise ValueError("tick_share must be in (0, 1]")
+        if slice_size < 1:
+            raise ValueError("slice_size must be at least 1")
         self.hub = hub
         self.interval = interval
         self.write_limit = write_limit
         self.slow_timeout = slow_timeout
+        self.tick_share = tick_share
+        self.slice_size = slice_size
+        self._clock = clock
+        #: Seconds from the start of one tick to the next at least: ``interval``, or
+        #: longer after a tick that took more than ``tick_share`` of it.
+        self.spacing = interval
+        #: Ticks so far.
+        self.ticks = 0
         #: Spectators dropped for not reading (their buffer full for ``slow_timeout``).
         self.dropped = 0
         self._idle: dict[ServerConnection, Spectator] = {}
         self._seq = hub.seq
         self._last_tick = float("-inf")
         self._handle: asyncio.TimerHandle | asyncio.Handle | None = None
+        self._writing: _Tick | None = None  # the tick whose slices are being written
+        self._again = False  # asked for a tick while one was being written
         self._remove: Callable[[], None] | None = hub.add_event_listener(self._schedule)
 
     def close(self) -> None:
@@ -112,6 +163,7 @@ class FanOut:
         if self._handle is not None:
             self._handle.cancel()
             self._handle = None
+        self._writing = None
 
     async def serve(self, spectator: Spectator, texts: Callable[[Update], list[str]]) -> None:
         """The spectator's sender: what the ticks do not write, until the connection ends.
@@ -141,38 +193,78 @@ class FanOut:
                 await ws.send(text)
 
     def _schedule(self) -> None:
+        if self._writing is not None:  # once the tick being written is done
+            self._again = True
+            return
         if self._handle is not None:
             return
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:  # published outside the loop: the next publish ticks
             return
-        if self.interval <= 0:  # every publish (or batch of them: Hub.batch) now
+        wait = self._last_tick + self.spacing - self._clock()
+        if wait > 0:
+            self._handle = loop.call_later(wait, self.tick)
+        elif self.interval <= 0:  # every publish (or batch of them: Hub.batch) now
             self.tick()
-            return
-        wait = self._last_tick + self.interval - loop.time()
-        self._handle = loop.call_soon(self.tick) if wait <= 0 else loop.call_later(wait, self.tick)
+        else:
+            self._handle = loop.call_soon(self.tick)
 
     def tick(self) -> None:
         """Write the events since the last tick to the idle caught-up spectators; wake
-        the idle ones that have something else pending."""
-        self._handle = None
+        the idle ones that have something else pending (``slice_size`` of them now, the
+        others in the next iterations of the event loop)."""
+        if self._handle is not None:
+            self._handle.cancel()
+            self._handle = None
+        if self._writing is not None:  # the one being written first, all of it
+            while self._writing is not None:
+                self._write_slice(reschedule=False)
+        self._last_tick = self._clock()
+        self.ticks += 1
         before, after = self._seq, self.hub.seq
-        self._last_tick = asyncio.get_running_loop().time()
         self._seq = after
         messages = self.hub.messages_since(before) if after != before else None
-        texts = [message.text for message in messages] if messages else []
-        frames: dict[bool, bytes] = {}
-        limit = self.write_limit
-        for ws, spectator in self._idle.items():
-            sub = spectator.sub
-            if texts and can_take(ws, limit) and sub.advance(before, after):
-                data = frames.get(spectator.batch)
-                if data is None:
-                    data = frames[spectator.batch] = _frames(texts, spectator.batch)
-                ws.transport.write(data)
-            elif sub.has_pending():
-                spectator.woken.set()
+        self._writing = _Tick(
+            before=before,
+            after=after,
+            texts=[message.text for message in messages] if messages else [],
+            spectators=list(self._idle.items()),
+        )
+        self._write_slice()
+
+    def _write_slice(self, *, reschedule: bool = True) -> None:
+        self._handle = None
+        tick = self._writing
+        assert tick is not None
+        began = self._clock()
+        try:
+            end = tick.done + self.slice_size
+            for ws, spectator in tick.spectators[tick.done : end]:
+                if self._idle.get(ws) is spectator:  # not since woken or gone
+                    self._write(tick, ws, spectator)
+            tick.done = end
+        finally:
+            tick.spent += self._clock() - began
+        if tick.done < len(tick.spectators):
+            self._handle = asyncio.get_running_loop().call_soon(self._write_slice)
+            return
+        self._writing = None
+        if self.tick_share is not None:
+            self.spacing = max(self.interval, tick.spent / self.tick_share)
+        if reschedule and (self._again or self.hub.seq != self._seq):
+            self._again = False
+            self._schedule()
+
+    def _write(self, tick: _Tick, ws: ServerConnection, spectator: Spectator) -> None:
+        sub = spectator.sub
+        if tick.texts and can_take(ws, self.write_limit) and sub.advance(tick.before, tick.after):
+            data = tick.frames.get(spectator.batch)
+            if data is None:
+                data = tick.frames[spectator.batch] = _frames(tick.texts, spectator.batch)
+            ws.transport.write(data)
+        elif sub.has_pending():
+            spectator.woken.set()
 
     def wake(self, spectator: Spectator) -> None:
         """Have the spectator's sender answer now (a ``resume`` it sent)."""

@@ -16,7 +16,8 @@ Spectator feed ``ws://…/ws`` (docs/broadcast.md has every message)::
 subprotocol ``dgtcast.batch`` gets the events of a frame as one JSON array (the viewer
 does). Each spectator has its own sender
 task and a hub cursor (no queue). The fan-out (:mod:`broadcast.web.fanout`) ticks at
-most every ``frame_interval`` seconds: it writes the events since the last tick, framed
+most every ``frame_interval`` seconds (less often when so many spectators make a tick
+costly: ``tick_share``): it writes the events since the last tick, framed
 once, to every idle caught-up spectator, and wakes the senders of the others: a slow
 one waits on its write buffer (``write_limit`` bytes) and then gets the events it missed
 if the ring still holds them, else one snapshot of the latest state; one that does not
@@ -168,6 +169,8 @@ class BroadcastServer:
         write_limit: bytes buffered per connection before its sender waits.
         frame_interval: seconds between two frames to a spectator at most (0: a frame
             per publish or :meth:`~broadcast.feed.hub.Hub.batch` of them).
+        tick_share: the share of the process's time the spectator feed's ticks may
+            take: a costly tick delays the next (broadcast/web/fanout.py; None: never).
         slow_timeout: seconds a spectator may leave its write buffer full before it
             is dropped.
         auth_timeout: seconds an arbiter has to authenticate.
@@ -197,6 +200,7 @@ class BroadcastServer:
         clock: Callable[[], float] | None = None,
         write_limit: int = 32 * 1024,
         frame_interval: float = 0.0,
+        tick_share: float | None = 0.5,
         slow_timeout: float = 30.0,
         auth_timeout: float = 5.0,
         command_timeout: float = 10.0,
@@ -249,6 +253,7 @@ class BroadcastServer:
             interval=frame_interval,
             write_limit=write_limit,
             slow_timeout=slow_timeout,
+            tick_share=tick_share,
         )
         self._remove_listener = self.fanout.close
 

@@ -11,6 +11,7 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.typing import Subprotocol
 
 from broadcast.feed.hub import Hub
+from broadcast.web.fanout import FanOut
 from broadcast.web.server import BroadcastServer
 from tests.broadcast.feed_client import FeedModel, RecordingHandler, state_after
 from tests.waiting import wait_until
@@ -103,3 +104,83 @@ async def test_a_spectator_that_stops_reading_is_dropped_and_resumes_with_every_
             while model.seq < hub.seq:  # resumed events, or a snapshot if the ring moved on
                 model.apply(json.loads(await asyncio.wait_for(again.recv(), 10)))
     assert model.boards[1]["white"] == f"White {hub.seq - 1}"
+
+
+class SteppingClock:
+    """A monotonic clock that moves ``step`` seconds at each reading."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+        self.step = 0.0
+
+    def __call__(self) -> float:
+        now = self.now
+        self.now += self.step
+        return now
+
+
+async def test_a_costly_tick_spaces_the_next_one_and_a_cheap_one_brings_them_back() -> None:
+    hub = Hub()
+    clock = SteppingClock()
+    fanout = FanOut(hub, interval=0.05, write_limit=65536, clock=clock)
+    try:
+        clock.step = 30.0  # a tick that took 30 s
+        fanout.tick()
+        assert fanout.spacing == 60.0  # half the time at most: the next one in 60 s
+        clock.now, clock.step = 1030.0, 0.0  # as the tick ended
+        ticks = fanout.ticks
+        hub.publish_board(state_after(1, 1))
+        await asyncio.sleep(0.3)  # six intervals: still waiting for the 60 s
+        assert fanout.ticks == ticks
+        clock.step = 0.001  # a tick of a millisecond: back to the interval
+        fanout.tick()
+        assert fanout.spacing == 0.05
+        hub.publish_board(state_after(1, 2))
+        await wait_until(lambda: fanout.ticks == ticks + 2, what="the next tick")
+    finally:
+        fanout.close()
+
+
+async def test_ticks_without_a_share_keep_the_interval_whatever_they_cost() -> None:
+    hub = Hub()
+    clock = SteppingClock()
+    fanout = FanOut(hub, interval=0.05, write_limit=65536, tick_share=None, clock=clock)
+    clock.step = 30.0
+    fanout.tick()
+    fanout.close()
+    assert fanout.spacing == 0.05
+
+
+async def test_a_tick_written_a_few_spectators_at_a_time_reaches_every_one_once() -> None:
+    hub = Hub()
+    for board in range(1, 4):
+        hub.publish_board(state_after(board, 0))
+    server = BroadcastServer(hub, RecordingHandler(), frame_interval=0.05)
+    server.fanout.slice_size = 2  # five spectators: three iterations of the loop a tick
+    async with server:
+        url = f"ws://127.0.0.1:{server.port}/ws"
+        clients = [await connect(url, subprotocols=BATCH) for _ in range(5)]
+        models = [FeedModel() for _ in clients]
+        frames: list[list[Any]] = [[] for _ in clients]
+        readers = [
+            asyncio.create_task(_frames(ws, model, got))
+            for ws, model, got in zip(clients, models, frames, strict=True)
+        ]
+        await wait_until(lambda: all(m.snapshots == 1 for m in models), what="snapshots")
+        ticks = server.fanout.ticks
+        for plies in range(1, 13):
+            hub.publish_board(state_after(plies % 3 + 1, (plies + 2) // 3))
+            await asyncio.sleep(0.01)
+        await wait_until(lambda: all(m.seq == hub.seq for m in models), what="every move")
+        for reader in readers:
+            reader.cancel()
+        for ws in clients:
+            await ws.close()
+    ticked = server.fanout.ticks - ticks
+    for model, got in zip(models, frames, strict=True):
+        assert model.boards == models[0].boards
+        assert got[0]["type"] == "snapshot"
+        events = [event for frame in got[1:] for event in frame]
+        assert [event["seq"] for event in events] == list(range(got[0]["seq"] + 1, hub.seq + 1))
+        assert len(got) - 1 <= ticked  # a frame per tick at most
+    assert [len(models[0].boards[b]["moves"]) for b in (1, 2, 3)] == [4, 4, 4]
