@@ -1,7 +1,9 @@
 """A relay's spectator feed at a round's pace: every spectator, every move, within 1 s?
 
 Run: ``.venv/bin/python bench/spectators.py [--spectators 1000 10000] [--rate 125]
-[--seconds 20] [--interval 0.1] [--fixed-ticks]``
+[--seconds 20] [--interval 0.1] [--fixed-ticks] [--json]``; :func:`measure_apart` runs
+one measurement in a process of its own (``--json``), so that what earlier ones freed
+does not hide the memory per spectator.
 
 Set-up: a :class:`~broadcast.web.server.BroadcastServer` and its hub alone in this
 process, as in a relay (``frame_interval`` 0.1 s; the ticks keep to half the server's
@@ -28,16 +30,20 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import gc
+import json
 import multiprocessing
 import multiprocessing.connection
 import os
 import re
 import resource
+import subprocess
 import sys
 import time
 from array import array
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from common import NoCommands, machine, open_spectators, raise_fd_limit
@@ -47,7 +53,7 @@ from broadcast.feed.hub import Hub
 from broadcast.feed.messages import BoardState, BoardStatus, MoveInfo
 from broadcast.web.server import BroadcastServer
 
-__all__ = ["Figures", "main", "measure"]
+__all__ = ["Figures", "main", "measure", "measure_apart"]
 
 BOARDS = 500
 _CLOCK_AT = re.compile(rb'"clock_at":([0-9.]+)')
@@ -358,6 +364,28 @@ async def measure(
     )
 
 
+def measure_apart(
+    spectators: int, rate: float, seconds: float, interval: float, *, fixed_ticks: bool = False
+) -> Figures:
+    """:func:`measure` in a new process (``--json``): its memory figure starts clean."""
+    command = [
+        sys.executable,
+        str(Path(__file__)),
+        "--json",
+        "--spectators",
+        str(spectators),
+        "--rate",
+        str(rate),
+        "--seconds",
+        str(seconds),
+        "--interval",
+        str(interval),
+        *(["--fixed-ticks"] if fixed_ticks else []),
+    ]
+    done = subprocess.run(command, capture_output=True, text=True, check=True, timeout=600)
+    return Figures(**json.loads(done.stdout.splitlines()[-1]))
+
+
 def main(argv: list[str] | None = None) -> int:
     """Parse the arguments, run every spectator count, print the figures."""
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
@@ -370,12 +398,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--fixed-ticks", action="store_true", help="tick every --interval whatever it costs"
     )
+    parser.add_argument("--json", action="store_true", help="print each run's figures as JSON")
     args = parser.parse_args(argv)
     limit = raise_fd_limit()
-    print(f"{machine()}; load {os.getloadavg()[0]:.1f}; open-file limit {limit}", flush=True)
+    if not args.json:
+        print(f"{machine()}; load {os.getloadavg()[0]:.1f}; open-file limit {limit}", flush=True)
     for count in args.spectators:
         if count + 100 > limit:
-            print(f"{count} spectators: skipped, the open-file limit is {limit}")
+            print(f"{count} spectators: skipped, the open-file limit is {limit}", file=sys.stderr)
+            if args.json:
+                return 1
             continue
         interval = args.interval
         figures = asyncio.run(
@@ -389,7 +421,10 @@ def main(argv: list[str] | None = None) -> int:
                 fixed_ticks=args.fixed_ticks,
             )
         )
-        print(figures.summary(), flush=True)
+        if args.json:
+            print(json.dumps(dataclasses.asdict(figures)), flush=True)
+        else:
+            print(figures.summary(), flush=True)
     return 0
 
 
