@@ -275,6 +275,18 @@ async def test_an_unplug_fails_a_waiting_clock_command(
         await device.send_clock(ClockBeep(duration_ms=64))
 
 
+async def test_a_sink_that_raises_ends_the_stream_with_its_error(
+    board: EmulatedBoard, device: DgtDevice
+) -> None:
+    def broken(events: list[tuple[float, Event]]) -> None:
+        raise ValueError("a bug in the consumer")
+
+    stream = asyncio.create_task(device.stream_to(broken))
+    device.request_refresh()  # a dump comes, at the latest
+    with pytest.raises(ValueError, match="a bug in the consumer"):
+        await asyncio.wait_for(stream, WAIT)
+
+
 def _fast_dog() -> DeviceTimeouts:
     return DeviceTimeouts(reply=0.5, long_serial=0.2, clock_ack=0.25, quiet=0.2, probe=0.3)
 

@@ -122,6 +122,7 @@ class DgtDevice:
         self._inbox: Inbox[TimedEvent] = Inbox()
         #: Where the reader hands events while :meth:`stream_to` runs (else the inbox).
         self._sink: Callable[[list[TimedEvent]], None] | None = None
+        self._bug: Exception | None = None  # what broke the reader (a bug, a sink's)
         self._waiters: dict[type[object], list[asyncio.Future[Any]]] = {}
         self._clock_waiters: dict[int, asyncio.Future[ClockDone]] = {}
         self._helpers: set[asyncio.Task[None]] = set()
@@ -315,7 +316,10 @@ class DgtDevice:
         self._raise_reader_bug()
 
     def _raise_reader_bug(self) -> None:
-        """Re-raise what broke the reader task: only bugs get there, never peer faults."""
+        """Re-raise what broke the reader task: only bugs get there, never peer faults
+        (known before the task has finished closing the link)."""
+        if self._bug is not None:
+            raise self._bug
         if self._reader.done() and not self._reader.cancelled():
             error = self._reader.exception()
             if error is not None:
@@ -363,6 +367,9 @@ class DgtDevice:
             reason = self.link.close_reason or "closed"
         except asyncio.CancelledError:
             reason = "closed by us"
+            raise
+        except Exception as exc:  # a bug, here or in the sink: the stream raises it
+            self._bug, reason = exc, f"bug: {exc!r}"
             raise
         finally:
             self._stop(reason)
