@@ -6,8 +6,8 @@ one measurement in a process of its own (``--json``), so that what earlier ones 
 does not hide the memory per spectator.
 
 Set-up: a :class:`~broadcast.web.server.BroadcastServer` and its hub alone in this
-process, as in a relay (``frame_interval`` 0.1 s; the ticks keep to half the server's
-time, so more spectators make them sparser: ``--fixed-ticks`` ticks every 0.1 s whatever
+process, as in a relay (``frame_interval`` 0.1 s; the ticks keep to two thirds of the
+server's time, so more spectators make them sparser: ``--fixed-ticks`` ticks every 0.1 s whatever
 they cost, as before change 20 of docs/performance.md). A publisher plays a 500-board round
 at ``--rate`` moves a second (125: 500 boards of blitz): each move is a new board state
 with one more ply, the other side's clock running and ``clock_at`` = the wall-clock time
@@ -51,6 +51,7 @@ from loopwatch import LoopWatch
 
 from broadcast.feed.hub import Hub
 from broadcast.feed.messages import BoardState, BoardStatus, MoveInfo
+from broadcast.web.fanout import TICK_SHARE
 from broadcast.web.server import BroadcastServer
 
 __all__ = ["Figures", "main", "measure", "measure_apart"]
@@ -308,7 +309,7 @@ async def measure(
         NoCommands(),
         backlog=4096,
         frame_interval=interval,
-        tick_share=None if fixed_ticks else 0.5,
+        tick_share=None if fixed_ticks else TICK_SHARE,
     )
     async with server:
         pipes, processes = [], []

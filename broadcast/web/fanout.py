@@ -25,9 +25,10 @@ itself (``wake=False``): publishing costs nothing per spectator.
 A tick writes ``slice_size`` spectators per event-loop iteration, so that a large
 audience does not hold up the process's other work (the moves coming in, the HTTP
 GETs) while it is written to. The ticks keep to a share of the process's time
-(``tick_share``, half by default): a tick whose slices took ``t`` seconds is followed by
-the next one no sooner than ``t / tick_share`` seconds after it began, and never sooner
-than ``interval``. A relay with
+(``tick_share``, two thirds by default: :data:`TICK_SHARE`): a tick whose slices took
+``t`` seconds is followed by the next one no sooner than ``t / tick_share`` seconds after
+it began, and never sooner than ``interval``; the last third is left to the process's
+other work (the spectators served one by one, new connections, the moves coming in). A relay with
 a few hundred spectators thus ticks every ``interval``; one with so many that writing
 them all takes longer (about 12 ms a thousand on a 2.1 GHz core) ticks less often and
 sends more in each frame, rather than falling behind the round and taking the whole
@@ -50,12 +51,15 @@ from websockets.typing import Subprotocol
 from broadcast.feed.hub import Hub
 from broadcast.feed.subscriptions import Subscription, Update
 
-__all__ = ["BATCH_SUBPROTOCOL", "FanOut", "Spectator", "batch_text", "can_take"]
+__all__ = ["BATCH_SUBPROTOCOL", "TICK_SHARE", "FanOut", "Spectator", "batch_text", "can_take"]
 
 logger = logging.getLogger(__name__)
 
 #: The websocket subprotocol of spectators that take a frame's events as one JSON array.
 BATCH_SUBPROTOCOL = Subprotocol("dgtcast.batch")
+
+#: The share of the process's time the feed's ticks may take by default.
+TICK_SHARE = 2 / 3
 
 
 def can_take(ws: ServerConnection, limit: int) -> bool:
@@ -125,7 +129,7 @@ class FanOut:
         interval: float,
         write_limit: int,
         slow_timeout: float = 30.0,
-        tick_share: float | None = 0.5,
+        tick_share: float | None = TICK_SHARE,
         slice_size: int = 500,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:

@@ -50,7 +50,7 @@ from broadcast.feed.subscriptions import Subscription, Update
 from broadcast.web.arbiter_channel import ARBITER_MESSAGE_LIMIT, ArbiterChannel, until_either_ends
 from broadcast.web.arbiter_guard import OriginPolicy
 from broadcast.web.connection_limits import ConnectionLimits, ConnectionPolicy
-from broadcast.web.fanout import BATCH_SUBPROTOCOL, FanOut, Spectator
+from broadcast.web.fanout import BATCH_SUBPROTOCOL, TICK_SHARE, FanOut, Spectator
 from broadcast.web.http import (
     ARBITER_PATH,
     CHESSGROUND_ROOT,
@@ -200,7 +200,7 @@ class BroadcastServer:
         clock: Callable[[], float] | None = None,
         write_limit: int = 32 * 1024,
         frame_interval: float = 0.0,
-        tick_share: float | None = 0.5,
+        tick_share: float | None = TICK_SHARE,
         slow_timeout: float = 30.0,
         auth_timeout: float = 5.0,
         command_timeout: float = 10.0,

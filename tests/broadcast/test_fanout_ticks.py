@@ -122,7 +122,7 @@ class SteppingClock:
 async def test_a_costly_tick_spaces_the_next_one_and_a_cheap_one_brings_them_back() -> None:
     hub = Hub()
     clock = SteppingClock()
-    fanout = FanOut(hub, interval=0.05, write_limit=65536, clock=clock)
+    fanout = FanOut(hub, interval=0.05, write_limit=65536, tick_share=0.5, clock=clock)
     try:
         clock.step = 30.0  # a tick that took 30 s
         fanout.tick()
