@@ -108,7 +108,7 @@ async def _daemon(args: argparse.Namespace) -> None:
     send_line({"port": daemon.server.port, "replayed": daemon.replayed, "construct_s": built})
     profiler = cProfile.Profile()
     watch, taken = LoopWatch(), 0
-    _mark_snapshots(daemon, watch)
+    _mark_work(daemon, watch)
     async for message in stdin_lines():
         if message.get("profile") == "start":
             profiler.enable()
@@ -138,19 +138,38 @@ def _young(spread: dict[str, float]) -> str:
     )
 
 
-def _mark_snapshots(daemon: Daemon, watch: LoopWatch) -> None:
-    """Have the loop watch see each snapshot the daemon starts (its fork, on the loop)."""
-    service = daemon.service
-    start_snapshot = service._snapshot_in_child
+def _commits(spread: dict[str, float]) -> str:
+    """The journal writes on the loop in words (empty without them)."""
+    if not spread.get("count"):
+        return ""
+    return (
+        f"; {spread['count']:.0f} journal commits, median {spread['median_ms']:.2f} ms,"
+        f" p99 {spread['p99_ms']:.2f} ms, max {spread['max_ms']:.1f} ms"
+    )
 
-    def timed() -> None:
+
+def _mark_work(daemon: Daemon, watch: LoopWatch) -> None:
+    """Have the loop watch see each snapshot the daemon starts (its fork, on the loop) and
+    each journal write (a group's records and their commit, on the loop)."""
+    service = daemon.service
+    start_snapshot, write = service._snapshot_in_child, service._write
+
+    def timed_snapshot() -> None:
         began = time.monotonic()
         try:
             start_snapshot()
         finally:
             watch.mark("snapshot", began, time.monotonic())
 
-    service._snapshot_in_child = timed  # type: ignore[method-assign]
+    def timed_write(entries: Any) -> None:
+        began = time.monotonic()
+        try:
+            write(entries)
+        finally:
+            watch.mark("journal commit", began, time.monotonic())
+
+    service._snapshot_in_child = timed_snapshot  # type: ignore[method-assign]
+    service._write = timed_write  # type: ignore[method-assign]
 
 
 async def watch_feed(args: argparse.Namespace) -> None:
@@ -271,6 +290,7 @@ class LatencyRun:
             + "".join(f", {ms:g}" for ms in loop.get("gc_full_ms", ()))
             + (" ms)" if loop.get("gc_full_ms") else ")")
             + _young(loop.get("gc_young", {}))
+            + _commits(loop.get("marked", {}).get("journal commit", {}))
             + "; pauses over 10 ms: "
             + ", ".join(f"{n} {cause}" for cause, n in loop.get("pauses_by_cause", {}).items())
         )

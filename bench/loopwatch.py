@@ -12,8 +12,9 @@ process was not running at all (other processes had the cores, or it waited on t
 disk).
 
 Each pause over 10 ms is put down to what took half of it or more: a full collection,
-younger ones, a snapshot (the daemon's fork, marked with :meth:`mark`), or other work (a
-burst of inputs, fan-out) when none of those did.
+younger ones, work marked with :meth:`mark` (the daemon's snapshot fork, its journal
+commits), or other work (a burst of inputs, fan-out) when none of those did. The marked
+work's durations are spread out too (count, median, p99, max).
 """
 
 from __future__ import annotations
@@ -70,15 +71,25 @@ class LoopWatch:
             "gc_full_ms": [round(s * 1000, 1) for s in full],
             "pauses_by_cause": self._causes(),
             "gc_young": _spread([s for g, s in self.collections if g < 2]),
+            "marked": self._marked(),
         }
 
     def mark(self, cause: str, start: float, end: float) -> None:
         """Note that ``cause`` ran from ``start`` to ``end`` (``time.monotonic()``)."""
         self._spans.append((cause, start, end))
 
+    def _marked(self) -> dict[str, dict[str, float]]:
+        """The durations of each kind of marked work."""
+        kinds: dict[str, list[float]] = {}
+        for cause, start, end in self._spans:
+            if not cause.endswith(" collection"):
+                kinds.setdefault(cause, []).append(end - start)
+        return {cause: _spread(seconds) for cause, seconds in kinds.items()}
+
     def _causes(self) -> dict[str, int]:
         """Pauses over 10 ms by what took half of them or more (else "other work")."""
-        counts = {"full collection": 0, "young collection": 0, "snapshot": 0, "other work": 0}
+        counts = {"full collection": 0, "young collection": 0, "snapshot": 0}
+        counts |= {cause: 0 for cause, _, _ in self._spans} | {"other work": 0}
         for start, end in self._long:
             took: dict[str, float] = {}
             for cause, s, e in self._spans:

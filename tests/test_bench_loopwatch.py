@@ -41,6 +41,10 @@ async def test_a_blocking_snapshot_and_plain_work_are_told_apart() -> None:
     assert causes["snapshot"] == 1
     assert causes["other work"] >= 1
     assert figures["pauses_over"]["10"] == sum(causes.values())
+    snapshots = figures["marked"]["snapshot"]
+    assert snapshots["count"] == 1
+    assert snapshots["max_ms"] >= 50  # as long as it held the loop
+    assert set(figures["marked"]) == {"snapshot"}  # collections are not marked work
 
 
 async def test_a_full_collection_is_named() -> None:
