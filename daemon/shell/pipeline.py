@@ -27,7 +27,7 @@ import logging
 import math
 import time
 from collections import deque
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Callable, Coroutine
 from dataclasses import replace
 from typing import Any
 
@@ -59,7 +59,6 @@ from drivers.dgt.aio.supervisor import (
     LinkUp,
     Report,
     SerialSightings,
-    TimedReport,
 )
 from drivers.dgt.commands import ClockSetAndRun
 from drivers.dgt.device_core import DeviceTimeouts
@@ -217,16 +216,14 @@ class BoardSession:
             down = LinkDown(port=self.board.port or "", reason="its session restarted")
             self.receive_report(down, self._wall_clock())
             self.supervisor = self.new_supervisor()
-        self.supervisor.report_to(self._receive_batch)
-        await self.supervisor.run()
-
-    def _receive_batch(self, batch: Sequence[TimedReport]) -> None:
-        """Reports as the board's reader hands them on (in its task: no wake-up)."""
-        for at, report in batch:
-            try:
-                self.receive_report(report, self._to_wall(at))
-            except Exception as exc:  # a bug: this board's, and it goes on
-                self._fault(f"board {self.board.number}'s session", exc)
+        async with asyncio.TaskGroup() as tasks:
+            tasks.create_task(self.supervisor.run())
+            async for batch in self.supervisor.report_batches():
+                for at, report in batch:
+                    try:
+                        self.receive_report(report, self._to_wall(at))
+                    except Exception as exc:  # a bug: this board's, and it goes on
+                        self._fault(f"board {self.board.number}'s session", exc)
 
     def _fault(self, where: str, exc: BaseException) -> None:
         """Report a bug (or raise it, without :attr:`on_fault`); then start afresh from

@@ -102,8 +102,8 @@ async def test_a_failed_supervisor_is_replaced(
             session = daemon.sessions[1]
             await wait_for(session.online.is_set, 10, "board online")
             first = session.supervisor
-            _break_delivery(first)
-            first.request_refresh()  # the next report raises: a bug in the supervisor
+            _break_inbox(first)
+            first.request_refresh()  # the next report raises: a bug under the task group
             await wait_for(lambda: session.supervisor is not first, 10, "a new supervisor")
             await wait_for(session.online.is_set, 10, "board online again")
             await board.play(game, speed=25)
@@ -113,20 +113,20 @@ async def test_a_failed_supervisor_is_replaced(
     assert len(_tracebacks(caplog, "board 1's session failed")) == 1
 
 
-def _break_delivery(supervisor: BoardSupervisor) -> None:
-    """The supervisor's next hand-over of reports raises: a bug outside the per-report
-    guard (as in the supervisor itself), which ends the supervisor's run."""
-    original = supervisor._sink
-    assert original is not None
+def _break_inbox(supervisor: BoardSupervisor) -> None:
+    """The supervisor's next batch of reports raises: a bug outside the per-report guard
+    (as in the supervisor itself), which ends the session's task group."""
+    inbox = supervisor._inbox
+    original = inbox.get_batch
     done = [False]
 
-    def broken(batch: Any) -> None:
+    async def broken(deadline: float | None = None) -> Any:
         if not done[0]:
             done[0] = True
             raise RuntimeError(INJECTED)
-        original(batch)
+        return await original(deadline)
 
-    supervisor._sink = broken
+    inbox.get_batch = broken  # type: ignore[method-assign]
 
 
 @pytest.mark.error_log(r"the PGN folder failed \(OSError: injected")

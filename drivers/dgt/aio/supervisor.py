@@ -25,9 +25,7 @@ The consumer reads :meth:`BoardSupervisor.reports`, an async iterator of
 ``item`` a decoded :data:`~drivers.dgt.events.Event` or a :class:`LinkUp` /
 :class:`LinkDown` notice. The events of a connection follow its :class:`LinkUp` (the
 handshake's replies first, so the board dump comes before any field update) and precede
-its :class:`LinkDown`. A consumer that takes them as they come instead
-(:meth:`BoardSupervisor.report_to`) is handed each batch by the task that read it: one
-task per board from the serial line to the consumer.
+its :class:`LinkDown`.
 """
 
 from __future__ import annotations
@@ -37,7 +35,7 @@ import enum
 import logging
 import os
 import random
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from types import TracebackType
 from typing import NoReturn
@@ -214,7 +212,6 @@ class BoardSupervisor:
         self._last_path: str | None = None
         self._totals = LinkCounters()
         self._inbox: Inbox[TimedReport] = Inbox()
-        self._sink: Callable[[Sequence[TimedReport]], None] | None = None
         self._stop_requested = asyncio.Event()
         self._stopped = asyncio.Event()
         self._running = False
@@ -275,18 +272,6 @@ class BoardSupervisor:
         while batch := await self._inbox.get_batch():
             yield batch
 
-    def report_to(self, sink: Callable[[Sequence[TimedReport]], None]) -> None:
-        """Hand every batch of reports to ``sink`` as it comes, instead of keeping them
-        for :meth:`reports`; before :meth:`run`.
-
-        ``sink`` is called on the event loop, in the task that read the batch (no task
-        wakes in between), in the order :meth:`reports` would give. It must not block;
-        an exception from it is a bug and ends :meth:`run` with it.
-        """
-        if self._running:
-            raise RuntimeError("report_to() comes before run()")
-        self._sink = sink
-
     async def run(self) -> None:
         """Connect, stream and reconnect until :meth:`stop`; raises only on a bug.
 
@@ -346,13 +331,7 @@ class BoardSupervisor:
         self._state = state
 
     def _report(self, item: Report) -> None:
-        self._deliver([(asyncio.get_running_loop().time(), item)])
-
-    def _deliver(self, batch: Sequence[TimedReport]) -> None:
-        if self._sink is not None:
-            self._sink(batch)
-        else:
-            self._inbox.put(list(batch))
+        self._inbox.put([(asyncio.get_running_loop().time(), item)])
 
     async def _supervise(self) -> NoReturn:
         while True:
@@ -430,7 +409,7 @@ class BoardSupervisor:
         self._report(up)
         reason, level = "supervisor stopped", logging.INFO
         try:
-            await device.stream_to(self._deliver)
+            await device.stream_to(self._inbox.put)
         except LinkClosed as exc:
             reason, level = str(exc), logging.WARNING
         finally:
