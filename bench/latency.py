@@ -48,9 +48,10 @@ import os
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ParamSpec
 
 from common import (
     Child,
@@ -84,6 +85,7 @@ __all__ = [
 
 #: Seconds the spectator may lag behind the end of play before a move counts as lost.
 GRACE = 2.0
+P = ParamSpec("P")
 
 
 async def _farm(args: argparse.Namespace) -> None:
@@ -128,23 +130,13 @@ async def _daemon(args: argparse.Namespace) -> None:
     await task
 
 
-def _young(spread: dict[str, float]) -> str:
-    """The younger collections in words (empty without them)."""
+def _spread_text(spread: dict[str, float], what: str, digits: int = 1) -> str:
+    """Durations spread out by ``bench/loopwatch.py`` in words (empty without them)."""
     if not spread.get("count"):
         return ""
     return (
-        f"; {spread['count']:.0f} younger collections, median {spread['median_ms']:.1f} ms,"
-        f" p99 {spread['p99_ms']:.1f} ms, max {spread['max_ms']:.1f} ms"
-    )
-
-
-def _commits(spread: dict[str, float]) -> str:
-    """The journal writes on the loop in words (empty without them)."""
-    if not spread.get("count"):
-        return ""
-    return (
-        f"; {spread['count']:.0f} journal commits, median {spread['median_ms']:.2f} ms,"
-        f" p99 {spread['p99_ms']:.2f} ms, max {spread['max_ms']:.1f} ms"
+        f"; {spread['count']:.0f} {what}, median {spread['median_ms']:.{digits}f} ms,"
+        f" p99 {spread['p99_ms']:.{digits}f} ms, max {spread['max_ms']:.1f} ms"
     )
 
 
@@ -152,24 +144,23 @@ def _mark_work(daemon: Daemon, watch: LoopWatch) -> None:
     """Have the loop watch see each snapshot the daemon starts (its fork, on the loop) and
     each journal write (a group's records and their commit, on the loop)."""
     service = daemon.service
-    start_snapshot, write = service._snapshot_in_child, service._write
+    snapshot = _timed(watch, "snapshot", service._snapshot_in_child)
+    write = _timed(watch, "journal commit", service._write)
+    service._snapshot_in_child = snapshot  # type: ignore[method-assign]
+    service._write = write  # type: ignore[method-assign]
 
-    def timed_snapshot() -> None:
+
+def _timed(watch: LoopWatch, cause: str, call: Callable[P, None]) -> Callable[P, None]:
+    """``call``, each run of it marked as ``cause`` on ``watch``."""
+
+    def timed(*args: P.args, **kwargs: P.kwargs) -> None:
         began = time.monotonic()
         try:
-            start_snapshot()
+            call(*args, **kwargs)
         finally:
-            watch.mark("snapshot", began, time.monotonic())
+            watch.mark(cause, began, time.monotonic())
 
-    def timed_write(entries: Any) -> None:
-        began = time.monotonic()
-        try:
-            write(entries)
-        finally:
-            watch.mark("journal commit", began, time.monotonic())
-
-    service._snapshot_in_child = timed_snapshot  # type: ignore[method-assign]
-    service._write = timed_write  # type: ignore[method-assign]
+    return timed
 
 
 async def watch_feed(args: argparse.Namespace) -> None:
@@ -289,8 +280,8 @@ class LatencyRun:
             f"longest collection {loop['gc_max_ms']:.1f} ms ({loop['gc_full_count']} full"
             + "".join(f", {ms:g}" for ms in loop.get("gc_full_ms", ()))
             + (" ms)" if loop.get("gc_full_ms") else ")")
-            + _young(loop.get("gc_young", {}))
-            + _commits(loop.get("marked", {}).get("journal commit", {}))
+            + _spread_text(loop.get("gc_young", {}), "younger collections")
+            + _spread_text(loop.get("marked", {}).get("journal commit", {}), "journal commits", 2)
             + "; pauses over 10 ms: "
             + ", ".join(f"{n} {cause}" for cause, n in loop.get("pauses_by_cause", {}).items())
         )
