@@ -26,13 +26,13 @@ A tick writes ``slice_size`` spectators per event-loop iteration, so that a larg
 audience does not hold up the process's other work (the moves coming in, the HTTP
 GETs) while it is written to. The ticks keep to a share of the process's time
 (``tick_share``, two thirds by default: :data:`TICK_SHARE`): a tick whose slices took
-``t`` seconds is followed by the next one no sooner than ``t / tick_share`` seconds after
-it began, and never sooner than ``interval``; the last third is left to the process's
-other work (the spectators served one by one, new connections, the moves coming in). A relay with
-a few hundred spectators thus ticks every ``interval``; one with so many that writing
-them all takes longer (about 12 ms a thousand on a 2.1 GHz core) ticks less often and
-sends more in each frame, rather than falling behind the round and taking the whole
-core (docs/performance.md, change 20).
+``t`` seconds is followed by the next one no sooner than ``t / tick_share`` seconds
+after it began, and never sooner than ``interval``; the rest is left to the process's
+other work (the spectators served one by one, new connections, the moves coming in).
+A relay with a few hundred spectators thus ticks every ``interval``; one with so many
+that writing them all takes longer (13-19 ms a thousand on a 2.1 GHz core) ticks less
+often and sends more in each frame, rather than falling behind the round and taking
+the whole core (docs/performance.md, change 20).
 """
 
 from __future__ import annotations
@@ -221,9 +221,8 @@ class FanOut:
         if self._handle is not None:
             self._handle.cancel()
             self._handle = None
-        if self._writing is not None:  # the one being written first, all of it
-            while self._writing is not None:
-                self._write_slice(reschedule=False)
+        while self._writing is not None:  # the one being written first, all of it
+            self._write_slice(reschedule=False)
         self._last_tick = self._clock()
         self.ticks += 1
         before, after = self._seq, self.hub.seq

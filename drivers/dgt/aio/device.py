@@ -289,6 +289,7 @@ class DgtDevice:
 
         Raises:
             LinkClosed: the link is gone and every event was handed on.
+            Exception: what broke the reader (a bug there or in ``sink``).
         """
         if self._sink is not None:
             raise RuntimeError("only one stream per device")
@@ -320,10 +321,6 @@ class DgtDevice:
         (known before the task has finished closing the link)."""
         if self._bug is not None:
             raise self._bug
-        if self._reader.done() and not self._reader.cancelled():
-            error = self._reader.exception()
-            if error is not None:
-                raise error
 
     async def _request(
         self, command: Command, kind: type[E], reply_timeout: float | None = None
