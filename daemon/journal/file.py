@@ -12,9 +12,9 @@ import os
 import sqlite3
 from pathlib import Path
 
-from daemon.journal.records import JournalError
+from daemon.journal.records import JournalError, JournalMissing
 
-__all__ = ["SCHEMA_VERSION", "explain", "open_read_only", "schema_version", "set_up"]
+__all__ = ["SCHEMA_VERSION", "explain", "is_blank", "open_read_only", "schema_version", "set_up"]
 
 #: Version of the tables below; a journal written by a newer version is refused.
 SCHEMA_VERSION = 2
@@ -93,7 +93,7 @@ def _create_or_upgrade(db: sqlite3.Connection, path: str) -> None:
 def open_read_only(path: str) -> sqlite3.Connection:
     """A connection that cannot write (SQLite's ``mode=ro``)."""
     if not os.path.exists(path):
-        raise JournalError(f"{path}: no journal")
+        raise JournalMissing(f"{path}: no journal")
     uri = Path(path).absolute().as_uri() + "?mode=ro"
     try:
         db = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
@@ -112,8 +112,15 @@ def schema_version(db: sqlite3.Connection) -> int | None:
     return None if row is None else int(row[0])
 
 
+def is_blank(db: sqlite3.Connection) -> bool:
+    """Whether the file holds no tables at all (a new file, not yet set up)."""
+    return db.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchone() is None
+
+
 def explain(exc: sqlite3.DatabaseError) -> str:
     text = str(exc)
+    if "locked" in text:
+        return f"the journal is in use by another connection ({text})"
     if "readonly" in text or "read-only" in text:
         return f"the journal cannot be written ({text})"
     if "unable to open" in text:

@@ -22,6 +22,7 @@ __all__ = [
     "JournalEntry",
     "JournalError",
     "JournalLocked",
+    "JournalMissing",
     "Record",
     "RoundIdentity",
 ]
@@ -41,6 +42,10 @@ class JournalDamaged(JournalError):
 
 class JournalLocked(JournalError):
     """Another process (a second daemon) has the journal open for writing."""
+
+
+class JournalMissing(JournalError):
+    """No journal to read yet: no file, or one a daemon has only begun to create."""
 
 
 class JournalEntry(Protocol):

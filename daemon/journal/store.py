@@ -50,6 +50,7 @@ from typing import Any, Literal
 from daemon.journal.file import (
     SCHEMA_VERSION,
     explain,
+    is_blank,
     open_read_only,
     schema_version,
     set_up,
@@ -61,6 +62,7 @@ from daemon.journal.records import (
     JournalEntry,
     JournalError,
     JournalLocked,
+    JournalMissing,
     Record,
     RoundIdentity,
 )
@@ -94,12 +96,15 @@ class Journal:
             refused (the daemon; readers such as ``dgtcast results`` do not ask).
         read_only: only read (``dgtcast results``, tests, tools): never writes, so a
             running daemon's writes never wait for it. A journal an older dgtcast wrote is
-            upgraded first, as when opened for writing.
+            upgraded first, as when opened for writing; a file with no tables yet (a
+            daemon creating it) is left alone.
 
     Raises:
         JournalError: the file is not a journal this version can use, cannot be written
             (the check writes one page) or, ``read_only``, does not exist.
         JournalLocked: ``exclusive`` and another process holds the lock.
+        JournalMissing: ``read_only`` and there is no journal yet (no file, or a file
+            with no tables).
     """
 
     def __init__(
@@ -116,11 +121,15 @@ class Journal:
         self.created = not read_only and not os.path.exists(self.path)
         if read_only:
             db = open_read_only(self.path)
-            if schema_version(db) == SCHEMA_VERSION:
+            version = schema_version(db)
+            if version == SCHEMA_VERSION:
                 self._db = db
                 self._digest = self._last_digest()
                 return
+            blank = version is None and is_blank(db)
             db.close()  # older (upgraded below) or not a journal (refused below)
+            if blank:  # a reader never sets up a file a daemon is creating
+                raise JournalMissing(f"{self.path}: no journal yet (the file has no tables)")
         if exclusive:
             self._lock = JournalLock(self.path)
             try:

@@ -17,6 +17,7 @@ import chess.pgn
 from base.backoff import BackoffPolicy
 from daemon.game.state import TrackerSettings
 from daemon.journal.inputs import clock_payload
+from daemon.journal.records import JournalMissing
 from daemon.journal.store import Journal
 from daemon.shell.app import Daemon, DaemonOptions
 from drivers.dgt import commands as cmd
@@ -178,6 +179,25 @@ def second_half(game: chess.pgn.Game, plies: int) -> chess.pgn.Game:
         node = node.add_variation(move)
     rest.headers["Result"] = game.headers.get("Result", "*")
     return rest
+
+
+def journal_count(journal_path: Path, kind: str, board: int | None = None) -> int:
+    """Records of ``kind`` (on ``board``) so far; 0 while there is no journal yet (a daemon
+    starting: no file, or one it has only begun to create)."""
+    try:
+        journal = Journal(journal_path, read_only=True)
+    except JournalMissing:
+        return 0
+    with journal:
+        return sum(1 for _ in journal.records(board=board, kinds={kind}))
+
+
+def journal_plies(journal_path: Path, board: int) -> int:
+    """Plies of the journal's main line on ``board`` so far; 0 while there is no journal."""
+    try:
+        return len(journal_moves(journal_path, board))
+    except JournalMissing:
+        return 0
 
 
 def journal_moves(journal_path: Path, board: int) -> list[dict[str, Any]]:

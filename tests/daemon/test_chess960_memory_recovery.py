@@ -17,6 +17,7 @@ from pathlib import Path
 import chess
 import pytest
 
+from daemon.journal.records import JournalMissing
 from daemon.journal.store import Journal
 from daemon.round.board_game import BoardGame
 from drivers.emulator.clock import ClockSettings
@@ -65,9 +66,11 @@ def _recovered(journal_path: Path, board: int) -> list[tuple[int, int, str]]:
 
 def _started(journal_path: Path, board: int) -> list[int | None]:
     """The Chess960 numbers of the games the journal started on ``board``."""
-    if not journal_path.exists():
-        return []  # the daemon has not opened it yet
-    with Journal(journal_path, read_only=True) as journal:
+    try:
+        journal = Journal(journal_path, read_only=True)
+    except JournalMissing:
+        return []  # the daemon has not set it up yet
+    with journal:
         records = journal.records(board=board, kinds={"game.GameStarted"})
         return [record.payload.get("chess960") for record in records]
 

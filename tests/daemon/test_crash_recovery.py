@@ -18,6 +18,7 @@ from drivers.emulator.player import Lift, Place
 from tests.daemon.snapshot_check import check_restarts_from_snapshots
 from tests.daemon.support import (
     BoardSpec,
+    journal_count,
     journal_moves,
     read_game,
     second_half,
@@ -32,13 +33,6 @@ pytestmark = pytest.mark.slow  # games played in real time (docs/development.md)
 SPEED = 10.0
 
 
-def _count(journal_path: Path, kind: str) -> int:
-    if not journal_path.exists():
-        return 0
-    with Journal(journal_path, read_only=True) as journal:
-        return sum(1 for _ in journal.records(kinds={kind}))
-
-
 async def test_kill_9_mid_move_loses_and_duplicates_nothing(
     tmp_path: Path, games_dir: Path
 ) -> None:
@@ -50,20 +44,26 @@ async def test_kill_9_mid_move_loses_and_duplicates_nothing(
         daemon = await start_daemon(config)
         try:
             await wait_for(
-                lambda: _count(journal_path, "placement") > 0, START_LIMIT, "daemon sees board"
+                lambda: journal_count(journal_path, "placement") > 0,
+                START_LIMIT,
+                "daemon sees board",
             )
             await board.play(game, speed=SPEED, plies=10)
-            await wait_for(lambda: _count(journal_path, "game.MoveMade") >= 10, 15, "10 moves")
+            await wait_for(
+                lambda: journal_count(journal_path, "game.MoveMade") >= 10, 15, "10 moves"
+            )
             board.act(Lift(square=chess.F1))  # White's 6. Bd3 is under way ...
             await asyncio.sleep(0.2)
             os.kill(daemon.pid, signal.SIGKILL)  # ... when the daemon is killed
             await daemon.wait()
             daemon = await start_daemon(config)
-            await wait_for(lambda: _count(journal_path, "link") >= 2, START_LIMIT, "board back")
+            await wait_for(
+                lambda: journal_count(journal_path, "link") >= 2, START_LIMIT, "board back"
+            )
             board.act(Place(square=chess.F1, piece=chess.Piece(chess.BISHOP, chess.WHITE)))
             rest = second_half(game, 10)
             await board.play(rest, speed=SPEED, start_clock=False, signal_result=True)
-            await wait_for(lambda: _count(journal_path, "result") > 0, 30, "result proposed")
+            await wait_for(lambda: journal_count(journal_path, "result") > 0, 30, "result proposed")
         finally:
             if daemon.returncode is None:
                 daemon.send_signal(signal.SIGTERM)

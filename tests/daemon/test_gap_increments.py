@@ -32,6 +32,7 @@ from tests.daemon.recovery_support import play_part
 from tests.daemon.support import (
     BoardSpec,
     journal_moves,
+    journal_plies,
     play_after_each_increment,
     read_game,
     wait_for,
@@ -45,7 +46,7 @@ SPEED = 12.0
 
 
 def _plies(journal: Path) -> int:
-    return len(journal_moves(journal, 1)) if journal.exists() else 0
+    return journal_plies(journal, 1)
 
 
 def _sets(board: EmulatedBoard) -> int:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from daemon.journal.records import Entry, JournalError, Record
+from daemon.journal.records import Entry, JournalError, JournalMissing, Record
 from daemon.journal.store import SCHEMA_VERSION, Journal
 from tests.conftest import ROOT
 from tests.daemon.journal_writer import digest
@@ -135,9 +135,26 @@ def test_a_reader_reads_while_the_writer_holds_the_write_lock(tmp_path: Path) ->
     finally:
         writing.execute("ROLLBACK")
         writing.close()
-    with pytest.raises(JournalError, match="no journal"):
+    with pytest.raises(JournalMissing, match="no journal"):
         Journal(tmp_path / "missing.db", read_only=True)
     assert not (tmp_path / "missing.db").exists()
+
+
+def test_a_reader_leaves_a_file_a_daemon_is_creating_alone(tmp_path: Path) -> None:
+    path = tmp_path / "journal.db"
+    sqlite3.connect(path).close()  # the daemon's connection made the file, no tables yet
+    with pytest.raises(JournalMissing, match="no journal yet"):
+        Journal(path, read_only=True)
+    untouched = sqlite3.connect(path)
+    try:  # the reader wrote nothing: the set-up is still the daemon's to do
+        assert untouched.execute("SELECT name FROM sqlite_master").fetchall() == []
+        assert untouched.execute("PRAGMA journal_mode").fetchone() == ("delete",)
+    finally:
+        untouched.close()
+    with Journal(path, exclusive=True) as daemon:
+        daemon.append(1, "placement", {"fen": "8/8/8/8/8/8/8/8"}, 1.0)
+    with Journal(path, read_only=True) as reader:
+        assert [r.kind for r in reader.records()] == ["placement"]
 
 
 _POLL = """

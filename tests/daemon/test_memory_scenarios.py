@@ -29,7 +29,9 @@ from drivers.emulator.device import EmulatedBoard
 from tests.daemon.recovery_support import check_record, play_part
 from tests.daemon.support import (
     BoardSpec,
+    journal_count,
     journal_moves,
+    journal_plies,
     read_game,
     running_daemon,
     start_daemon,
@@ -44,13 +46,6 @@ SPEED = 12.0
 CLOCK = ClockSettings.from_text("3+2")
 
 
-def _count(journal_path: Path, kind: str, board: int | None = None) -> int:
-    if not journal_path.exists():
-        return 0
-    with Journal(journal_path, read_only=True) as journal:
-        return sum(1 for _ in journal.records(board=board, kinds={kind}))
-
-
 def _results(journal_path: Path, board: int) -> list[str]:
     with Journal(journal_path, read_only=True) as journal:
         return [str(r.payload["result"]) for r in journal.records(board=board, kinds={"result"})]
@@ -58,10 +53,6 @@ def _results(journal_path: Path, board: int) -> list[str]:
 
 def _signalled(journal_path: Path, board: int, result: str) -> bool:
     return result in _results(journal_path, board)
-
-
-def _plies(journal_path: Path, board: int) -> int:
-    return len(journal_moves(journal_path, board)) if journal_path.exists() else 0
 
 
 def _games(games_dir: Path) -> list[chess.pgn.Game]:
@@ -87,16 +78,16 @@ async def test_kill_9_and_a_restart_after_minutes_of_play(
         plays: list[asyncio.Task[None]] = []
         try:
             await wait_for(
-                lambda: _count(journal_path, "placement") >= 2, START_LIMIT, "boards seen"
+                lambda: journal_count(journal_path, "placement") >= 2, START_LIMIT, "boards seen"
             )
             plays = [
                 asyncio.create_task(b.play(g, speed=SPEED, signal_result=True))
                 for b, g in zip(boards, games, strict=True)
             ]
-            await wait_for(lambda: _plies(journal_path, 1) >= 6, 60, "a few moves live")
+            await wait_for(lambda: journal_plies(journal_path, 1) >= 6, 60, "a few moves live")
             os.kill(daemon.pid, signal.SIGKILL)
             await daemon.wait()
-            before = [_plies(journal_path, n) for n in (1, 2)]
+            before = [journal_plies(journal_path, n) for n in (1, 2)]
             # The players go on: the boards' time passes at once, nobody listens anyway.
             await asyncio.gather(*(board.pass_time(down / SPEED) for board in boards))
             daemon = await start_daemon(config)
@@ -114,7 +105,7 @@ async def test_kill_9_and_a_restart_after_minutes_of_play(
             plies = len(list(game.mainline_moves()))
             check_record(journal_path, number, game, board, plies)
             assert before[number - 1] < plies
-        assert _count(journal_path, "game.MovesRecovered") >= 1
+        assert journal_count(journal_path, "game.MovesRecovered") >= 1
 
 
 async def test_a_cable_out_for_1_3_10_and_30_plies(tmp_path: Path, games_dir: Path) -> None:
