@@ -6,11 +6,15 @@
   rule, and birth dates as the TRF writes them.
 * :mod:`~daemon.prizes.distribution`: one cash prize per player (removal, refill and
   pooling), trophies by countback.
+* :mod:`~daemon.prizes.rules`: a section's prize regulations (from ``[prizes]``).
+* :mod:`~daemon.prizes.ratings`: the rating that counts, from a CSV of ratings.
+* :mod:`~daemon.prizes.event`: a section's prize race from its TRF and standings.
 
 Pure: no file is opened here but by the caller. May import ``base`` and
 ``daemon.pairing``.
 
 Exceptions::
 
+    RatingsFileError    a ratings CSV that cannot be used: one line per problem
     ValueError          a prize group that cannot be (misuse, caught by the configuration)
 """
