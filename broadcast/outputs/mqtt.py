@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import dataclasses
 import json
 import logging
 import re
@@ -320,11 +321,15 @@ class MqttOutbox:
         published = state.result_final or self.results == "provisional"
         if published and state.result != "*":
             self.receive_result(state)
-        elif board in self._results and (
-            self._results[board][0] != _game_of(state) or not self._results[board][2]
-        ):  # a new game, or a provisional result withdrawn: the old one must not stick
+        elif board in self._results:  # a new game, or a result cleared or no longer final
+            same_game = self._results[board][0] == _game_of(state)
             del self._results[board]
             self._set_retained(self.topics.board(board, "result"), b"")
+            if same_game:  # withdrawn: ``/results`` hears it (result ``*``)
+                withdrawn = dataclasses.replace(state, result="*", result_final=False)
+                self._queue(
+                    MqttMessage(topic=self.topics.results, payload=result_payload(withdrawn))
+                )
 
     def receive_result(self, state: BoardState) -> None:
         """A result: queued for ``/results`` once, retained on ``/board/<n>/result``."""

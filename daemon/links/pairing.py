@@ -7,8 +7,9 @@ pairings that the file does not list get their results by hand. Each result an a
 confirms is written into the round's TRF columns at once (atomically), published on MQTT
 ``<prefix>/results`` (with the board state), and the configured command, if any, is run
 on the saved file. A result that is cleared or no longer confirmed is taken out of the
-TRF again. ``dgtcast round next`` gives a section's link the next round's hand-off
-(:meth:`PairingLink.next_round`).
+TRF again; at start the TRF is brought in line with the journal's last result decisions
+(:meth:`PairingLink.align`). ``dgtcast round next`` gives a section's link the next
+round's hand-off (:meth:`PairingLink.next_round`).
 """
 
 from __future__ import annotations
@@ -21,12 +22,13 @@ from typing import Any
 
 from daemon.config.model import Config
 from daemon.config.sections import Section
+from daemon.journal.store import EVENT_BOARD, ROUND, Journal
 from daemon.pairing import PairingFileError, ResultHandoff
 from daemon.pairing.tiebreaks import read_tiebreaks
 from daemon.round.change import RoundChange, section_after
 from daemon.round.source import plan_round
 
-__all__ = ["PairingLink", "apply_pairings"]
+__all__ = ["PairingLink", "apply_pairings", "last_decisions"]
 
 log = logging.getLogger(__name__)
 
@@ -127,13 +129,20 @@ class PairingLink:
         self._written = {}
 
     def receive_result(self, board: int, result: Mapping[str, Any]) -> None:
-        """A ``result`` decision of the alert engine (a ResultState as JSON)."""
+        """A ``result`` decision of the alert engine (a ResultState as JSON, or a clear).
+
+        The TRF gets the board's confirmed result, or a blank when the result was
+        cleared or is no longer confirmed (a correction waiting for its confirmation).
+        A TRF that cannot be written is logged; the next change or the next start
+        writes it (:meth:`align`): no other output waits for it.
+        """
         value = str(result["result"]) if result.get("confirmed") else "*"
-        if self._written.get(board, "*") == value:
+        if self._written.get(board) == value:
             return
+        at = result.get("confirmed_at") or result.get("at")
         try:
             outcome = self.handoff.receive_result(
-                board, value, source=str(result["source"]), at=float(result["at"])
+                board, value, source=str(result.get("source", "")), at=float(at or 0.0)
             )
         except (ValueError, OSError) as exc:
             log.error("board %d: result not written to the TRF: %s", board, exc)
@@ -154,3 +163,44 @@ class PairingLink:
             task = asyncio.get_running_loop().create_task(self.handoff.run_command())
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
+
+    def align(self, decided: Mapping[int, Mapping[str, Any]]) -> None:
+        """At start: the TRF as the journal has it (each board's last result decision).
+
+        The journal is committed before the TRF is written, so a stop in between (or a
+        TRF that could not be written) leaves the TRF behind; this writes what it
+        missed. Boards the journal decided nothing about keep what the TRF has (a
+        result entered there by hand).
+        """
+        for board, result in sorted(decided.items()):
+            if board not in self.handoff.results.pairings:
+                continue
+            value = str(result["result"]) if result.get("confirmed") else "*"
+            held = self.handoff.results.result_of(board) or "*"
+            if held != value:
+                log.warning(
+                    "= board %d: the TRF had %s, the journal %s: writing %s",
+                    board,
+                    held,
+                    value,
+                    value,
+                )
+            self.receive_result(board, result)
+
+
+def last_decisions(journal: Journal, link: PairingLink) -> dict[int, Mapping[str, Any]]:
+    """Each board's last ``result`` decision in the journal since the link's round began.
+
+    The round began at the section's last ``round`` record (none: the journal's start).
+    """
+    section = link.section
+    since = 0
+    for record in journal.records(board=EVENT_BOARD, kinds={ROUND}):
+        if str(record.payload.get("section", "")) == section:
+            since = record.seq
+    boards = set(link.handoff.results.pairings)
+    return {
+        record.board: record.payload
+        for record in journal.records(after=since, kinds={"result"})
+        if record.board in boards
+    }

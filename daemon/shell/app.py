@@ -26,7 +26,7 @@ from base.backoff import BackoffPolicy
 from broadcast.feed.archive import RoundArchive
 from broadcast.feed.commands import CommandReply, SetClocks
 from broadcast.feed.hub import Hub
-from broadcast.feed.messages import BoardState, to_json_dict
+from broadcast.feed.messages import BoardState
 from broadcast.livechess.server import LiveChessServer
 from broadcast.outputs.mqtt import MqttPublisher, Ownership
 from broadcast.outputs.mqtt_client import MqttSettings
@@ -52,7 +52,7 @@ from daemon.journal.store import EVENT_BOARD, ROUND, Journal, checkpoint
 from daemon.links.analysis import AnalysisLink, analysis_off, analysis_settings
 from daemon.links.lichess import LichessLink
 from daemon.links.livechess import livechess_folder, livechess_off, livechess_settings
-from daemon.links.pairing import PairingLink, apply_pairings
+from daemon.links.pairing import PairingLink, apply_pairings, last_decisions
 from daemon.links.section_topics import SectionTopics
 from daemon.links.settings import mqtt_settings, pgn_folder_settings
 from daemon.links.standings import StandingsRoutes
@@ -306,11 +306,8 @@ class Daemon:
             if number in self.sessions:
                 self.sessions[number].board = game.config
         self.service.result_listeners.append(self._result_to_trf)
-        for number, game in self.core.games.items():  # results confirmed just before a crash
-            state = self.core.engine.result_of(number)
-            link = self.pairings.get(game.section.name)
-            if state is not None and link is not None:
-                link.receive_result(number, to_json_dict(state))
+        for link in self.pairings.values():  # results changed just before a stop
+            link.align(last_decisions(self.journal, link))
 
     def _section_names(self) -> list[str]:
         return [section.name for section in self.core.config.sections]

@@ -456,10 +456,20 @@ class RoundService:
             self.hub.publish_board(state)
             for decision in outcome.decisions:
                 if decision.kind == "result" and decision.board == number:
-                    for listener in self.result_listeners:
-                        listener(state, decision.payload)
+                    self._tell_result(state, decision.payload)
         for alert in outcome.alerts:
             self.hub.publish_alert(alert)
+
+    def _tell_result(self, state: BoardState, decision: Mapping[str, Any]) -> None:
+        """Every result listener hears the decision: one that fails (a bug) is logged
+        and leaves the others, the command and the journal whole."""
+        for listener in self.result_listeners:
+            try:
+                listener(state, decision)
+            except Exception as exc:
+                log.error(
+                    "board %d: an output failed to take the result", state.board, exc_info=exc
+                )
 
 
 def _command_board(command: ArbiterCommand) -> int:
