@@ -27,7 +27,8 @@ from pydantic import BaseModel, ValidationError
 
 from broadcast.feed.archive import ArchivedRound
 from broadcast.feed.events import encode_json
-from broadcast.feed.messages import board_state_from_json, decode_untrusted_json, to_json_dict
+from broadcast.feed.inbound import board_state_from_broker
+from broadcast.feed.messages import decode_untrusted_json, to_json_dict
 from broadcast.outputs.mqtt import Topics
 
 __all__ = [
@@ -143,7 +144,7 @@ def _read_round(parts: list[str], number: int, payload: bytes) -> ArchivedRound:
     _check_key(parts[0], data.section)
     if data.round != number:
         raise ValueError(f"round {data.round} on the topic of round {number}")
-    states = tuple(board_state_from_json(json.dumps(game)) for game in data.games)
+    states = tuple(board_state_from_broker(json.dumps(game).encode()) for game in data.games)
     return ArchivedRound(section=data.section, round=data.round, at=data.at, states=states)
 
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 import aiomqtt
 
+from broadcast.feed.inbound import LIMITS
 from broadcast.outputs.mqtt import Ownership, Topics
 from broadcast.outputs.mqtt_client import (
     MqttSettings,
@@ -80,8 +81,9 @@ class _ClaimsSeen:
         parts = topic.split("/")
         if topic == probe:
             self.probed = True
-        elif parts[-1] == "boards" and (claim := Ownership.from_payload(payload)) is not None:
-            self.claims[parts[-2]] = claim
+        elif parts[-1] == "boards" and len(payload) <= LIMITS["boards"]:
+            if (claim := Ownership.from_payload(payload)) is not None:
+                self.claims[parts[-2]] = claim
         elif parts[-1] == "status":
             self.online[parts[-2]] = payload == b"online"
         self.changed.set()

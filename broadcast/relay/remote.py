@@ -47,6 +47,7 @@ from broadcast.feed.commands import (
     CommandReply,
     SetClocks,
 )
+from broadcast.feed.inbound import LIMITS, BadMessage, check_size
 from broadcast.outputs.mqtt import Topics
 from broadcast.outputs.mqtt_client import (
     MqttLink,
@@ -64,6 +65,7 @@ from broadcast.relay.routing import (
     with_relay_ids,
 )
 from broadcast.relay.wire import CommandRequest, answer_payload, read_answer
+from broadcast.web.log_limit import LogLimit
 
 __all__ = [
     "CommandListener",
@@ -107,6 +109,7 @@ class RemoteCommands:
         self._send = send
         self.reply_to = reply_to
         self.timeout = timeout
+        self._refused = LogLimit()
         self._wall_clock = wall_clock
         self._waiting: dict[str, asyncio.Future[CommandReply]] = {}
         self._names = (f"{secrets.token_hex(4)}-{n}" for n in itertools.count(1))
@@ -123,9 +126,12 @@ class RemoteCommands:
 
     def receive_answer(self, payload: bytes) -> None:
         """An answer arrived on :attr:`reply_to`; wakes the command waiting for it."""
-        answer = read_answer(payload)
+        answer = read_answer(payload) if len(payload) <= LIMITS["replies"] else None
         if answer is None:
-            log.warning("< unreadable command answer %r", payload[:80])
+            if (count := self._refused.due()) is not None:
+                log.warning(
+                    "< unreadable command answer %r (%d since the last line)", payload[:80], count
+                )
             return
         waiter = self._waiting.pop(answer[0], None)
         if waiter is None or waiter.done():
@@ -211,6 +217,7 @@ class CommandListener:
         self._remembered = remembered
         self.subscribed = asyncio.Event()
         self.link = MqttLink(settings, "commands", self._new_client)
+        self._refused = LogLimit()
 
     async def run(self) -> None:
         """Listen, execute, answer; reconnect after losses; until cancelled."""
@@ -243,9 +250,18 @@ class CommandListener:
     async def receive_request(self, payload: bytes) -> tuple[str | None, bytes | None]:
         """Execute one request; returns where to send the answer, and the answer."""
         try:
+            check_size("commands", payload)
             request = CommandRequest.from_payload(payload)
-        except CommandRejected as exc:
-            log.warning("< unreadable command %r: %s", payload[:80], exc.reason)
+            self._check_reply_to(request.reply_to)
+        except (BadMessage, CommandRejected) as exc:
+            if (count := self._refused.due()) is not None:
+                why = exc.reason if isinstance(exc, CommandRejected) else str(exc)
+                log.warning(
+                    "< unreadable command %r: %s; %d refused since the last line",
+                    payload[:80],
+                    why[:200],
+                    count,
+                )
             return None, None
         known = self._answers.get(request.request)
         if known is None:
@@ -254,6 +270,14 @@ class CommandListener:
             )
             self._remember(request.request, known)
         return request.reply_to, known
+
+    def _check_reply_to(self, topic: str) -> None:
+        """An answer goes to a relay's answer topic only, never to a topic of the event
+        that others read (a board's state, a daemon's status)."""
+        relay = topic.removeprefix(f"{self.topics.prefix}/relay/").removesuffix("/replies")
+        wrong = not relay or any(c in relay for c in "/+#")
+        if wrong or topic != self.topics.relay_replies(relay):
+            raise BadMessage(f"answers go to <prefix>/relay/<id>/replies, not {topic[:80]!r}")
 
     async def _execute(self, request: CommandRequest) -> CommandReply:
         command = request.command

@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import json
 import logging
 import os
 import time
@@ -44,12 +43,19 @@ from broadcast.feed.alerts import Alert, alerts_from_json
 from broadcast.feed.commands import AckAlert, ArbiterCommand, CommandReply
 from broadcast.feed.evaluations import EvaluationGate
 from broadcast.feed.hub import Hub
+from broadcast.feed.inbound import (
+    BadMessage,
+    board_number,
+    board_state_from_broker,
+    bounded_time,
+    check_size,
+    read_json,
+)
 from broadcast.feed.messages import (
     BoardState,
     BoardStatus,
     ClockReading,
     Evaluation,
-    board_state_from_json,
     evaluation_from_json,
 )
 from broadcast.feed.pgn import with_clock_tags
@@ -73,6 +79,7 @@ from broadcast.relay.remote import RelayOffline, RemoteCommands
 from broadcast.relay.rounds import RelayRounds
 from broadcast.relay.routing import alerts_to_show
 from broadcast.web.connection_limits import ConnectionLimits
+from broadcast.web.log_limit import LogLimit
 from broadcast.web.server import BroadcastServer
 
 __all__ = [
@@ -130,13 +137,15 @@ class RelayView:
     * When two daemons claim a board, the online one wins, then the newer claim.
     """
 
-    def __init__(self, hub: Hub, prefix: str) -> None:
+    def __init__(self, hub: Hub, prefix: str, clock: Callable[[], float] = time.time) -> None:
         self.hub = hub
         self.prefix = prefix
         self.topics = Topics(prefix, "+")  # the filters: every daemon
         #: The sections' past rounds and standings (``<prefix>/section/…``).
         self.rounds = RelayRounds()
         self.ignored = 0  # unreadable or outdated messages
+        self._clock = clock
+        self._refused = LogLimit()
         self._received: dict[int, BoardState] = {}
         self._claims: dict[str, Ownership] = {}
         self._online: dict[str, bool] = {}
@@ -162,34 +171,45 @@ class RelayView:
         ]
 
     def receive_message(self, topic: str, payload: bytes) -> None:
-        """Take one message of :meth:`subscriptions`; unknown topics are ignored."""
-        parts = topic.removeprefix(self.prefix + "/").split("/")
-        if parts[0] == "section":
-            self._receive_section(topic, parts[1:], payload)
-            return
-        if len(parts) != 3:
-            return
-        kind, name, leaf = parts
-        try:
-            if kind == "board" and leaf == "state" and payload:
-                self._receive_state(board_state_from_json(payload))
-            elif kind == "board" and leaf == "clocks" and payload:
-                self._receive_clocks(int(name), json.loads(payload))
-            elif kind == "board" and leaf == "eval" and payload:
-                self._receive_evaluation(int(name), evaluation_from_json(payload))
-            elif kind == "daemon":
-                self._receive_daemon(name, leaf, payload)
-        except (ValueError, TypeError, KeyError) as exc:
-            self.ignored += 1
-            log.warning("< %s: unreadable (%s)", topic, exc)
+        """Take one message of :meth:`subscriptions`; unknown topics are ignored.
 
-    def _receive_section(self, topic: str, parts: list[str], payload: bytes) -> None:
-        """A section's past round or standings (:mod:`broadcast.relay.rounds`)."""
+        Every message is bounded and checked before use (:mod:`broadcast.feed.inbound`):
+        a bad one changes nothing and is one WARNING line every 10 s at most.
+        """
+        parts = topic.removeprefix(self.prefix + "/").split("/")
         try:
-            self.rounds.receive_message(parts, payload)
-        except ValueError as exc:
-            self.ignored += 1
-            log.warning("< %s: unreadable (%s)", topic, exc)
+            if parts[0] == "section":
+                check_size(parts[-1] if parts[-1] == "standings" else "round", payload)
+                self.rounds.receive_message(parts[1:], payload)
+            elif len(parts) == 3:
+                kind, name, leaf = parts
+                check_size(leaf, payload)
+                self._receive(kind, name, leaf, payload)
+        except (ValueError, TypeError, KeyError) as exc:
+            self._refuse(topic, str(exc))
+
+    def _receive(self, kind: str, name: str, leaf: str, payload: bytes) -> None:
+        if kind == "daemon":
+            self._receive_daemon(name, leaf, payload)
+        elif kind != "board" or not payload:
+            return
+        elif leaf == "state":
+            self._receive_state(board_state_from_broker(payload, board=board_number(name)))
+        elif leaf == "clocks":
+            self._receive_clocks(board_number(name), read_json(payload, leaf))
+        elif leaf == "eval":
+            self._receive_evaluation(board_number(name), evaluation_from_json(payload))
+
+    def _refuse(self, topic: str, why: str) -> None:
+        """Count a refused message; one WARNING line every 10 s at most."""
+        self.ignored += 1
+        if (count := self._refused.due()) is not None:
+            log.warning(
+                "< %s: ignored (%s); %d message(s) ignored since the last line",
+                topic[:200],
+                why[:300],
+                count,
+            )
 
     # -- Router -----------------------------------------------------------------------------
 
@@ -216,6 +236,12 @@ class RelayView:
     # -- inside -----------------------------------------------------------------------------
 
     def _receive_state(self, state: BoardState) -> None:
+        now = self._clock()
+        state = dataclasses.replace(
+            state,
+            updated_at=bounded_time(state.updated_at, now),
+            clock_at=None if state.clock_at is None else bounded_time(state.clock_at, now),
+        )
         known = self._received.get(state.board)
         if known is not None and state.updated_at < known.updated_at:
             self.ignored += 1
@@ -241,6 +267,7 @@ class RelayView:
         if state is None or reading is None:
             return
         white, black, running, at = reading
+        at = bounded_time(at, self._clock())
         if state.clock_at is not None and at <= state.clock_at:
             return
         pgn = (
@@ -271,15 +298,20 @@ class RelayView:
 
     def _receive_daemon(self, daemon_id: str, leaf: str, payload: bytes) -> None:
         if leaf == "status":
+            if payload not in (b"online", b"offline", b""):
+                raise BadMessage("a daemon's status is online or offline")
             self._online[daemon_id] = payload == b"online"
-            log.info("= daemon %s %s", daemon_id, payload.decode(errors="replace"))
+            log.info("= daemon %s %s", daemon_id, payload.decode())
             self._reassign()
         elif leaf == "boards":
             claim = Ownership.from_payload(payload) if payload else None
+            if claim is None and payload:
+                raise BadMessage("not an announcement of boards")
             if claim is None:
                 self._claims.pop(daemon_id, None)
             else:
-                self._claims[daemon_id] = dataclasses.replace(claim, daemon_id=daemon_id)
+                at = bounded_time(claim.at, self._clock())
+                self._claims[daemon_id] = dataclasses.replace(claim, daemon_id=daemon_id, at=at)
             self._reassign()
         elif leaf in (OPEN_ALERTS, RESOLVED_ALERTS):
             alerts = alerts_from_json(payload) if payload else []
@@ -329,12 +361,18 @@ def _clock_reading(data: Any) -> tuple[float | None, float | None, Color | None,
     Raises:
         TypeError, KeyError: not a clock reading.
     """
+    if not isinstance(data, dict):
+        raise TypeError("not a clock reading (no JSON object)")
     white, black, running, at = data["white"], data["black"], data["running"], data["at"]
     if running not in ("white", "black", None):
         raise TypeError(f"running must be white, black or null, got {running!r}")
     for value in (white, black, at):
-        if value is not None and (isinstance(value, bool) or not isinstance(value, int | float)):
-            raise TypeError(f"not a number: {value!r}")
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise TypeError(f"not a number: {str(value)[:40]}")
+        if not -1e11 < value < 1e11:  # not infinite, NaN, nor too large for a float
+            raise TypeError(f"a number out of range: {str(value)[:40]}")
     if at is None:
         return None
     return (

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
@@ -33,6 +34,7 @@ from tests.daemon.support import BoardSpec, write_config
 from tests.relay.test_view import alert, announce, list_alerts, say
 
 PREFIX = "event"
+REPLIES = f"{PREFIX}/relay/r/replies"
 
 
 def routed_view() -> RelayView:
@@ -167,7 +169,7 @@ def wire(
 def joined(view: RelayView, listeners: dict[str, CommandListener]) -> RemoteCommands:
     """A relay's command handler wired to the listeners of daemons in this process."""
     commands = RemoteCommands(
-        view, wire(listeners, lambda answer: commands.receive_answer(answer)), reply_to="r"
+        view, wire(listeners, lambda answer: commands.receive_answer(answer)), reply_to=REPLIES
     )
     return commands
 
@@ -234,7 +236,7 @@ async def test_a_relay_without_broker_says_nothing_was_sent() -> None:
     async def offline(daemon_id: str, payload: bytes) -> None:
         raise RelayOffline("not connected")
 
-    reply = await RemoteCommands(view, offline, reply_to="r").execute(
+    reply = await RemoteCommands(view, offline, reply_to=REPLIES).execute(
         SetResult(board=1, result="*")
     )
     assert (reply.ok, reply.reason) == (
@@ -249,20 +251,45 @@ async def test_a_redelivered_request_is_answered_again_without_a_second_executio
     async with daemon_of(tmp_path / "a", [BoardSpec(1, None)]) as a:
         listener = listener_of(a, "a")
         command: ArbiterCommand = SetResult(board=1, result="0-1")
-        request = CommandRequest(request="q1", reply_to="t", sent_at=time.time(), command=command)
+        request = CommandRequest(
+            request="q1", reply_to=REPLIES, sent_at=time.time(), command=command
+        )
         first = await listener.receive_request(request.to_payload())
         again = await listener.receive_request(request.to_payload())
         assert first == again
-        assert first[0] == "t"
+        assert first[0] == REPLIES
         assert len(arbiter_records(a)) == 1
         assert await listener.receive_request(b"garbage") == (None, None)
+
+
+@pytest.mark.parametrize(
+    "reply_to",
+    [f"{PREFIX}/board/1/state", f"{PREFIX}/daemon/a/status", f"{PREFIX}/relay/+/replies", "t"],
+)
+async def test_a_command_answered_on_another_topic_than_a_relays_is_refused(
+    tmp_path: Path, reply_to: str
+) -> None:
+    async with daemon_of(tmp_path / "a", [BoardSpec(1, None)]) as a:
+        listener = listener_of(a, "a")
+        command = SetResult(board=1, result="0-1")
+        request = CommandRequest(
+            request="q", reply_to=reply_to, sent_at=time.time(), command=command
+        )
+        assert await listener.receive_request(request.to_payload()) == (None, None)
+        valid = dataclasses.replace(request, reply_to=REPLIES).to_payload()
+        oversized = b" " * 70_000 + valid  # valid JSON, over 64 KiB
+        assert await listener.receive_request(oversized) == (None, None)
+        assert arbiter_records(a) == []
 
 
 async def test_a_position_accepted_long_ago_is_not_carried_out(tmp_path: Path) -> None:
     async with daemon_of(tmp_path / "a", [BoardSpec(1, "/dev/dgt-1")]) as a:
         listener = listener_of(a, "a", max_age=60.0)
         stale = CommandRequest(
-            request="q2", reply_to="t", sent_at=time.time() - 600, command=AcceptPosition(board=1)
+            request="q2",
+            reply_to=REPLIES,
+            sent_at=time.time() - 600,
+            command=AcceptPosition(board=1),
         )
         _, answer = await listener.receive_request(stale.to_payload())
         assert answer is not None
