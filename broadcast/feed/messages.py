@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,11 +23,13 @@ from pydantic import TypeAdapter
 from base.colors import Color
 
 __all__ = [
+    "FORFEITS",
     "LOW_BATTERY",
     "MALFORMED_JSON",
     "MAX_BOARD",
     "MAX_ID",
     "NOT_UNICODE",
+    "PGN_RESULTS",
     "RESULTS",
     "BoardState",
     "BoardStatus",
@@ -41,6 +44,20 @@ __all__ = [
 
 #: Results an arbiter may set: normal results, and forfeits (+- -+ --) per the TRF codes.
 RESULTS = frozenset({"1-0", "0-1", "1/2-1/2", "+-", "-+", "--", "*"})
+#: The PGN ``Result`` of each result: a forfeit is its winner's result, as lichess
+#: broadcasts and the PGN standard (8.2.6) accept; a double forfeit has no winner and no
+#: game, and PGN no ``0-0``: ``*``. :data:`FORFEITS` says the forfeit in ``Termination``.
+PGN_RESULTS: Mapping[str, str] = {
+    "1-0": "1-0",
+    "0-1": "0-1",
+    "1/2-1/2": "1/2-1/2",
+    "+-": "1-0",
+    "-+": "0-1",
+    "--": "*",
+    "*": "*",
+}
+#: The PGN ``Termination`` of a forfeit (the TRF keeps its ``+``/``-`` codes).
+FORFEITS: Mapping[str, str] = {"+-": "forfeit", "-+": "forfeit", "--": "double forfeit"}
 #: The highest board number (the TRF's four digits; the configuration's bound too).
 MAX_BOARD = 9999
 #: The highest id a message carries (alert ids, refs): exact in every JSON reader.

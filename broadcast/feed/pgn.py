@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from broadcast.feed.messages import BoardState
+from broadcast.feed.messages import PGN_RESULTS, BoardState
 
 __all__ = [
     "clock_tags",
@@ -73,7 +73,7 @@ def public_pgn(state: BoardState) -> str:
     The public PGN outputs (``/round.pgn``, ``/board/N.pgn``, lichess, the PGN folder)
     write this text (docs/broadcast.md, ``results``).
     """
-    pgn, result = state.pgn, state.result
+    pgn, result = state.pgn, PGN_RESULTS.get(state.result, state.result)
     body = pgn.rstrip()
     if result == "*" or state.result_final or not body.endswith(result):
         return pgn

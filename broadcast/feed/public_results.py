@@ -24,7 +24,7 @@ from collections.abc import Callable
 from typing import Literal
 
 from broadcast.feed.hub import Hub
-from broadcast.feed.messages import BoardState, ClockReading
+from broadcast.feed.messages import PGN_RESULTS, BoardState, ClockReading
 
 __all__ = ["PublicResults", "ResultsPolicy", "public_state"]
 
@@ -43,7 +43,7 @@ def public_state(state: BoardState, results: ResultsPolicy) -> BoardState:
     """
     if results == "provisional" or state.result == "*" or state.result_final:
         return state
-    pgn, result = state.pgn, state.result
+    pgn, result = state.pgn, PGN_RESULTS.get(state.result, state.result)
     body = pgn.rstrip()
     head = body[: -len(result)]
     if body.endswith(result) and (not head or head[-1].isspace()):

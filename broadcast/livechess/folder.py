@@ -33,7 +33,7 @@ from typing import Any
 
 import chess
 
-from broadcast.feed.messages import BoardState, MoveInfo
+from broadcast.feed.messages import PGN_RESULTS, BoardState, MoveInfo
 from broadcast.feed.pgn import format_clock, game_pgn
 from broadcast.livechess.eboards import start_fen
 from broadcast.livechess.resources import Tournament, index_player_json, is_live
@@ -126,14 +126,15 @@ def _placeholder(state: BoardState) -> str:
         for name, value in tags.items()
     }
     lines = [f'[{name} "{value}"]' for name, value in quoted.items()]
-    return "\n".join([*lines, f'[Result "{state.result}"]', "", state.result]) + "\n"
+    result = PGN_RESULTS.get(state.result, state.result)
+    return "\n".join([*lines, f'[Result "{result}"]', "", result]) + "\n"
 
 
 def livechess_pgn(state: BoardState) -> str:
     """One board's game as LiveChess writes it (see the module docstring)."""
     tag_lines, movetext = _split(game_pgn(state) or _placeholder(state))
     tags = [f'[ePGN "{EPGN}"]']
-    result = state.result
+    result = PGN_RESULTS.get(state.result, state.result)
     for line in tag_lines:
         match = _TAG.match(line)
         assert match is not None

@@ -30,7 +30,7 @@ from broadcast.feed.commands import (
     command_from_json,
     command_to_json,
 )
-from broadcast.feed.messages import BoardState, ClockReading
+from broadcast.feed.messages import FORFEITS, PGN_RESULTS, BoardState, ClockReading
 from daemon.arbiter.decisions import AlertSettings, Decision
 from daemon.arbiter.engine import AlertEngine
 from daemon.arbiter.results import CommandRefused, ResultSource
@@ -440,17 +440,20 @@ class RoundCore:
 
     def _termination(self, board: int) -> str | None:
         """``"time forfeit"`` once an arbiter confirmed a flag fall's result (FIDE 6.9,
-        tournament-rules.md §5); None leaves the record's Termination."""
+        tournament-rules.md §5), ``"forfeit"`` (``"double forfeit"``) once one confirmed
+        a forfeit; None leaves the record's Termination."""
         state = self.engine.result_of(board)
-        if state is not None and state.confirmed and state.source is ResultSource.FLAG_FALL:
+        if state is None or not state.confirmed:
+            return None
+        if state.source is ResultSource.FLAG_FALL:
             return "time forfeit"
-        return None
+        return FORFEITS.get(state.result)
 
     def board_state(self, board: int, now: float) -> BoardState:
         """The board as the broadcast should show it now."""
         game = self.games[board]
         result, final = self._result(board)
-        pgn, fen = render_pgn(game, result, self._termination(board))
+        pgn, fen = render_pgn(game, PGN_RESULTS.get(result, result), self._termination(board))
         assert game.rendered is not None
         moves = game.rendered.moves
         clock = game.clock

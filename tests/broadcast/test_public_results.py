@@ -74,3 +74,12 @@ def test_a_withdrawn_provisional_result_is_cleared_from_the_retained_topic() -> 
             retained[message.topic] = message.payload
         outbox.receive_delivered(message)
     assert retained[topics.board(1, "result")] == b""
+
+
+def test_a_provisional_forfeit_is_hidden_and_marked_by_its_pgn_result() -> None:
+    """The PGN of a forfeit has its winner's result (issue 33, item 2), not ``-+``."""
+    pgn = '[Event "Club Open"]\n[Round "3.2"]\n[Result "0-1"]\n\n0-1\n'
+    forfeit = BoardState(board=2, round="3.2", pgn=pgn, result="-+", updated_at=10.0)
+    hidden = public_state(forfeit, "confirmed")
+    assert (hidden.result, hidden.pgn) == ("*", pgn.replace("0-1", "*"))
+    assert public_pgn(forfeit).endswith(f"{PROVISIONAL_COMMENT} 0-1\n")

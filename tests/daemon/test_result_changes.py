@@ -191,6 +191,8 @@ STEPS: list[tuple[ArbiterCommand, str | None, str | None]] = [
     (SetResult(board=3, result="0-1"), None, "*"),  # corrected: withdrawn until confirmed
     (ConfirmResult(board=3), "0-1", "0-1"),
     (SetResult(board=3, result="*"), None, "*"),  # cleared
+    (SetResult(board=3, result="-+"), None, "*"),  # a forfeit, provisional
+    (ConfirmResult(board=3), "-+", "-+"),
 ]
 
 
@@ -280,6 +282,74 @@ async def test_a_restart_writes_what_the_journal_confirmed(tmp_path: Path) -> No
     trf.write_bytes(before)  # a stop between the journal's commit and the TRF's write
     async with running_daemon(config):
         assert _trf(tmp_path) == ("0", "1")
+
+
+async def test_forfeits_are_standard_pgn_everywhere_and_plus_minus_in_the_trf(
+    tmp_path: Path,
+) -> None:
+    """Issue 33, item 2: a forfeit is its winner's PGN result, a double forfeit ``*``,
+    each with the forfeit in ``Termination``; python-chess reads every file whole."""
+    server = RecordingServer()
+    await server.start()
+    fake = FakeLichess(server)
+    forfeits = {1: "+-", 2: "-+", 4: "--"}
+    expected = {1: ("1-0", "forfeit"), 2: ("0-1", "forfeit"), 4: ("*", "double forfeit")}
+    extra = (
+        f'\n[pgn_folder]\npath = "{tmp_path / "pgn"}"\n'
+        f'\n[[lichess]]\nrounds = {{ 4 = "{ROUND_ID}" }}\ntoken = "{GOOD}"\n'
+        f'server = "{server.url("")}"\n'
+    )
+    try:
+        async with running_daemon(_config(tmp_path, extra)) as daemon:
+            for board, result in forfeits.items():
+                assert (await daemon.service.execute(SetResult(board=board, result=result))).ok
+                assert (await daemon.service.execute(ConfirmResult(board=board))).ok
+
+            def pushed() -> str:
+                sent = fake.to(ROUND_ID)
+                return sent[-1].body.decode() if sent else ""
+
+            def told(text: str) -> dict[int, tuple[str, str]]:
+                return {
+                    int(g.headers["Round"].split(".")[1]): (
+                        g.headers["Result"],
+                        g.headers.get("Termination", ""),
+                    )
+                    for g in _games(text)
+                    if int(g.headers["Round"].split(".")[1]) in forfeits
+                }
+
+            await wait_for(lambda: told(pushed()) == expected, 10, "lichess has the forfeits")
+            async with httpx.AsyncClient(base_url=daemon.address) as client:
+                spectators = (await client.get("/round.pgn")).text
+            folder = tmp_path / "pgn" / "round-4"
+            await wait_for(
+                lambda: (
+                    (folder / "games.pgn").exists()
+                    and told((folder / "games.pgn").read_text()) == expected
+                ),
+                10,
+                "the PGN folder has the forfeits",
+            )
+    finally:
+        await server.close()
+    assert told(spectators) == expected
+    for board in forfeits:
+        assert told((folder / f"game-{board}.pgn").read_text()) == {board: expected[board]}
+    for text in (spectators, pushed(), (folder / "games.pgn").read_text()):
+        for game in _games(text):  # every game read whole, with a standard result
+            assert game.headers["Result"] in {"1-0", "0-1", "1/2-1/2", "*"}
+            assert not {"+-", "-+", "--"} & set(text.split())
+    tournament = Tournament.from_trf(tmp_path / "tournament-example.trf")
+    codes = {
+        board: (tournament.player(w).entry(4), tournament.player(b).entry(4))
+        for board, (w, b) in {1: (2, 1), 2: (13, 4), 4: (7, 12)}.items()
+    }
+    assert {
+        board: (white.result, black.result)
+        for board, (white, black) in codes.items()
+        if white is not None and black is not None
+    } == {1: ("+", "-"), 2: ("-", "+"), 4: ("-", "-")}
 
 
 @pytest.mark.error_log(r"board 3: an output failed to take the result")

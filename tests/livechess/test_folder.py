@@ -177,3 +177,15 @@ def test_a_game_from_a_position_with_black_to_move_numbers_its_moves() -> None:
     assert not game.errors
     assert "2... Nf6 {[%clk 00:10:00]} {[%emt 00:00:01]} 3. Kd3" in text
     assert [m.uci() for m in game.mainline_moves()] == ["g8f6", "e3d3"]
+
+
+def test_a_forfeit_without_a_game_is_a_standard_pgn_result() -> None:
+    """An empty board with a forfeit: its winner's result (issue 33, item 2)."""
+    for result, pgn_result in (("+-", "1-0"), ("-+", "0-1"), ("--", "*")):
+        state = board_state(3, [], pgn="", result=result, result_final=True)
+        text = livechess_pgn(state)
+        game = chess.pgn.read_game(io.StringIO(text))
+        assert game is not None
+        assert not game.errors
+        assert game.headers["Result"] == pgn_result
+        assert text.rstrip().endswith(pgn_result)
