@@ -38,7 +38,8 @@ ALLOWED: dict[str, set[str]] = {
     "broadcast.relay": {"base", "broadcast.feed", "broadcast.web", "broadcast.outputs"},
     "daemon": set(),  # the command line imports its commands by name, when one runs
     "daemon.game": {"base", "drivers"},
-    "daemon.config": {"base", "daemon.game", "broadcast.feed", "broadcast.outputs"},
+    "daemon.config": {"base", "daemon.game", "daemon.pairing", "daemon.prizes"}
+    | {"broadcast.feed", "broadcast.outputs"},
     "daemon.pairing": {"base"},
     "daemon.prizes": {"base", "daemon.pairing"},
     "daemon.journal": {"base", "drivers", "daemon.config"},

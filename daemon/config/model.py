@@ -34,7 +34,7 @@ import ipaddress
 import os
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +43,7 @@ from pydantic import ValidationError
 from daemon.config.boards import board_problems
 from daemon.config.errors import ConfigError, describe_validation, load_toml, parse_toml
 from daemon.config.lichess import check_lichess
+from daemon.config.prizes import prize_rules
 from daemon.config.sections import Section, SectionReader
 from daemon.config.tables import (
     AnalysisConfig,
@@ -57,6 +58,7 @@ from daemon.config.tables import (
     StorageConfig,
     WebhookConfig,
 )
+from daemon.prizes.rules import PrizeRules
 
 __all__ = [
     "ARBITER_TOKEN_ENV",
@@ -116,6 +118,8 @@ class Config:
     pairing: PairingConfig | None = None
     livechess: LiveChessConfig | None = None
     analysis: AnalysisConfig | None = None
+    #: Each section's prize rules (``[prizes]``, ``[sections.prizes]``), by section name.
+    prizes: Mapping[str, PrizeRules] = field(default_factory=dict)
 
     @property
     def boards(self) -> tuple[BoardConfig, ...]:
@@ -284,8 +288,30 @@ class TableBuilder:
         )
         paired = self._section_reader.with_pairings(config.sections)
         shared = paired[0].pairing if len(paired) == 1 else None
-        config = replace(config, sections=paired, pairing=shared)
+        config = replace(config, sections=paired, pairing=shared, prizes=self.prizes(paired))
         return None if self.problems else config
+
+    def prizes(self, sections: tuple[Section, ...]) -> dict[str, PrizeRules]:
+        """Each section's ``[prizes]`` (its own, or the top-level one for a single section)."""
+        shared = self.tables.prizes
+        own = [table.prizes for table in self.tables.sections or ()] or [None] * len(sections)
+        if shared is not None and len(sections) > 1:
+            self.problems.append(
+                "prizes: with several [[sections]] give each its own [sections.prizes]"
+            )
+            shared = None
+        rules = {}
+        for index, (section, table) in enumerate(zip(sections, own, strict=True), start=1):
+            where = "prizes" if table is None else f"sections[{index}].prizes"
+            chosen = table or shared
+            if chosen is None:
+                continue
+            if section.pairing is None:
+                self.problems.append(
+                    f"{where}: needs the section's [pairing] (prizes come from its TRF)"
+                )
+            rules[section.name] = prize_rules(chosen, where, self._path, self.problems)
+        return rules
 
     # -- other tables -------------------------------------------------------------------
 

@@ -19,6 +19,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PlainValidat
 from base.pgn_tags import tag_value_problem
 from broadcast.feed.messages import MAX_BOARD
 from daemon.config.errors import shown
+from daemon.config.prizes import PrizesTable
 from daemon.game.durations import TimeControl, parse_duration
 
 __all__ = [
@@ -287,6 +288,7 @@ class SectionTable(EventKeys):
     name: _NonEmptyName
     boards: list[BoardConfig] = Field(default_factory=list)
     pairing: PairingConfig | None = None
+    prizes: PrizesTable | None = None
 
 
 class ServerConfig(_Table):
@@ -456,6 +458,7 @@ class FileTables(_Table):
     pairing: PairingConfig | None = None
     livechess: LiveChessConfig | None = None
     analysis: AnalysisConfig | None = None
+    prizes: PrizesTable | None = None
 
 
 class RelayTable(_Table):
