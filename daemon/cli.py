@@ -36,6 +36,7 @@ _COMMANDS: dict[str, tuple[str, str]] = {
     "round": ("daemon.commands.round", "move the running daemon on to the next round"),
     "result": ("daemon.commands.result", "set or confirm a result on the running daemon"),
     "results": ("daemon.commands.results", "write the round's TRF from the journal"),
+    "prizes": ("daemon.commands.prizes", "print the prize list (or its CSV) from the standings"),
     "relay": ("daemon.commands.relay", "serve every daemon's boards from the MQTT broker"),
     "demo": (
         "daemon.commands.demo",

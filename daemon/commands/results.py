@@ -38,8 +38,16 @@ from daemon.pairing.handoff import RoundResults
 from daemon.pairing.pairings import Pairing, read_pairings
 from daemon.pairing.trf import PairingFileError, Tournament
 from daemon.round.change import RoundChange
+from daemon.round.source import first_board
 
-__all__ = ["JournalResult", "add_arguments", "confirmed_results", "export_round", "run"]
+__all__ = [
+    "JournalResult",
+    "add_arguments",
+    "confirmed_results",
+    "export_round",
+    "run",
+    "tournament_now",
+]
 
 EXIT_FAILED = 1
 EXIT_BAD_INPUT = 2
@@ -157,6 +165,28 @@ def export_round(
     return core
 
 
+def tournament_now(config: Config, section: Section) -> Tournament:
+    """The section's TRF with the confirmed results of the round in play from the journal
+    (as ``export`` writes it); the TRF alone when there is no journal yet.
+
+    Raises:
+        PairingFileError, ValueError: the TRF or pairings cannot be used.
+        JournalError, OSError: the journal cannot be read.
+    """
+    pairing = section.pairing
+    if pairing is None:
+        raise ValueError(f"{config.source}: the section has no [pairing] trf")
+    if not config.storage.path.exists():
+        return Tournament.from_trf(pairing.trf)
+    records = _records(config)
+    round_number, tournament, pairings, since = _inputs(config, section, records)
+    numbers = {p.board for p in pairings}
+    results = confirmed_results(
+        r for r in records if r.seq > since and r.kind == "result" and r.board in numbers
+    )
+    return export_round(tournament, round_number, pairings, results).tournament
+
+
 def _section(config: Config, name: str | None) -> Section:
     if config.pairing is None and all(s.pairing is None for s in config.sections):
         raise ValueError(f"{config.source}: [pairing] needs trf and pairings to export results")
@@ -185,7 +215,7 @@ def _inputs(
         round_number = section.event.round if change is None else change.round
         path = pairing.pairings_for(round_number)
         assert path is not None
-        pairings = read_pairings(path, tournament=tournament)
+        pairings = read_pairings(path, tournament=tournament, first_board=first_board(section))
         return round_number, tournament, pairings, rounds[-1].seq if rounds else 0
     source = f"the journal's round {change.round}"
     pairings = [

@@ -9,6 +9,7 @@
 * :mod:`~daemon.prizes.rules`: a section's prize regulations (from ``[prizes]``).
 * :mod:`~daemon.prizes.ratings`: the rating that counts, from a CSV of ratings.
 * :mod:`~daemon.prizes.event`: a section's prize race from its TRF and standings.
+* :mod:`~daemon.prizes.report`: the ceremony's list, the treasurer's CSV, the JSON.
 
 Pure: no file is opened here but by the caller. May import ``base`` and
 ``daemon.pairing``.
