@@ -72,6 +72,7 @@ from broadcast.web.arbiter_channel import until_either_ends
 from broadcast.web.connection_limits import ConnectionPolicy
 from broadcast.web.listen import ListenError, listen_error, listening_port
 from broadcast.web.log_limit import LogLimit
+from broadcast.web.request_check import repeated_header
 
 __all__ = ["API_PATH", "LiveChessServer", "LiveChessSettings"]
 
@@ -340,6 +341,14 @@ class LiveChessServer:
     async def _process_request(
         self, connection: ServerConnection, request: Request
     ) -> Response | None:
+        if (repeated := repeated_header(request.headers)) is not None:
+            if (count := self._refused_pages.due()) is not None:
+                log.warning(
+                    "= LiveChess API refused: %s sent twice (%d since the last line)",
+                    repeated,
+                    count,
+                )
+            return _json_response(400, {"message": f"{repeated} sent twice"})
         refused = origin_problem(request.headers.get("Origin"), self.settings.allowed_origins)
         if refused is not None:
             count = self._refused_pages.due()

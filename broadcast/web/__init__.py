@@ -2,7 +2,8 @@
 
 ``server`` (``BroadcastServer``), ``http`` (pages and resources), ``arbiter_channel``
 (``/ws/arbiter``), ``arbiter_guard`` (the wrong-token throttle), ``connection_limits``,
-``listen`` (binding a port). May import ``broadcast.feed`` and ``base``.
+``request_check`` (GET only, each header once), ``listen`` (binding a port). May import
+``broadcast.feed`` and ``base``.
 """
 
 __all__: list[str] = []

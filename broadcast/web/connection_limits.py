@@ -25,6 +25,8 @@ from typing import Any
 
 from websockets.asyncio.server import ServerConnection
 
+from broadcast.web.request_check import GetOnlyConnection
+
 __all__ = ["ConnectionLimits", "ConnectionPolicy", "capped_connection"]
 
 logger = logging.getLogger(__name__)
@@ -90,9 +92,10 @@ class ConnectionLimits:
 
 
 def capped_connection(limits: ConnectionLimits) -> type[ServerConnection]:
-    """A :class:`ServerConnection` class that aborts connections beyond ``limits``."""
+    """A :class:`ServerConnection` class that aborts connections beyond ``limits`` (and
+    answers any method but GET itself: :class:`GetOnlyConnection`)."""
 
-    class CappedConnection(ServerConnection):
+    class CappedConnection(GetOnlyConnection):
         _counted_as: str | None = None
 
         def connection_made(self, transport: asyncio.BaseTransport) -> None:
@@ -151,5 +154,7 @@ class ConnectionPolicy:
             "close_timeout": self.close_timeout,
             "ping_interval": self.ping_interval,
             "ping_timeout": self.ping_timeout,
-            "create_connection": None if self.limits is None else capped_connection(self.limits),
+            "create_connection": (
+                GetOnlyConnection if self.limits is None else capped_connection(self.limits)
+            ),
         }

@@ -60,6 +60,7 @@ from broadcast.web.http import (
 )
 from broadcast.web.listen import listen_error, listening_port
 from broadcast.web.log_limit import LogLimit
+from broadcast.web.request_check import repeated_header
 
 __all__ = ["SPECTATOR_MESSAGE_LIMIT", "BroadcastServer", "parse_since", "snapshot_text"]
 
@@ -236,6 +237,7 @@ class BroadcastServer:
         )
         self.origins = OriginPolicy(host, allowed_origins)
         self._refused_pages = LogLimit()
+        self._malformed = LogLimit()
         self.routes = HttpRoutes(
             self.public_hub, delay=delay, static_root=static_root, vendor_root=vendor_root
         )
@@ -322,6 +324,15 @@ class BroadcastServer:
         await self.close()
 
     def _process_request(self, connection: ServerConnection, request: Request) -> Response | None:
+        if (repeated := repeated_header(request.headers)) is not None:
+            if (count := self._malformed.due()) is not None:
+                logger.warning(
+                    "= bad request from %s: %s sent twice (%d since the last line)",
+                    connection.remote_address[0] if connection.remote_address else "?",
+                    repeated,
+                    count,
+                )
+            return connection.respond(http.HTTPStatus.BAD_REQUEST, f"{repeated} sent twice\n")
         reply = self.routes.route(request.method, request.path, request.headers)
         if reply is not None:
             return _to_response(reply)

@@ -13,7 +13,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["add_http_port"]
+__all__ = ["add_http_port", "board_number"]
 
 
 class _OldHttpPort(argparse.Action):
@@ -40,3 +40,15 @@ def add_http_port(parser: argparse.ArgumentParser, help_text: str) -> None:
     parser.add_argument(
         "--port", dest="http_port", type=int, action=_OldHttpPort, help=argparse.SUPPRESS
     )
+
+
+def board_number(text: str) -> int:
+    """A board number as an argument: ASCII digits, 1 to 9999 (``int`` would also take
+    ``٣``, ``+3``, `` 3`` and ``3_0``).
+
+    Raises:
+        argparse.ArgumentTypeError: not one (argparse prints it and exits with code 2).
+    """
+    if not (text.isascii() and text.isdigit() and len(text) <= 4 and int(text) >= 1):
+        raise argparse.ArgumentTypeError(f"a board number is 1 to 9999 in digits 0-9, not {text!r}")
+    return int(text)

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 
 from broadcast.feed.commands import ConfirmResult, SetResult
 from daemon.commands.arbiter_client import ArbiterSession, reach_daemon
-from daemon.commands.options import add_http_port
+from daemon.commands.options import add_http_port, board_number
 from daemon.config.model import load_config_or_report
 from daemon.console.keys import (
     ConfirmRequest,
@@ -57,11 +57,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     ``--section``, ``--http-port``, ``--timeout``."""
     actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
     put = actions.add_parser("set", help="set a board's result (provisional until confirmed)")
-    put.add_argument("board", type=int, help="the board number")
+    put.add_argument("board", type=board_number, help="the board number")
     put.add_argument("result", help=RESULT_HELP)
     confirm = actions.add_parser("confirm", help="confirm a board's result, or every one")
     which = confirm.add_mutually_exclusive_group(required=True)
-    which.add_argument("board", type=int, nargs="?", help="the board number")
+    which.add_argument("board", type=board_number, nargs="?", help="the board number")
     which.add_argument("--all", action="store_true", help="every result that awaits confirmation")
     for sub in (put, confirm):
         sub.add_argument("--config", required=True, help="the configuration the daemon runs")

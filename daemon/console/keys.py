@@ -233,6 +233,6 @@ def _request(action: str, text: str) -> Request:
 
 
 def _board(word: str) -> int:
-    if not word.isdigit() or int(word) < 1:
+    if not (word.isascii() and word.isdigit()) or int(word) < 1:  # not ٣
         raise ValueError(f"{word!r} is no board number")
     return int(word)
