@@ -25,9 +25,8 @@ from daemon.config.sections import Section
 from daemon.journal.records import JournalError
 from daemon.pairing.trf import PairingFileError
 from daemon.prizes.event import PrizeRace, prize_race
-from daemon.prizes.ratings import Ratings, RatingsFileError, read_ratings
+from daemon.prizes.ratings import RatingsFileError, load_ratings
 from daemon.prizes.report import prize_csv, prize_list
-from daemon.prizes.rules import PrizeRules
 
 __all__ = ["add_arguments", "run", "section_race"]
 
@@ -45,21 +44,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def ratings_of(rules: PrizeRules) -> Ratings | None:
-    """The ratings CSV the rules name, read; None without one.
-
-    Raises:
-        RatingsFileError: the file cannot be read or used (one line per problem).
-    """
-    if rules.ratings is None:
-        return None
-    try:
-        text = rules.ratings.read_text(encoding="utf-8-sig")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise RatingsFileError([f"{rules.ratings}: cannot read the file: {exc}"]) from None
-    return read_ratings(text, source=str(rules.ratings), systems=rules.rating_systems)
-
-
 def section_race(config: Config, section: Section, after: int | None = None) -> PrizeRace:
     """A section's prize race now (see the module docstring).
 
@@ -68,7 +52,8 @@ def section_race(config: Config, section: Section, after: int | None = None) -> 
         JournalError, OSError: the journal cannot be read (exit 1).
     """
     rules = config.prizes[section.name]
-    return prize_race(tournament_now(config, section), rules, after, ratings_of(rules))
+    ratings = load_ratings(rules.ratings, rules.rating_systems)
+    return prize_race(tournament_now(config, section), rules, after, ratings)
 
 
 def _sections(config: Config, name: str | None) -> list[Section]:

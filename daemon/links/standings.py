@@ -44,7 +44,7 @@ from daemon.pairing.tiebreaks import DEFAULT_TIEBREAKS, TieBreak, read_tiebreaks
 from daemon.pairing.trf import Tournament
 from daemon.pairing.trf_reader import Player
 
-__all__ = ["StandingsRoutes", "section_standings", "section_tiebreaks"]
+__all__ = ["StandingsRoutes", "public_round_entries", "section_standings", "section_tiebreaks"]
 
 log = logging.getLogger(__name__)
 
@@ -113,6 +113,14 @@ def _round_entries(
         entries[black] = RoundEntry(opponent=white, colour="b", code=codes[1])
         shown[board] = (result, True)
     return entries, shown
+
+
+def public_round_entries(
+    results: RoundResults, public: Callable[[int], BoardState | None]
+) -> dict[int, RoundEntry | None]:
+    """The round's entries as spectators know them: a result once it is final in the
+    public hub, else a game still to play (``/prizes.json`` counts the same games)."""
+    return _round_entries(results, public)[0]
 
 
 def section_tiebreaks(

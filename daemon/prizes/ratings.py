@@ -16,7 +16,7 @@ per system, named as the configuration names them::
 A player is found by FIDE id when both the TRF and the file have one, else by name
 (case and spacing ignored). A player the file does not list keeps the TRF's rating.
 Problems are data: :class:`RatingsFileError` holds one line each, ``file:line: what``.
-Pure: the caller reads the file.
+:func:`read_ratings` is pure; :func:`load_ratings` reads the file first.
 """
 
 from __future__ import annotations
@@ -25,10 +25,11 @@ import csv
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from daemon.pairing.trf_reader import Player
 
-__all__ = ["Ratings", "RatingsFileError", "counting_rating", "read_ratings"]
+__all__ = ["Ratings", "RatingsFileError", "counting_rating", "load_ratings", "read_ratings"]
 
 _VALUE = re.compile(r"(\d{1,4})(\?{0,2})")
 
@@ -140,3 +141,18 @@ def read_ratings(text: str, *, source: str, systems: Sequence[str]) -> Ratings:
     if reader.problems:
         raise RatingsFileError(reader.problems)
     return Ratings(by_fide_id=reader.by_id, by_name=reader.by_name)
+
+
+def load_ratings(path: Path | None, systems: Sequence[str]) -> Ratings | None:
+    """The ratings of a CSV file (UTF-8, a byte order mark allowed); None without a path.
+
+    Raises:
+        RatingsFileError: the file cannot be read or used (one line per problem).
+    """
+    if path is None:
+        return None
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise RatingsFileError([f"{path}: cannot read the file: {exc}"]) from None
+    return read_ratings(text, source=str(path), systems=systems)

@@ -53,6 +53,7 @@ from daemon.links.analysis import AnalysisLink, analysis_off, analysis_settings
 from daemon.links.lichess import LichessLink
 from daemon.links.livechess import livechess_folder, livechess_off, livechess_settings
 from daemon.links.pairing import PairingLink, apply_pairings, last_decisions
+from daemon.links.prizes import PrizeRoutes
 from daemon.links.section_topics import SectionTopics
 from daemon.links.settings import mqtt_settings, pgn_folder_settings
 from daemon.links.standings import StandingsRoutes
@@ -222,6 +223,12 @@ class Daemon:
             configured=self._configured_tiebreaks,
         )
         self.server.routes.extra.append(self.standings)
+        if config.prizes:
+            self.server.routes.extra.append(
+                PrizeRoutes(
+                    self.pairings, self.server.public_hub, self._section_names, config.prizes
+                )
+            )
         self.livechess = self._livechess()
         #: Bugs the daemon survives: logged once, one ``internal_error`` alert each.
         self.faults = Faults(self.service.output_alerts)
