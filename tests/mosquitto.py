@@ -15,6 +15,7 @@ import signal
 import socket
 import subprocess
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from types import TracebackType
 
@@ -45,9 +46,20 @@ class Mosquitto:
         folder: holds the configuration, the persistence file and the log.
         binary: the mosquitto executable (default: :func:`find_mosquitto`).
         port: the loopback port (default: a free one).
+        users: user names and passwords (a password file; no anonymous clients); None:
+            anonymous clients, as a broker on loopback.
+        acl: the ACL file's text (mosquitto's ``acl_file``), with ``users``.
     """
 
-    def __init__(self, folder: Path, *, binary: str | None = None, port: int | None = None):
+    def __init__(
+        self,
+        folder: Path,
+        *,
+        binary: str | None = None,
+        port: int | None = None,
+        users: Mapping[str, str] | None = None,
+        acl: str | None = None,
+    ):
         found = binary or find_mosquitto()
         if found is None:
             raise FileNotFoundError("mosquitto not found on PATH nor at /usr/sbin/mosquitto")
@@ -58,12 +70,32 @@ class Mosquitto:
         self.log = folder / "mosquitto.log"
         self._process: subprocess.Popen[bytes] | None = None
         folder.mkdir(parents=True, exist_ok=True)
+        self._access = self._write_access(users, acl)
         self._write_config()
+
+    def _write_access(self, users: Mapping[str, str] | None, acl: str | None) -> list[str]:
+        """A password file (``mosquitto_passwd``) and an ACL file; their config lines."""
+        if users is None:
+            return ["allow_anonymous true"]
+        passwords = self.folder / "passwd"
+        passwords.write_text("")
+        tool = Path(self.binary).with_name("mosquitto_passwd")
+        passwd = shutil.which("mosquitto_passwd") or str(tool.parent.parent / "bin" / tool.name)
+        for user, password in users.items():
+            subprocess.run([passwd, "-b", str(passwords), user, password], check=True)
+        passwords.chmod(0o600)
+        lines = ["allow_anonymous false", f"password_file {passwords}"]
+        if acl is not None:
+            rules = self.folder / "acl"
+            rules.write_text(acl)
+            rules.chmod(0o600)
+            lines.append(f"acl_file {rules}")
+        return lines
 
     def _write_config(self) -> None:
         lines = [
             f"listener {self.port} 127.0.0.1",
-            "allow_anonymous true",
+            *self._access,
             "persistence true",
             f"persistence_location {self.folder}/",
             "persistence_file mosquitto.db",

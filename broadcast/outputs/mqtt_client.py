@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import enum
+import ipaddress
 import logging
 import re
 import socket
@@ -42,6 +43,7 @@ __all__ = [
     "acknowledge",
     "client_log",
     "connected",
+    "exposure",
     "host_name",
     "new_client",
     "raise_if_cancelled",
@@ -137,6 +139,40 @@ def tls_context(settings: MqttSettings) -> ssl.SSLContext | None:
     if not settings.tls:
         return None
     return ssl.create_default_context(cafile=settings.ca_file)
+
+
+def exposure(settings: MqttSettings) -> str | None:
+    """What is open about the broker connection, for a WARNING at start; None on loopback
+    or with both credentials and TLS.
+
+    Anyone who can reach a broker that takes anonymous clients can read the live games
+    and write any topic its ACL allows; without TLS, anyone on the network between reads
+    the password and every message (docs/deployment.md, "Who can do what").
+    """
+    if _is_loopback(settings.host):
+        return None
+    missing = []
+    if settings.username is None:
+        missing.append("anonymously (no mqtt.username)")
+    if not settings.tls:
+        missing.append("without TLS (mqtt.tls = false)")
+    if not missing:
+        return None
+    return (
+        f"mqtt: connecting to {settings.where} {' and '.join(missing)}: whoever can reach"
+        " the broker or the network between can read the live games and, unless the"
+        " broker's users and ACL stop them, change what spectators see and send arbiter"
+        " commands (docs/deployment.md, 'Who can do what')"
+    )
+
+
+def _is_loopback(host: str) -> bool:
+    if host.lower() in ("localhost", "localhost."):
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
 
 
 def new_client(

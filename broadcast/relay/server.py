@@ -68,6 +68,7 @@ from broadcast.outputs.mqtt_client import (
     MqttLink,
     MqttSettings,
     client_log,
+    exposure,
     host_name,
     new_client,
     raise_if_cancelled,
@@ -559,6 +560,8 @@ class Relay:
                 for job in self._jobs():
                     tasks.create_task(job)
                 log.info("= relay serving on http://%s:%d/", self.settings.host, self.server.port)
+                if (open_to := exposure(self.settings.mqtt)) is not None:
+                    log.warning("= %s", open_to)
                 await stop.wait()
                 raise _Stop
         except* _Stop:

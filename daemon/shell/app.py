@@ -29,7 +29,7 @@ from broadcast.feed.hub import Hub
 from broadcast.feed.messages import BoardState
 from broadcast.livechess.server import LiveChessServer
 from broadcast.outputs.mqtt import MqttPublisher, Ownership
-from broadcast.outputs.mqtt_client import MqttSettings
+from broadcast.outputs.mqtt_client import MqttSettings, exposure
 from broadcast.outputs.pgn_folder import PgnFolderWriter
 from broadcast.outputs.webhook import AlertWebhook, WebhookSettings
 from broadcast.relay.ownership import check_ownership
@@ -482,6 +482,8 @@ class Daemon:
         jobs: list[tuple[str, int, Job]] = []
         if config.mqtt is not None and config.mqtt.enabled:
             broker = _mqtt_settings(config)
+            if (open_to := exposure(broker)) is not None:
+                log.warning("= %s", open_to)
             self.mqtt = mqtt = MqttPublisher(broker, results=config.server.results)
             self._announce()
             jobs.append(("the MQTT commands", 0, CommandListener(broker, self.service).run))
