@@ -32,6 +32,7 @@ __all__ = [
     "LoggedPowerUp",
     "LoggedPress",
     "LoggedStep",
+    "MemoryObserved",
     "memory_from_payload",
     "memory_payload",
 ]
@@ -95,6 +96,14 @@ class BoardMemory:
             else:
                 continue
             yield index, board.copy()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MemoryObserved:
+    """The board's memory arrived at ``at`` (asked for; about 8 s on a DGT board)."""
+
+    memory: BoardMemory
+    at: float
 
 
 def memory_payload(memory: BoardMemory) -> dict[str, Any]:

@@ -25,6 +25,8 @@ import chess
 
 __all__ = [
     "BatteryObserved",
+    "BoardRead",
+    "CaughtUp",
     "ClockObserved",
     "ClockSide",
     "LinkObserved",
@@ -53,6 +55,25 @@ class PlacementObserved:
     """The whole piece placement the sensors see now (after any change)."""
 
     board: chess.BaseBoard
+    at: float
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BoardRead:
+    """The board was read whole (a DGT board dump): the placement it showed then.
+
+    The first whole read of a connection tells whether the game missed anything; later
+    ones put right an update lost on the way.
+    """
+
+    placement: PlacementObserved
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CaughtUp:
+    """Everything the board queued on the line before a marker was asked has arrived
+    (a DGT board answers the marker, a version request, after what it queued)."""
+
     at: float
 
 

@@ -46,10 +46,14 @@ ALLOWED: dict[str, set[str]] = {
     "daemon.arbiter": {"base", "daemon.game", "daemon.config", "broadcast.feed"},
     "daemon.round": {"base", "drivers", "drivers.dgt", "broadcast.feed"}
     | (_CORE - {"daemon.round"}),
+    "daemon.session": {"base", "drivers", "drivers.dgt", "broadcast.feed"} | _CORE,
     "daemon.links": {"base"} | _DRIVERS | _BROADCAST | _CORE,
-    "daemon.shell": {"base", "daemon.links"} | _DRIVERS | _BROADCAST | _CORE,
-    "daemon.console": {"base", "daemon.links", "daemon.shell"} | _DRIVERS | _BROADCAST | _CORE,
-    "daemon.commands": {"base", "daemon.links", "daemon.shell", "daemon.console"}
+    "daemon.shell": {"base", "daemon.links", "daemon.session"} | _DRIVERS | _BROADCAST | _CORE,
+    "daemon.console": {"base", "daemon.links", "daemon.shell", "daemon.session"}
+    | _DRIVERS
+    | _BROADCAST
+    | _CORE,
+    "daemon.commands": {"base", "daemon.links", "daemon.shell", "daemon.console", "daemon.session"}
     | _DRIVERS
     | _BROADCAST
     | _CORE,

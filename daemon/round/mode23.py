@@ -133,6 +133,7 @@ class IncrementControl:
         self._seed: ClockObserved | None = None  # the journal's reading (see reset)
         self._reply: ClockObserved | None = None  # a press seen while a SETNRUN was on its way
         self._owed: dict[ClockSide, int] = {}  # what the clock lacks from a gap (see owe)
+        self._deferring = False  # readings are old: owe what presses earn (see defer)
 
     @property
     def presses(self) -> dict[ClockSide, int]:
@@ -154,6 +155,7 @@ class IncrementControl:
         self._seed = last
         self._reply = None
         self._owed = {}
+        self._deferring = False
         self.state = IncrementState.WATCHING
 
     def owe(self, seconds: Mapping[ClockSide, int]) -> None:
@@ -163,6 +165,14 @@ class IncrementControl:
         given to :meth:`reset` is then no guide any more (the memory told the presses)."""
         self._owed = {side: value for side, value in seconds.items() if value}
         self._seed = None
+
+    def defer(self, deferring: bool) -> None:
+        """While ``deferring``, readings arrive long after the clock showed them (the
+        line's backlog behind the board's memory): a command computed from one would set
+        the clock back in time. What their presses earn is owed instead (each reading
+        shows it, as :class:`GapIncrements` does), and paid with one SETNRUN at the
+        first reading once deferring ends."""
+        self._deferring = deferring
 
     def leave_alone(self) -> None:
         """The clock was seen adding its own time (in the board's memory): add nothing."""
@@ -182,7 +192,8 @@ class IncrementControl:
             if sent is not None and reading.running not in (None, sent.running):
                 self._reply = reading
             return None, None
-        if self._owed and reading.connected and self.state is not IncrementState.CLOCK_ADDS:
+        adding = self.state is not IncrementState.CLOCK_ADDS
+        if self._owed and reading.connected and adding and not self._deferring:
             return self._pay(reading)
         reading = self._unheard(reading)
         last, self._last = self._last, reading
@@ -190,21 +201,31 @@ class IncrementControl:
             self._white_side = reading.running
         mover = _presser(last, reading)
         if mover is None or self.state is IncrementState.CLOCK_ADDS:
-            return reading, None
+            return self._with_owed(reading), None
         assert last is not None
         known = None if self._move_number is None else self._move_number(mover)
         move = self._presses.get(mover, 0) + 1 if known is None else known
-        if move < 1:
-            return reading, None  # the clock started: no move completed, nothing to add
+        if move < 1:  # the clock started: no move completed, nothing to add
+            return self._with_owed(reading), None
         self._presses[mover] = move
         expected = self._control(mover).added_after(move)
         if expected == 0:
-            return reading, None
+            return self._with_owed(reading), None
         gained = _seconds(reading, mover) - _seconds(last, mover)
         if 2 * gained >= expected:  # the clock added it itself: never add it again
             self.state = IncrementState.CLOCK_ADDS
+            self._owed = {}
             return reading, None
+        if self._deferring:
+            self._owed[mover] = self._owed.get(mover, 0) + expected
+            return self._with_owed(reading), None
         return self._set(reading, {mover: expected})
+
+    def _with_owed(self, reading: ClockObserved) -> ClockObserved:
+        """While deferring, the reading as the clock should show it: plus what is owed."""
+        if not self._deferring or not self._owed or not reading.connected:
+            return reading
+        return _plus(reading, self._owed)
 
     def _unheard(self, reading: ClockObserved) -> ClockObserved:
         """Presses nobody heard: one made while the daemon was away (the journal's reading

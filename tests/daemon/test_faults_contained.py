@@ -50,15 +50,15 @@ def _plies(daemon: Daemon, board: int) -> int:
 def _break_clock_readings(session: BoardSession, times: int) -> list[int]:
     """Make the session's next ``times`` clock readings raise; returns the count raised."""
     raised = [0]
-    original = session._receive_clock
+    original = session.core.receive_clock
 
-    def broken(reading: ClockObserved, at: float) -> None:
+    def broken(reading: ClockObserved) -> None:
         if raised[0] < times:
             raised[0] += 1
             raise RuntimeError(INJECTED)
-        original(reading, at)
+        original(reading)
 
-    session._receive_clock = broken  # type: ignore[method-assign]
+    session.core.receive_clock = broken  # type: ignore[method-assign]
     return raised
 
 

@@ -1,8 +1,8 @@
-"""The flood guard (daemon/shell/flood.py): when a board floods, what goes on, when it calms."""
+"""The flood guard (daemon/session/flood.py): when a board floods, what goes on, when it calms."""
 
 from __future__ import annotations
 
-from daemon.shell.flood import FloodGuard
+from daemon.session.flood import FloodGuard
 
 
 def test_hands_never_flood() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from types import SimpleNamespace
 from typing import cast
 
 from daemon.config.model import BoardConfig
@@ -16,7 +17,7 @@ async def test_reports_of_one_burst_never_come_out_earlier_than_the_one_before()
     walls = iter([1000.000002, 1000.000001, 1000.5])
     session = BoardSession(
         BoardConfig(number=1, port="/dev/null-board"),
-        cast(RoundService, None),  # stamping needs no service
+        cast(RoundService, SimpleNamespace(core=None)),  # stamping needs no round
         wall_clock=lambda: next(walls),
     )
     now = asyncio.get_running_loop().time()

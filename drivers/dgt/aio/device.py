@@ -230,6 +230,17 @@ class DgtDevice:
         self._core.request_memory(self._loop.time())
         self.send(RequestEEMoves())
 
+    def request_marker(self) -> None:
+        """Put a marker on the line: the firmware version (0x4D → 0x93), which nothing but
+        the handshake asks otherwise. The board answers after every message it queued
+        before (behind its memory dump, the moves made while it was sent), so its
+        VERSION in the stream tells that the backlog has arrived.
+
+        Raises:
+            LinkClosed: the link is closed.
+        """
+        self.send(RequestVersion())
+
     async def request_clock(self) -> ClockTimes:
         """Ask the clock times (0x41 → 0x8D); the mode does not change (§3)."""
         return await self._request(RequestClock(), ClockTimes)

@@ -261,6 +261,16 @@ class BoardSupervisor:
             raise LinkClosed(f"{self.port}: board not online")
         self._device.request_memory()
 
+    def request_marker(self) -> None:
+        """Put a marker on the connected board's line (:meth:`DgtDevice.request_marker`).
+
+        Raises:
+            LinkClosed: the board is not online.
+        """
+        if self._device is None:
+            raise LinkClosed(f"{self.port}: board not online")
+        self._device.request_marker()
+
     async def reports(self) -> AsyncIterator[TimedReport]:
         """Every report, oldest first, until the supervisor stopped (one consumer only)."""
         async for batch in self.report_batches():

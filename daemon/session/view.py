@@ -1,0 +1,59 @@
+"""A session's view of its board in the round core (:class:`~daemon.session.actions.BoardView`)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import chess
+
+from daemon.game.recovery import memory_needed
+from daemon.game.state import TrackerState
+from daemon.round.board_game import BoardGame
+from daemon.round.core import RoundCore
+from daemon.round.mode23 import game_move_number
+from drivers.observations import ClockObserved, ClockSide
+
+__all__ = ["RoundBoardView"]
+
+_UNDER_WAY = (TrackerState.PLAYING, TrackerState.OUT_OF_SYNC)
+
+
+class RoundBoardView:
+    """Board ``number`` of ``core``, read afresh at every question (a new round included)."""
+
+    def __init__(self, core: RoundCore, number: int) -> None:
+        self.core = core
+        self.number = number
+
+    def _game(self) -> BoardGame | None:
+        return self.core.games.get(self.number)
+
+    def memory_needed(self, placement: chess.BaseBoard) -> bool:
+        game = self._game()
+        if game is None or game.tracker is None:
+            return False
+        return memory_needed(game.tracker, placement)
+
+    def last_reading(self) -> ClockObserved | None:
+        game = self._game()
+        return None if game is None else game.reading
+
+    def move_number(self, side: ClockSide) -> int | None:
+        game = self._game()
+        tracker = None if game is None else game.tracker
+        return None if tracker is None else game_move_number(tracker, side)
+
+    def clock_adds(self) -> bool:
+        game = self._game()
+        return game is not None and game.clock_adds
+
+    def clock_owed(self) -> Mapping[ClockSide, int]:
+        game = self._game()
+        return {} if game is None else game.clock_owed
+
+    def unmatched_since(self) -> float | None:
+        game = self._game()
+        tracker = None if game is None else game.tracker
+        if tracker is None or tracker.state not in _UNDER_WAY:
+            return None
+        return tracker.unmatched_since

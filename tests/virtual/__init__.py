@@ -1,0 +1,1 @@
+"""Board sessions in virtual time: the real cores of board and daemon, no ptys."""

@@ -1,0 +1,431 @@
+"""A DGT board and a dgtcast daemon in virtual time: the real cores, no ptys, no sleeps.
+
+The board side is the emulator's firmware (drivers/emulator/firmware.py) with players
+acting a :class:`~drivers.emulator.player.HumanPlayer` schedule; its bytes cross a
+9600-baud line (a byte every 1/960 s, in order); the daemon side is the real protocol
+parser, the device core (watchdog, refreshes, the clock queue), the DGT observer, the
+board session core and the round core, with the journal an in-memory list of inputs.
+A :class:`World` runs them on one event heap: every part is woken at its own deadlines,
+and minutes of play take milliseconds.
+
+Faults are methods of the world, called at any moment: :meth:`World.kill` (``kill -9``:
+the daemon's memory is gone, the journal stays, and the board goes on talking to nobody),
+:meth:`World.start_daemon` (a replay of the journal, then a fresh connection),
+:meth:`World.unplug` / :meth:`World.replug` (the cable), and the firmware's own losses
+(``drop_field_updates``, ``tear_field_updates``, ``drop_clock_reports``).
+"""
+
+from __future__ import annotations
+
+import functools
+import heapq
+import itertools
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import chess
+
+from daemon.config.model import Config
+from daemon.journal.inputs import START, TICK
+from daemon.round.core import RoundCore
+from daemon.round.mode23 import IncrementControl
+from daemon.session.actions import Action, AskBoard, AskCaughtUp, AskMemory, Say, SetClock
+from daemon.session.core import SessionCore, SessionSettings
+from daemon.session.view import RoundBoardView
+from drivers.dgt import commands as cmd
+from drivers.dgt.device_core import DeviceCore, DeviceTimeouts
+from drivers.dgt.events import BoardDump, Event, FieldUpdated
+from drivers.dgt.observer import DgtObserver
+from drivers.dgt.protocol import DgtProtocol
+from drivers.emulator.firmware import BoardFirmware
+from drivers.emulator.player import TimedAction
+from drivers.observations import ClockSide, LinkObserved, LinkState
+
+__all__ = ["BAUD", "Entry", "VirtualDaemon", "World"]
+
+BAUD = 9600
+_BYTE = 10 / BAUD  # a start bit, 8 data bits, a stop bit
+_CHUNK = 32  # bytes delivered at once (≈ 33 ms of line)
+_COMMAND_DELAY = 0.002  # PC to board
+_EVENT_BOARD = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """One journalled input."""
+
+    board: int
+    kind: str
+    payload: Mapping[str, Any]
+    at: float
+
+
+@dataclass(order=True)
+class _Due:
+    at: float
+    seq: int
+    run: Callable[[], None] = field(compare=False)
+
+
+class World:
+    """One board, its line and a daemon, in virtual time (see the module docstring)."""
+
+    def __init__(
+        self,
+        config: Config,
+        firmware: BoardFirmware,
+        *,
+        number: int = 1,
+        timeouts: DeviceTimeouts | None = None,
+        settings: SessionSettings | None = None,
+    ) -> None:
+        self.config = config
+        self.firmware = firmware
+        self.number = number
+        self.timeouts = timeouts or DeviceTimeouts()
+        self.settings = settings
+        self.now = 0.0
+        self.journal: list[Entry] = []
+        self.daemon: VirtualDaemon | None = None
+        self.plugged = True
+        self.logs: list[str] = []
+        self._heap: list[_Due] = []
+        self._seq = itertools.count()
+        self._line_free = 0.0
+        self._line_generation = 0  # bumped when the cable is pulled: bytes in flight lost
+        self._pc_buffer = bytearray()  # arrived while no daemon reads (the port's buffer)
+        self._firmware_due = math.inf
+
+    # -- the event heap -----------------------------------------------------------------
+
+    def at(self, when: float, run: Callable[[], None]) -> None:
+        """Run ``run`` at ``when`` (virtual seconds)."""
+        heapq.heappush(self._heap, _Due(max(when, self.now), next(self._seq), run))
+
+    def run_until(self, end: float) -> None:
+        """Run every event due up to ``end``; the clock then stands at ``end``."""
+        while self._heap and self._heap[0].at <= end:
+            due = heapq.heappop(self._heap)
+            self.now = due.at
+            due.run()
+        self.now = max(self.now, end)
+
+    def play(self, schedule: Sequence[TimedAction], *, origin: float) -> float:
+        """Have the players act ``schedule`` from ``origin``; returns when it ends."""
+        end = origin
+        for timed in schedule:
+            end = origin + timed.at
+            self.at(end, functools.partial(self._act, timed.action))
+        return end
+
+    # -- the board's side ---------------------------------------------------------------
+
+    def _act(self, action: Any) -> None:
+        self.firmware.receive_action(action, self.now)
+        self._board_sent()
+
+    def _board_sent(self) -> None:
+        """Put what the firmware produced on the line; wake it at its next deadline."""
+        data = self.firmware.data_to_send()
+        if data and self.plugged:
+            self._transmit(data)
+        due = self.firmware.next_deadline(self.now)
+        if due is not None and due < self._firmware_due:
+            self._firmware_due = due
+            self.at(due, self._firmware_tick)
+
+    def _firmware_tick(self) -> None:
+        self._firmware_due = math.inf
+        self.firmware.receive_tick(self.now)
+        self._board_sent()
+
+    def _transmit(self, data: bytes) -> None:
+        start = max(self._line_free, self.now)
+        generation = self._line_generation
+        for offset in range(0, len(data), _CHUNK):
+            chunk = data[offset : offset + _CHUNK]
+            start += len(chunk) * _BYTE
+            self.at(start, functools.partial(self._arrive, chunk, generation))
+        self._line_free = start
+
+    def _arrive(self, chunk: bytes, generation: int) -> None:
+        if generation != self._line_generation:
+            return  # the cable was pulled meanwhile
+        if self.daemon is None or not self.daemon.linked:
+            self._pc_buffer += chunk
+            return
+        self.daemon.receive_bytes(chunk)
+
+    def send_to_board(self, data: bytes) -> None:
+        """The daemon writes ``data``; it reaches the board a moment later."""
+        if self.plugged:
+            self.at(self.now + _COMMAND_DELAY, lambda: self._board_reads(data))
+
+    def _board_reads(self, data: bytes) -> None:
+        if self.plugged:
+            self.firmware.receive_data(data, self.now)
+            self._board_sent()
+
+    # -- faults -------------------------------------------------------------------------
+
+    def start_daemon(self) -> VirtualDaemon:
+        """A daemon starts: the journal replayed into a fresh core, then it connects."""
+        self.daemon = VirtualDaemon(self)
+        return self.daemon
+
+    def kill(self) -> None:
+        """``kill -9``: the daemon is gone, the journal stays, the board talks on."""
+        if self.daemon is not None:
+            self.daemon.killed = True
+            self.daemon.linked = False
+        self.daemon = None
+
+    def unplug(self, *, keep_power: bool) -> None:
+        """Pull the cable (with ``keep_power`` the board goes on logging, §6)."""
+        self.plugged = False
+        self._line_generation += 1
+        self._line_free = self.now
+        if keep_power:
+            self.firmware.disconnect()
+        else:
+            self.firmware.power_down()
+        if self.daemon is not None:
+            self.daemon.link_lost("the cable was pulled")
+
+    def replug(self) -> None:
+        """Plug the cable back in; the daemon's supervisor connects again soon."""
+        self.plugged = True
+        if not self.firmware.powered:
+            self.firmware.power_up(self.now)
+        if self.daemon is not None:
+            self.daemon.connect_soon(0.5)
+
+    def flush_port(self) -> None:
+        """A daemon opens the port: what waited in its buffer is flushed (pyserial)."""
+        self._pc_buffer.clear()
+
+
+class VirtualDaemon:
+    """The daemon's side of one board: protocol, device core, session core, round core."""
+
+    def __init__(self, world: World) -> None:
+        self.world = world
+        self.killed = False
+        self.linked = False
+        self._clock_tickets: set[int] = set()
+        self._woken_at = math.inf
+        self._device: DeviceCore | None = None
+        self.core = RoundCore(world.config)
+        for entry in world.journal:  # the replay of a restart
+            self.core.apply(entry.board, entry.kind, entry.payload, entry.at)
+        section = world.config.section_of(world.number)
+        increments = None
+        view = RoundBoardView(self.core, world.number)
+        if section is not None and section.event.dgt_mode == 23:
+            increments = IncrementControl(section.event.clock_rules, move_number=view.move_number)
+        self.session = SessionCore(
+            world.number,
+            view,
+            lambda kind, payload, at: self._record_input(world.number, kind, payload, at),
+            increments=increments,
+            settings=world.settings,
+        )
+        self._record_input(_EVENT_BOARD, START, {"silence": 30.0}, world.now)
+        self._protocol = DgtProtocol()
+        self._observer = DgtObserver()
+        self._handshaking = False
+        self._early: list[Event] = []  # handshake replies before the board dump
+        self._dumped = False
+        self.connect_soon(0.3)
+
+    # -- connecting ---------------------------------------------------------------------
+
+    def connect_soon(self, delay: float) -> None:
+        """The supervisor tries the port after ``delay`` (its back-off)."""
+        self.world.at(self.world.now + delay, self._connect)
+
+    def _connect(self) -> None:
+        if self.killed or self.linked or not self.world.plugged:
+            return
+        self.world.flush_port()
+        self.linked, self._handshaking, self._dumped = True, True, False
+        self._protocol = DgtProtocol()
+        self._early = []
+        self._observer = DgtObserver()
+        self._device = DeviceCore(self.world.timeouts, now=self.world.now)
+        for command in (
+            cmd.Reset(),
+            cmd.RequestVersion(),
+            cmd.RequestSerialNumber(),
+            cmd.RequestBoard(),
+        ):
+            self._write(command)
+        self._handshake_deadline = self.world.now + 3.0
+        self.world.at(self._handshake_deadline, self._handshake_timeout)
+        self._pump()
+
+    def _handshake_timeout(self) -> None:
+        if self.killed:
+            return
+        if self.linked and self._handshaking and self.world.now >= self._handshake_deadline:
+            self.linked = self._handshaking = False
+            self.connect_soon(1.0)
+
+    def link_lost(self, reason: str) -> None:
+        """The link died (a pulled cable, a silent line)."""
+        if not self.linked:
+            return
+        was_up = not self._handshaking
+        self.linked = self._handshaking = False
+        self._device = None
+        if was_up:
+            down = LinkObserved(state=LinkState.OFFLINE, at=self.world.now)
+            self.session.receive_link(down, reason=reason)
+            self._carry_out()
+        if self.world.plugged:
+            self.connect_soon(0.5)
+
+    # -- bytes in -----------------------------------------------------------------------
+
+    def receive_bytes(self, data: bytes) -> None:
+        """Bytes arrived from the board."""
+        device = self._device
+        assert device is not None
+        now = self.world.now
+        self._protocol.receive_data(data)
+        events = self._protocol.events_received()
+        device.receive_bytes(now)
+        device.receive_events([(now, event) for event in events])
+        for event in events:
+            if not self.linked:
+                return
+            self._receive_event(event)
+        self._pump()
+
+    def _receive_event(self, event: Event) -> None:
+        if isinstance(event, BoardDump) and not self._dumped:
+            self._dumped = True
+            if self._handshaking:
+                self._handshake_done()
+        if isinstance(event, FieldUpdated) and not self._dumped:
+            return  # before the handshake's dump: dropped, as DgtDevice does
+        if self._handshaking:
+            self._early.append(event)
+            return
+        self._observe(event)
+
+    def _handshake_done(self) -> None:
+        assert self._device is not None
+        self._handshaking = False
+        self._write(cmd.StartUpdateNice())
+        self._device.start_refresh(self.world.now)
+        up = LinkObserved(state=LinkState.ONLINE, at=self.world.now)
+        self.session.receive_link(up, serial="01025", port="virtual")
+        early, self._early = self._early, []
+        for event in early:
+            self._observe(event)
+
+    def _observe(self, event: Event) -> None:
+        observed = self._observer.receive_event(event, self.world.now)
+        if observed is not None:
+            self.session.receive(observed)
+        self._carry_out()
+
+    # -- what the session asks ----------------------------------------------------------
+
+    def _carry_out(self) -> None:
+        for action in self.session.actions_to_send():
+            self._act(action)
+
+    def _act(self, action: Action) -> None:
+        device, now = self._device, self.world.now
+        if isinstance(action, Say):
+            self.world.logs.append(action.text)
+        elif device is None:
+            if isinstance(action, AskMemory):
+                self.session.receive_memory_refused("board not online", now)
+            elif isinstance(action, SetClock):
+                self.session.receive_clock_done(now)
+        elif isinstance(action, AskMemory):
+            device.request_memory(now)
+            self._write(cmd.RequestEEMoves())
+        elif isinstance(action, AskBoard):
+            device.request_refresh(now)
+        elif isinstance(action, AskCaughtUp):
+            self._write(cmd.RequestVersion())
+        elif isinstance(action, SetClock):
+            self._clock_tickets.add(device.submit_clock(action.command, now))
+
+    def _write(self, command: cmd.Command) -> None:
+        self.world.send_to_board(self._protocol.send(command))
+
+    # -- time ---------------------------------------------------------------------------
+
+    def _pump(self) -> None:
+        """The device's deadlines and outputs, the session's and the round's deadlines."""
+        now = self.world.now
+        device = self._device
+        if device is not None and self.linked:
+            device.receive_time(now)
+            for command in device.commands_to_send():
+                self._write(command)
+            for done in device.clock_results():
+                if done.ticket in self._clock_tickets:
+                    self._clock_tickets.discard(done.ticket)
+                    self.session.receive_clock_done(now)
+            if device.dead_reason is not None:
+                self.link_lost(device.dead_reason)
+        self._carry_out()
+        self._wake_at_next_deadline()
+
+    def _wake_at_next_deadline(self) -> None:
+        dues = [self.session.next_deadline(), self.core.next_deadline()]
+        if self._device is not None and self.linked:
+            dues.append(self._device.next_deadline())
+        due = min((d for d in dues if d is not None), default=math.inf)
+        if math.isfinite(due) and due < self._woken_at:
+            self._woken_at = due
+            self.world.at(due, self._wake)
+
+    def _wake(self) -> None:
+        if self.killed:
+            return
+        self._woken_at = math.inf
+        now = self.world.now
+        core_due = self.core.next_deadline()
+        if core_due is not None and core_due <= now:
+            self._record_input(_EVENT_BOARD, TICK, {}, now)
+        self.session.receive_time(now)
+        self._carry_out()
+        self._pump()
+
+    def _record_input(self, board: int, kind: str, payload: Mapping[str, Any], at: float) -> None:
+        """Journal one input, then apply it (the service's order, without the commit)."""
+        self.world.journal.append(Entry(board, kind, dict(payload), at))
+        self.core.apply(board, kind, payload, at)
+        self._wake_at_next_deadline()
+
+    # -- what the daemon shows ----------------------------------------------------------
+
+    def moves(self) -> list[tuple[str, float | None]]:
+        """The board's record: each move's UCI and ``[%clk]``."""
+        game = self.core.games[self.world.number]
+        return [(move.uci, move.clock) for move in game.record.moves]
+
+    def open_alerts(self) -> list[str]:
+        """The kinds of the alerts open on the board."""
+        return sorted(
+            str(alert.kind.value)
+            for alert in self.core.engine.open_alerts
+            if alert.board == self.world.number
+        )
+
+
+def side_of(white_side: str, color: chess.Color) -> ClockSide:
+    """The clock side of ``color``'s player."""
+    side = ClockSide(white_side)
+    if color == chess.WHITE:
+        return side
+    return ClockSide.RIGHT if side is ClockSide.LEFT else ClockSide.LEFT
