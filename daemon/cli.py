@@ -38,6 +38,7 @@ _COMMANDS: dict[str, tuple[str, str]] = {
     "results": ("daemon.commands.results", "write the round's TRF from the journal"),
     "prizes": ("daemon.commands.prizes", "print the prize list (or its CSV) from the standings"),
     "relay": ("daemon.commands.relay", "serve every daemon's boards from the MQTT broker"),
+    "lichess": ("daemon.commands.lichess", "create the lichess broadcast and rounds of the event"),
     "demo": (
         "daemon.commands.demo",
         "run the embedded demo: emulated boards replaying famous games",

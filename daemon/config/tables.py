@@ -366,6 +366,15 @@ def _rounds(value: object) -> dict[str, str]:
     return rounds
 
 
+def _broadcast_id(value: object) -> str:
+    if not isinstance(value, str) or not _ROUND_ID.match(value):
+        raise ValueError(
+            "must be a lichess broadcast id (the 8 letters and digits before the round's"
+            f" in its URL), got {shown(value)}"
+        )
+    return value
+
+
 class LichessConfig(_Table):
     """One ``[lichess]`` or ``[[lichess]]`` table (docs/integrations.md).
 
@@ -380,6 +389,8 @@ class LichessConfig(_Table):
     section: Annotated[str, Field(min_length=1)] | None = None
     boards: Annotated[tuple[int, int], PlainValidator(_board_range)] | None = None
     server: _Url = "https://lichess.org"
+    #: The lichess broadcast the rounds belong to (``dgtcast lichess setup`` writes it).
+    broadcast: Annotated[str, PlainValidator(_broadcast_id)] | None = None
 
     @property
     def is_enabled(self) -> bool:
