@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 import aiomqtt
 
 from base.backoff import Backoff, BackoffPolicy
+from broadcast.feed.signing import EventKey
 
 __all__ = [
     "MqttLink",
@@ -87,6 +88,8 @@ class MqttSettings:
         time_limit: seconds for connecting and for each acknowledgement.
         ca_file: with ``tls``, trust this CA bundle instead of the system's (a venue's
             own certificate authority).
+        event_key: signs commands and announcements of boards, and only messages it
+            signed are taken (:mod:`broadcast.feed.signing`); None: nothing is signed.
     """
 
     host: str = "localhost"
@@ -102,6 +105,7 @@ class MqttSettings:
     retry: BackoffPolicy = _RECONNECT
     time_limit: float = 10.0
     ca_file: str | None = None
+    event_key: EventKey | None = None
 
     def __post_init__(self) -> None:
         if not self.prefix or self.prefix != self.prefix.strip("/") or "#" in self.prefix:

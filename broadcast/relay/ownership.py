@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 import aiomqtt
 
 from broadcast.feed.inbound import LIMITS
+from broadcast.feed.signing import EventKey, NotSigned
 from broadcast.outputs.mqtt import Ownership, Topics
 from broadcast.outputs.mqtt_client import (
     MqttSettings,
@@ -76,17 +77,31 @@ class _ClaimsSeen:
     online: dict[str, bool] = field(default_factory=dict)
     probed: bool = False
     changed: asyncio.Event = field(default_factory=asyncio.Event)
+    key: EventKey | None = None
+    forged: list[str] = field(default_factory=list)  # daemons whose claim is not signed
 
     def receive(self, topic: str, payload: bytes, probe: str) -> None:
         parts = topic.split("/")
         if topic == probe:
             self.probed = True
         elif parts[-1] == "boards" and len(payload) <= LIMITS["boards"]:
-            if (claim := Ownership.from_payload(payload)) is not None:
+            if not self._is_signed(topic, payload):
+                self.forged.append(parts[-2])
+            elif (claim := Ownership.from_payload(payload)) is not None:
                 self.claims[parts[-2]] = claim
         elif parts[-1] == "status":
             self.online[parts[-2]] = payload == b"online"
         self.changed.set()
+
+    def _is_signed(self, topic: str, payload: bytes) -> bool:
+        """Whether a claim counts: signed with the event key, or no key is set."""
+        if self.key is None or not payload:
+            return True
+        try:
+            self.key.verify(topic, payload)
+        except NotSigned:
+            return False
+        return True
 
     async def wait(self, condition: Callable[[], bool]) -> None:
         while not condition():
@@ -104,13 +119,19 @@ async def check_ownership(
     ``grace`` seconds (default 1.5 × keepalive, the broker's limit) for it to go.
     """
     grace = 1.5 * settings.keepalive if grace is None else grace
-    seen = _ClaimsSeen()
+    seen = _ClaimsSeen(key=settings.event_key)
     try:
         async with asyncio.timeout(2 * settings.time_limit + grace):
             await _read_claims(settings, seen, grace)
     except (aiomqtt.MqttError, TimeoutError) as exc:
         log.warning("= mqtt: could not check board ownership (%s); starting anyway", exc)
         return None
+    for daemon_id in sorted(set(seen.forged))[:20]:
+        log.warning(
+            '= mqtt: the announcement of boards of daemon "%s" is not signed with the event'
+            " key: ignored (forged, or that daemon has another [mqtt] event_key)",
+            daemon_id[:80],
+        )
     lines = find_clashes(own, seen.claims.values(), seen.online)
     if seen.online.get(own.daemon_id, False):
         lines.insert(

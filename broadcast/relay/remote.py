@@ -48,6 +48,7 @@ from broadcast.feed.commands import (
     SetClocks,
 )
 from broadcast.feed.inbound import LIMITS, BadMessage, check_size
+from broadcast.feed.signing import NotSigned
 from broadcast.outputs.mqtt import Topics
 from broadcast.outputs.mqtt_client import (
     MqttLink,
@@ -253,15 +254,16 @@ class CommandListener:
             check_size("commands", payload)
             request = CommandRequest.from_payload(payload)
             self._check_reply_to(request.reply_to)
+            if (key := self._settings.event_key) is not None:
+                key.verify(self.topics.daemon("commands"), payload)
+        except NotSigned as exc:
+            self._refuse(payload, str(exc))
+            reason = f"{exc}: not carried out (the relay's [mqtt] event_key must be the daemon's)"
+            return request.reply_to, answer_payload(
+                request.request, self._settings.daemon_id, CommandReply(ok=False, reason=reason)
+            )
         except (BadMessage, CommandRejected) as exc:
-            if (count := self._refused.due()) is not None:
-                why = exc.reason if isinstance(exc, CommandRejected) else str(exc)
-                log.warning(
-                    "< unreadable command %r: %s; %d refused since the last line",
-                    payload[:80],
-                    why[:200],
-                    count,
-                )
+            self._refuse(payload, exc.reason if isinstance(exc, CommandRejected) else str(exc))
             return None, None
         known = self._answers.get(request.request)
         if known is None:
@@ -270,6 +272,16 @@ class CommandListener:
             )
             self._remember(request.request, known)
         return request.reply_to, known
+
+    def _refuse(self, payload: bytes, why: str) -> None:
+        """One WARNING line every 10 s at most about refused commands."""
+        if (count := self._refused.due()) is not None:
+            log.warning(
+                "< command refused %r: %s; %d refused since the last line",
+                payload[:80],
+                why[:200],
+                count,
+            )
 
     def _check_reply_to(self, topic: str) -> None:
         """An answer goes to a relay's answer topic only, never to a topic of the event

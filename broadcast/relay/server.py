@@ -60,6 +60,7 @@ from broadcast.feed.messages import (
 )
 from broadcast.feed.pgn import with_clock_tags
 from broadcast.feed.public_results import ResultsPolicy
+from broadcast.feed.signing import EventKey
 from broadcast.outputs.lichess import LichessTarget, Refusal
 from broadcast.outputs.lichess_push import LichessPusher
 from broadcast.outputs.lichess_refusal import raise_refusal_alert
@@ -138,8 +139,16 @@ class RelayView:
     * When two daemons claim a board, the online one wins, then the newer claim.
     """
 
-    def __init__(self, hub: Hub, prefix: str, clock: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self,
+        hub: Hub,
+        prefix: str,
+        clock: Callable[[], float] = time.time,
+        key: EventKey | None = None,
+    ) -> None:
         self.hub = hub
+        #: With a key, announcements of boards are taken only when it signed them.
+        self.key = key
         self.prefix = prefix
         self.topics = Topics(prefix, "+")  # the filters: every daemon
         #: The sections' past rounds and standings (``<prefix>/section/…``).
@@ -305,6 +314,8 @@ class RelayView:
             log.info("= daemon %s %s", daemon_id, payload.decode())
             self._reassign()
         elif leaf == "boards":
+            if payload and self.key is not None:
+                self.key.verify(self.topics.daemon("boards", daemon_id), payload)
             claim = Ownership.from_payload(payload) if payload else None
             if claim is None and payload:
                 raise BadMessage("not an announcement of boards")
@@ -424,8 +435,10 @@ class RelayLink:
         client = self._client
         if client is None:
             raise RelayOffline("not connected")
+        topic = self.topics.daemon("commands", daemon_id)
+        if (key := self._settings.event_key) is not None:
+            payload = key.sign(topic, payload)
         try:
-            topic = self.topics.daemon("commands", daemon_id)
             await client.publish(topic, payload, qos=1, timeout=self._settings.time_limit)
         except aiomqtt.MqttError as exc:
             raise RelayOffline(str(exc)) from exc
@@ -506,7 +519,7 @@ class Relay:
         self.settings = settings
         first_seq = int(time.time() * 1000)
         self.hub = RelayHub(first_seq=first_seq)
-        self.view = RelayView(self.hub, settings.mqtt.prefix)
+        self.view = RelayView(self.hub, settings.mqtt.prefix, key=settings.mqtt.event_key)
         self.link = RelayLink(settings.mqtt, self.view)
         self.commands = RemoteCommands(
             self.view,

@@ -40,6 +40,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from broadcast.feed.signing import MIN_KEY
 from daemon.config.boards import board_problems
 from daemon.config.errors import ConfigError, describe_validation, load_toml, parse_toml
 from daemon.config.lichess import check_lichess
@@ -64,6 +65,7 @@ __all__ = [
     "ARBITER_TOKEN_ENV",
     "EXIT_BAD_CONFIG",
     "LICHESS_TOKEN_ENV",
+    "MQTT_EVENT_KEY_ENV",
     "MQTT_PASSWORD_ENV",
     "BoardConfig",
     "Config",
@@ -93,6 +95,8 @@ EXIT_BAD_CONFIG = 2
 ARBITER_TOKEN_ENV = "DGTCAST_ARBITER_TOKEN"
 LICHESS_TOKEN_ENV = "DGTCAST_LICHESS_TOKEN"
 MQTT_PASSWORD_ENV = "DGTCAST_MQTT_PASSWORD"
+#: The event key of ``[mqtt]`` from the environment (docs/deployment.md, "The event key").
+MQTT_EVENT_KEY_ENV = "DGTCAST_EVENT_KEY"
 
 #: The tokens of the example files: refused on a host other than loopback.
 _PLACEHOLDER_TOKENS = frozenset({"change-me", "change-me-to-a-long-secret"})
@@ -342,7 +346,15 @@ class TableBuilder:
         if mqtt.ca_file is not None and not mqtt.tls:
             self.problems.append("mqtt.ca_file: given without mqtt.tls = true")
         ca_file = None if mqtt.ca_file is None else self._path(mqtt.ca_file)
-        return mqtt.model_copy(update={"password": password, "ca_file": ca_file})
+        event_key = self.env.get(MQTT_EVENT_KEY_ENV) or mqtt.event_key
+        if event_key is not None and len(event_key) < MIN_KEY:
+            self.problems.append(
+                f"mqtt.event_key: too short: use at least {MIN_KEY} random characters,"
+                " the same on every daemon and relay of the event"
+            )
+            event_key = None
+        update = {"password": password, "ca_file": ca_file, "event_key": event_key}
+        return mqtt.model_copy(update=update)
 
     def lichess(self, boards: Mapping[int, str] | None = None) -> tuple[LichessConfig, ...]:
         """The enabled ``[[lichess]]`` tables; ``boards`` (number → section) checks them."""

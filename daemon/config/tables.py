@@ -333,6 +333,7 @@ class MqttConfig(_Table):
     daemon_id: Annotated[str, PlainValidator(_mqtt_name)] | None = None
     tls: bool = False
     ca_file: _PathValue | None = None
+    event_key: _Text | None = None  # or DGTCAST_EVENT_KEY: signs commands and announcements
 
 
 _ROUND_ID = re.compile(r"^[A-Za-z0-9]{8}$")

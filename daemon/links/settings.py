@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from broadcast.feed.signing import EventKey
 from broadcast.outputs.mqtt_client import MqttSettings
 from broadcast.outputs.pgn_folder import PgnFolderSettings
 from daemon.config.tables import MqttConfig, PgnFolderConfig
@@ -32,6 +33,7 @@ def mqtt_settings(mqtt: MqttConfig, *, client_id: str | None = None) -> MqttSett
         password=mqtt.password,
         tls=mqtt.tls,
         ca_file=None if mqtt.ca_file is None else str(mqtt.ca_file),
+        event_key=None if mqtt.event_key is None else EventKey(mqtt.event_key),
     )
     name = client_id or mqtt.daemon_id
     return settings if name is None else replace(settings, daemon_id=name)

@@ -1,0 +1,128 @@
+"""The event key against a real mosquitto that anyone may write to (issue 34, item 3).
+
+Daemon and relay in this process share ``[mqtt] event_key``. A client of the broker
+without it publishes arbiter commands and a retained announcement of the daemon's boards
+by a daemon "evil", online: the commands are refused (answered, not carried out, not
+journalled), the announcement neither stops the daemon from starting nor takes its
+boards on the relay.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import aiomqtt
+import pytest
+
+from broadcast.feed.commands import SetResult
+from broadcast.feed.signing import EventKey
+from broadcast.relay.server import Relay
+from broadcast.relay.wire import CommandRequest
+from daemon.config.model import ConfigError, load_config
+from daemon.journal.store import Journal
+from tests.daemon.support import BoardSpec, running_daemon, wait_for, write_config
+from tests.mosquitto import Mosquitto
+from tests.relay.support import PREFIX, Arbiter, mqtt_table, relay_settings, running_relay
+
+KEY = "the-event-key-of-open-2026"
+FORGER_REPLIES = f"{PREFIX}/relay/forger/replies"
+
+
+def daemon_config(folder: Path, broker: Mosquitto, name: str, boards: list[int]) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    table = mqtt_table(broker, name) + f'event_key = "{KEY}"\n'
+    return write_config(folder, [BoardSpec(b, None) for b in boards], extra=table)
+
+
+def keyed_relay(broker: Mosquitto) -> Any:
+    settings = relay_settings(broker, "r1")
+    return running_relay(replace(settings, mqtt=replace(settings.mqtt, event_key=EventKey(KEY))))
+
+
+def arbiter_records(journal: Path) -> list[dict[str, object]]:
+    with Journal(journal, read_only=True) as opened:
+        return [dict(r.payload) for r in opened.records(kinds={"arbiter"})]
+
+
+def forged_command(request: str, key: EventKey | None = None) -> bytes:
+    command = SetResult(board=1, result="0-1")
+    payload = CommandRequest(
+        request=request, reply_to=FORGER_REPLIES, sent_at=time.time(), command=command
+    ).to_payload()
+    topic = f"{PREFIX}/daemon/hall-a/commands"
+    return payload if key is None else key.sign(topic, payload)
+
+
+async def hall_a_ready(relay: Relay) -> None:
+    view = relay.view
+    await wait_for(
+        lambda: view.is_online("hall-a") and view.owner_of(1) == "hall-a",
+        10,
+        "hall-a online, owning board 1",
+    )
+
+
+async def test_only_commands_signed_with_the_event_key_are_carried_out(
+    tmp_path: Path, mosquitto: Mosquitto
+) -> None:
+    config = daemon_config(tmp_path / "a", mosquitto, "hall-a", [1])
+    async with keyed_relay(mosquitto) as relay, running_daemon(config):
+        await hall_a_ready(relay)
+        async with Arbiter.connected(relay.server.port) as arbiter:
+            reply = await arbiter.command({"type": "set_result", "board": 1, "result": "1-0"})
+            assert reply["type"] == "ok"
+        answers: dict[str, dict[str, Any]] = {}
+        async with aiomqtt.Client("127.0.0.1", mosquitto.port, identifier="forger") as forger:
+            await forger.subscribe(FORGER_REPLIES, qos=1)
+            other_key = EventKey("another-key-of-another-event")
+            for request, key in (("unsigned", None), ("other-key", other_key)):
+                await forger.publish(
+                    f"{PREFIX}/daemon/hall-a/commands", forged_command(request, key), qos=1
+                )
+            async for message in forger.messages:
+                answer = json.loads(message.payload)
+                answers[answer["request"]] = answer
+                if len(answers) == 2:
+                    break
+    assert answers["unsigned"]["ok"] is False
+    assert answers["unsigned"]["reason"].startswith("not signed with the event key")
+    assert answers["other-key"]["reason"].startswith("signed with another key")
+    assert arbiter_records(tmp_path / "a" / "journal.db") == [
+        {"command": "set_result", "board": 1, "result": "1-0"}
+    ]
+
+
+async def test_a_forged_announcement_neither_stops_a_daemon_nor_takes_its_boards(
+    tmp_path: Path, mosquitto: Mosquitto
+) -> None:
+    forged = {"daemon": "evil", "boards": [1, 2, 3, 4, 5], "sections": [], "at": 9e9}
+    async with aiomqtt.Client("127.0.0.1", mosquitto.port, identifier="forger") as forger:
+        await forger.publish(f"{PREFIX}/daemon/evil/status", b"online", qos=1, retain=True)
+        boards = json.dumps(forged).encode()
+        await forger.publish(f"{PREFIX}/daemon/evil/boards", boards, qos=1, retain=True)
+    config = daemon_config(tmp_path / "a", mosquitto, "hall-a", [1, 2])
+    async with keyed_relay(mosquitto) as relay, running_daemon(config):  # it starts
+        await hall_a_ready(relay)
+        assert relay.view.owner_of(2) == "hall-a"
+        assert relay.view.owner_of(3) is None
+        async with Arbiter.connected(relay.server.port) as arbiter:
+            reply = await arbiter.command({"type": "set_result", "board": 2, "result": "1-0"})
+            assert reply["type"] == "ok"
+    assert arbiter_records(tmp_path / "a" / "journal.db") == [
+        {"command": "set_result", "board": 2, "result": "1-0"}
+    ]
+
+
+def test_a_short_event_key_is_refused_in_the_configuration(
+    tmp_path: Path, mosquitto: Mosquitto
+) -> None:
+    tmp_path.mkdir(exist_ok=True)
+    table = mqtt_table(mosquitto, "hall-a") + 'event_key = "short"\n'
+    config = write_config(tmp_path, [BoardSpec(1, None)], extra=table)
+    with pytest.raises(ConfigError) as caught:
+        load_config(config)
+    assert any("mqtt.event_key: too short" in line for line in caught.value.problems)
