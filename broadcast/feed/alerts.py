@@ -42,6 +42,7 @@ class AlertKind(enum.StrEnum):
     CLOCK_MISMATCH = "clock_mismatch"
     RESULT_SIGNALLED = "result_signalled"
     GAME_OVER = "game_over"
+    RESULT_CONTRADICTS_BOARD = "result_contradicts_board"  # an arbiter's result, not the board's
     MOVES_RECOVERED = "moves_recovered"
     GAP_AMBIGUOUS = "gap_ambiguous"
     LICHESS_REFUSED = "lichess_refused"  # raised by the lichess push, not by a board

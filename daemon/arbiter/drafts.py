@@ -31,6 +31,7 @@ __all__ = [
     "journal_failed",
     "moves_recovered",
     "out_of_sync",
+    "result_contradicts_board",
     "result_signalled",
 ]
 
@@ -146,6 +147,23 @@ def result_signalled(board: int, game: Game, event: ResultSignalled) -> AlertDra
         f" {event.result}. Check the scoresheets and confirm the result.",
         episode=("result_signalled", board, game, event.result),
         update_note=f"the players signalled {event.result}",
+    )
+
+
+def result_contradicts_board(
+    board: int, game: Game, result: str, decided: tuple[str, str], at: float
+) -> AlertDraft:
+    """An arbiter set a result other than the one the board decided (mate, a flag, the
+    kings): it waits for a confirmation that it is meant."""
+    board_says, how = decided
+    return AlertDraft(
+        kind=AlertKind.RESULT_CONTRADICTS_BOARD,
+        details={"result": result, "board_result": board_says, "board_says": how},
+        action=f"Board {board}: {result} was set, but the board says {board_says} ({how})."
+        f" Check the board and the scoresheets; confirm {result} if it is meant, or set"
+        " the result again.",
+        episode=("result_contradicts_board", board, game, at),
+        update_note=f"an arbiter set {result}",
     )
 
 

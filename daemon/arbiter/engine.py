@@ -36,6 +36,7 @@ from typing import Any, assert_never
 
 from base.colors import Color
 from broadcast.feed.alerts import BY_ARBITER, Alert, AlertKind
+from broadcast.feed.messages import PGN_RESULTS
 from daemon.arbiter import drafts
 from daemon.arbiter.book import AlertBook
 from daemon.arbiter.decisions import AlertSettings, Decision
@@ -75,6 +76,7 @@ GAME_KINDS = frozenset(
         AlertKind.GAME_OVER,
         AlertKind.MOVES_RECOVERED,
         AlertKind.GAP_AMBIGUOUS,
+        AlertKind.RESULT_CONTRADICTS_BOARD,
     }
 )
 #: Conditions of one game that a new game on the board ends (not decisions: a flag fall
@@ -288,7 +290,21 @@ class AlertEngine:
             else "an arbiter cleared the result"
         )
         self._book.resolve(board, (AlertKind.LATE_ARRIVAL,), at, note, by=BY_ARBITER)
+        self._check_against_board(board, result, at, note)
         return state
+
+    def _check_against_board(self, board: int, result: str, at: float, note: str) -> None:
+        """A result set contrary to the one the board decided (a mate, a flag, the
+        kings) raises ``result_contradicts_board``: the arbiter confirms it is meant.
+        The board's own result, or a clear, resolves it."""
+        watch = self._watch[board]
+        decided = watch.board_result
+        if result != "*" and decided is not None and PGN_RESULTS.get(result, result) != decided[0]:
+            draft = drafts.result_contradicts_board(board, watch.game, result, decided, at)
+            self._raise_draft(board, at, draft)
+            return
+        kinds = (AlertKind.RESULT_CONTRADICTS_BOARD,)
+        self._book.resolve(board, kinds, at, note, by=BY_ARBITER)
 
     def confirm_result(self, board: int, at: float) -> ResultState:
         """An arbiter confirms the board's result: it becomes final.
@@ -382,6 +398,9 @@ class AlertEngine:
 
     def _moves_withdrawn(self, board: int, event: MovesWithdrawn) -> None:
         """Moves were taken back: an end of the game on the board no longer holds."""
+        watch = self._watch[board]
+        if watch.board_result_kind is AlertKind.GAME_OVER:
+            watch.board_result = watch.board_result_kind = None
         self._results.withdraw_game_over(board, event.at)
         state = self._results.result_of(board)
         if state is None or not state.confirmed:
@@ -415,16 +434,26 @@ class AlertEngine:
                 drafts.result_signalled(board, watch.game, event),
                 ResultSource.RESULT_SIGNALLED,
             )
+            how = "the players signalled it with the kings"
         elif isinstance(event, GameEnded):
             draft, source = drafts.game_over(board, watch.game, event), ResultSource.GAME_OVER
+            how = f"{event.termination} on the board"
         else:
             draw_odds = watch.rules.clocks.draw_odds
             draft = drafts.flag_fall(board, watch.game, event, draw_odds)
             source = ResultSource.FLAG_FALL
+            how = f"{event.color.capitalize()}'s flag fell"
+        if not self._confirmed(board):  # a decided game: the pieces are tidied up
+            watch.board_result = (event.result, how)
+            watch.board_result_kind = draft.kind
         if self._raise_draft(board, event.at, draft):
             self._results.propose(board, event.result, source, event.at)
 
     # -- alerts, results and decisions ----------------------------------------------------
+
+    def _confirmed(self, board: int) -> bool:
+        state = self._results.result_of(board)
+        return state is not None and state.confirmed
 
     def _clock_checked(self, board: int) -> bool:
         """Whether the board's clock is still judged: not once the game has a result (a

@@ -118,9 +118,14 @@ class BoardWatch:
     #: only started the clock (a clock adding its own increment gave each one).
     ran: dict[Color, float] = field(default_factory=dict)
     start_presses: dict[Color, int] = field(default_factory=dict)
+    #: The result the board itself decided in this game, and how (``"checkmate on the
+    #: board"``, ``"White's flag fell"``, ``"the kings signalled it"``); None: none.
+    board_result: tuple[str, str] | None = None
+    board_result_kind: AlertKind | None = None  # the alert that proposed it
 
     def new_game(self, at: float) -> None:
         self.game = at
+        self.board_result = self.board_result_kind = None
         self.out_of_sync = False
         self.last_clock = None
         self.presses.clear()

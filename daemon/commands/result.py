@@ -30,6 +30,7 @@ from daemon.console.keys import (
     Request,
     SetRequest,
     confirmable,
+    contradictions,
     parse_result,
     refusal,
     section_problem,
@@ -110,6 +111,12 @@ async def send(session: ArbiterSession, request: Request, section: str = "") -> 
         if reply.get("type") == "ok":
             result = _shown(session, command.board, request)
             print(f"board {command.board}: {result}{done}")
+            for warning in contradictions(reply.get("details") or {}):
+                print(f"warning: {warning}", file=sys.stderr)
+                print(
+                    f"  to keep it: dgtcast result confirm {command.board} --config FILE",
+                    file=sys.stderr,
+                )
         else:
             print(refusal(command.board, str(reply.get("reason", "refused"))), file=sys.stderr)
             code = 1

@@ -19,8 +19,9 @@ The console's keys (docs/daemon.md, "The live console"):
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
 from broadcast.feed.commands import ConfirmResult, SetResult
 from broadcast.feed.messages import RESULTS, BoardState
@@ -32,6 +33,7 @@ __all__ = [
     "Request",
     "SetRequest",
     "confirmable",
+    "contradictions",
     "keys_in",
     "parse_result",
     "press",
@@ -132,6 +134,19 @@ def section_problem(states: Sequence[BoardState], section: str, board: int | Non
     if section and state.section != section:
         return f"board {board} plays in {state.section or 'no section'}, not {section}"
     return None
+
+
+def contradictions(details: Mapping[str, Any]) -> list[str]:
+    """What a reply's alerts say of a result set contrary to the board (a mate, a flag,
+    the kings): the ``result_contradicts_board`` alerts still open (docs/alerts.md)."""
+    alerts = details.get("alerts") or []
+    return [
+        str(alert.get("action", ""))
+        for alert in alerts
+        if isinstance(alert, Mapping)
+        and alert.get("kind") == "result_contradicts_board"
+        and alert.get("state", "open") == "open"
+    ]
 
 
 def summary(

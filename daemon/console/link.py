@@ -27,6 +27,7 @@ from daemon.console.keys import (
     Request,
     SetRequest,
     confirmable,
+    contradictions,
     keys_in,
     press,
     section_problem,
@@ -157,6 +158,7 @@ class ConsoleKeys:
                 request.commands() if isinstance(request, SetRequest) else request.commands(states)
             )
             answers: list[tuple[int, str | None]] = []
+            warnings: list[str] = []
             for command in commands:
                 try:
                     reply = await self.daemon.service.execute(command)
@@ -165,8 +167,10 @@ class ConsoleKeys:
                     answers.append((command.board, "internal error (see the log)"))
                     continue
                 answers.append((command.board, None if reply.ok else reply.reason))
+                warnings += contradictions(reply.details)
             everyone = isinstance(request, ConfirmRequest) and request.board is None
             answer = summary(request, answers, confirmable(states, section)[1] if everyone else ())
+            answer = " ".join([answer, *(f"warning: {w} (c to confirm)" for w in warnings)])
         self.prompt = KeyPrompt(action=self.prompt.action, text=self.prompt.text, reply=answer)
         return answer
 

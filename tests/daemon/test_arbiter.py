@@ -780,3 +780,67 @@ def test_real_clock_on_the_wrong_time_control(recordings_dir: Path) -> None:
         {"check": "increment", "color": "white", "move": 1, "added": 2},
         {"check": "increment", "color": "black", "move": 1, "added": 2},
     ]
+
+
+# -- a result set contrary to the board (issue 33, item 3) -----------------------------------
+
+
+def test_a_result_contrary_to_a_mate_on_the_board_waits_for_a_confirmation() -> None:
+    engine = make_engine()
+    mate = GameEnded(result="0-1", termination="checkmate", at=T0 + 900)
+    feed(engine, 1, GameStarted(rotated=False, at=T0), e4(T0 + 5), mate)
+    engine.set_result(1, "1-0", T0 + 950)
+    (warning,) = engine.alerts_raised()
+    assert (warning.kind, warning.board, warning.is_open) == ("result_contradicts_board", 1, True)
+    assert warning.details == {
+        "result": "1-0",
+        "board_result": "0-1",
+        "board_says": "checkmate on the board",
+    }
+    assert warning.action.startswith(
+        "Board 1: 1-0 was set, but the board says 0-1 (checkmate on the board)."
+    )
+    assert "confirm 1-0 if it is meant" in warning.action
+    engine.set_result(1, "1/2-1/2", T0 + 960)  # still not the board's: the alert is updated
+    (updated,) = engine.alerts_raised()
+    assert (updated.id, updated.details["result"]) == (warning.id, "1/2-1/2")
+    engine.set_result(1, "0-1", T0 + 970)  # the board's result: nothing left to confirm
+    (resolved,) = engine.alerts_raised()
+    assert (resolved.id, resolved.is_open) == (warning.id, False)
+    assert resolved.history[-1].note == "an arbiter set the result 0-1"
+    engine.set_result(1, "1-0", T0 + 980)
+    (again,) = engine.alerts_raised()
+    assert again.id != warning.id and again.is_open
+    engine.confirm_result(1, T0 + 990)  # meant: confirmed, the alert resolves
+    closed = [a for a in engine.alerts_raised() if a.id == again.id]
+    assert closed and not closed[-1].is_open
+    state = engine.result_of(1)
+    assert state is not None and (state.result, state.confirmed) == ("1-0", True)
+
+
+def test_a_flag_or_the_kings_are_the_board_s_result_too_and_forfeits_compare_by_winner() -> None:
+    engine = make_engine()
+    flag = FlagFell(color="white", result="0-1", provisional=True, at=T0 + 10)
+    feed(engine, 1, GameStarted(rotated=False, at=T0), flag)
+    engine.set_result(1, "-+", T0 + 20)  # Black wins either way: no contradiction
+    assert kinds(engine.alerts_raised()) == []
+    engine.set_result(1, "1/2-1/2", T0 + 30)
+    (warning,) = engine.alerts_raised()
+    assert warning.details["board_says"] == "White's flag fell"
+    engine.set_result(1, "*", T0 + 40)  # cleared: the board's own results count again
+    assert [a.is_open for a in engine.alerts_raised()] == [False]
+    feed(engine, 2, GameStarted(rotated=False, at=T0), ResultSignalled(result="1-0", at=T0 + 50))
+    engine.set_result(2, "0-1", T0 + 60)
+    (kings,) = engine.alerts_raised()
+    assert kings.details["board_says"] == "the players signalled it with the kings"
+    engine.set_result(3, "0-1", T0 + 70)  # no e-board: nothing to contradict
+    assert engine.alerts_raised() == []
+
+
+def test_taken_back_moves_no_longer_contradict_a_result() -> None:
+    engine = make_engine()
+    mate = GameEnded(result="0-1", termination="checkmate", at=T0 + 900)
+    feed(engine, 1, GameStarted(rotated=False, at=T0), e4(T0 + 5), mate)
+    feed(engine, 1, MovesWithdrawn(from_ply=1, reason="takeback", at=T0 + 910))
+    engine.set_result(1, "1-0", T0 + 950)
+    assert "result_contradicts_board" not in kinds(engine.alerts_raised())

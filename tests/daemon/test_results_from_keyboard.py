@@ -41,7 +41,9 @@ from daemon.console.keys import (
 from daemon.console.link import ConsoleKeys, console_frame
 from daemon.console.view import ConsoleFrame, render
 from daemon.shell.app import Daemon
-from tests.daemon.support import BoardSpec, running_daemon, wait_for, write_config
+from drivers.emulator.clock import ClockSettings
+from drivers.emulator.device import EmulatedBoard
+from tests.daemon.support import BoardSpec, read_game, running_daemon, wait_for, write_config
 
 
 def _typed(keys: str, prompt: KeyPrompt | None = None) -> tuple[KeyPrompt, list[object]]:
@@ -255,3 +257,40 @@ async def test_every_result_of_the_arbiter_page_from_the_command_line(tmp_path: 
         kept = daemon.core.engine.result_of(1)
         assert kept is not None
         assert kept.result == "+-"  # the bad one changed nothing
+
+
+async def test_a_result_contrary_to_a_mate_on_the_board_asks_for_a_confirmation(
+    tmp_path: Path, games_dir: Path
+) -> None:
+    """Issue 33, item 3: on the page (an open alert), the command line and the console."""
+    mate = read_game(games_dir / "molinari-bordais-1979.pgn")  # 0-1 by mate
+    async with EmulatedBoard(clock=ClockSettings.from_text("3+2"), seed=33) as board:
+        config = write_config(tmp_path, [BoardSpec(1, str(board.path)), BoardSpec(2, None)])
+        async with running_daemon(config) as daemon:
+            engine = daemon.core.engine
+            await wait_for(daemon.sessions[1].online.is_set, 10, "board online")
+            await board.play(mate, speed=25)
+            await wait_for(lambda: engine.result_of(1) is not None, 10, "mate on the board")
+            code, out, err = await _result(daemon, config, "set", "1", "1-0")
+            assert code == 0
+            assert out == "board 1: 1-0 set (provisional until confirmed)\n"
+            assert err.splitlines() == [
+                "warning: Board 1: 1-0 was set, but the board says 0-1 (checkmate on the"
+                " board). Check the board and the scoresheets; confirm 1-0 if it is meant,"
+                " or set the result again.",
+                "  to keep it: dgtcast result confirm 1 --config FILE",
+            ]
+            (page,) = [a for a in daemon.hub.open_alerts() if a.kind == "result_contradicts_board"]
+            assert page.details["board_result"] == "0-1"
+            keys = ConsoleKeys(daemon)
+            answer = await keys.carry_out(SetRequest(board=1, result="1/2-1/2"))
+            assert answer.startswith("board 1: 1/2-1/2 set")
+            assert "warning: Board 1: 1/2-1/2 was set, but the board says 0-1" in answer
+            code, out, err = await _result(daemon, config, "set", "2", "1-0")  # no e-board
+            assert (code, err) == (0, "")
+            code, out, err = await _result(daemon, config, "confirm", "1")
+            assert (code, err) == (0, "")
+            assert not [a for a in daemon.hub.open_alerts() if a.board == 1]
+            state = engine.result_of(1)
+            assert state is not None
+            assert (state.result, state.confirmed) == ("1/2-1/2", True)
