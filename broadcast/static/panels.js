@@ -10,6 +10,7 @@
 
 import { el } from "./boardview.js";
 import { resultText } from "./model.js";
+import { prizeRace } from "./prizes.js";
 
 const REFRESH_MS = 800; // results often come several at once: one fetch for them
 // A relay gets the standings and past rounds over the broker, a moment apart from the
@@ -88,6 +89,8 @@ export class Panels {
     this.roundsText = null;
     this.standings = null; // /standings.json
     this.standingsText = null;
+    this.prizes = new Map(); // section → its race (/prizes.json)
+    this.prizesText = null;
     this.players = new Map(); // "section\u0000name" → {title, federation, rating}
     this.timer = null;
     this.again = null;
@@ -134,9 +137,14 @@ export class Panels {
     return true;
   }
 
-  /** Whether /standings.json changed since the last look. */
+  /** Whether /standings.json changed since the last look (the prize race is asked too). */
   async loadStandings() {
-    const text = await fetchText("/standings.json");
+    const [text, prizes] = await Promise.all([fetchText("/standings.json"), fetchText("/prizes.json")]);
+    if (prizes !== null && prizes !== this.prizesText) {
+      this.prizesText = prizes;
+      this.prizes = new Map((parsed(prizes)?.sections ?? []).map((race) => [race.section, race]));
+      if (this.shown === "standings" && text === this.standingsText) this.draw();
+    }
     const data = parsed(text);
     if (data === null || text === this.standingsText) return false;
     this.standingsText = text;
@@ -291,6 +299,8 @@ export class Panels {
       part.append(el("h3", "", `Pairings · round ${section.round}`));
       part.append(this.pairingsTable(section));
     }
+    const race = prizeRace(this.prizes.get(section.section));
+    if (race !== null) part.append(race);
     return part;
   }
 

@@ -8,7 +8,8 @@
 ``GET /board/N.pgn``               one board's game
 ``GET /status.json``               every board (no PGN), ``seq``, server time
 (more routes)                      :attr:`HttpRoutes.extra` (:class:`ExtraRoutes`);
-                                   ``/rounds.json``, ``/standings.json`` empty without
+                                   ``/rounds.json``, ``/standings.json``,
+                                   ``/prizes.json`` empty without
 ``GET /``                          ``broadcast/static/index.html``
 ``GET /arbiter``                   ``broadcast/static/arbiter.html``
 ``GET /hall``                      ``broadcast/static/hall.html`` (the hall screen)
@@ -89,7 +90,7 @@ _STATIC_TYPES = {
 }
 #: Lists another part of the daemon fills (:attr:`HttpRoutes.extra`); a server without
 #: them (a test's) answers them empty, so a page asks them alike everywhere.
-_SECTIONS_LISTS = ("/rounds.json", "/standings.json")
+_SECTIONS_LISTS = ("/rounds.json", "/standings.json", "/prizes.json")
 _BOARD_PGN = re.compile(r"/board/([1-9][0-9]{0,5})\.pgn")
 
 
