@@ -80,7 +80,8 @@ def prize_list(race: PrizeRace, title: str, countback: Sequence[str]) -> list[st
         if not cash and not trophies:
             lines.append("  (nobody)")
     fund = sum((cents(a.amount) for a in result.cash), Decimal(0))
-    lines += ["", f"Total paid: {_money(fund)} to {len(result.cash)} players"]
+    paid = len({award.rank for award in result.cash})
+    lines += ["", f"Total paid: {_money(fund)} to {paid} player{'' if paid == 1 else 's'}"]
     for removal in result.removals:
         left = ", ".join(removal.left)
         lines.append(
