@@ -1,4 +1,4 @@
-"""Messages signed with the event's key: who may command a daemon or announce boards (pure).
+"""Messages signed with the event's key: who may command a daemon or speak for it (pure).
 
 With ``[mqtt] event_key`` (the same secret on every daemon and relay of an event:
 docs/deployment.md, "The event key"), the messages that decide who acts are signed:
@@ -6,9 +6,11 @@ docs/deployment.md, "The event key"), the messages that decide who acts are sign
 * a relay signs every arbiter command it sends (``<prefix>/daemon/<id>/commands``); a
   daemon carries out only commands signed with its key, so a client of the broker that
   does not know the key cannot act as an arbiter;
-* a daemon signs its announcement of boards (``<prefix>/daemon/<id>/boards``); relays
-  route commands, and daemons at start look for clashes, only by signed announcements,
-  so a forged one never takes a daemon's boards nor stops it from starting.
+* a daemon signs every JSON object it publishes: its announcement of boards
+  (``<prefix>/daemon/<id>/boards``), board states, clock readings, evaluations, section
+  rounds and standings. Relays take those only when signed; they route commands, and
+  daemons at start look for clashes, only by signed announcements, so a forged one never
+  takes a daemon's boards nor stops it from starting.
 
 The signature is the field ``"auth"`` of the JSON object: HMAC-SHA256 over the topic and
 the object's canonical JSON (sorted keys, no spaces, ASCII) without ``"auth"``. The topic

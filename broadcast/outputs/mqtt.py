@@ -52,7 +52,6 @@ from broadcast.feed.alerts import Alert, alert_to_json
 from broadcast.feed.events import diff_states
 from broadcast.feed.messages import BoardState, Evaluation, to_json_dict
 from broadcast.feed.public_results import ResultsPolicy
-from broadcast.feed.signing import EventKey
 from broadcast.outputs.mqtt_client import (
     MqttLink,
     MqttLinkState,
@@ -368,16 +367,14 @@ class MqttOutbox:
             self._open_alerts[alert.id] = alert
         self._set_open_alerts()
 
-    def receive_ownership(self, ownership: Ownership, key: EventKey | None = None) -> None:
+    def receive_ownership(self, ownership: Ownership) -> None:
         """Announce what this daemon owns, and keep its open alerts retained from now on.
 
         Both are retained so that a relay that starts later sees at once who owns which
         board and which alerts still wait for an arbiter. The list starts empty: feed
         the alerts open at the time next (:meth:`MqttPublisher.follow` does).
         """
-        topic = self.topics.daemon("boards")
-        payload = ownership.to_payload()
-        self._set_retained(topic, payload if key is None else key.sign(topic, payload))
+        self._set_retained(self.topics.daemon("boards"), ownership.to_payload())
         if self._open_alerts is None:
             self._open_alerts = {}
             self._set_resolved_alerts()  # a list of an earlier run (or journal) goes
@@ -477,7 +474,7 @@ class MqttPublisher(HubOutput):
 
     def announce(self, ownership: Ownership) -> None:
         """Say which boards and sections this daemon owns (and keep open alerts retained)."""
-        self.outbox.receive_ownership(ownership, self._settings.event_key)
+        self.outbox.receive_ownership(ownership)
         self._work.wake()
 
     def publish_retained(self, topic: str, payload: bytes) -> None:
@@ -541,9 +538,10 @@ class MqttPublisher(HubOutput):
             message = self.outbox.next_message()
             if message is None:
                 return False
-            sent = client.publish(
-                message.topic, message.payload, qos=message.qos, retain=message.retain
-            )
+            payload = message.payload
+            if (key := self._settings.event_key) is not None and payload.startswith(b"{"):
+                payload = key.sign(message.topic, payload)  # every JSON object: docs/mqtt.md
+            sent = client.publish(message.topic, payload, qos=message.qos, retain=message.retain)
             await _unless_lost(sent, lost)
             log.debug("> %s (%d bytes)", message.topic, len(message.payload))
             self.outbox.receive_delivered(message)

@@ -29,6 +29,7 @@ from broadcast.feed.archive import ArchivedRound
 from broadcast.feed.events import encode_json
 from broadcast.feed.inbound import board_state_from_broker
 from broadcast.feed.messages import decode_untrusted_json, to_json_dict
+from broadcast.feed.signing import AUTH
 from broadcast.outputs.mqtt import Topics
 
 __all__ = [
@@ -132,6 +133,7 @@ def read_section_message(parts: list[str], payload: bytes) -> SectionMessage | N
             raise ValueError(f"not a section's standings ({exc.error_count()} problems)") from None
         _check_key(parts[0], data.section)
         standings = decode_untrusted_json(payload)
+        standings.pop(AUTH, None)  # a signature (the event key) is no part of the standings
         return SectionMessage(key=parts[0], standings=standings)
     return None
 

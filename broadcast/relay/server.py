@@ -147,7 +147,8 @@ class RelayView:
         key: EventKey | None = None,
     ) -> None:
         self.hub = hub
-        #: With a key, announcements of boards are taken only when it signed them.
+        #: With a key, the JSON messages (states, clocks, evaluations, announcements of
+        #: boards, sections' rounds and standings) are taken only when it signed them.
         self.key = key
         self.prefix = prefix
         self.topics = Topics(prefix, "+")  # the filters: every daemon
@@ -190,10 +191,13 @@ class RelayView:
         try:
             if parts[0] == "section":
                 check_size(parts[-1] if parts[-1] == "standings" else "round", payload)
+                self._check_signed(topic, payload)
                 self.rounds.receive_message(parts[1:], payload)
             elif len(parts) == 3:
                 kind, name, leaf = parts
                 check_size(leaf, payload)
+                if leaf in _SIGNED_LEAVES:
+                    self._check_signed(topic, payload, cleared=leaf != "boards")
                 self._receive(kind, name, leaf, payload)
         except (ValueError, TypeError, KeyError) as exc:
             self._refuse(topic, str(exc))
@@ -209,6 +213,16 @@ class RelayView:
             self._receive_clocks(board_number(name), read_json(payload, leaf))
         elif leaf == "eval":
             self._receive_evaluation(board_number(name), evaluation_from_json(payload))
+
+    def _check_signed(self, topic: str, payload: bytes, *, cleared: bool = True) -> None:
+        """With a key, a message must be signed with it (``cleared``: an empty one, which
+        clears a retained topic and cannot be signed, is taken too).
+
+        Raises:
+            NotSigned: not signed with the key.
+        """
+        if self.key is not None and (payload or not cleared):
+            self.key.verify(topic, payload)
 
     def _refuse(self, topic: str, why: str) -> None:
         """Count a refused message; one WARNING line every 10 s at most."""
@@ -314,8 +328,6 @@ class RelayView:
             log.info("= daemon %s %s", daemon_id, payload.decode())
             self._reassign()
         elif leaf == "boards":
-            if payload and self.key is not None:
-                self.key.verify(self.topics.daemon("boards", daemon_id), payload)
             claim = Ownership.from_payload(payload) if payload else None
             if claim is None and payload:
                 raise BadMessage("not an announcement of boards")
@@ -365,6 +377,11 @@ class RelayView:
             relayed = dataclasses.replace(alert, id=relay_id)
             if self.hub.alert(relay_id) != relayed:
                 self.hub.publish_alert(relayed)
+
+
+#: The topics' last levels whose messages a daemon signs (JSON objects; the alert lists
+#: are arrays and a daemon's status is text: not signed).
+_SIGNED_LEAVES = frozenset({"state", "clocks", "eval", "boards"})
 
 
 def _clock_reading(data: Any) -> tuple[float | None, float | None, Color | None, float] | None:

@@ -19,7 +19,9 @@ import aiomqtt
 import pytest
 
 from broadcast.feed.commands import SetResult
+from broadcast.feed.messages import to_json_dict
 from broadcast.feed.signing import EventKey
+from broadcast.outputs.mqtt_rounds import read_section_message, section_key
 from broadcast.relay.server import Relay
 from broadcast.relay.wire import CommandRequest
 from daemon.config.model import ConfigError, load_config
@@ -126,3 +128,35 @@ def test_a_short_event_key_is_refused_in_the_configuration(
     with pytest.raises(ConfigError) as caught:
         load_config(config)
     assert any("mqtt.event_key: too short" in line for line in caught.value.problems)
+
+
+async def test_with_the_key_a_relay_shows_only_the_daemons_own_states_and_clocks(
+    tmp_path: Path, mosquitto: Mosquitto
+) -> None:
+    config = daemon_config(tmp_path / "a", mosquitto, "hall-a", [1])
+    async with keyed_relay(mosquitto) as relay, running_daemon(config):
+        await hall_a_ready(relay)
+        await wait_for(lambda: relay.hub.state(1) is not None, 10, "hall-a's board 1")
+        state = relay.hub.state(1)
+        assert state is not None
+        forged_state = {**to_json_dict(replace(state, white="Forged")), "updated_at": time.time()}
+        forged_clocks = {"white": 1.0, "black": 1.0, "running": "white", "at": time.time()}
+        ignored = relay.view.ignored
+        async with aiomqtt.Client("127.0.0.1", mosquitto.port, identifier="forger") as forger:
+            for leaf, data in (("state", forged_state), ("clocks", forged_clocks)):
+                payload = json.dumps(data).encode()
+                await forger.publish(f"{PREFIX}/board/1/{leaf}", payload, qos=1, retain=True)
+        await wait_for(lambda: relay.view.ignored == ignored + 2, 10, "both refused")
+        shown = relay.hub.state(1)
+        assert shown is not None
+        assert shown.white == "White, Board 1"
+        assert shown.white_clock != 1.0
+
+
+def test_a_signature_is_no_part_of_the_standings_served() -> None:
+    data = {"section": "", "standings": [{"rank": 1}], "pairings": []}
+    topic = f"{PREFIX}/section/{section_key('')}/standings"
+    signed = EventKey(KEY).sign(topic, json.dumps(data).encode())
+    message = read_section_message([section_key(""), "standings"], signed)
+    assert message is not None
+    assert message.standings == data
