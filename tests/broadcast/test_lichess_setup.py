@@ -19,6 +19,7 @@ from daemon.config.model import load_config
 from tests.broadcast.conftest import RecordingServer
 from tests.broadcast.fake_lichess import BAD, GOOD
 from tests.broadcast.fake_lichess_api import FakeLichessApi
+from tests.daemon.support import running_daemon, wait_for
 from tests.pairing.support import player_line, trf_text
 from tests.serving import dgtcast
 
@@ -112,6 +113,33 @@ async def test_a_two_section_event_is_set_up_once(tmp_path: Path) -> None:
         assert len([r for r in server.requests if r.method == "POST"]) == posts
         assert config.read_text() == text
         assert out.count("(kept)") == 2 + 6
+    finally:
+        await server.close()
+
+
+async def test_the_daemon_pushes_to_the_rounds_it_set_up(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    server = RecordingServer()
+    await server.start()
+    fake = FakeLichessApi(server)
+    try:
+        config = _files(tmp_path, server.url(""))
+        assert (await _setup(config))[0] == 0
+        open_, juniors = fake.tours.values()
+        monkeypatch.setenv("DGTCAST_LICHESS_TOKEN", GOOD)
+        async with running_daemon(config):
+            for tour in (open_, juniors):
+
+                def pushed_to(first: str = str(tour.rounds[0]["id"])) -> bool:
+                    return bool(fake.to(first))
+
+                await wait_for(pushed_to, 10, f"a push to {tour.name}")
+        pushed = {r.path for r in server.requests if r.path.endswith("/push")}
+        assert pushed == {
+            f"/api/broadcast/round/{open_.rounds[0]['id']}/push",
+            f"/api/broadcast/round/{juniors.rounds[0]['id']}/push",
+        }
     finally:
         await server.close()
 
