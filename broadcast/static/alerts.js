@@ -28,13 +28,43 @@ function detailValue(key, value) {
   if (isTime && typeof value === "number" && value > 1e9) return clockTime(value);
   if (Array.isArray(value)) return value.join(", ");
   if (value !== null && typeof value === "object") return JSON.stringify(value);
+  if (key === "color" && typeof value === "string") {
+    return value.charAt(0).toUpperCase() + value.slice(1);
+  }
   return String(value);
 }
 
-/** An alert's details as "key: value" pairs. */
+/** Yes-or-no details said in words (docs/alerts.md): what is true, what is not. */
+const SAID = {
+  board_online: ["the e-board answers", "the e-board does not answer"],
+  provisional: ["provisional", "final"],
+  complete: ["every move recovered", "moves still missing"],
+};
+
+/** Detail names in words, where the name alone is not ("default_at": "default time"). */
+const NAMES = {
+  default_at: "default time",
+  board_result: "the board's result",
+  board_says: "the board",
+  from_ply: "from ply",
+  expected_fen: "expected position",
+  round_id: "lichess round",
+};
+
+/** One detail in words: "default time: 14:05:00", "the e-board answers", "check: yes". */
+function detailText(key, value) {
+  if (typeof value === "boolean") {
+    const said = SAID[key];
+    if (said) return value ? said[0] : said[1];
+    return `${NAMES[key] || key.replaceAll("_", " ")}: ${value ? "yes" : "no"}`;
+  }
+  return `${NAMES[key] || key.replaceAll("_", " ")}: ${detailValue(key, value)}`;
+}
+
+/** An alert's details in words, "name: value" or a phrase, separated by " · ". */
 export function detailsText(details) {
   return Object.entries(details || {})
-    .map(([key, value]) => `${key.replaceAll("_", " ")}: ${detailValue(key, value)}`)
+    .map(([key, value]) => detailText(key, value))
     .join(" · ");
 }
 

@@ -57,7 +57,10 @@ def run(args: argparse.Namespace) -> int:
     """Run the daemon; exit code 2 on a bad configuration or an address it cannot use."""
     console = None if args.plain or not wanted() else LiveConsole()
     options = DaemonOptions(
-        set_clocks_at_start=args.set_clocks, port=args.http_port, new_journal=args.new_journal
+        set_clocks_at_start=args.set_clocks,
+        port=args.http_port,
+        new_journal=args.new_journal,
+        alert_log=console is None,  # the log is the arbiter's view
     )
     if console is None:
         configure_logging(args.log_level or "INFO")

@@ -154,7 +154,7 @@ class PairingLink:
         log.info("= board %d: %s written to %s", board, value, self.handoff.trf_path)
         if value != "*" and self.handoff.is_round_complete():
             where = f"{self.section}: " if self.section else ""
-            log.warning(
+            log.info(  # news, not a warning (issue 33, item 5)
                 "= %sthe round is complete (round %d): every board has a confirmed result",
                 where,
                 self.handoff.results.round,

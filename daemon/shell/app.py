@@ -66,6 +66,7 @@ from daemon.shell.board_check import warn_unanswered
 from daemon.shell.clock_set import choose_clocks, clock_reply
 from daemon.shell.faults import Faults, keep_running
 from daemon.shell.limits import connection_limits, quiet_accept_errors, raise_open_file_limit
+from daemon.shell.logs import log_alerts
 from daemon.shell.pipeline import BoardSession, board_supervisor
 from daemon.shell.rounds import RoundKeeper
 from daemon.shell.service import RoundService
@@ -111,6 +112,8 @@ class DaemonOptions:
         snapshots: when the round's state is added to the journal (default policy: None).
         board_silence: seconds an e-board may stay unheard after the start before it is
             ``board_offline`` (daemon/round/link_silence.py).
+        alert_log: every step of every alert as one log line (without the live console:
+            :func:`daemon.shell.logs.log_alerts`).
     """
 
     tracker: TrackerSettings | None = None
@@ -126,6 +129,7 @@ class DaemonOptions:
     snapshots: SnapshotPolicy | None = None
     board_silence: float = BOARD_SILENCE
     progress: Callable[[str | None], None] | None = None
+    alert_log: bool = False
 
 
 def load_round_config(
@@ -475,6 +479,8 @@ class Daemon:
             jobs.append(("the e-board check", 0, self._warn_unanswered))
         if self.options.set_clocks_at_start:
             jobs.append(("setting the clocks", 0, self._set_clocks_when_online))
+        if self.options.alert_log:
+            jobs.append(("the alert log", 0, functools.partial(log_alerts, self.hub)))
         return [keep_running(where, board, job, self.faults) for where, board, job in jobs]
 
     def _outputs(self) -> list[tuple[str, int, Job]]:

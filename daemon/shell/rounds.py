@@ -187,7 +187,7 @@ class RoundKeeper:
         else:
             link.next_round(handoff)
         shown = name or "the event"
-        log.warning(
+        log.info(
             "= %s moves on to round %d: %d boards, players from %s",
             shown,
             change.round,

@@ -116,3 +116,35 @@ async def test_a_server_without_token_turns_arbiters_away(pages: Pages) -> None:
         await expect(page.locator("#console")).to_be_hidden()
         await expect(page.locator("#connection")).to_have_text("not connected")
         await pages.close()
+
+
+async def test_alert_details_are_words(server: BroadcastServer, pages: Pages) -> None:
+    """Issue 33, item 5: no ``board online: true`` on the page."""
+    now = time.time()
+    late = Alert(
+        id=31,
+        kind=AlertKind.LATE_ARRIVAL,
+        board=1,
+        at=now,
+        details={"stage": "warning", "color": "white", "board_online": True},
+        action="Board 1: White has not moved.",
+    )
+    flag = Alert(
+        id=32,
+        kind=AlertKind.FLAG_FALL,
+        board=2,
+        at=now,
+        details={"color": "black", "result": "1-0", "provisional": True, "check": False},
+        action="Board 2: Black's flag fell.",
+    )
+    server.hub.publish_alert(late)
+    server.hub.publish_alert(flag)
+    page = await pages.open(f"http://127.0.0.1:{server.port}/arbiter")
+    await sign_in(page, TOKEN)
+    await expect(page.locator('li.alert[data-id="31"] .details')).to_have_text(
+        "stage: warning · color: White · the e-board answers"
+    )
+    await expect(page.locator('li.alert[data-id="32"] .details')).to_have_text(
+        "color: Black · result: 1-0 · provisional · check: no"
+    )
+    await pages.close()

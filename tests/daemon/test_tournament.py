@@ -139,6 +139,7 @@ async def _round_next(daemon: Daemon, config: Path, *extra: str) -> tuple[int, s
 async def test_two_rounds_of_two_sections_through_round_next(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
+    caplog.set_level(logging.INFO, logger="daemon.links.pairing")
     config = _write_event(tmp_path, str(tmp_path / "dgt-*"))
     first = {1: "dgt-a", 2: "dgt-b", 11: "dgt-c", 12: "dgt-d"}
     shuffled = {1: "dgt-d", 2: "dgt-c", 11: "dgt-a", 12: "dgt-b"}
@@ -154,7 +155,9 @@ async def test_two_rounds_of_two_sections_through_round_next(
             assert daemon.core.board_state(1, 0.0).round == "1.1", "refused: nothing moved"
             for number in boards:
                 assert (await daemon.service.execute(ConfirmResult(board=number))).ok
-            complete = [r.getMessage() for r in caplog.records if "is complete" in r.getMessage()]
+            done = [r for r in caplog.records if "is complete" in r.getMessage()]
+            assert {r.levelname for r in done} == {"INFO"}, "news, not a warning"
+            complete = [r.getMessage() for r in done]
             assert complete == [
                 "= OPEN: the round is complete (round 1): every board has a confirmed result",
                 "= U12: the round is complete (round 1): every board has a confirmed result",
