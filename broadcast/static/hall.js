@@ -9,16 +9,22 @@
  *   &per=6 &every=30           boards per screen (1-12), seconds per screen (5-600)
  *
  * No controls: it connects, reconnects and follows round changes by itself, from the
- * same feed model as the viewer (model.js).
+ * same feed model as the viewer (model.js). Between rounds (every board shown has its
+ * final result) the cycle also shows the prize race of the sections shown, when the
+ * event has prizes (`/prizes.json`, prizes.js).
  */
 
 import { BoardView, el } from "./boardview.js";
 import { Action, FeedState, resultText, socketUrl, statusText } from "./model.js";
+import { fetchJson } from "./panels.js";
+import { prizeRace } from "./prizes.js";
 import { ReconnectingSocket, State, stateText } from "./socket.js";
 
 const TICK_MS = 200;
 const PING_MS = 20000;
 const PONG_MS = 10000;
+const PRIZES_MS = 800; // results often come several at once: one fetch for them
+const PRIZES = "prizes"; // the page of the prize race in the cycle
 
 function whole(value, low, high, fallback) {
   const number = Number.parseInt(value ?? "", 10);
@@ -79,6 +85,9 @@ class Hall {
     this.page = 0;
     this.shownKey = "";
     this.views = new Map(); // board number → {view, head, card}
+    this.prizes = []; // /prizes.json's sections shown here
+    this.prizesText = "";
+    this.prizesTimer = null;
     this.pingAt = null;
     this.pongTimer = null;
     this.main = document.getElementById("hall-boards");
@@ -97,6 +106,25 @@ class Hall {
     setInterval(() => this.ping(), PING_MS);
     setInterval(() => this.turn(), this.options.every * 1000);
     this.socket.start();
+    this.loadPrizes();
+  }
+
+  /** The prize race of the sections shown, fetched again after results. */
+  async loadPrizes() {
+    const data = await fetchJson("/prizes.json");
+    const { section } = this.options;
+    const races = (data?.sections ?? []).filter((race) => section === null || race.section === section);
+    const text = JSON.stringify(races);
+    if (text === this.prizesText) return;
+    this.prizesText = text;
+    this.prizes = races;
+    this.draw(false);
+  }
+
+  /** Between rounds: every board shown has its final result. */
+  roundOver() {
+    const boards = this.chosen();
+    return boards.length > 0 && boards.every((board) => board.result !== "*" && board.result_final);
   }
 
   receive(message) {
@@ -152,6 +180,7 @@ class Hall {
     for (let start = 0; start < boards.length; start += this.per) {
       pages.push(boards.slice(start, start + this.per).map((board) => board.board));
     }
+    if (this.prizes.length > 0 && this.roundOver()) pages.push(PRIZES);
     return pages;
   }
 
@@ -163,6 +192,10 @@ class Hall {
   }
 
   changed(number, type) {
+    if (type === "result" || type === "board") {
+      clearTimeout(this.prizesTimer);
+      this.prizesTimer = setTimeout(() => this.loadPrizes(), PRIZES_MS);
+    }
     if (type === "board") return this.draw(false);
     const entry = this.views.get(number);
     if (entry !== undefined) this.drawBoard(number);
@@ -182,6 +215,7 @@ class Hall {
     if (force) this.per = this.fit();
     const pages = this.pages();
     if (this.page >= pages.length) this.page = 0;
+    if (pages[this.page] === PRIZES) return this.drawPrizes(pages.length, force);
     const numbers = pages[this.page] ?? [];
     const key = JSON.stringify([numbers, window.innerWidth, window.innerHeight]);
     this.showHeader(pages.length, numbers);
@@ -197,6 +231,25 @@ class Hall {
       grid.size -= over;
       this.lines = extra / cardFont(grid.size);
     }
+  }
+
+  /** The prize race of the sections shown, as one screen. */
+  drawPrizes(pageCount, force) {
+    document.getElementById("hall-title").textContent = "Prizes if the event ended now";
+    document.getElementById("hall-page").textContent = `${this.page + 1} / ${pageCount}`;
+    const key = JSON.stringify([PRIZES, this.prizesText, window.innerWidth, window.innerHeight]);
+    if (!force && key === this.shownKey) return;
+    this.shownKey = key;
+    for (const { view } of this.views.values()) view?.destroy();
+    this.views.clear();
+    const panel = el("section", "hall-prizes");
+    for (const race of this.prizes) {
+      if (race.section) panel.append(el("h2", "", race.section));
+      panel.append(prizeRace(race));
+    }
+    this.main.style.gridTemplateColumns = "";
+    this.main.dataset.boards = "";
+    this.main.replaceChildren(panel);
   }
 
   lay(numbers, grid) {

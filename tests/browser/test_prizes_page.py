@@ -6,11 +6,14 @@ before any game of round 4 ends (worked out by hand in tests/prizes/test_routes.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
+import httpx
 import pytest
 from playwright.async_api import expect
 
+from broadcast.feed.commands import ConfirmResult, SetResult
 from tests.browser.conftest import LOOP, Pages
 from tests.daemon.support import running_daemon
 from tests.prizes.test_routes import _config
@@ -45,5 +48,35 @@ async def test_the_standings_show_each_groups_race(tmp_path: Path, pages: Pages)
         girls = race.locator('table.prizes[data-group="Girls"] tr')
         await expect(girls).to_have_count(1)
         await expect(girls.locator("td.prize")).to_have_text("trophy")
+        await pages.close()
+    assert pages.problems == []
+
+
+async def test_the_hall_shows_the_race_between_rounds(tmp_path: Path, pages: Pages) -> None:
+    async with running_daemon(_config(tmp_path)) as daemon:
+        page = await pages.open(f"{daemon.address}/hall?every=1")
+        await expect(page.locator(".hall-card").first).to_be_visible()
+        # while boards play the cycle is their two pages (4 + 1 boards), no race
+        await expect(page.locator("#hall-page")).to_have_text(re.compile(r"^[12] / 2$"))
+        await expect(page.locator(".hall-prizes")).to_have_count(0)
+        for board in range(1, 6):  # round 4's five games end; the bye needs nothing
+            assert (await daemon.service.execute(SetResult(board=board, result="1-0"))).ok
+            assert (await daemon.service.execute(ConfirmResult(board=board))).ok
+        await expect(page.locator("#hall-page")).to_have_text(re.compile(r" / 3$"))
+        panel = page.locator(".hall-prizes")
+        await expect(panel).to_be_visible()
+        await expect(page.locator("#hall-title")).to_have_text("Prizes if the event ended now")
+        async with httpx.AsyncClient(base_url=daemon.address) as client:
+            (race,) = (await client.get("/prizes.json")).json()["sections"]
+        groups = panel.locator("table.prizes")
+        assert await groups.evaluate_all("(tables) => tables.map((t) => t.dataset.group)") == [
+            group["name"] for group in race["groups"]
+        ]
+        first = race["cash"][0]
+        row = panel.locator(
+            f'table.prizes[data-group="{first["group"]}"] tr[data-rank="{first["start_rank"]}"]'
+        )
+        await expect(row.locator("td.player")).to_have_text(first["name"])
+        await expect(page.locator(".hall-card").first).to_be_visible(timeout=3000)  # it turns on
         await pages.close()
     assert pages.problems == []
