@@ -287,7 +287,12 @@ class ClockTracker:
     def _report_update(self, reading: ClockObserved) -> None:
         white_side = self._white_side
         if white_side is None:
-            return
+            # sides unknown: a stopped clock showing one time on both sides (as ``dgtcast
+            # clocks set`` leaves it before the round) is each colour's, whoever sits where
+            same = _seconds(reading, ClockSide.LEFT) == _seconds(reading, ClockSide.RIGHT)
+            if not same or reading.running is not None:
+                return
+            white_side = ClockSide.LEFT
         black_side = other_side(white_side)
         state = (_seconds(reading, white_side), _seconds(reading, black_side), reading.running)
         if state == self._last_update:

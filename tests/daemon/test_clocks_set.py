@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+import io
 import logging
 from pathlib import Path
 
 import pytest
+from rich.console import Console
 
+from daemon.console.keys import KeyPrompt
+from daemon.console.link import console_frame
+from daemon.console.view import render
 from drivers.dgt.commands import ClockSetAndRun
 from drivers.emulator.clock import ClockSettings
 from drivers.emulator.device import EmulatedBoard
@@ -154,3 +159,26 @@ async def test_a_restart_during_the_round_with_set_clocks_keeps_the_clocks(
     assert not reset(), "the clock of a game under way was set to the time control"
     assert board.clock.running == "left", "White's time still runs"
     assert "board 1: its game is under way, its clock is not set" in caplog.text
+
+
+async def test_the_console_shows_the_clocks_set_before_the_round(tmp_path: Path) -> None:
+    """Issue 33, item 7: the arbiter checks every clock before round 1 (no clock ran)."""
+    async with EmulatedBoard(clock=MODE_23, seed=71) as board:
+        config = write_config(tmp_path, [BoardSpec(1, str(board.path))], time_control="600+5")
+        config.write_text(config.read_text().replace("round = 2", "round = 2\ndgt_mode = 23"))
+        async with running_daemon(config) as daemon:
+            await wait_for(daemon.sessions[1].online.is_set, 10, "board 1")
+            code, text = await _clocks_set(config, "--http-port", str(daemon.server.port))
+            assert code == 0, text
+
+            def clocks() -> tuple[float | None, float | None]:
+                state = daemon.hub.state(1)
+                return (None, None) if state is None else (state.white_clock, state.black_clock)
+
+            await wait_for(lambda: clocks() == (605, 605), 10, "the set clocks shown")
+            assert board.clock.running is None
+            frame = console_frame(daemon, KeyPrompt())
+            console = Console(file=io.StringIO(), width=140, color_system=None, record=True)
+            console.print(render(frame, 0.0))
+            (row,) = [line for line in console.export_text().splitlines() if "│" in line]
+            assert "0:10:05  0:10:05" in row

@@ -299,7 +299,7 @@ def test_no_timer_runs_while_the_board_is_offline() -> None:
 def test_no_game_until_the_start_position_stands(placement: str) -> None:
     table = Table(placement=chess.BaseBoard(placement))
     table.wait(10)
-    assert table.events == []
+    assert [e for e in table.events if not isinstance(e, ClockUpdated)] == []  # the clocks show
     assert table.tracker.state is TrackerState.WAITING
     table.set_up(chess.BaseBoard())
     assert len(table.of_type(GameStarted)) == 1
