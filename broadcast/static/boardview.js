@@ -6,7 +6,7 @@
  */
 
 import { Chessground } from "/vendor/chessground/dist/chessground.min.js";
-import { formatClock, lastMoveSquares, shownClocks, turnOf } from "./model.js";
+import { formatClock, lastMoveSquares, resultText, shownClocks, turnOf } from "./model.js";
 
 /** Make an element: `el("span", "clock", "3:00")`. */
 export function el(tag, className = "", text = "") {
@@ -29,6 +29,13 @@ function playerRow(color) {
   return { row, title, name, fed, elo, clock };
 }
 
+/** Whether a board is shown as its result instead of a chessboard: no e-board (so no
+ * moves to show, only the start position) and a result in. */
+export function showsResultCard(board) {
+  const moves = Array.isArray(board.moves) ? board.moves.length : 0;
+  return board.status === "manual" && moves === 0 && Boolean(board.result) && board.result !== "*";
+}
+
 export class BoardView {
   /**
    * @param {HTMLElement} root filled with the players' rows and the board.
@@ -40,7 +47,11 @@ export class BoardView {
     this.white = playerRow("white");
     const box = el("div", "board-box");
     const wrap = el("div", "cg-host");
-    box.append(wrap);
+    // a board without e-board whose result is in: the result, not a start position
+    this.card = el("div", "result-card");
+    this.card.hidden = true;
+    box.append(wrap, this.card);
+    this.box = box;
     root.append(this.black.row, box, this.white.row);
     this.ground = Chessground(wrap, {
       viewOnly: true,
@@ -69,6 +80,16 @@ export class BoardView {
       this[color].elo.textContent = Number.isInteger(elo) ? String(elo) : "";
       this[color].title.textContent = player.title || "";
       this[color].fed.textContent = player.federation || "";
+    }
+    const card = showsResultCard(board);
+    this.box.classList.toggle("shows-result", card);
+    this.card.hidden = !card;
+    if (card) {
+      const final = board.result_final ? "" : " (provisional)";
+      this.card.replaceChildren(
+        el("span", "card-result", resultText(board.result)),
+        el("span", "card-note", `no e-board: the arbiter's result${final}`),
+      );
     }
     this.ground.set({
       fen: board.fen,

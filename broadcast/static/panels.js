@@ -41,13 +41,19 @@ export async function fetchJson(url) {
   return parsed(await fetchText(url));
 }
 
-/** "1.5", "2", "½": points as a standings table shows them. */
+/** Fractions the standings write as such: points and tie-breaks in halves or quarters. */
+const FRACTIONS = { 0.25: "¼", 0.5: "½", 0.75: "¾" };
+
+/** "2", "1½", "½", "10¾": points and tie-breaks as a standings table shows them, all
+ * alike (never "1.5" beside "1½"); another fraction (an average rating) as it comes. */
 export function pointsText(points) {
-  if (typeof points !== "number") return "";
+  if (typeof points !== "number" || !Number.isFinite(points)) return "";
+  if (points < 0) return `-${pointsText(-points)}`;
   const whole = Math.floor(points);
-  const half = points - whole >= 0.5;
-  if (!half) return String(whole);
-  return whole === 0 ? "½" : `${whole}½`;
+  const fraction = FRACTIONS[points - whole];
+  if (points === whole) return String(whole);
+  if (fraction === undefined) return String(points);
+  return whole === 0 ? fraction : `${whole}${fraction}`;
 }
 
 function roundOf(board) {
@@ -287,7 +293,9 @@ export class Panels {
       tr.append(el("td", "points", pointsText(row.points)));
       const values = row.tiebreaks ?? [row.buchholz_cut1, row.buchholz, row.sonneborn_berger];
       codes.forEach((code, index) => {
-        const td = el("td", `tb ${TIEBREAK_CLASSES[code] ?? ""}`.trim(), String(values[index] ?? ""));
+        const value = values[index];
+        const text = typeof value === "number" ? pointsText(value) : String(value ?? "");
+        const td = el("td", `tb ${TIEBREAK_CLASSES[code] ?? ""}`.trim(), text);
         td.dataset.tiebreak = code;
         tr.append(td);
       });

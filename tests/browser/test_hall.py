@@ -127,3 +127,20 @@ async def test_a_portrait_hall_screen_shows_every_clock_whole(
     if width > 1000:
         assert size >= READABLE_PX, f"a clock {size} px high is not read from five metres"
     await pages.close()
+
+
+async def test_the_boards_start_under_the_title_without_a_band(
+    server: BroadcastServer, pages: Pages
+) -> None:
+    """Issue 33, item 8: boards that fill the width leave the spare height below them."""
+    base = f"http://127.0.0.1:{server.port}"
+    page = await pages.open(f"{base}/hall?section=Open&per=4&every=600", width=1920, height=1080)
+    await expect(page.locator("#hall-boards")).to_have_attribute("data-boards", "1,2,3,4")
+    await wait_for_pieces(page, '.hall-card[data-board="1"]', {"e4": "white pawn"})
+    head = await page.locator(".hall-head").bounding_box()
+    card = await page.locator('.hall-card[data-board="1"]').bounding_box()
+    assert head is not None
+    assert card is not None
+    band = card["y"] - (head["y"] + head["height"])
+    assert band < 40, f"{band:.0f} px empty between the title and the boards"
+    await pages.close()

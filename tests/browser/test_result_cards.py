@@ -1,0 +1,87 @@
+"""Boards without an e-board on the viewer and the hall (issue 33, item 8).
+
+A board without e-board has no moves to show: once its result is in, the viewer's card
+and the hall show the result, not an untouched start position under "1-0".
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+import pytest_asyncio
+from playwright.async_api import expect
+
+from broadcast.feed.hub import Hub
+from broadcast.feed.messages import BoardStatus
+from broadcast.web.server import BroadcastServer
+from tests.browser.conftest import LOOP, Pages
+from tests.browser.servers import NoArbiter, board_state, free_port
+
+pytestmark = [pytest.mark.browser, LOOP]
+
+
+def _manual(number: int, result: str, *, final: bool = True) -> object:
+    return board_state(
+        number,
+        status=BoardStatus.MANUAL,
+        white_clock=None,
+        black_clock=None,
+        running=None,
+        clock_at=None,
+        result=result,
+        result_final=final,
+    )
+
+
+@pytest_asyncio.fixture(loop_scope="session")
+async def server() -> AsyncIterator[BroadcastServer]:
+    """Board 1 an e-board under way; 2-4 without e-board: 1-0, no result, -+ provisional."""
+    hub = Hub()
+    hub.publish_board(board_state(1, ("e4",)))
+    for number, result, final in ((2, "1-0", True), (3, "*", False), (4, "-+", False)):
+        hub.publish_board(_manual(number, result, final=final))  # type: ignore[arg-type]
+    async with BroadcastServer(hub, NoArbiter(), port=free_port()) as started:
+        yield started
+
+
+async def test_a_board_without_eboard_shows_its_result_not_a_start_position(
+    server: BroadcastServer, pages: Pages, tmp_path: Path
+) -> None:
+    base = f"http://127.0.0.1:{server.port}"
+    page = await pages.open(f"{base}/")
+    cards = {n: page.locator(f'article.card[data-board="{n}"]') for n in (1, 2, 3, 4)}
+    await expect(cards[2].locator(".result-card")).to_be_visible()
+    await expect(cards[2].locator(".result-card .card-result")).to_have_text("1-0")
+    await expect(cards[2].locator(".cg-host")).to_be_hidden()
+    await expect(cards[4].locator(".result-card .card-result")).to_have_text("0-1 forfeit")
+    await expect(cards[4].locator(".result-card .card-note")).to_contain_text("provisional")
+    for number in (1, 3):  # a game under way, and a board still waiting for its result
+        await expect(cards[number].locator(".result-card")).to_be_hidden()
+        await expect(cards[number].locator(".cg-host")).to_be_visible()
+    await page.screenshot(path=tmp_path / "result-cards.png")
+
+    hall = await pages.open(f"{base}/hall?boards=1,2", width=1920, height=1080)
+    card = hall.locator('.hall-card[data-board="2"]')
+    await expect(card.locator(".result-card .card-result")).to_have_text("1-0")
+    await expect(hall.locator('.hall-card[data-board="1"] .result-card')).to_be_hidden()
+    await hall.screenshot(path=tmp_path / "hall-result-card.png")
+    await pages.close()
+
+
+POINTS = """
+async () => {
+  const panels = await import("/panels.js");
+  return [2, 1.5, 0.5, 10.75, 4.25, 0, 7.3, -1.5, null].map(panels.pointsText);
+}
+"""
+
+
+async def test_points_and_tiebreaks_are_written_alike(
+    server: BroadcastServer, pages: Pages
+) -> None:
+    """Issue 33, item 8: never ``1½`` in one column and ``1.5`` in the next."""
+    page = await pages.open(f"http://127.0.0.1:{server.port}/")
+    assert await page.evaluate(POINTS) == ["2", "1½", "½", "10¾", "4¼", "0", "7.3", "-1½", ""]
+    await pages.close()
