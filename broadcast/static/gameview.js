@@ -57,8 +57,9 @@ function moveCell(item, current) {
 export class GameView {
   /**
    * @param {HTMLDialogElement} dialog the page's `#detail` dialog.
-   * @param {{players: (section: string, name: string) => any}} sources
-   *   `players` gives a player's title and federation (null when unknown).
+   * @param {{players: (section: string, name: string) => any, refresh?: (game: any) => void}} sources
+   *   `players` gives a player's title and federation (null when unknown); `refresh`
+   *   fetches the open live game's PGN again and hands it to `setPgn`.
    */
   constructor(dialog, sources) {
     this.dialog = dialog;
@@ -98,6 +99,7 @@ export class GameView {
       if (this.dialog.open) this.key(event);
     });
     this.movesKey = "";
+    this.refreshedFor = ""; // the board's FEN the PGN was fetched again for
   }
 
   /** Whether the view shows the live game of board `number`. */
@@ -142,6 +144,7 @@ export class GameView {
     this.board = board;
     this.list = plies(board.moves, this.startFen);
     this.shapes = placements(this.startFen, this.list);
+    this.checkStart(board);
     if (this.following || this.ply > this.list.length) this.ply = this.list.length;
     const movesKey = JSON.stringify(board.moves);
     if (movesKey !== this.movesKey) this.drawMoves(); // not for a clock or a status
@@ -149,7 +152,22 @@ export class GameView {
     this.drawPosition();
   }
 
+  /**
+   * A live game whose moves no longer lead from the tags' start to the board (an arbiter
+   * accepted the board's position while the game was open: the game goes on from it,
+   * its moves numbered from there): its PGN is fetched again, once per position, for
+   * the new start.
+   */
+  checkStart(board) {
+    if (this.game?.round !== null || !board.fen || this.sources.refresh === undefined) return;
+    const reached = this.shapes[this.shapes.length - 1];
+    if (reached === String(board.fen).split(" ")[0] || this.refreshedFor === board.fen) return;
+    this.refreshedFor = board.fen;
+    this.sources.refresh(this.game);
+  }
+
   close() {
+    this.refreshedFor = "";
     this.movesKey = "";
     this.view?.destroy();
     this.view = null;

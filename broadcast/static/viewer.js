@@ -58,7 +58,10 @@ class Viewer {
     this.pongTimer = null;
     this.main = document.getElementById("boards");
     this.dialog = document.getElementById("detail");
-    this.game = new GameView(this.dialog, { players: (section, name) => this.panels.player(section, name) });
+    this.game = new GameView(this.dialog, {
+      players: (section, name) => this.panels.player(section, name),
+      refresh: (game) => this.refreshPgn(game),
+    });
     this.opening = 0; // counts game openings: a late fetch for an older one is dropped
     this.socket = new ReconnectingSocket({
       url: () => socketUrl(location, "/ws", this.feed.seq),
@@ -274,6 +277,13 @@ class Viewer {
       const pgn = await fetchText(pgnUrl(game));
       if (pgn !== null && opening === this.opening && this.game.showsLive(game.board)) this.game.setPgn(pgn);
     }
+  }
+
+  /** The open live game's PGN again (its start changed: an accepted position). */
+  async refreshPgn(game) {
+    const opening = this.opening;
+    const pgn = await fetchText(pgnUrl(game));
+    if (pgn !== null && opening === this.opening && this.game.showsLive(game.board)) this.game.setPgn(pgn);
   }
 
   /** Titles and federations arrived (the standings): the open game shows them. */

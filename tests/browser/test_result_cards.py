@@ -1,4 +1,4 @@
-"""Boards without an e-board on the viewer and the hall (issue 33, item 8).
+"""Boards without an e-board, standings' numbers, an accepted position (issue 33, item 8).
 
 A board without e-board has no moves to show: once its result is in, the viewer's card
 and the hall show the result, not an untouched start position under "1-0".
@@ -9,14 +9,17 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+import chess
+import chess.pgn
 import pytest
 import pytest_asyncio
 from playwright.async_api import expect
 
 from broadcast.feed.hub import Hub
-from broadcast.feed.messages import BoardStatus
+from broadcast.feed.messages import BoardStatus, MoveInfo
 from broadcast.web.server import BroadcastServer
 from tests.browser.conftest import LOOP, Pages
+from tests.browser.pagetools import wait_for_pieces
 from tests.browser.servers import NoArbiter, board_state, free_port
 
 pytestmark = [pytest.mark.browser, LOOP]
@@ -84,4 +87,47 @@ async def test_points_and_tiebreaks_are_written_alike(
     """Issue 33, item 8: never ``1½`` in one column and ``1.5`` in the next."""
     page = await pages.open(f"http://127.0.0.1:{server.port}/")
     assert await page.evaluate(POINTS) == ["2", "1½", "½", "10¾", "4¼", "0", "7.3", "-1½", ""]
+    await pages.close()
+
+
+ACCEPTED = "r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 24"
+
+
+def _accepted_state(number: int, sans: tuple[str, ...]) -> object:
+    """Board ``number`` going on from a position an arbiter accepted at move 24."""
+    position = chess.Board(ACCEPTED)
+    moves = []
+    for san in sans:
+        move = position.parse_san(san)
+        moves.append(MoveInfo(san=san, uci=move.uci(), clock=5000.0))
+        position.push(move)
+    game = chess.pgn.Game()
+    game.setup(chess.Board(ACCEPTED))
+    game.headers["Round"] = f"3.{number}"
+    node: chess.pgn.GameNode = game
+    for san in sans:
+        node = node.add_variation(node.board().parse_san(san))
+    return board_state(
+        number,
+        fen=position.fen(),
+        moves=tuple(moves),
+        last_move=moves[-1].uci,
+        pgn=str(game) + "\n",
+    )
+
+
+async def test_the_game_view_numbers_moves_from_an_accepted_position(
+    server: BroadcastServer, pages: Pages
+) -> None:
+    """Issue 33, item 8: opened before the arbiter accepted the board's position, the game
+    view numbered the moves from 1 and drew them from the start position."""
+    hub = server.hub
+    hub.publish_board(board_state(5, ("e4", "e5")))
+    page = await pages.open(f"http://127.0.0.1:{server.port}/#board-5")
+    dialog = page.locator("#detail")
+    await expect(dialog.locator("table.moves th")).to_have_text(["1."])
+    hub.publish_board(_accepted_state(5, ("Bc4", "Nf6", "Ng5")))  # type: ignore[arg-type]
+    await expect(dialog.locator("td.ply .san")).to_have_text(["Bc4", "Nf6", "Ng5"])
+    await expect(dialog.locator("table.moves th")).to_have_text(["24.", "25."])
+    await wait_for_pieces(page, "#detail", {"c4": "white bishop", "g5": "white knight"})
     await pages.close()
