@@ -9,6 +9,12 @@ daemon's boards by serial number scan: drivers/dgt/aio/ports.py),
 waits a moment for a driver to connect, has the arbiter start the clock and the players
 play the game's main line with human timings, and keeps the board on the line until
 Ctrl-C (or exits after the game with ``--exit``). Exit codes: 0 done, 2 bad usage.
+
+What an arbiter rehearses, from the command line (docs/emulator.md, docs/tournament.md
+§1): a late arrival (``--late-by``), a flag fall (``--plies``: the players stop after
+that ply and the mover's time runs out), the result gesture (the kings, by default), a
+pulled cable (SIGUSR1, or a line ``u`` on standard input, pulls it out and plugs it back
+in on the next one).
 """
 
 from __future__ import annotations
@@ -17,8 +23,12 @@ import argparse
 import asyncio
 import contextlib
 import dataclasses
+import math
+import os
 import re
+import signal
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import chess
@@ -101,6 +111,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="count --wait from when a driver (the daemon) first asks for the board's moves",
     )
+    parser.add_argument(
+        "--plies",
+        type=_plies,
+        help="stop moving after ply N: the mover's time runs on until the flag falls",
+    )
+    parser.add_argument(
+        "--late-by",
+        type=_late_by,
+        default=0.0,
+        help="the first mover arrives SECONDS after the clock starts (inf: nobody comes)",
+    )
     parser.add_argument("--no-result", action="store_true", help="don't signal the result")
     parser.add_argument("--exit", action="store_true", help="exit when the game is over")
 
@@ -110,6 +131,26 @@ def _serial(text: str) -> BoardIdentity:
         return BoardIdentity.from_serial(text)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _plies(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--plies counts plies, not {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"--plies counts plies, 0 or more, not {text!r}")
+    return value
+
+
+def _late_by(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--late-by is seconds, not {text!r}") from None
+    if not value >= 0:
+        raise argparse.ArgumentTypeError(f"--late-by is seconds, 0 or more, not {text!r}")
+    return value
 
 
 def _percent(text: str) -> int:
@@ -252,15 +293,75 @@ async def _serve(
     )
     async with board:
         print(f"device: {board.path}", flush=True)
+        cable = CableHand(board)
+        remove = cable.listen()
         playing = asyncio.create_task(_play(board, game, args))
         stopping = asyncio.create_task(stop.wait())
         await asyncio.wait({playing, stopping}, return_when=asyncio.FIRST_COMPLETED)
         if playing.done() and not args.exit:
             await stopping
-        for task in (playing, stopping):
+        remove()
+        for task in (playing, stopping, *cable.tasks):
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await task
+
+
+class CableHand:
+    """Pulls the board's cable out, and plugs it back in on the next call (a rehearsal's
+    pulled cable: the daemon's ``board_offline``, then the moves recovered)."""
+
+    def __init__(self, board: EmulatedBoard) -> None:
+        self.board = board
+        self.tasks: set[asyncio.Task[None]] = set()
+
+    def toggle(self) -> None:
+        """Out if it is in, in if it is out; says which on standard output."""
+        if self.board.plugged:
+            self.board.unplug()
+            print("cable pulled out", flush=True)
+            return
+        task = asyncio.get_running_loop().create_task(self._plug())
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
+
+    async def _plug(self) -> None:
+        await self.board.replug()
+        print("cable plugged back in", flush=True)
+
+    def listen(self) -> Callable[[], None]:
+        """Toggle on SIGUSR1 and on a line ``u`` of standard input; returns a remover."""
+        loop = asyncio.get_running_loop()
+        removers: list[Callable[[], object]] = []
+        if sys.platform != "win32":
+            with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+                loop.add_signal_handler(signal.SIGUSR1, self.toggle)
+                removers.append(lambda: loop.remove_signal_handler(signal.SIGUSR1))
+            stdin = sys.stdin
+            if stdin is not None and not stdin.closed:
+                with contextlib.suppress(OSError, ValueError, NotImplementedError):
+                    fd = stdin.fileno()
+                    loop.add_reader(fd, self._read, fd)
+                    removers.append(lambda: loop.remove_reader(fd))
+
+        def remove() -> None:
+            for each in removers:
+                with contextlib.suppress(OSError, ValueError, RuntimeError):
+                    each()
+
+        return remove
+
+    def _read(self, fd: int) -> None:
+        try:
+            data = os.read(fd, 1024)
+        except OSError:
+            data = b""
+        if not data:  # end of input (no terminal, /dev/null): nobody will type
+            asyncio.get_running_loop().remove_reader(fd)
+            return
+        for line in data.decode(errors="replace").splitlines():
+            if line.strip().lower() == "u":
+                self.toggle()
 
 
 async def _play(board: EmulatedBoard, game: chess.pgn.Game, args: argparse.Namespace) -> None:
@@ -268,6 +369,16 @@ async def _play(board: EmulatedBoard, game: chess.pgn.Game, args: argparse.Names
         await board.followed.wait()
         print("driver connected", flush=True)
     await asyncio.sleep(args.wait)
-    await board.play(game, speed=args.speed, noise=args.noise, signal_result=not args.no_result)
+    await board.play(
+        game,
+        speed=args.speed,
+        noise=args.noise,
+        plies=args.plies,
+        late_by=math.inf if math.isinf(args.late_by) else args.late_by,
+        signal_result=not args.no_result and args.plies is None,
+    )
     plies = len(list(game.mainline_moves()))
+    if args.plies is not None and args.plies < plies:
+        print(f"stopped after ply {args.plies}: the mover's time runs on", flush=True)
+        return
     print(f"game over: {plies} plies played, result {game.headers.get('Result', '*')}", flush=True)

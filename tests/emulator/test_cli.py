@@ -13,6 +13,7 @@ import pytest
 from daemon.cli import main
 from drivers.dgt import commands as cmd
 from drivers.dgt.events import BatteryStatus, Event, SerialNumber
+from tests.daemon.support import BoardSpec, running_daemon, wait_for, write_config
 from tests.emulator.client import PtyClient
 from tests.emulator.support import placement, sensors
 from tests.serving import START_LIMIT, dgtcast
@@ -206,3 +207,69 @@ async def test_emulate_after_driver_plays_once_a_driver_follows_the_board(
         if process.returncode is None:
             process.kill()
             await process.wait()
+
+
+async def test_a_flag_fall_and_a_pulled_cable_rehearsed_from_the_command_line(
+    games_dir: Path, tmp_path: Path
+) -> None:
+    """Issue 33, item 6: ``--plies`` stops the players (the mover's flag falls), a line
+    ``u`` on standard input pulls the cable out and the next plugs it back in."""
+    link = tmp_path / "ttyDGT"
+    process = await asyncio.create_subprocess_exec(
+        *dgtcast(
+            "emulate", "--pgn", str(games_dir / "molinari-bordais-1979.pgn"),
+            "--link", str(link), "--speed", "50", "--wait", "0", "--after-driver",
+            "--plies", "4", "--clock", "20", "--clock-mode", "23", "--baud", "0",
+        ),
+        cwd=ROOT,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    assert process.stdin is not None
+    assert process.stdout is not None
+    try:
+        assert await device_of(process) == link
+        config = write_config(tmp_path, [BoardSpec(1, str(link))], time_control="20")
+        async with running_daemon(config) as daemon:
+            engine = daemon.core.engine
+            async with asyncio.timeout(30):
+                assert (await process.stdout.readline()).decode() == "driver connected\n"
+                line = (await process.stdout.readline()).decode()
+            assert line == "stopped after ply 4: the mover's time runs on\n"
+
+            def raised(kind: str) -> list[str]:
+                return [a.kind for a in engine.alerts if a.kind == kind and a.is_open]
+
+            await wait_for(lambda: bool(raised("flag_fall")), 30, "the flag fell")
+            assert len(daemon.core.games[1].record.moves) == 4
+            process.stdin.write(b"u\n")
+            await process.stdin.drain()
+            async with asyncio.timeout(10):
+                assert (await process.stdout.readline()).decode() == "cable pulled out\n"
+            await wait_for(lambda: not daemon.sessions[1].online.is_set(), 20, "board offline")
+            process.stdin.write(b"u\n")
+            await process.stdin.drain()
+            async with asyncio.timeout(10):
+                assert (await process.stdout.readline()).decode() == "cable plugged back in\n"
+            await wait_for(daemon.sessions[1].online.is_set, 20, "board back online")
+        process.send_signal(signal.SIGINT)
+        async with asyncio.timeout(10):
+            assert await process.wait() == 0
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "words"),
+    [("--plies", "-1", "0 or more"), ("--plies", "four", "counts plies"),
+     ("--late-by", "soon", "is seconds")],
+)  # fmt: skip
+def test_bad_rehearsal_options_exit_2(
+    option: str, value: str, words: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as stopped:
+        main(["emulate", option, value])
+    assert stopped.value.code == 2
+    assert words in capsys.readouterr().err
