@@ -29,6 +29,47 @@ function playerRow(color) {
   return { row, title, name, fed, elo, clock };
 }
 
+/**
+ * A round with e-boards on some boards only (the top boards, as regulations often say):
+ * `{live, listed}`, the boards with an e-board first as boards, the others listed as a
+ * compact table of pairings and results. A round without any e-board lists none.
+ */
+export function splitLive(boards) {
+  const live = boards.filter((board) => board.status !== "manual");
+  if (live.length === 0) return { live: boards, listed: [] };
+  return { live, listed: boards.filter((board) => board.status === "manual") };
+}
+
+/** A table of boards without e-board; `rows` gets each board's row parts by number. */
+export function listedTable(boards, rows) {
+  const table = el("table", "pairings listed-boards");
+  const body = el("tbody");
+  for (const board of boards) {
+    const row = el("tr", "listed");
+    row.dataset.board = String(board.board);
+    const parts = {
+      row,
+      white: el("td", "white"),
+      result: el("td", "result"),
+      black: el("td", "black"),
+    };
+    row.append(el("td", "board", String(board.board)), parts.white, parts.result, parts.black);
+    body.append(row);
+    rows.set(board.board, parts);
+  }
+  table.append(body);
+  return table;
+}
+
+/** Fill a listed board's row: its players and result (provisional ones marked). */
+export function fillListed(parts, board) {
+  parts.white.textContent = board.white || "?";
+  parts.black.textContent = board.black || "?";
+  parts.result.textContent = board.result === "*" ? "" : resultText(board.result);
+  parts.result.dataset.result = board.result;
+  parts.result.classList.toggle("provisional", board.result !== "*" && !board.result_final);
+}
+
 /** Whether a board is shown as its result instead of a chessboard: no e-board (so no
  * moves to show, only the start position) and a result in. */
 export function showsResultCard(board) {

@@ -8,13 +8,17 @@
  *   /hall?boards=1,2,7         these boards
  *   &per=6 &every=30           boards per screen (1-12), seconds per screen (5-600)
  *
+ * When only some boards have an e-board (the top boards), the screens show those, and the
+ * others come as a compact table of pairings and results, one more screen of the cycle
+ * (unless `boards=` names the boards to show).
+ *
  * No controls: it connects, reconnects and follows round changes by itself, from the
  * same feed model as the viewer (model.js). Between rounds (every board shown has its
  * final result) the cycle also shows the prize race of the sections shown, when the
  * event has prizes (`/prizes.json`, prizes.js).
  */
 
-import { BoardView, el } from "./boardview.js";
+import { BoardView, el, fillListed, listedTable, splitLive } from "./boardview.js";
 import { Action, FeedState, resultText, socketUrl, statusText } from "./model.js";
 import { fetchJson } from "./panels.js";
 import { prizeRace } from "./prizes.js";
@@ -25,6 +29,7 @@ const PING_MS = 20000;
 const PONG_MS = 10000;
 const PRIZES_MS = 800; // results often come several at once: one fetch for them
 const PRIZES = "prizes"; // the page of the prize race in the cycle
+const LISTED_ROWS = 16; // rows of the boards without e-board on one screen
 
 function whole(value, low, high, fallback) {
   const number = Number.parseInt(value ?? "", 10);
@@ -85,6 +90,7 @@ class Hall {
     this.page = 0;
     this.shownKey = "";
     this.views = new Map(); // board number → {view, head, card}
+    this.listed = new Map(); // board number → its row on a screen of boards without e-board
     this.prizes = []; // /prizes.json's sections shown here
     this.prizesText = "";
     this.prizesTimer = null;
@@ -175,10 +181,14 @@ class Hall {
   }
 
   pages() {
-    const boards = this.chosen();
+    const chosen = this.chosen();
+    const { live: boards, listed } = this.options.boards === null ? splitLive(chosen) : { live: chosen, listed: [] };
     const pages = [];
     for (let start = 0; start < boards.length; start += this.per) {
       pages.push(boards.slice(start, start + this.per).map((board) => board.board));
+    }
+    for (let start = 0; start < listed.length; start += LISTED_ROWS) {
+      pages.push({ listed: listed.slice(start, start + LISTED_ROWS).map((board) => board.board) });
     }
     if (this.prizes.length > 0 && this.roundOver()) pages.push(PRIZES);
     return pages;
@@ -197,8 +207,7 @@ class Hall {
       this.prizesTimer = setTimeout(() => this.loadPrizes(), PRIZES_MS);
     }
     if (type === "board") return this.draw(false);
-    const entry = this.views.get(number);
-    if (entry !== undefined) this.drawBoard(number);
+    if (this.views.has(number) || this.listed.has(number)) this.drawBoard(number);
   }
 
   /** As many boards per screen as asked, or fewer, so that a board stays large. */
@@ -216,6 +225,7 @@ class Hall {
     const pages = this.pages();
     if (this.page >= pages.length) this.page = 0;
     if (pages[this.page] === PRIZES) return this.drawPrizes(pages.length, force);
+    if (pages[this.page]?.listed !== undefined) return this.drawListed(pages.length, pages[this.page].listed, force);
     const numbers = pages[this.page] ?? [];
     const key = JSON.stringify([numbers, window.innerWidth, window.innerHeight]);
     this.showHeader(pages.length, numbers);
@@ -242,6 +252,7 @@ class Hall {
     this.shownKey = key;
     for (const { view } of this.views.values()) view?.destroy();
     this.views.clear();
+    this.listed.clear();
     const panel = el("section", "hall-prizes");
     for (const race of this.prizes) {
       if (race.section) panel.append(el("h2", "", race.section));
@@ -252,9 +263,28 @@ class Hall {
     this.main.replaceChildren(panel);
   }
 
+  /** The boards without e-board of the page, as a table of pairings and results. */
+  drawListed(pageCount, numbers, force) {
+    this.showHeader(pageCount, numbers);
+    const key = JSON.stringify(["listed", numbers, window.innerWidth, window.innerHeight]);
+    if (!force && key === this.shownKey) return;
+    this.shownKey = key;
+    for (const { view } of this.views.values()) view?.destroy();
+    this.views.clear();
+    this.listed.clear();
+    const boards = numbers.map((number) => this.feed.boards.get(number)).filter((board) => board !== undefined);
+    const panel = el("section", "hall-listed");
+    panel.append(listedTable(boards, this.listed));
+    this.main.style.gridTemplateColumns = "";
+    this.main.dataset.boards = numbers.join(",");
+    this.main.replaceChildren(panel);
+    for (const board of boards) fillListed(this.listed.get(board.board), board);
+  }
+
   lay(numbers, grid) {
     for (const { view } of this.views.values()) view?.destroy();
     this.views.clear();
+    this.listed.clear();
     this.main.style.gridTemplateColumns = `repeat(${grid.columns}, ${Math.floor(grid.size)}px)`;
     this.main.style.setProperty("--hall-font", `${cardFont(grid.size)}px`);
     this.main.replaceChildren(...numbers.map((number) => this.card(number)));
@@ -311,6 +341,8 @@ class Hall {
 
   drawBoard(number) {
     const board = this.feed.boards.get(number);
+    const row = this.listed.get(number);
+    if (board !== undefined && row !== undefined) fillListed(row, board);
     const entry = this.views.get(number);
     if (board === undefined || entry === undefined) return;
     if (entry.view === null) entry.view = new BoardView(entry.body);

@@ -5,7 +5,7 @@
  * with its move list.
  */
 
-import { BoardView, el } from "./boardview.js";
+import { BoardView, el, fillListed, listedTable, splitLive } from "./boardview.js";
 import { gameHash, parseGameHash } from "./game.js";
 import { GameView, gameJsonUrl, pgnUrl } from "./gameview.js";
 import { Action, FeedState, numberedMoves, resultText, socketUrl, statusShown, statusText } from "./model.js";
@@ -49,6 +49,8 @@ function fillHead(parts, board) {
 class Viewer {
   constructor() {
     this.feed = new FeedState();
+    /** Board number → its row, for boards without e-board beside live ones (splitLive). */
+    this.listed = new Map();
     /** Board number → its card: `{card, view, head, last, body}` (view: null until drawn). */
     this.cards = new Map();
     this.layoutKey = "";
@@ -168,11 +170,12 @@ class Viewer {
   /** Build the grid again when the boards or their sections changed (or `force`). */
   layout(force) {
     const sections = this.sections();
-    const key = JSON.stringify(sections.map((list) => list.map((b) => [b.section, b.round, b.board])));
+    const key = JSON.stringify(sections.map((list) => list.map((b) => [b.section, b.round, b.board, b.status === "manual"])));
     if (force || key !== this.layoutKey) {
       this.layoutKey = key;
-      for (const { view } of this.cards.values()) view.destroy();
+      for (const { view } of this.cards.values()) view?.destroy();
       this.cards.clear();
+      this.listed.clear();
       this.main.replaceChildren(...sections.map((list) => this.section(list)));
       if (sections.length === 0) this.main.append(el("p", "empty", "No boards in this round yet."));
       const delay = this.feed.delay;
@@ -188,9 +191,11 @@ class Viewer {
     const part = el("section", "round-section");
     const title = sectionTitle(boards);
     if (title) part.append(el("h2", "", title));
+    const { live, listed } = splitLive(boards);
     const grid = el("div", "grid");
-    for (const board of boards) grid.append(this.card(board.board));
+    for (const board of live) grid.append(this.card(board.board));
     part.append(grid);
+    if (listed.length > 0) part.append(listedTable(listed, this.listed));
     return part;
   }
 
@@ -224,6 +229,8 @@ class Viewer {
 
   drawBoard(number) {
     const board = this.feed.boards.get(number);
+    const row = this.listed.get(number);
+    if (board !== undefined && row !== undefined) fillListed(row, board);
     const entry = this.cards.get(number);
     if (board === undefined || entry === undefined) return;
     if (entry.view === null) entry.view = new BoardView(entry.body);

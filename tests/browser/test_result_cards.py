@@ -25,9 +25,11 @@ from tests.browser.servers import NoArbiter, board_state, free_port
 pytestmark = [pytest.mark.browser, LOOP]
 
 
-def _manual(number: int, result: str, *, final: bool = True) -> object:
+def _manual(number: int, result: str, *, final: bool = True, section: str = "U12") -> object:
     return board_state(
         number,
+        section=section,
+        round=f"{2 if section == 'U12' else 3}.{number}",
         status=BoardStatus.MANUAL,
         white_clock=None,
         black_clock=None,
@@ -40,10 +42,12 @@ def _manual(number: int, result: str, *, final: bool = True) -> object:
 
 @pytest_asyncio.fixture(loop_scope="session")
 async def server() -> AsyncIterator[BroadcastServer]:
-    """Board 1 an e-board under way; 2-4 without e-board: 1-0, no result, -+ provisional."""
+    """The Open: board 1 an e-board under way, board 2 without one (1-0); the U12 without
+    e-boards: 41 1-0, 42 no result, 43 -+ provisional."""
     hub = Hub()
     hub.publish_board(board_state(1, ("e4",)))
-    for number, result, final in ((2, "1-0", True), (3, "*", False), (4, "-+", False)):
+    hub.publish_board(_manual(2, "1-0", section="Open"))  # type: ignore[arg-type]
+    for number, result, final in ((41, "1-0", True), (42, "*", False), (43, "-+", False)):
         hub.publish_board(_manual(number, result, final=final))  # type: ignore[arg-type]
     async with BroadcastServer(hub, NoArbiter(), port=free_port()) as started:
         yield started
@@ -53,17 +57,17 @@ async def test_a_board_without_eboard_shows_its_result_not_a_start_position(
     server: BroadcastServer, pages: Pages, tmp_path: Path
 ) -> None:
     base = f"http://127.0.0.1:{server.port}"
-    page = await pages.open(f"{base}/")
-    cards = {n: page.locator(f'article.card[data-board="{n}"]') for n in (1, 2, 3, 4)}
-    await expect(cards[2].locator(".result-card")).to_be_visible()
-    await expect(cards[2].locator(".result-card .card-result")).to_have_text("1-0")
-    await expect(cards[2].locator(".cg-host")).to_be_hidden()
-    await expect(cards[4].locator(".result-card .card-result")).to_have_text("0-1 forfeit")
-    await expect(cards[4].locator(".result-card .card-note")).to_contain_text("provisional")
-    for number in (1, 3):  # a game under way, and a board still waiting for its result
+    page = await pages.open(f"{base}/")  # the U12 has no e-board: every board a card
+    cards = {n: page.locator(f'article.card[data-board="{n}"]') for n in (1, 41, 42, 43)}
+    await expect(cards[41].locator(".result-card")).to_be_visible()
+    await expect(cards[41].locator(".result-card .card-result")).to_have_text("1-0")
+    await expect(cards[41].locator(".cg-host")).to_be_hidden()
+    await expect(cards[43].locator(".result-card .card-result")).to_have_text("0-1 forfeit")
+    await expect(cards[43].locator(".result-card .card-note")).to_contain_text("provisional")
+    for number in (1, 42):  # a game under way, and a board still waiting for its result
         await expect(cards[number].locator(".result-card")).to_be_hidden()
         await expect(cards[number].locator(".cg-host")).to_be_visible()
-    await page.screenshot(path=tmp_path / "result-cards.png")
+    await page.screenshot(path=tmp_path / "result-cards.png", full_page=True)
 
     hall = await pages.open(f"{base}/hall?boards=1,2", width=1920, height=1080)
     card = hall.locator('.hall-card[data-board="2"]')
@@ -130,4 +134,28 @@ async def test_the_game_view_numbers_moves_from_an_accepted_position(
     await expect(dialog.locator("td.ply .san")).to_have_text(["Bc4", "Nf6", "Ng5"])
     await expect(dialog.locator("table.moves th")).to_have_text(["24.", "25."])
     await wait_for_pieces(page, "#detail", {"c4": "white bishop", "g5": "white knight"})
+    await pages.close()
+
+
+async def test_boards_without_eboard_beside_live_ones_are_a_table(
+    server: BroadcastServer, pages: Pages, tmp_path: Path
+) -> None:
+    """Issue 33, item 9: e-boards on the top boards only; the viewer and the hall lead
+    with those, the others are a compact table of pairings and results."""
+    base = f"http://127.0.0.1:{server.port}"
+    page = await pages.open(f"{base}/")
+    open_section = page.locator("section.round-section").first
+    await expect(open_section.locator("article.card[data-board='1']")).to_be_visible()
+    await expect(open_section.locator("article.card[data-board='2']")).to_have_count(0)
+    row = open_section.locator("table.listed-boards tr.listed[data-board='2']")
+    await expect(row.locator("td")).to_have_text(["2", "White 2", "1-0", "Black 2"])
+    await page.screenshot(path=tmp_path / "listed-boards.png", full_page=True)
+
+    hall = await pages.open(f"{base}/hall?section=Open&every=1", width=1920, height=1080)
+    grid = hall.locator("#hall-boards")
+    await expect(grid).to_have_attribute("data-boards", "1")
+    await expect(grid).to_have_attribute("data-boards", "2")  # the table's screen, by itself
+    await expect(grid.locator("tr.listed[data-board='2'] td.result")).to_have_text("1-0")
+    await expect(hall.locator("#hall-page")).to_have_text("2 / 2")
+    await hall.screenshot(path=tmp_path / "hall-listed.png")
     await pages.close()
