@@ -810,12 +810,15 @@ def test_a_result_contrary_to_a_mate_on_the_board_waits_for_a_confirmation() -> 
     assert resolved.history[-1].note == "an arbiter set the result 0-1"
     engine.set_result(1, "1-0", T0 + 980)
     (again,) = engine.alerts_raised()
-    assert again.id != warning.id and again.is_open
+    assert again.id != warning.id
+    assert again.is_open
     engine.confirm_result(1, T0 + 990)  # meant: confirmed, the alert resolves
     closed = [a for a in engine.alerts_raised() if a.id == again.id]
-    assert closed and not closed[-1].is_open
+    assert closed
+    assert not closed[-1].is_open
     state = engine.result_of(1)
-    assert state is not None and (state.result, state.confirmed) == ("1-0", True)
+    assert state is not None
+    assert (state.result, state.confirmed) == ("1-0", True)
 
 
 def test_a_flag_or_the_kings_are_the_board_s_result_too_and_forfeits_compare_by_winner() -> None:
