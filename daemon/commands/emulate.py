@@ -14,7 +14,8 @@ What an arbiter rehearses, from the command line (docs/emulator.md, docs/tournam
 §1): a late arrival (``--late-by``), a flag fall (``--plies``: the players stop after
 that ply and the mover's time runs out), the result gesture (the kings, by default), a
 pulled cable (SIGUSR1, or a line ``u`` on standard input, pulls it out and plugs it back
-in on the next one).
+in on the next one). Stopped while its game goes on (Ctrl-C), it keeps the ply reached and
+the clock's times in a file beside its port; ``--resume`` goes on from there.
 """
 
 from __future__ import annotations
@@ -23,12 +24,14 @@ import argparse
 import asyncio
 import contextlib
 import dataclasses
+import json
 import math
 import os
 import re
 import signal
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import chess
@@ -36,7 +39,7 @@ import chess.pgn
 
 from daemon.game.durations import TimeControl
 from daemon.shell import runtime
-from drivers.dgt.aio.ports import new_emulated_port
+from drivers.dgt.aio.ports import emulated_ports_dir, new_emulated_port
 from drivers.emulator.clock import ClockModel, ClockSettings
 from drivers.emulator.device import EmulatedBoard
 from drivers.emulator.firmware import BoardIdentity
@@ -121,6 +124,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=_late_by,
         default=0.0,
         help="the first mover arrives SECONDS after the clock starts (inf: nobody comes)",
+    )
+    parser.add_argument(
+        "--resume",
+        action="store_true",
+        help="go on from where this board's last emulator was stopped (its ply, its clock)",
     )
     parser.add_argument("--no-result", action="store_true", help="don't signal the result")
     parser.add_argument("--exit", action="store_true", help="exit when the game is over")
@@ -210,6 +218,9 @@ def run(args: argparse.Namespace) -> int:
             raise ValueError("--speed must be positive")
         if not 0 <= args.noise <= 1:
             raise ValueError("--noise is a probability, 0..1")
+        played = Played(source=str(path), number=number, whole=game)
+        if args.resume:
+            played, settings = _resumed(args, played, settings)
     except FileNotFoundError:
         print(
             f"dgtcast emulate: {args.pgn}: no such file (without --pgn the board plays"
@@ -220,7 +231,90 @@ def run(args: argparse.Namespace) -> int:
     except (OSError, ValueError) as error:
         print(f"dgtcast emulate: {error}", file=sys.stderr)
         return 2
-    return runtime.run(_emulate(args, game, settings))
+    return runtime.run(_emulate(args, played, settings))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Played:
+    """The game a board plays: its file and number, the whole game, the ply it starts at."""
+
+    source: str
+    number: int
+    whole: chess.pgn.Game
+    from_ply: int = 0
+
+    def game(self) -> chess.pgn.Game:
+        """The moves still to play, from the position at :attr:`from_ply`."""
+        if self.from_ply == 0:
+            return self.whole
+        moves = list(self.whole.mainline_moves())
+        board = self.whole.board()
+        for move in moves[: self.from_ply]:
+            board.push(move)
+        rest = chess.pgn.Game()
+        for name, value in self.whole.headers.items():
+            rest.headers[name] = value
+        rest.setup(board)
+        node: chess.pgn.GameNode = rest
+        for move in moves[self.from_ply :]:
+            node = node.add_variation(move)
+        return rest
+
+    def ply_of(self, placement: chess.BaseBoard) -> int | None:
+        """The last ply of the whole game whose position the pieces show (None: none)."""
+        board, found = self.whole.board(), None
+        if board.board_fen() == placement.board_fen():
+            found = 0
+        for ply, move in enumerate(self.whole.mainline_moves(), 1):
+            board.push(move)
+            if board.board_fen() == placement.board_fen():
+                found = ply
+        return found
+
+
+def _kept_path(args: argparse.Namespace) -> Path:
+    """Where a stopped emulator keeps its board for ``--resume``."""
+    if args.link is not None:
+        return Path(args.link).with_name(Path(args.link).name + ".kept.json")
+    return emulated_ports_dir() / f"kept-{_identity(args).serial}.json"
+
+
+def _resumed(
+    args: argparse.Namespace, played: Played, settings: ClockSettings
+) -> tuple[Played, ClockSettings]:
+    """The game from the ply the last emulator of this board kept, and its clock.
+
+    Raises:
+        ValueError: nothing kept, or kept for another game.
+    """
+    path = _kept_path(args)
+    try:
+        kept = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        raise ValueError(f"--resume: nothing kept in {path} (start without --resume)") from None
+    if (kept.get("pgn"), kept.get("game")) != (played.source, played.number):
+        raise ValueError(
+            f"--resume: {path} keeps game {kept.get('game')} of {kept.get('pgn')}, not this one"
+        )
+    clock = dataclasses.replace(settings, start_left=kept["left"], start_right=kept["right"])
+    return dataclasses.replace(played, from_ply=int(kept["ply"])), clock
+
+
+def _keep(args: argparse.Namespace, played: Played, board: EmulatedBoard) -> None:
+    """Keep the ply the pieces show and the clock's times, while the game goes on."""
+    path = _kept_path(args)
+    ply = played.ply_of(board.physical.placement)
+    total = len(list(played.whole.mainline_moves()))
+    if ply is None or not 0 < ply < total:
+        with contextlib.suppress(OSError):
+            path.unlink()
+        return
+    reading = board.clock.reading(board.now())
+    kept = {"pgn": played.source, "game": played.number, "ply": ply}
+    kept |= {"left": reading.left.seconds, "right": reading.right.seconds}
+    with contextlib.suppress(OSError):
+        path.write_text(json.dumps(kept), encoding="utf-8")
+        print(f"position kept at ply {ply}: start again with --resume to go on", flush=True)
 
 
 def _clock_settings(args: argparse.Namespace) -> ClockSettings:
@@ -268,19 +362,20 @@ def _identity(args: argparse.Namespace) -> BoardIdentity:
     return identity if args.battery is None else identity.bluetooth(args.battery)
 
 
-async def _emulate(args: argparse.Namespace, game: chess.pgn.Game, clock: ClockSettings) -> int:
+async def _emulate(args: argparse.Namespace, played: Played, clock: ClockSettings) -> int:
     stop = asyncio.Event()
     remove = runtime.install_signal_handlers(stop)
     try:
-        await _serve(args, game, clock, stop)
+        await _serve(args, played, clock, stop)
     finally:
         remove()
     return 0
 
 
 async def _serve(
-    args: argparse.Namespace, game: chess.pgn.Game, clock: ClockSettings, stop: asyncio.Event
+    args: argparse.Namespace, played: Played, clock: ClockSettings, stop: asyncio.Event
 ) -> None:
+    game = played.game()
     board = EmulatedBoard(
         path=args.link or new_emulated_port(_identity(args).serial),
         rotate=args.rotate,
@@ -295,7 +390,9 @@ async def _serve(
         print(f"device: {board.path}", flush=True)
         cable = CableHand(board)
         remove = cable.listen()
-        playing = asyncio.create_task(_play(board, game, args))
+        if played.from_ply:
+            print(f"resumed at ply {played.from_ply}", flush=True)
+        playing = asyncio.create_task(_play(board, played, args))
         stopping = asyncio.create_task(stop.wait())
         await asyncio.wait({playing, stopping}, return_when=asyncio.FIRST_COMPLETED)
         if playing.done() and not args.exit:
@@ -305,6 +402,7 @@ async def _serve(
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await task
+        _keep(args, played, board)
 
 
 class CableHand:
@@ -364,20 +462,23 @@ class CableHand:
                 self.toggle()
 
 
-async def _play(board: EmulatedBoard, game: chess.pgn.Game, args: argparse.Namespace) -> None:
+async def _play(board: EmulatedBoard, played: Played, args: argparse.Namespace) -> None:
+    game = played.game()
     if args.after_driver:  # a rehearsal: the game starts once the daemon follows the board
         await board.followed.wait()
         print("driver connected", flush=True)
     await asyncio.sleep(args.wait)
+    if game.board().turn == chess.BLACK:  # resumed: White's lever down, Black's time runs
+        board.press_lever(board.white_side)
     await board.play(
         game,
         speed=args.speed,
         noise=args.noise,
-        plies=args.plies,
+        plies=None if args.plies is None else max(0, args.plies - played.from_ply),
         late_by=math.inf if math.isinf(args.late_by) else args.late_by,
         signal_result=not args.no_result and args.plies is None,
     )
-    plies = len(list(game.mainline_moves()))
+    plies = len(list(played.whole.mainline_moves()))
     if args.plies is not None and args.plies < plies:
         print(f"stopped after ply {args.plies}: the mover's time runs on", flush=True)
         return

@@ -11,6 +11,7 @@ import chess.pgn
 import pytest
 
 from daemon.cli import main
+from daemon.shell.app import Daemon
 from drivers.dgt import commands as cmd
 from drivers.dgt.events import BatteryStatus, Event, SerialNumber
 from tests.daemon.support import BoardSpec, running_daemon, wait_for, write_config
@@ -273,3 +274,68 @@ def test_bad_rehearsal_options_exit_2(
         main(["emulate", option, value])
     assert stopped.value.code == 2
     assert words in capsys.readouterr().err
+
+
+async def test_an_emulator_stopped_mid_game_resumes_where_it_was(
+    games_dir: Path, tmp_path: Path
+) -> None:
+    """Issue 33, item 6: Ctrl-C lost the position; ``--resume`` goes on from it."""
+    pgn = games_dir / "molinari-bordais-1979.pgn"  # 10 plies, mate
+    with pgn.open() as handle:
+        game = chess.pgn.read_game(handle)
+    assert game is not None
+    link = tmp_path / "ttyDGT"
+    options = ["--pgn", str(pgn), "--link", str(link), "--speed", "50", "--wait", "0"]
+    options += ["--after-driver", "--clock", "600+5", "--baud", "0"]
+
+    async def emulator(*more: str) -> asyncio.subprocess.Process:
+        return await asyncio.create_subprocess_exec(
+            *dgtcast("emulate", *options, *more), cwd=ROOT, stdout=asyncio.subprocess.PIPE
+        )
+
+    async def line_of(process: asyncio.subprocess.Process) -> str:
+        assert process.stdout is not None
+        async with asyncio.timeout(30):
+            return (await process.stdout.readline()).decode()
+
+    first = await emulator("--plies", "5")
+    second: asyncio.subprocess.Process | None = None
+    try:
+        assert await device_of(first) == link
+        config = write_config(tmp_path, [BoardSpec(1, str(link))], time_control="600+5")
+        async with running_daemon(config) as daemon:
+            record = daemon.core.games[1].record
+            assert await line_of(first) == "driver connected\n"
+            assert await line_of(first) == "stopped after ply 5: the mover's time runs on\n"
+            await wait_for(lambda: len(record.moves) == 5, 20, "five plies")
+            first.send_signal(signal.SIGINT)
+            assert await line_of(first) == (
+                "position kept at ply 5: start again with --resume to go on\n"
+            )
+            async with asyncio.timeout(10):
+                assert await first.wait() == 0
+            second = await emulator("--resume", "--exit")
+            assert await device_of(second) == link
+            assert await line_of(second) == "resumed at ply 5\n"
+            assert (await line_of(second)).startswith("driver connected")
+            assert (await line_of(second)).startswith("game over: 10 plies")
+            await wait_for(lambda: engine_result(daemon) == "0-1", 20, "the mate")
+            assert [m.uci for m in record.moves] == [m.uci() for m in game.mainline_moves()]
+            assert not [a for a in daemon.core.engine.alerts if a.kind == "out_of_sync"]
+    finally:
+        for process in (first, second):
+            if process is not None and process.returncode is None:
+                process.kill()
+                await process.wait()
+
+
+def engine_result(daemon: Daemon) -> str | None:
+    state = daemon.core.engine.result_of(1)
+    return None if state is None else str(state.result)
+
+
+def test_resume_without_a_kept_board_exits_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["emulate", "--link", str(tmp_path / "ttyDGT"), "--resume"]) == 2
+    assert "--resume: nothing kept in" in capsys.readouterr().err
