@@ -148,9 +148,16 @@ class AlertEngine:
                 watch.clock_start = at
         self._deadline_known = False
 
+    def receive_gap(self, board: int, *, unseen: bool) -> None:
+        """Plies may have been made unseen on the board (its link down, the daemon
+        stopped, its memory replayed while ``unseen``): no clock check spans them."""
+        self._board(board).gap(unseen=unseen)
+
     def receive_link(self, board: int, online: bool, at: float) -> None:
         """The e-board's link went up or down (may repeat); then drain the outputs."""
         watch = self._board(board)
+        if online is not watch.online:
+            watch.gap(unseen=False)
         was, watch.online = watch.online, online
         if not online and was is not False:
             watch.offline_since = at
@@ -389,6 +396,7 @@ class AlertEngine:
         """A move: proof of presence (FIDE 6.7) that ends a late-arrival warning."""
         color: Color = "white" if event.ply % 2 else "black"
         watch.moved = True
+        watch.plies = event.ply
         watch.first_move_at.setdefault(color, event.at)
         late = self._book.open_alert(board, AlertKind.LATE_ARRIVAL)
         warned = late is not None and late.details.get("stage") == "warning"

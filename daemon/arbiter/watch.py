@@ -111,6 +111,11 @@ class BoardWatch:
     moved: bool = False  # a move, a lever press or an accepted position in this game
     start_checked: bool = False
     increment_wrong: set[Color] = field(default_factory=set)
+    #: Plies made in this game (the last MoveMade's ply): the move counts after a gap.
+    plies: int = 0
+    #: The plies now arriving were made while the daemon could not see them (replayed from
+    #: the board's memory): no increment check spans them.
+    unseen: bool = False
     #: White's press before any move: (before, after); it was move 1's if MoveMade(1)
     #: follows it at once, else it only started the clock (Black's time).
     first_press: tuple[ClockUpdated, ClockUpdated] | None = None
@@ -125,6 +130,7 @@ class BoardWatch:
 
     def new_game(self, at: float) -> None:
         self.game = at
+        self.plies = 0
         self.board_result = self.board_result_kind = None
         self.out_of_sync = False
         self.last_clock = None
@@ -171,6 +177,8 @@ class BoardWatch:
         """
         drafts: list[AlertDraft | Cleared] = []
         last, self.last_clock = self.last_clock, event
+        if self.unseen:
+            return drafts
         if self.first_press is not None:  # no move came with it: it started the clock
             self.start_presses["white"] = self.start_presses.get("white", 0) + 1
             self.first_press = None
@@ -186,6 +194,18 @@ class BoardWatch:
             elif last.running == "black":
                 self.start_presses["black"] = self.start_presses.get("black", 0) + 1
         return drafts
+
+    def gap(self, *, unseen: bool) -> None:
+        """Plies may have been made that the daemon did not see (the link was down, the
+        daemon stopped): no increment check spans them. With ``unseen`` the plies
+        replayed from the board's memory follow (their times are the memory's); without
+        it the checks start again from the next reading, each side's moves counted from
+        the game."""
+        self.unseen = unseen
+        self.last_clock = None
+        self.first_press = None
+        if self.moved:
+            self.presses = {"white": (self.plies + 1) // 2, "black": self.plies // 2}
 
     def _note_start(self, last: ClockUpdated, event: ClockUpdated) -> None:
         """Before the first move: how long each colour's time ran (a clock set meanwhile

@@ -183,6 +183,12 @@ class GameTracker:
             self._unmatched_since = None
             self._gesture.clear()
 
+    def forget_presses(self) -> None:
+        """Forget the lever presses no move has taken yet: the board's memory is about to
+        be replayed, and holds every press since the game as known (a press seen live
+        while the board was out of sync would otherwise complete a replayed move)."""
+        self._presses.clear()
+
     def receive_tick(self, now: float) -> None:
         """Let time pass: fire every timer due by ``now``.
 

@@ -41,7 +41,9 @@ __all__ = [
     "battery_payload",
     "clock_adds_of",
     "clock_from_payload",
+    "clock_lacking_of",
     "clock_payload",
+    "clock_set_of",
     "link_from_payload",
     "link_payload",
     "placement_from_payload",
@@ -102,10 +104,19 @@ _sensed: dict[str, chess.BaseBoard] = {}
 _SENSED_KEPT = 64
 
 
-def clock_payload(observation: ClockObserved, *, clock_adds: bool = False) -> dict[str, Any]:
+def clock_payload(
+    observation: ClockObserved,
+    *,
+    clock_adds: bool = False,
+    clock_set: bool = False,
+    lacking: Mapping[ClockSide, int] | None = None,
+) -> dict[str, Any]:
     """A clock reading as plain JSON; ``clock_adds``: the session found that this clock adds
     its own increments (mode 23 sections, daemon/round/mode23.py), noted as
-    ``"increments": "clock"``."""
+    ``"increments": "clock"``; ``clock_set``: the session sets the clock to this reading
+    (mode 23: what it lacked is on it from now on), noted as ``"set": true``;
+    ``lacking``: the seconds per side the reading shows that the clock has not been given
+    yet (owed from a gap), noted as ``"lacking": {"left": …, "right": …}``."""
     payload: dict[str, Any] = {
         "left": observation.left_seconds,
         "right": observation.right_seconds,
@@ -117,7 +128,24 @@ def clock_payload(observation: ClockObserved, *, clock_adds: bool = False) -> di
     }
     if clock_adds:
         payload["increments"] = "clock"
+    if clock_set:
+        payload["set"] = True
+    if lacking:
+        payload["lacking"] = {side.value: seconds for side, seconds in lacking.items()}
     return payload
+
+
+def clock_lacking_of(payload: Mapping[str, Any]) -> dict[ClockSide, int]:
+    """The seconds per side a clock payload shows that the clock has not been given yet."""
+    lacking = payload.get("lacking")
+    if not isinstance(lacking, Mapping):
+        return {}
+    return {ClockSide(side): int(seconds) for side, seconds in lacking.items()}
+
+
+def clock_set_of(payload: Mapping[str, Any]) -> bool:
+    """Whether a clock payload says the session set the clock to this reading."""
+    return payload.get("set") is True
 
 
 def clock_adds_of(payload: Mapping[str, Any]) -> bool:

@@ -47,8 +47,13 @@ __all__ = [
     "line_sans",
     "make_tracker",
     "moves_recovered",
+    "note_press",
     "render_pgn",
 ]
+
+
+#: Ledger entries kept: far more than the presses of a long stretch out of sync.
+_LEDGER_KEPT = 400
 
 
 @dataclass(slots=True)
@@ -78,6 +83,28 @@ class BoardGame:
     #: The clock adds its own time: the session said so with its last reading, or the
     #: memory showed it (daemon/round/mode23.py); nothing is owed then.
     clock_adds: bool = False
+    #: The presses ``(side, the presser's time)`` and clock settings ``("set", 0)`` read
+    #: since the game's last move, in order: what a memory read again to heal the board
+    #: follows (:class:`~daemon.round.mode23.GapIncrements`).
+    ledger: list[tuple[str, int]] = field(default_factory=list)
+
+
+def note_press(
+    ledger: list[tuple[str, int]],
+    previous: ClockObserved | None,
+    reading: ClockObserved,
+    *,
+    clock_set: bool,
+) -> None:
+    """Add a press between two readings and a setting of the clock to a board's ledger
+    (:attr:`BoardGame.ledger`)."""
+    mover = None if previous is None else previous.running
+    if mover is not None and reading.running not in (None, mover):
+        seconds = reading.left_seconds if mover is ClockSide.LEFT else reading.right_seconds
+        ledger.append((mover.value, seconds))
+    if clock_set:
+        ledger.append(("set", 0))
+    del ledger[:-_LEDGER_KEPT]
 
 
 def make_tracker(board: BoardConfig, section: Section, base: TrackerSettings) -> GameTracker | None:

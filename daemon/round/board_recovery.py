@@ -63,26 +63,35 @@ def replay_memory(
     plan = plan_recovery(tracker, memory, at, start_seconds=control.base + control.increment)
     if plan is None:
         return
-    gap = _gap_increments(game, tracker, plan.observations)
+    tracker.forget_presses()
+    heal = bool(payload.get("heal"))
+    gap = _gap_increments(game, tracker, plan.observations, ledger=game.ledger if heal else None)
     for observation in plan.observations:
         if isinstance(observation, PlacementObserved):
             tracker.receive_placement(observation)
         else:
             tracker.receive_clock(observation if gap is None else gap.receive(observation))
     if gap is not None:
+        gap.finish()
         game.clock_owed = gap.owed
 
 
 def _gap_increments(
-    game: BoardGame, tracker: GameTracker, observations: Sequence[object]
+    game: BoardGame,
+    tracker: GameTracker,
+    observations: Sequence[object],
+    *,
+    ledger: Sequence[tuple[str, int]] | None,
 ) -> GapIncrements | None:
     """What adds the missing increments to the log's readings; None when dgtcast adds
-    nothing to this clock (not mode 23, or a clock that adds its own time)."""
+    nothing to this clock (not mode 23, or a clock that adds its own time). ``ledger``: a
+    log read again to heal the board, whose presses dgtcast followed live (the presses
+    and clock settings since the last move)."""
     if game.section.event.dgt_mode != 23 or game.clock_adds:
         return None
     first = tracker.last_clock
     readings = [o for o in observations if isinstance(o, ClockObserved)]
-    if clock_gained(first, readings):
+    if ledger is None and clock_gained(first, readings):
         game.clock_adds = True
         game.clock_owed = {}
         return None
@@ -92,7 +101,11 @@ def _gap_increments(
         return rules.black if tracker.color_at(side) == chess.BLACK else rules.white
 
     return GapIncrements(
-        control_of, lambda side: game_move_number(tracker, side), first, game.clock_owed
+        control_of,
+        lambda side: game_move_number(tracker, side),
+        first,
+        game.clock_owed,
+        ledger=ledger,
     )
 
 

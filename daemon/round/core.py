@@ -37,7 +37,7 @@ from daemon.arbiter.results import CommandRefused, ResultSource
 from daemon.arbiter.watch import BoardRules
 from daemon.config.model import BoardConfig, Config
 from daemon.config.sections import Section
-from daemon.game.events import GameEvent
+from daemon.game.events import GameEvent, MoveMade, MovesWithdrawn
 from daemon.game.record import GameRecord
 from daemon.game.recovery import memory_needed
 from daemon.game.state import TrackerSettings
@@ -56,6 +56,8 @@ from daemon.journal.inputs import (
     battery_from_payload,
     clock_adds_of,
     clock_from_payload,
+    clock_lacking_of,
+    clock_set_of,
     link_from_payload,
     placement_from_payload,
 )
@@ -67,6 +69,7 @@ from daemon.round.board_game import (
     game_headers,
     make_tracker,
     moves_recovered,
+    note_press,
     render_pgn,
 )
 from daemon.round.board_recovery import fill_gap, replay_memory
@@ -195,9 +198,11 @@ class RoundCore:
             game.placement = placement_from_payload(payload, at)
             tracker.receive_placement(game.placement)
         elif kind == CLOCK:
-            reading = game.reading = clock_from_payload(payload, at)
-            if reading.connected:  # the session gave the clock what it lacked
-                game.clock_owed = {}
+            previous, reading = game.reading, clock_from_payload(payload, at)
+            game.reading = reading
+            note_press(game.ledger, previous, reading, clock_set=clock_set_of(payload))
+            if reading.connected:  # what the clock still lacks (none: the session gave it)
+                game.clock_owed = clock_lacking_of(payload)
             game.clock_adds = clock_adds_of(payload)
             tracker.receive_clock(reading)
             self.engine.receive_clock_link(board, reading.connected, at)
@@ -239,11 +244,13 @@ class RoundCore:
     ) -> None:
         """Catching up from the board's memory (:mod:`daemon.round.board_recovery`)."""
         game = self.games[board]
+        self.engine.receive_gap(board, unseen=True)  # the memory's presses: no clock check
         replay_memory(game, tracker, payload, at)
         self._drain_tracker(board, outcome, recovered="memory")
         found = fill_gap(game, tracker, payload, at)
         if found is not None:
             self._drain_tracker(board, outcome, recovered="search", extra=found)
+        self.engine.receive_gap(board, unseen=False)
 
     def _choose_line(self, board: int, line: int, at: float, outcome: Outcome) -> None:
         game = self._game(board)
@@ -353,6 +360,7 @@ class RoundCore:
                 assert game.tracker is not None
                 game.tracker.receive_link(paused)
                 self._drain_tracker(number, outcome)
+            self.engine.receive_gap(number, unseen=False)  # nobody saw the clocks meanwhile
             outcome.boards.add(number)
         self._note_deadlines(eboards)
 
@@ -405,6 +413,8 @@ class RoundCore:
             events += moves_recovered(events, recovered)
         events += extra
         for event in events:
+            if isinstance(event, MoveMade | MovesWithdrawn):
+                game.ledger.clear()  # the ledger follows the last move
             apply_event(game, event)
             self.engine.receive_game_event(board, event)
             outcome.game_events.append((board, event))

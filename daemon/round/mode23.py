@@ -49,7 +49,8 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-from collections.abc import Callable, Iterable, Mapping
+from collections import deque
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 import chess
 
@@ -134,6 +135,7 @@ class IncrementControl:
         self._reply: ClockObserved | None = None  # a press seen while a SETNRUN was on its way
         self._owed: dict[ClockSide, int] = {}  # what the clock lacks from a gap (see owe)
         self._deferring = False  # readings are old: owe what presses earn (see defer)
+        self._due: dict[ClockSide, int] = {}  # what the last SETNRUN added per side
 
     @property
     def presses(self) -> dict[ClockSide, int]:
@@ -158,13 +160,31 @@ class IncrementControl:
         self._deferring = False
         self.state = IncrementState.WATCHING
 
-    def owe(self, seconds: Mapping[ClockSide, int]) -> None:
+    def owe(self, seconds: Mapping[ClockSide, int], *, last: ClockObserved | None = None) -> None:
         """The clock lacks ``seconds`` per side: the increments of presses nobody answered,
         already in their moves' ``[%clk]`` (:class:`GapIncrements`). The next connected
         reading gets them, and one SETNRUN puts them on the clock. The journal's reading
-        given to :meth:`reset` is then no guide any more (the memory told the presses)."""
+        given to :meth:`reset` is then no guide any more (the memory told the presses);
+        ``last``, the reading the memory's replay ended on, is: a press right after it
+        is a press like any other."""
         self._owed = {side: value for side, value in seconds.items() if value}
         self._seed = None
+        if last is not None:
+            self._last = last
+
+    @property
+    def lacking(self) -> dict[ClockSide, int]:
+        """What the readings returned show that the clock has not been given yet (while
+        deferring: what is owed)."""
+        if not self._deferring:
+            return {}
+        return {side: seconds for side, seconds in self._owed.items() if seconds}
+
+    def forget_last(self) -> None:
+        """The board's memory accounts for the presses since the last reading (a memory
+        read again while the readings were held): the next reading starts afresh."""
+        self._last = None
+        self._reply = None
 
     def defer(self, deferring: bool) -> None:
         """While ``deferring``, readings arrive long after the clock showed them (the
@@ -192,34 +212,44 @@ class IncrementControl:
             if sent is not None and reading.running not in (None, sent.running):
                 self._reply = reading
             return None, None
-        adding = self.state is not IncrementState.CLOCK_ADDS
-        if self._owed and reading.connected and adding and not self._deferring:
-            return self._pay(reading)
         reading = self._unheard(reading)
         last, self._last = self._last, reading
         if self._white_side is None and reading.running is not None:
             self._white_side = reading.running
-        mover = _presser(last, reading)
-        if mover is None or self.state is IncrementState.CLOCK_ADDS:
+        earned = self._earned(last, reading)
+        if self.state is IncrementState.CLOCK_ADDS:
+            return reading, None
+        if self._deferring:
+            for side, seconds in earned.items():
+                self._owed[side] = self._owed.get(side, 0) + seconds
             return self._with_owed(reading), None
-        assert last is not None
+        due = dict(earned)
+        if reading.connected:  # what a gap owes goes with the first reading that can take it
+            for side, seconds in self._owed.items():
+                due[side] = due.get(side, 0) + seconds
+            self._owed = {}
+        return (reading, None) if not due else self._set(reading, due)
+
+    def _earned(self, last: ClockObserved | None, reading: ClockObserved) -> dict[ClockSide, int]:
+        """What the press between ``last`` and ``reading`` earns its mover (none: no press,
+        the press that starts the clock, or a clock found adding its own time)."""
+        mover = _presser(last, reading)
+        if mover is None or last is None or self.state is IncrementState.CLOCK_ADDS:
+            return {}
         known = None if self._move_number is None else self._move_number(mover)
         move = self._presses.get(mover, 0) + 1 if known is None else known
         if move < 1:  # the clock started: no move completed, nothing to add
-            return self._with_owed(reading), None
+            return {}
         self._presses[mover] = move
         expected = self._control(mover).added_after(move)
         if expected == 0:
-            return self._with_owed(reading), None
+            return {}
         gained = _seconds(reading, mover) - _seconds(last, mover)
         if 2 * gained >= expected:  # the clock added it itself: never add it again
             self.state = IncrementState.CLOCK_ADDS
             self._owed = {}
-            return reading, None
-        if self._deferring:
-            self._owed[mover] = self._owed.get(mover, 0) + expected
-            return self._with_owed(reading), None
-        return self._set(reading, {mover: expected})
+            return {}
+        return {mover: expected}
 
     def _with_owed(self, reading: ClockObserved) -> ClockObserved:
         """While deferring, the reading as the clock should show it: plus what is owed."""
@@ -235,16 +265,8 @@ class IncrementControl:
             self._last = seed
         reply, self._reply = self._reply, None
         if reply is not None and self._last is not None and reading.running is self._last.running:
-            reading = _redo_press(reply, reading, self._last)
+            reading = _redo_press(reply, reading, self._last, self._due)
         return reading
-
-    def _pay(self, reading: ClockObserved) -> tuple[ClockObserved, ClockSetAndRun]:
-        """The first reading after :meth:`owe`: what the clock lacks, added and sent."""
-        owed, self._owed = self._owed, {}
-        self._seed = None
-        if self._white_side is None and reading.running is not None:
-            self._white_side = reading.running
-        return self._set(reading, owed)
 
     def receive_done(self) -> None:
         """The SETNRUN was acknowledged, or failed: readings count again."""
@@ -268,6 +290,7 @@ class IncrementControl:
             toggle_on_lever=True,
         )
         self._last = corrected
+        self._due = dict(seconds)
         self.state = IncrementState.SETTING
         return corrected, command
 
@@ -288,6 +311,12 @@ class GapIncrements:
         first: the reading the replay starts from (the game's last one).
         owed: what the clock still lacked before this log (an earlier gap whose times
             never reached it).
+        ledger: the presses of this log were followed live (a log read again to heal a
+            board out of sync): the presses seen since the game's last move, in order,
+            each ``(side, the presser's time as recorded)``, and ``("set", 0)`` where the
+            session set the clock to all it lacked. A replayed press takes the time
+            recorded for it (what the clock lacked then is that minus the logged time);
+            presses beyond the ledger (made while the log was read) are owed as in a gap.
     """
 
     def __init__(
@@ -296,7 +325,10 @@ class GapIncrements:
         move_number: MoveNumber,
         first: ClockObserved | None,
         owed: Mapping[ClockSide, int],
+        *,
+        ledger: Sequence[tuple[str, int]] | None = None,
     ) -> None:
+        self._ledger = None if ledger is None else deque(ledger)
         self._control_of = control_of
         self._move_number = move_number
         self._last = first
@@ -315,13 +347,30 @@ class GapIncrements:
         mover = _presser(self._last, reading)
         self._last = reading
         if mover is not None:
+            recorded = self._follow_ledger()
             known = self._move_number(mover)
             move = self._presses.get(mover, 0) + 1 if known is None else known
             if move >= 1:
                 self._presses[mover] = move
                 self._owed[mover] += self._control_of(mover).added_after(move)
+            if recorded is not None:  # as the session saw it: the clock lacked the rest
+                self._owed[mover] = max(0, recorded - _seconds(reading, mover))
             self._logged.add(mover)
         return _plus(reading, {side: self._owed[side] for side in self._logged})
+
+    def _follow_ledger(self) -> int | None:
+        """The time recorded for the log's next press (None: beyond the ledger); a setting
+        before it gave the clock all it lacked."""
+        ledger = self._ledger
+        while ledger and ledger[0][0] == "set":
+            ledger.popleft()
+            self._owed = dict.fromkeys(ClockSide, 0)
+        return ledger.popleft()[1] if ledger else None
+
+    def finish(self) -> None:
+        """The log is replayed: a setting after its last press gave the clock its due."""
+        if self._ledger and any(kind == "set" for kind, _ in self._ledger):
+            self._owed = dict.fromkeys(ClockSide, 0)
 
 
 def clock_gained(first: ClockObserved | None, readings: Iterable[ClockObserved]) -> bool:
@@ -349,18 +398,21 @@ def _plus(reading: ClockObserved, seconds: Mapping[ClockSide, int]) -> ClockObse
     )
 
 
-def _redo_press(reply: ClockObserved, now: ClockObserved, sent: ClockObserved) -> ClockObserved:
+def _redo_press(
+    reply: ClockObserved, now: ClockObserved, sent: ClockObserved, due: Mapping[ClockSide, int]
+) -> ClockObserved:
     """The reading as it would be had the clock not undone ``reply``'s press.
 
-    ``sent`` is the reading the SETNRUN set (the opponent running); the opponent pressed
-    at ``reply``: its time stays as it was then, and the mover's has run since.
+    ``sent`` is the reading the SETNRUN set (the opponent running), adding ``due`` to each
+    side; the opponent pressed at ``reply``: its time stays as it was then, plus what the
+    SETNRUN gave it (owed from a gap), and the mover's has run since.
     """
     assert reply.running is not None
     assert sent.running is not None
     opponent, mover = sent.running, reply.running
     ran = max(0, round(now.at - reply.at))
     times = {
-        opponent: _seconds(reply, opponent),
+        opponent: _seconds(reply, opponent) + due.get(opponent, 0),
         mover: max(0, _seconds(sent, mover) - ran),
     }
     return dataclasses.replace(

@@ -80,6 +80,9 @@ class BoardView(Protocol):
     def last_reading(self) -> ClockObserved | None:
         """The board's last clock reading in the round (before a reconnection)."""
 
+    def replayed_reading(self) -> ClockObserved | None:
+        """The clock reading the game took last, a replayed memory's included."""
+
     def move_number(self, side: ClockSide) -> int | None:
         """The move a press on ``side`` completes (daemon/round/mode23.py)."""
 

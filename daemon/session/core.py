@@ -336,7 +336,10 @@ class SessionCore:
         if self.state is not _S.READING:
             return
         self._say(logging.INFO, f"= board {self.number} memory read: {len(memory.steps)} steps")
-        self._end_reading({"state": "read", "memory": memory_payload(memory)}, at, release=True)
+        payload: dict[str, Any] = {"state": "read", "memory": memory_payload(memory)}
+        if self._healing:  # its presses were answered live (mode 23: nothing owed)
+            payload["heal"] = True
+        self._end_reading(payload, at, release=True)
 
     def receive_memory_refused(self, reason: str, at: float) -> None:
         """The link refused to ask the memory (it closed meanwhile)."""
@@ -420,12 +423,15 @@ class SessionCore:
             return
         read = payload["state"] == "read"
         if read:
+            if self._healing and self.increments is not None:
+                self.increments.forget_last()  # the presses meanwhile are the memory's
             self._owe_increments(recovered=True)
             self._enter(_S.BACKLOG)
             if self.increments is not None:
                 self.increments.defer(True)
             self._caught_up_due = at + self.settings.caught_up_timeout
             self._actions.append(AskCaughtUp())
+            self._actions.append(AskBoard())  # the sensed board checked against the memory
         else:
             self._go_live(at)
         if self._healing:
@@ -450,7 +456,9 @@ class SessionCore:
             return
         if recovered and self.view.clock_adds():
             self.increments.leave_alone()
-        elif recovered or self.view.clock_owed():
+        elif recovered:
+            self.increments.owe(self.view.clock_owed(), last=self.view.replayed_reading())
+        elif self.view.clock_owed():
             self.increments.owe(self.view.clock_owed())
 
     # -- placements ---------------------------------------------------------------------
@@ -528,6 +536,7 @@ class SessionCore:
 
     def _apply_clock(self, reading: ClockObserved) -> None:
         increments = self.increments
+        command = None
         if increments is not None:
             corrected, command = increments.receive_reading(reading)
             if corrected is None:
@@ -536,7 +545,10 @@ class SessionCore:
             if command is not None:
                 self._actions.append(SetClock(command=command))
         clock_adds = increments is not None and increments.state is IncrementState.CLOCK_ADDS
-        payload = clock_payload(reading, clock_adds=clock_adds)
+        lacking = None if increments is None else increments.lacking
+        payload = clock_payload(
+            reading, clock_adds=clock_adds, clock_set=command is not None, lacking=lacking
+        )
         if payload != self._last_clock:  # update-nice repeats nothing new
             self._last_clock = payload
             self._record(CLOCK, payload, reading.at)

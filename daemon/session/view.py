@@ -38,6 +38,11 @@ class RoundBoardView:
         game = self._game()
         return None if game is None else game.reading
 
+    def replayed_reading(self) -> ClockObserved | None:
+        game = self._game()
+        tracker = None if game is None else game.tracker
+        return None if tracker is None else tracker.last_clock
+
     def move_number(self, side: ClockSide) -> int | None:
         game = self._game()
         tracker = None if game is None else game.tracker

@@ -105,8 +105,8 @@ async def test_handshake_identifies_the_board_and_starts_update_nice(
         RequestVersion(),
         RequestSerialNumber(),
         RequestLongSerialNumber(),
+        StartUpdateNice(),  # before the dump: nothing moved in between goes unreported
         RequestBoard(),
-        StartUpdateNice(),
         RequestBattery(),  # once at the connection (a USB board: no answer, no harm)
         ClockVersion(),
     ]

@@ -18,8 +18,11 @@ from drivers.emulator.player import HumanPlayer, PressLever, StartClock, TimedAc
 __all__ = ["Table", "board_config", "read_games"]
 
 
-def board_config(folder: Path, *, time_control: str = "180+2", mode23: bool = False) -> Config:
-    """One board's round (board 1 on a virtual port), optionally with mode 23 clocks."""
+def board_config(
+    folder: Path, *, time_control: str = "180+2", mode23: bool = False, chess960: bool = False
+) -> Config:
+    """One board's round (board 1 on a virtual port), optionally with mode 23 clocks or
+    Chess960."""
     lines = [
         "[event]",
         'name = "Virtual Open"',
@@ -27,6 +30,7 @@ def board_config(folder: Path, *, time_control: str = "180+2", mode23: bool = Fa
         f'time_control = "{time_control}"',
         'default_time = "30m"',
         *(["dgt_mode = 23"] if mode23 else []),
+        *(['variant = "chess960"'] if chess960 else []),
         "",
         "[server]",
         'host = "127.0.0.1"',
@@ -43,7 +47,7 @@ def board_config(folder: Path, *, time_control: str = "180+2", mode23: bool = Fa
         'black = "Black, B"',
         "",
     ]
-    path = folder / ("mode23.toml" if mode23 else "round.toml")
+    path = folder / f"round-{time_control}-{mode23}-{chess960}.toml"
     path.write_text("\n".join(lines))
     return load_config(path, env={})
 

@@ -66,7 +66,7 @@ class Entry:
 class _Due:
     at: float
     seq: int
-    run: Callable[[], None] = field(compare=False)
+    run: Callable[[], object] = field(compare=False)
 
 
 class World:
@@ -91,6 +91,12 @@ class World:
         self.daemon: VirtualDaemon | None = None
         self.plugged = True
         self.logs: list[str] = []
+        #: For each press that switched the clock: whether the daemon followed it live,
+        #: and when it was made.
+        self.seen_presses: list[bool] = []
+        self.press_times: list[float] = []
+        #: When the clock took a SETNRUN (mode 23: dgtcast set both sides).
+        self.clock_sets: list[float] = []
         self._heap: list[_Due] = []
         self._seq = itertools.count()
         self._line_free = 0.0
@@ -100,7 +106,7 @@ class World:
 
     # -- the event heap -----------------------------------------------------------------
 
-    def at(self, when: float, run: Callable[[], None]) -> None:
+    def at(self, when: float, run: Callable[[], object]) -> None:
         """Run ``run`` at ``when`` (virtual seconds)."""
         heapq.heappush(self._heap, _Due(max(when, self.now), next(self._seq), run))
 
@@ -111,6 +117,26 @@ class World:
             self.now = due.at
             due.run()
         self.now = max(self.now, end)
+
+    def should_have_shown(self, increment: int) -> list[int]:
+        """Mode 23: the time each press should have left its mover, from what the clock
+        itself showed: its reading plus the increment of that press and of the mover's
+        earlier presses the clock was never given (made since the last SETNRUN, which
+        dgtcast computes with all that is owed)."""
+        times: list[int] = []
+        for index, ((side, seconds), at) in enumerate(
+            zip(self.firmware.presses, self.press_times, strict=True)
+        ):
+            last_set = max((t for t in self.clock_sets if t <= at), default=-math.inf)
+            unpaid = sum(
+                1
+                for (earlier, _), when in zip(
+                    self.firmware.presses[:index], self.press_times[:index], strict=True
+                )
+                if earlier == side and when > last_set
+            )
+            times.append(seconds + increment * (1 + unpaid))
+        return times
 
     def play(self, schedule: Sequence[TimedAction], *, origin: float) -> float:
         """Have the players act ``schedule`` from ``origin``; returns when it ends."""
@@ -123,7 +149,13 @@ class World:
     # -- the board's side ---------------------------------------------------------------
 
     def _act(self, action: Any) -> None:
+        presses = len(self.firmware.presses)
         self.firmware.receive_action(action, self.now)
+        if len(self.firmware.presses) > presses:  # a press that switched the clock
+            daemon = self.daemon
+            live = daemon is not None and daemon.linked and daemon.session.state.value == "live"
+            self.seen_presses.append(live)
+            self.press_times.append(self.now)
         self._board_sent()
 
     def _board_sent(self) -> None:
@@ -165,7 +197,13 @@ class World:
 
     def _board_reads(self, data: bytes) -> None:
         if self.plugged:
+            commands = len(self.firmware.commands)
             self.firmware.receive_data(data, self.now)
+            if any(
+                isinstance(command, cmd.ClockSetAndRun)
+                for command in self.firmware.commands[commands:]
+            ):
+                self.clock_sets.append(self.now)
             self._board_sent()
 
     # -- faults -------------------------------------------------------------------------
@@ -247,7 +285,10 @@ class VirtualDaemon:
         self.world.at(self.world.now + delay, self._connect)
 
     def _connect(self) -> None:
-        if self.killed or self.linked or not self.world.plugged:
+        if self.killed or self.linked:
+            return
+        if not self.world.plugged:  # no board on the port: the supervisor tries again
+            self.connect_soon(2.0)
             return
         self.world.flush_port()
         self.linked, self._handshaking, self._dumped = True, True, False
@@ -259,6 +300,7 @@ class VirtualDaemon:
             cmd.Reset(),
             cmd.RequestVersion(),
             cmd.RequestSerialNumber(),
+            cmd.StartUpdateNice(),  # before the dump, as DgtDevice.handshake does
             cmd.RequestBoard(),
         ):
             self._write(command)
@@ -286,6 +328,12 @@ class VirtualDaemon:
             self._carry_out()
         if self.world.plugged:
             self.connect_soon(0.5)
+
+    def read_board(self) -> None:
+        """Read the whole board now (a refresh, as after a protocol violation)."""
+        if self._device is not None and self.linked:
+            self._device.request_refresh(self.world.now)
+            self._pump()
 
     # -- bytes in -----------------------------------------------------------------------
 
@@ -319,7 +367,6 @@ class VirtualDaemon:
     def _handshake_done(self) -> None:
         assert self._device is not None
         self._handshaking = False
-        self._write(cmd.StartUpdateNice())
         self._device.start_refresh(self.world.now)
         up = LinkObserved(state=LinkState.ONLINE, at=self.world.now)
         self.session.receive_link(up, serial="01025", port="virtual")

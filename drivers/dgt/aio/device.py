@@ -156,6 +156,11 @@ class DgtDevice:
     async def handshake(self) -> BoardIdentity:
         """Identify the board and start its event stream (dgt-protocol.md §3, §15).
 
+        Update-nice mode is asked before the board dump: a piece moved between the two
+        is then in the dump or in a field update after it. The other way round, a piece
+        moved after the dump and before the mode command went unreported (the board is
+        IDLE after the reset), and the sensed board stayed wrong until a later dump.
+
         Raises:
             HandshakeFailed: the board did not answer the version, serial or board request.
             LinkClosed: the port went away meanwhile.
@@ -165,10 +170,10 @@ class DgtDevice:
             version = await self.request_version()
             serial = await self.request_serial_number()
             long_serial = await self._request_optional_long_serial()
+            self.send(StartUpdateNice())
             board = await self.request_board()
         except ReplyTimeout as exc:
             raise HandshakeFailed(f"{self.path}: no handshake ({exc})") from exc
-        self.send(StartUpdateNice())
         self._core.start_refresh(self._loop.time())
         self._pump()
         self.identity = BoardIdentity(

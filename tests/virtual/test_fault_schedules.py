@@ -1,0 +1,247 @@
+"""Random fault schedules in virtual time, the players never waiting (issue 32).
+
+Each example is a real game (every game of ../shared/data/games, two Chess960 games),
+human timings at a random speed, a Fischer clock or a mode 23 clock that dgtcast drives,
+a board set up either way round with the clock on either side, and up to four faults at
+random moments of play: ``kill -9`` and a restart after a random downtime (the journal
+replayed), the cable out and in (the board keeps its power and logs on), a duplicated
+field update, a lost clock reading, a whole-board read in the middle of a move (and, with
+``DGTCAST_ALL_FAULTS=1``, lost and torn field updates). Moves go on during every memory
+read.
+
+Whenever the board's memory still holds the moves (here: always), the record must end as
+the game played, every ``[%clk]`` within a second of what the clock showed, and no alert
+may be left open that the facts have settled: no ``out_of_sync``, no ``clock_mismatch``
+for a gap the daemon could not see.
+
+On a mode 23 clock, which adds nothing itself, the truth is what the clock showed after
+each press plus what the press earned, plus the increments of the mover's earlier
+presses that the clock was never given (those made since dgtcast last set it: a SETNRUN
+gives it all it lacks): a press made while nobody listened comes back with every
+increment the clock should have had (tests/virtual/world.py, ``should_have_shown``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from pathlib import Path
+
+import chess.pgn
+import pytest
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
+
+from daemon.config.model import Config
+from drivers.dgt.boardside import encode_event
+from drivers.dgt.events import FieldUpdated
+from tests.game.chess960_games import GAMES, chess960_game
+from tests.virtual.games import Table, board_config, read_games
+from tests.virtual.world import World
+
+#: Examples per test and run (three tests, run side by side by pytest-xdist); set
+#: DGTCAST_SCHEDULES for a longer search.
+EXAMPLES = int(os.environ.get("DGTCAST_SCHEDULES", "60"))
+#: Plies played per example (the games are cut there): the faults fall among them.
+PLIES = 40
+#: The clocks: 15 minutes + 10 s, no flag falls within the plies played.
+INCREMENT = 10
+
+
+@dataclasses.dataclass(frozen=True)
+class Fault:
+    """A fault at ``share`` of the play (0..1), lasting ``seconds`` where it lasts."""
+
+    kind: str
+    share: float
+    seconds: float
+
+
+@dataclasses.dataclass(frozen=True)
+class Schedule:
+    game: int
+    seed: int
+    speed: float
+    mode23: bool
+    rotate: bool
+    right: bool
+    faults: tuple[Fault, ...]
+
+
+def _games(shared: Path) -> list[chess.pgn.Game]:
+    return [*read_games(shared / "data" / "games"), *(chess960_game(n) for n in GAMES)]
+
+
+GAME_LIST = _games(Path(os.environ.get("DGTCAST_SHARED", Path(__file__).parents[3] / "shared")))
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("schedules")
+
+
+@pytest.fixture(scope="module")
+def configs(folder: Path) -> dict[tuple[bool, bool], Config]:
+    return {
+        (mode23, chess960): board_config(
+            folder, time_control=f"900+{INCREMENT}", mode23=mode23, chess960=chess960
+        )
+        for mode23 in (False, True)
+        for chess960 in (False, True)
+    }
+
+
+def run_schedule(schedule: Schedule, configs: dict[tuple[bool, bool], Config]) -> None:
+    """Play ``schedule`` and check the record and the alerts at the end."""
+    game = GAME_LIST[schedule.game]
+    chess960 = _is_chess960(game)
+    table = Table.of(
+        game,
+        seed=schedule.seed,
+        speed=schedule.speed,
+        mode23=schedule.mode23,
+        rotate=schedule.rotate,
+        white_side="right" if schedule.right else "left",
+        plies=PLIES,
+        clock=f"15+{INCREMENT}",
+    )
+    world = World(configs[schedule.mode23, chess960], table.firmware)
+    world.start_daemon()
+    world.run_until(3.0)
+    origin = 3.0
+    end = world.play(table.schedule, origin=origin)
+    for fault in sorted(schedule.faults, key=lambda f: f.share):
+        world.run_until(origin + fault.share * (end - origin))
+        INJECT[fault.kind](world, fault)
+    world.run_until(end + 60.0)
+    daemon = world.daemon
+    assert daemon is not None
+    got = daemon.moves()
+    expected = table.expected(game)[:PLIES]
+    where = f"{schedule}\n" + "\n".join(world.logs[-30:])
+    assert [uci for uci, _ in got] == [uci for uci, _ in expected], where
+    truth = world.should_have_shown(INCREMENT) if schedule.mode23 else table.truth
+    for ply, ((_, clock), wanted) in enumerate(zip(got, truth, strict=False), start=1):
+        assert clock is not None, f"ply {ply}: no [%clk]\n{where}"
+        assert abs(clock - wanted) <= 1, f"ply {ply}: [%clk] {clock}, not {wanted}\n{where}"
+    left_open = set(daemon.open_alerts()) & {"out_of_sync", "clock_mismatch", "moves_recovered"}
+    assert not left_open - {"moves_recovered"}, f"{left_open}\n{where}"
+
+
+def _kill(world: World, fault: Fault) -> None:
+    if world.daemon is not None:
+        world.kill()
+        world.at(world.now + fault.seconds, world.start_daemon)
+
+
+def _cable(world: World, fault: Fault) -> None:
+    if world.plugged:
+        world.unplug(keep_power=True)
+        world.at(world.now + fault.seconds, world.replug)
+
+
+def _lost_update(world: World, fault: Fault) -> None:
+    world.firmware.drop_field_updates += 1
+
+
+def _torn_update(world: World, fault: Fault) -> None:
+    world.firmware.tear_field_updates += 1
+
+
+def _lost_clock(world: World, fault: Fault) -> None:
+    world.firmware.drop_clock_reports += 1
+
+
+def _duplicate(world: World, fault: Fault) -> None:
+    square = int(fault.seconds * 3) % 64
+    piece = world.firmware.physical.fields()[square]
+    world.firmware.inject(encode_event(FieldUpdated(field=square, piece=piece)))
+
+
+def _read(world: World, fault: Fault) -> None:
+    if world.daemon is not None:
+        world.daemon.read_board()
+
+
+INJECT = {
+    "kill": _kill,
+    "cable": _cable,
+    "lost_update": _lost_update,
+    "torn_update": _torn_update,
+    "duplicate": _duplicate,
+    "lost_clock": _lost_clock,
+    "read": _read,
+}
+
+
+#: Not drawn yet: a lost or torn field update (``lost_update``, ``torn_update``) hides a
+#: move until the next whole read; when the other side has pressed meanwhile, the tracker
+#: now and then gives a move the wrong press, or stays out of sync until the memory is
+#: read again (docs/faults.md, "What is not exact yet"). The moves end exact; a [%clk]
+#: may not. ``DGTCAST_ALL_FAULTS=1`` draws them too.
+UNSURE = {"lost_update", "torn_update"}
+DRAWN = sorted(set(INJECT) - (set() if os.environ.get("DGTCAST_ALL_FAULTS") else UNSURE))
+
+faults = st.builds(
+    Fault,
+    kind=st.sampled_from(DRAWN),
+    share=st.floats(0.0, 1.0),
+    seconds=st.floats(1.0, 20.0),
+)
+
+
+def schedules(*, mode23: bool, chess960: bool) -> st.SearchStrategy[Schedule]:
+    """Schedules of the standard games or the Chess960 ones, on one kind of clock."""
+    games = [i for i, game in enumerate(GAME_LIST) if _is_chess960(game) == chess960]
+    return st.builds(
+        Schedule,
+        game=st.sampled_from(games),
+        seed=st.integers(0, 1 << 16),
+        speed=st.sampled_from([1.5, 2.0, 3.0, 5.0]),
+        mode23=st.just(mode23),
+        rotate=st.booleans(),
+        right=st.booleans(),
+        faults=st.lists(faults, max_size=4).map(tuple),
+    )
+
+
+def _is_chess960(game: chess.pgn.Game) -> bool:
+    return game.headers.get("Variant", "") == "Chess960"
+
+
+SETTINGS = settings(
+    max_examples=EXAMPLES,
+    deadline=None,
+    derandomize=True,
+    phases=[Phase.explicit, Phase.generate],  # a failure is shown as found: no shrinking
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+
+
+@SETTINGS
+@given(schedule=schedules(mode23=False, chess960=False))
+def test_fault_schedules_on_clocks_that_add_their_own_time(
+    schedule: Schedule, configs: dict[tuple[bool, bool], Config]
+) -> None:
+    run_schedule(schedule, configs)
+
+
+@SETTINGS
+@given(schedule=schedules(mode23=True, chess960=False))
+def test_fault_schedules_on_mode_23_clocks(
+    schedule: Schedule, configs: dict[tuple[bool, bool], Config]
+) -> None:
+    run_schedule(schedule, configs)
+
+
+@SETTINGS
+@given(schedule=schedules(mode23=True, chess960=True))
+def test_fault_schedules_in_chess960(
+    schedule: Schedule, configs: dict[tuple[bool, bool], Config]
+) -> None:
+    run_schedule(schedule, configs)
+
+
+def test_the_games_are_there() -> None:
+    assert len(GAME_LIST) >= 10
+    assert any(game.headers.get("Variant") == "Chess960" for game in GAME_LIST)
