@@ -1,9 +1,10 @@
 """Mode 23: presses made while the daemon was down get every increment nobody added.
 
 Real daemon processes (``dgtcast run``, killed with ``kill -9``), an emulated mode 23 clock
-on a pty that adds nothing by itself. While the daemon is down, each side presses 1, 2 or
-3 times (and across move 40 of a period control); the board's memory holds each press
-with the time the clock showed, which lacks the increments. After the restart:
+on a pty that adds nothing by itself. While the daemon is down, each side presses 3 times
+(more presses, and a gap across move 40 of a period control, run in virtual time:
+tests/virtual); the board's memory holds each press with the time the clock showed, which
+lacks the increments. After the restart:
 
 * each move's ``[%clk]`` is the time the clock should have shown after its press: the
   logged time plus every increment (and period) the mover should have had up to and
@@ -35,7 +36,6 @@ from tests.daemon.support import (
     journal_moves,
     journal_plies,
     play_after_each_increment,
-    read_game,
     wait_for,
     write_config,
 )
@@ -168,25 +168,3 @@ async def _scenario(
     ran = now - at
     assert before - ran + owed[running] <= shown[running] + 1e-6
     assert shown[running] < before - ran + 2 * owed[running]
-
-
-@pytest.mark.parametrize("presses", [1, 2, 3])
-async def test_each_side_presses_while_the_daemon_is_down(
-    tmp_path: Path, games_dir: Path, presses: int
-) -> None:
-    game = read_game(games_dir / "kasparov-deep-blue-1997.pgn", 0)
-    await _scenario(tmp_path, game, "600+10", 8, 2 * presses)
-
-
-async def test_the_gap_spans_move_40_of_a_period_control(tmp_path: Path, games_dir: Path) -> None:
-    """Moves 38 to 41 of each side while the daemon is down: move 40 brings the second
-    period (600 s) on top of its increment."""
-    game = read_game(games_dir / "kasparov-deep-blue-1997.pgn", 0)
-    await _scenario(tmp_path, game, "40/1800+10:600+10", 74, 8)
-
-
-async def test_killed_again_while_catching_up(tmp_path: Path, games_dir: Path) -> None:
-    """The daemon replays the memory, then dies before the clock heard of the increments:
-    the next start gives them, once (the journal says they are still due)."""
-    game = read_game(games_dir / "kasparov-deep-blue-1997.pgn", 0)
-    await _scenario(tmp_path, game, "600+10", 8, 6, killed_while_catching_up=True)

@@ -47,7 +47,8 @@ def board_config(
         'black = "Black, B"',
         "",
     ]
-    path = folder / f"round-{time_control}-{mode23}-{chess960}.toml"
+    name = "".join(c if c.isalnum() else "-" for c in time_control)
+    path = folder / f"round-{name}-{mode23}-{chess960}.toml"
     path.write_text("\n".join(lines))
     return load_config(path, env={})
 
@@ -92,9 +93,12 @@ class Table:
         memory_size: int | None = None,
         mode23: bool = False,
         plies: int | None = None,
+        result: str | None = None,
+        settings: ClockSettings | None = None,
     ) -> Table:
         """The start position set up, the clock set, the schedule of ``game``."""
-        settings = dataclasses.replace(ClockSettings.from_text(clock), lever_up=white_side)
+        base = settings or ClockSettings.from_text(clock)
+        settings = dataclasses.replace(base, lever_up=white_side)
         start = chess.BaseBoard(game.board().board_fen())
         physical = _clock(settings, mode23=mode23)
         ideal = _clock(settings, mode23=mode23)  # every increment added at its press
@@ -104,10 +108,14 @@ class Table:
             memory_size=EEPROM_SIZE if memory_size is None else memory_size,
         )
         player = HumanPlayer(seed=seed, speed=speed, noise=noise, white_side=white_side)
-        schedule = player.play(game, plies=plies, result=None)
+        schedule = player.play(game, plies=plies, result=result)
         mode23_increment = settings.increment_seconds if mode23 else None
         truth = _presses(ideal, schedule, mode23_increment)
         return cls(firmware=firmware, schedule=schedule, truth=truth)
+
+    def press_times(self, origin: float) -> list[float]:
+        """When each ply's lever press comes, the schedule played from ``origin``."""
+        return [origin + t.at for t in self.schedule if isinstance(t.action, PressLever)]
 
     def expected(self, game: chess.pgn.Game) -> list[tuple[str, int]]:
         """The record the daemon must end with: each move's UCI and the time the clock

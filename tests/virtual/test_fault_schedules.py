@@ -120,7 +120,7 @@ def run_schedule(schedule: Schedule, configs: dict[tuple[bool, bool], Config]) -
     expected = table.expected(game)[:PLIES]
     where = f"{schedule}\n" + "\n".join(world.logs[-30:])
     assert [uci for uci, _ in got] == [uci for uci, _ in expected], where
-    truth = world.should_have_shown(INCREMENT) if schedule.mode23 else table.truth
+    truth = world.should_have_shown(lambda _: INCREMENT) if schedule.mode23 else table.truth
     for ply, ((_, clock), wanted) in enumerate(zip(got, truth, strict=False), start=1):
         assert clock is not None, f"ply {ply}: no [%clk]\n{where}"
         assert abs(clock - wanted) <= 1, f"ply {ply}: [%clk] {clock}, not {wanted}\n{where}"

@@ -27,9 +27,10 @@ from typing import Any
 
 import chess
 
+from broadcast.feed.commands import ArbiterCommand
 from daemon.config.model import Config
-from daemon.journal.inputs import START, TICK
-from daemon.round.core import RoundCore
+from daemon.journal.inputs import ARBITER, START, TICK
+from daemon.round.core import RoundCore, command_payload
 from daemon.round.mode23 import IncrementControl
 from daemon.session.actions import Action, AskBoard, AskCaughtUp, AskMemory, Say, SetClock
 from daemon.session.core import SessionCore, SessionSettings
@@ -118,24 +119,31 @@ class World:
             due.run()
         self.now = max(self.now, end)
 
-    def should_have_shown(self, increment: int) -> list[int]:
+    def should_have_shown(self, added_after: Callable[[int], int]) -> list[int]:
         """Mode 23: the time each press should have left its mover, from what the clock
-        itself showed: its reading plus the increment of that press and of the mover's
-        earlier presses the clock was never given (made since the last SETNRUN, which
-        dgtcast computes with all that is owed)."""
+        itself showed: its reading plus what that press earned and what the mover's
+        earlier presses earned that the clock was never given (those made since the last
+        SETNRUN, which dgtcast computes with all that is owed). ``added_after``: what
+        the time control adds after a side's move N."""
         times: list[int] = []
         for index, ((side, seconds), at) in enumerate(
             zip(self.firmware.presses, self.press_times, strict=True)
         ):
             last_set = max((t for t in self.clock_sets if t <= at), default=-math.inf)
-            unpaid = sum(
-                1
-                for (earlier, _), when in zip(
-                    self.firmware.presses[:index], self.press_times[:index], strict=True
+            moves = [
+                number
+                for number, ((earlier, _), when) in enumerate(
+                    zip(self.firmware.presses[:index], self.press_times[:index], strict=True)
                 )
-                if earlier == side and when > last_set
-            )
-            times.append(seconds + increment * (1 + unpaid))
+                if earlier == side
+            ]
+            own = len(moves) + 1  # this press completes the mover's move number ``own``
+            unpaid = [
+                move
+                for move, number in enumerate(moves, start=1)
+                if self.press_times[number] > last_set
+            ]
+            times.append(seconds + added_after(own) + sum(added_after(m) for m in unpaid))
         return times
 
     def play(self, schedule: Sequence[TimedAction], *, origin: float) -> float:
@@ -453,6 +461,10 @@ class VirtualDaemon:
         self.world.journal.append(Entry(board, kind, dict(payload), at))
         self.core.apply(board, kind, payload, at)
         self._wake_at_next_deadline()
+
+    def execute(self, command: ArbiterCommand) -> None:
+        """An arbiter's command, journalled and applied as the service does."""
+        self._record_input(self.world.number, ARBITER, command_payload(command), self.world.now)
 
     # -- what the daemon shows ----------------------------------------------------------
 
