@@ -138,6 +138,26 @@ def out_of_sync(board: int, game: Game, event: OutOfSync) -> AlertDraft:
     )
 
 
+def out_of_sync_for_good(board: int, game: Game, event: OutOfSync) -> AlertDraft:
+    """Out of sync, and the board's memory, read again, does not hold the game as
+    recorded: nothing will heal it but the arbiter."""
+    return AlertDraft(
+        kind=AlertKind.OUT_OF_SYNC,
+        details={
+            "expected_fen": event.expected_fen,
+            "placement": event.placement,
+            "memory": "holds nothing of the game as recorded",
+        },
+        action=f"Board {board}: the pieces match no position of the game, and the board's"
+        " memory does not hold the game as recorded (it was overwritten, or another board"
+        " is on this port), so dgtcast cannot recover the moves played since. Reinstate the"
+        " expected position (FIDE 7.5), or accept the board's position: the record keeps"
+        " its moves up to the last agreement and goes on from the board as it stands.",
+        episode=("out_of_sync", board, game, "memory"),
+        update_note="the board's memory does not hold the game as recorded",
+    )
+
+
 def result_signalled(board: int, game: Game, event: ResultSignalled) -> AlertDraft:
     """The players signalled a result with the kings (tournament-rules.md §3)."""
     return AlertDraft(

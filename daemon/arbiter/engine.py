@@ -153,6 +153,14 @@ class AlertEngine:
         stopped, its memory replayed while ``unseen``): no clock check spans them."""
         self._board(board).gap(unseen=unseen)
 
+    def receive_memory_unsure(self, board: int, at: float) -> None:
+        """The board's memory, read while it is out of sync, does not hold the game as
+        recorded: its ``out_of_sync`` alert says so (once per game)."""
+        watch = self._board(board)
+        if watch.out_of_sync and watch.out_of_sync_event is not None:
+            draft = drafts.out_of_sync_for_good(board, watch.game, watch.out_of_sync_event)
+            self._raise_draft(board, at, draft)
+
     def receive_link(self, board: int, online: bool, at: float) -> None:
         """The e-board's link went up or down (may repeat); then drain the outputs."""
         watch = self._board(board)
@@ -422,7 +430,7 @@ class AlertEngine:
         nobody saw live (recovered), or could be by one of several lines (candidates)."""
         if isinstance(event, OutOfSync):
             if not watch.out_of_sync:
-                watch.out_of_sync = True
+                watch.out_of_sync, watch.out_of_sync_event = True, event
                 self._raise_draft(board, event.at, drafts.out_of_sync(board, watch.game, event))
         elif isinstance(event, MovesRecovered):
             watch.moved = True

@@ -17,7 +17,7 @@ from base.colors import Color
 from broadcast.feed.alerts import AlertKind
 from daemon.config.sections import EventConfig
 from daemon.game.durations import ClockRules, TimeControl, format_duration
-from daemon.game.events import ClockUpdated
+from daemon.game.events import ClockUpdated, OutOfSync
 
 __all__ = ["AlertDraft", "BoardRules", "BoardWatch", "Cleared", "Condition", "Episode"]
 
@@ -106,6 +106,7 @@ class BoardWatch:
     offline_since: float | None = None
     clock_connected: bool | None = None
     out_of_sync: bool = False
+    out_of_sync_event: OutOfSync | None = None  # what raised the open out_of_sync
     last_clock: ClockUpdated | None = None
     presses: dict[Color, int] = field(default_factory=dict)
     moved: bool = False  # a move, a lever press or an accepted position in this game

@@ -47,22 +47,26 @@ _GAP_NODES = 40_000
 
 def replay_memory(
     game: BoardGame, tracker: GameTracker, payload: Mapping[str, Any], at: float
-) -> None:
-    """Pause the tracker while the memory is read; replay the log into it once read."""
+) -> bool:
+    """Pause the tracker while the memory is read; replay the log into it once read.
+
+    Returns:
+        False when a log was read that does not hold the game as known (no anchor).
+    """
     state = str(payload["state"])
     if state == "reading":
         game.catching_up = True
         tracker.receive_link(LinkObserved(state=LinkState.OFFLINE, at=at))
-        return
+        return True
     game.catching_up = False
     tracker.receive_link(LinkObserved(state=LinkState.ONLINE, at=at))
     if state != "read":
-        return
+        return True
     control = game.section.event.time_control
     memory = memory_from_payload(payload["memory"])
     plan = plan_recovery(tracker, memory, at, start_seconds=control.base + control.increment)
     if plan is None:
-        return
+        return False
     tracker.forget_presses()
     heal = bool(payload.get("heal"))
     gap = _gap_increments(game, tracker, plan.observations, ledger=game.ledger if heal else None)
@@ -74,6 +78,7 @@ def replay_memory(
     if gap is not None:
         gap.finish()
         game.clock_owed = gap.owed
+    return True
 
 
 def _gap_increments(

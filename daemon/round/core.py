@@ -40,7 +40,7 @@ from daemon.config.sections import Section
 from daemon.game.events import GameEvent, MoveMade, MovesWithdrawn
 from daemon.game.record import GameRecord
 from daemon.game.recovery import memory_needed
-from daemon.game.state import TrackerSettings
+from daemon.game.state import TrackerSettings, TrackerState
 from daemon.game.tracker import GameTracker
 from daemon.journal.inputs import (
     ARBITER,
@@ -251,6 +251,9 @@ class RoundCore:
         if found is not None:
             self._drain_tracker(board, outcome, recovered="search", extra=found)
         self.engine.receive_gap(board, unseen=False)
+        read = payload["state"] == "read"
+        if read and tracker.state is TrackerState.OUT_OF_SYNC and not found:
+            self.engine.receive_memory_unsure(board, at)  # the memory could not heal it
 
     def _choose_line(self, board: int, line: int, at: float, outcome: Outcome) -> None:
         game = self._game(board)

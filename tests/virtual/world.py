@@ -214,6 +214,11 @@ class World:
                 self.clock_sets.append(self.now)
             self._board_sent()
 
+    def set_up(self, placement: chess.BaseBoard) -> None:
+        """Someone arranges the pieces at once (every changed square is reported)."""
+        self.firmware.receive_set_up(placement, self.now)
+        self._board_sent()
+
     # -- faults -------------------------------------------------------------------------
 
     def start_daemon(self) -> VirtualDaemon:
