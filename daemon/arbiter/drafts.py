@@ -158,6 +158,22 @@ def out_of_sync_for_good(board: int, game: Game, event: OutOfSync) -> AlertDraft
     )
 
 
+def clock_not_mode_23(board: int, game: Game) -> AlertDraft:
+    """dgtcast is to add the increments (``dgt_mode = 23``) but the clock refuses its
+    settings: it is not in mode 23 (docs/protocol.md §8)."""
+    return AlertDraft(
+        kind=AlertKind.CLOCK_MISMATCH,
+        details={"check": "mode", "expected": 23},
+        action=f"Board {board}: the clock refuses dgtcast's settings: it is not in mode 23,"
+        " so dgtcast adds no increments and records the times the clock shows. Put the"
+        " clock in option 23 and set it (dgtcast clocks set, or the arbiter page), or set"
+        " the time control on the clock itself and remove dgt_mode = 23 from the"
+        " configuration.",
+        episode=("clock_mismatch", board, game, "mode"),
+        scope=("mode",),
+    )
+
+
 def result_signalled(board: int, game: Game, event: ResultSignalled) -> AlertDraft:
     """The players signalled a result with the kings (tournament-rules.md §3)."""
     return AlertDraft(

@@ -137,8 +137,8 @@ class AlertEngine:
         for item in found:
             if isinstance(item, Cleared):
                 self._book.resolve(board, (item.kind,), event.at, item.note, scope=item.scope)
-            elif self._clock_checked(board):
-                self._raise_draft(board, event.at, item)
+            elif self._clock_checked(board) and not (watch.clock_refuses and item.scope):
+                self._raise_draft(board, event.at, item)  # refused: the one cause is said
 
     def _round_started(self, section: str, at: float) -> None:
         """The section's first clock started at ``at``: its round started (FIDE 6.6),
@@ -152,6 +152,17 @@ class AlertEngine:
         """Plies may have been made unseen on the board (its link down, the daemon
         stopped, its memory replayed while ``unseen``): no clock check spans them."""
         self._board(board).gap(unseen=unseen)
+
+    def receive_clock_mode(self, board: int, refused: bool, at: float) -> None:
+        """A clock reading of a mode 23 board: whether the clock refuses dgtcast's settings
+        (not in mode 23); one alert per game, resolved when it takes them."""
+        watch = self._board(board)
+        watch.clock_refuses = refused
+        if refused:
+            self._raise_draft(board, at, drafts.clock_not_mode_23(board, watch.game))
+        else:
+            note = "the clock takes dgtcast's settings"
+            self._book.resolve(board, (AlertKind.CLOCK_MISMATCH,), at, note, scope=("mode",))
 
     def receive_memory_unsure(self, board: int, at: float) -> None:
         """The board's memory, read while it is out of sync, does not hold the game as

@@ -107,6 +107,7 @@ class BoardWatch:
     clock_connected: bool | None = None
     out_of_sync: bool = False
     out_of_sync_event: OutOfSync | None = None  # what raised the open out_of_sync
+    clock_refuses: bool = False  # mode 23, but the clock refuses dgtcast's settings
     last_clock: ClockUpdated | None = None
     presses: dict[Color, int] = field(default_factory=dict)
     moved: bool = False  # a move, a lever press or an accepted position in this game

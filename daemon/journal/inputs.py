@@ -43,6 +43,7 @@ __all__ = [
     "clock_from_payload",
     "clock_lacking_of",
     "clock_payload",
+    "clock_refused_of",
     "clock_set_of",
     "link_from_payload",
     "link_payload",
@@ -108,13 +109,16 @@ def clock_payload(
     observation: ClockObserved,
     *,
     clock_adds: bool = False,
+    clock_refused: bool = False,
     clock_set: bool = False,
     lacking: Mapping[ClockSide, int] | None = None,
 ) -> dict[str, Any]:
     """A clock reading as plain JSON; ``clock_adds``: the session found that this clock adds
     its own increments (mode 23 sections, daemon/round/mode23.py), noted as
-    ``"increments": "clock"``; ``clock_set``: the session sets the clock to this reading
-    (mode 23: what it lacked is on it from now on), noted as ``"set": true``;
+    ``"increments": "clock"``; ``clock_refused``: the clock refused the session's settings
+    (not in mode 23), noted as ``"increments": "refused"``; ``clock_set``: the session sets
+    the clock to this reading (mode 23: what it lacked is on it from now on), noted as
+    ``"set": true``;
     ``lacking``: the seconds per side the reading shows that the clock has not been given
     yet (owed from a gap), noted as ``"lacking": {"left": …, "right": …}``."""
     payload: dict[str, Any] = {
@@ -128,6 +132,8 @@ def clock_payload(
     }
     if clock_adds:
         payload["increments"] = "clock"
+    elif clock_refused:
+        payload["increments"] = "refused"
     if clock_set:
         payload["set"] = True
     if lacking:
@@ -141,6 +147,11 @@ def clock_lacking_of(payload: Mapping[str, Any]) -> dict[ClockSide, int]:
     if not isinstance(lacking, Mapping):
         return {}
     return {ClockSide(side): int(seconds) for side, seconds in lacking.items()}
+
+
+def clock_refused_of(payload: Mapping[str, Any]) -> bool:
+    """Whether a clock payload says the clock refuses the session's settings (mode 23)."""
+    return payload.get("increments") == "refused"
 
 
 def clock_set_of(payload: Mapping[str, Any]) -> bool:

@@ -57,6 +57,7 @@ from daemon.journal.inputs import (
     clock_adds_of,
     clock_from_payload,
     clock_lacking_of,
+    clock_refused_of,
     clock_set_of,
     link_from_payload,
     placement_from_payload,
@@ -204,6 +205,8 @@ class RoundCore:
             if reading.connected:  # what the clock still lacks (none: the session gave it)
                 game.clock_owed = clock_lacking_of(payload)
             game.clock_adds = clock_adds_of(payload)
+            if clock_refused_of(payload) or clock_set_of(payload):
+                self.engine.receive_clock_mode(board, clock_refused_of(payload), at)
             tracker.receive_clock(reading)
             self.engine.receive_clock_link(board, reading.connected, at)
         elif kind == LINK:

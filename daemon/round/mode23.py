@@ -105,6 +105,11 @@ class IncrementState(enum.Enum):
     ADDING = "adding"  # mode 23: dgtcast adds each increment and period
     SETTING = "setting"  # a SETNRUN is on its way; readings are stale until it is done
     CLOCK_ADDS = "clock_adds"  # the clock adds time itself: nothing to do
+    REFUSED = "refused"  # the clock refused a SETNRUN: not in mode 23, nothing to do
+
+
+#: States in which dgtcast adds nothing to the clock.
+_HANDS_OFF = frozenset({IncrementState.CLOCK_ADDS, IncrementState.REFUSED})
 
 
 class IncrementControl:
@@ -217,7 +222,7 @@ class IncrementControl:
         if self._white_side is None and reading.running is not None:
             self._white_side = reading.running
         earned = self._earned(last, reading)
-        if self.state is IncrementState.CLOCK_ADDS:
+        if self.state in _HANDS_OFF:
             return reading, None
         if self._deferring:
             for side, seconds in earned.items():
@@ -234,7 +239,7 @@ class IncrementControl:
         """What the press between ``last`` and ``reading`` earns its mover (none: no press,
         the press that starts the clock, or a clock found adding its own time)."""
         mover = _presser(last, reading)
-        if mover is None or last is None or self.state is IncrementState.CLOCK_ADDS:
+        if mover is None or last is None or self.state in _HANDS_OFF:
             return {}
         known = None if self._move_number is None else self._move_number(mover)
         move = self._presses.get(mover, 0) + 1 if known is None else known
@@ -267,6 +272,15 @@ class IncrementControl:
         if reply is not None and self._last is not None and reading.running is self._last.running:
             reading = _redo_press(reply, reading, self._last, self._due)
         return reading
+
+    def receive_refused(self) -> None:
+        """The clock refused the SETNRUN (an error ack, §8: it is not in mode 23): add
+        nothing to this clock, and record its readings as it shows them, until the next
+        :meth:`reset` (a clock set, a new round, a reconnection) tries again."""
+        self.state = IncrementState.REFUSED
+        self._owed = {}
+        self._reply = None
+        self._deferring = False
 
     def receive_done(self) -> None:
         """The SETNRUN was acknowledged, or failed: readings count again."""

@@ -357,6 +357,21 @@ class SessionCore:
         if self.increments is not None:
             self.increments.receive_done()
 
+    def receive_clock_refused(self, at: float) -> None:
+        """The clock refused a :class:`SetClock` (not in mode 23): nothing is added to it
+        until it is set again; said once, journalled with the next reading."""
+        increments = self.increments
+        if increments is None:
+            return
+        if increments.state is not IncrementState.REFUSED:
+            self._say(
+                logging.WARNING,
+                f"= board {self.number}: the clock refuses dgtcast's settings (not in mode"
+                " 23): no increments added, its times recorded as it shows them",
+            )
+        increments.receive_refused()
+        self._last_clock = None  # the next reading is journalled, saying so
+
     def receive_fault(self, at: float) -> None:
         """A bug was met handling this board: start afresh from the session's state (the
         whole board read again, the increments decided anew)."""
@@ -544,10 +559,14 @@ class SessionCore:
             reading = corrected
             if command is not None:
                 self._actions.append(SetClock(command=command))
-        clock_adds = increments is not None and increments.state is IncrementState.CLOCK_ADDS
+        state = None if increments is None else increments.state
         lacking = None if increments is None else increments.lacking
         payload = clock_payload(
-            reading, clock_adds=clock_adds, clock_set=command is not None, lacking=lacking
+            reading,
+            clock_adds=state is IncrementState.CLOCK_ADDS,
+            clock_refused=state is IncrementState.REFUSED,
+            clock_set=command is not None,
+            lacking=lacking,
         )
         if payload != self._last_clock:  # update-nice repeats nothing new
             self._last_clock = payload

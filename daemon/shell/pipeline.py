@@ -29,7 +29,7 @@ from daemon.session.flood import FloodGuard
 from daemon.session.view import RoundBoardView
 from daemon.shell.clock_set import ClockSetResult, set_clock
 from daemon.shell.service import RoundService
-from drivers.dgt.aio.link import DgtLinkError
+from drivers.dgt.aio.link import ClockRefused, DgtLinkError
 from drivers.dgt.aio.ports import PortSpec
 from drivers.dgt.aio.supervisor import (
     BoardSupervisor,
@@ -237,17 +237,23 @@ class BoardSession:
         self._carry_out()
 
     async def _set_clock(self, command: ClockSetAndRun) -> None:
+        refused = False
         try:
             await self.supervisor.send_clock(command)
+        except ClockRefused:
+            refused = True  # not in mode 23: the core says so once
         except DgtLinkError as exc:
-            log.warning("board %d: increment not set on the clock: %s", self.board.number, exc)
+            log.info("board %d: increment not set on the clock: %s", self.board.number, exc)
         except Exception as exc:  # a bug in a clock command: this board's
             self._fault(f"board {self.board.number}'s clock command", exc)
         finally:
-            self._guarded(self._clock_done)
+            self._guarded(self._clock_done, refused)
 
-    def _clock_done(self) -> None:
-        self.core.receive_clock_done(self._wall_clock())
+    def _clock_done(self, refused: bool) -> None:
+        now = self._wall_clock()
+        if refused:
+            self.core.receive_clock_refused(now)
+        self.core.receive_clock_done(now)
         self._carry_out()
 
     def _spawn(self, job: Coroutine[Any, Any, None]) -> None:

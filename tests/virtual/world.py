@@ -434,6 +434,8 @@ class VirtualDaemon:
             for done in device.clock_results():
                 if done.ticket in self._clock_tickets:
                     self._clock_tickets.discard(done.ticket)
+                    if done.ack is not None and done.ack.is_error:  # as DgtDevice raises
+                        self.session.receive_clock_refused(now)
                     self.session.receive_clock_done(now)
             if device.dead_reason is not None:
                 self.link_lost(device.dead_reason)
