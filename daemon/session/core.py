@@ -428,7 +428,8 @@ class SessionCore:
         self._memory_due = math.inf
         sensed, held = self._sensed, self._held_clock
         self._held_clock = None
-        if sensed is not None:  # for the gap search when the memory cannot cover it
+        if sensed is not None and release:  # for the gap search when the memory cannot
+            # cover it; not when the link went: the next connection reads the memory
             payload = {**payload, "placement": board_fen(sensed.board)}
             payload["running"] = (
                 None if held is None or held.running is None else held.running.value

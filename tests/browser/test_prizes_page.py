@@ -68,15 +68,17 @@ async def test_the_hall_shows_the_race_between_rounds(tmp_path: Path, pages: Pag
         await expect(page.locator("#hall-title")).to_have_text("Prizes if the event ended now")
         async with httpx.AsyncClient(base_url=daemon.address) as client:
             (race,) = (await client.get("/prizes.json")).json()["sections"]
-        groups = panel.locator("table.prizes")
-        assert await groups.evaluate_all("(tables) => tables.map((t) => t.dataset.group)") == [
-            group["name"] for group in race["groups"]
-        ]
+        # The screens turn every second: read the groups while the race is shown.
+        shown = await page.wait_for_function(
+            "() => { const tables = [...document.querySelectorAll('.hall-prizes table.prizes')];"
+            " return tables.length ? tables.map((t) => t.dataset.group) : null; }"
+        )
+        assert await shown.json_value() == [group["name"] for group in race["groups"]]
         first = race["cash"][0]
         row = panel.locator(
             f'table.prizes[data-group="{first["group"]}"] tr[data-rank="{first["start_rank"]}"]'
         )
         await expect(row.locator("td.player")).to_have_text(first["name"])
-        await expect(page.locator(".hall-card").first).to_be_visible(timeout=3000)  # it turns on
+        await expect(page.locator(".hall-card").first).to_be_visible(timeout=20_000)  # it turns on
         await pages.close()
     assert pages.problems == []
