@@ -15,7 +15,7 @@ from drivers.emulator.firmware import BoardFirmware
 from drivers.emulator.physical import PhysicalBoard
 from drivers.emulator.player import HumanPlayer, PressLever, StartClock, TimedAction
 
-__all__ = ["Table", "board_config", "read_games"]
+__all__ = ["Table", "board_config", "read_game", "read_games"]
 
 
 def board_config(
@@ -51,6 +51,17 @@ def board_config(
     path = folder / f"round-{name}-{mode23}-{chess960}.toml"
     path.write_text("\n".join(lines))
     return load_config(path, env={})
+
+
+def read_game(path: Path, index: int = 0) -> chess.pgn.Game:
+    """The ``index``-th game (from 0) of a PGN file."""
+    with path.open(encoding="utf-8") as handle:
+        for _ in range(index):
+            chess.pgn.skip_game(handle)
+        game = chess.pgn.read_game(handle)
+    if game is None:
+        raise ValueError(f"{path} has no game {index}")
+    return game
 
 
 def read_games(folder: Path) -> list[chess.pgn.Game]:

@@ -4,25 +4,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import chess.pgn
-import pytest
-
 from drivers.emulator.clock import ClockSettings
-from tests.virtual.games import Table, board_config
+from tests.virtual.games import Table, board_config, read_game
 from tests.virtual.world import World
-
-
-@pytest.fixture(scope="module")
-def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("not-mode-23")
 
 
 def test_a_clock_not_in_mode_23_is_one_alert_and_its_own_times(
     folder: Path, games_dir: Path
 ) -> None:
-    with (games_dir / "kasparov-deep-blue-1997.pgn").open(encoding="utf-8") as handle:
-        game = chess.pgn.read_game(handle)
-    assert game is not None
+    game = read_game(games_dir / "kasparov-deep-blue-1997.pgn")
     clock = ClockSettings(base_seconds=900, increment_seconds=0, mode=12)  # adds nothing
     table = Table.of(game, seed=3, speed=3.0, settings=clock, plies=16)
     world = World(board_config(folder, time_control="900+10", mode23=True), table.firmware)

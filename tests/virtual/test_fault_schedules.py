@@ -76,11 +76,6 @@ GAME_LIST = _games(Path(os.environ.get("DGTCAST_SHARED", Path(__file__).parents[
 
 
 @pytest.fixture(scope="module")
-def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("schedules")
-
-
-@pytest.fixture(scope="module")
 def configs(folder: Path) -> dict[tuple[bool, bool], Config]:
     return {
         (mode23, chess960): board_config(

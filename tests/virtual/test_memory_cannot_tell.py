@@ -6,23 +6,15 @@ from pathlib import Path
 
 import chess
 import chess.pgn
-import pytest
 
-from tests.virtual.games import Table, board_config
+from tests.virtual.games import Table, board_config, read_game
 from tests.virtual.world import World
-
-
-@pytest.fixture(scope="module")
-def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("cannot-tell")
 
 
 def test_an_out_of_sync_board_whose_memory_holds_nothing_of_the_game(
     folder: Path, games_dir: Path
 ) -> None:
-    with (games_dir / "kasparov-deep-blue-1997.pgn").open(encoding="utf-8") as handle:
-        game = chess.pgn.read_game(handle)
-    assert game is not None
+    game = read_game(games_dir / "kasparov-deep-blue-1997.pgn")
     table = Table.of(game, seed=5, speed=3.0, clock="15+10", plies=12, memory_size=48)
     world = World(board_config(folder, time_control="900+10"), table.firmware)
     daemon = world.start_daemon()

@@ -21,25 +21,11 @@ import pytest
 from daemon.config.model import Config
 from daemon.game.durations import TimeControl
 from drivers.emulator.clock import ClockSettings
-from tests.virtual.games import Table, board_config
+from tests.virtual.games import Table, board_config, read_game
 from tests.virtual.world import VirtualDaemon, World
 
 SPEED = 3.0
 ORIGIN = 3.0
-
-
-@pytest.fixture(scope="module")
-def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("scenarios")
-
-
-def _game(games_dir: Path, name: str, index: int = 0) -> chess.pgn.Game:
-    with (games_dir / name).open(encoding="utf-8") as handle:
-        for _ in range(index):
-            chess.pgn.skip_game(handle)
-        game = chess.pgn.read_game(handle)
-    assert game is not None
-    return game
 
 
 def _check(daemon: VirtualDaemon, game: chess.pgn.Game, truth: list[int]) -> None:
@@ -74,7 +60,7 @@ def test_kill_9_and_a_restart_after_minutes_of_play(
     rotate: bool,
     white_side: str,
 ) -> None:
-    game = _game(games_dir, name, index)
+    game = read_game(games_dir / name, index)
     table = Table.of(
         game,
         seed=11,
@@ -101,7 +87,7 @@ def test_kill_9_and_a_restart_after_minutes_of_play(
 
 @pytest.mark.parametrize(("at", "out"), [(10, 1), (12, 3), (20, 10), (30, 30)])
 def test_a_cable_out_for_some_plies(folder: Path, games_dir: Path, at: int, out: int) -> None:
-    game = _game(games_dir, "kasparov-deep-blue-1997.pgn")
+    game = read_game(games_dir / "kasparov-deep-blue-1997.pgn")
     table = Table.of(game, seed=20 + out, speed=SPEED, clock="3+2", result=game.headers["Result"])
     world = World(board_config(folder), table.firmware)
     daemon = world.start_daemon()
@@ -121,7 +107,7 @@ def test_a_cable_out_for_some_plies(folder: Path, games_dir: Path, at: int, out:
 def test_a_gap_across_move_40_on_a_mode_23_clock(folder: Path, games_dir: Path) -> None:
     """Moves 38 to 41 of each side while the daemon is down: move 40 brings the second
     period (600 s) on top of its increment; the memory's presses lack both."""
-    game = _game(games_dir, "kasparov-deep-blue-1997.pgn")
+    game = read_game(games_dir / "kasparov-deep-blue-1997.pgn")
     text = "40/1800+10:600+10"
     control = TimeControl.from_text(text)
     config = board_config(folder, time_control=text, mode23=True)

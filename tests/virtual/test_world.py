@@ -13,11 +13,6 @@ from tests.virtual.world import VirtualDaemon, World
 
 
 @pytest.fixture(scope="module")
-def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("virtual")
-
-
-@pytest.fixture(scope="module")
 def games(shared_dir: Path) -> list[chess.pgn.Game]:
     return read_games(shared_dir / "data" / "games")
 
