@@ -3,7 +3,8 @@
 * the daemon killed -9 and started again after 10 s of play (the players go on
   meanwhile and while the memory is read); longer downtimes and cables out for 1 to 30
   plies run in virtual time (tests/virtual/test_scenarios.py);
-* a board whose memory has wrapped: the gap search, or the arbiter's choice.
+* a board whose memory has wrapped (the gap search, or the arbiter's choice) runs in
+  virtual time too (tests/virtual/test_wrapped_memory.py).
 
 Each board's record must hold every move, each ``[%clk]`` the clock's own reading at its
 lever press, and the result the players signalled.
@@ -20,19 +21,15 @@ from pathlib import Path
 import chess.pgn
 import pytest
 
-from broadcast.feed.alerts import AlertKind
-from broadcast.feed.commands import ChooseLine
 from daemon.journal.store import Journal
 from drivers.emulator.clock import ClockSettings
 from drivers.emulator.device import EmulatedBoard
-from tests.daemon.recovery_support import check_record, play_part
+from tests.daemon.recovery_support import check_record
 from tests.daemon.support import (
     BoardSpec,
     journal_count,
-    journal_moves,
     journal_plies,
     read_game,
-    running_daemon,
     start_daemon,
     wait_for,
     write_config,
@@ -105,72 +102,3 @@ async def test_kill_9_and_a_restart_after_play(tmp_path: Path, games_dir: Path) 
             check_record(journal_path, number, game, board, plies)
             assert before[number - 1] < plies
         assert journal_count(journal_path, "game.MovesRecovered") >= 1
-
-
-@pytest.mark.parametrize(("at", "out"), [(10, 1), (14, 3), (20, 5)])
-async def test_a_board_whose_memory_has_wrapped(
-    tmp_path: Path, games_dir: Path, at: int, out: int
-) -> None:
-    """A tiny cyclic memory holds nothing of the gap: the search publishes the one line,
-    or the arbiter chooses among the candidates; never a wrong move."""
-    game = read_game(games_dir / "kasparov-deep-blue-1997.pgn", 0)
-    truth = [move.uci() for move in game.mainline_moves()]
-    async with EmulatedBoard(clock=CLOCK, seed=31, memory_size=48) as board:
-        config = write_config(tmp_path, [BoardSpec(1, str(board.path))])
-        async with running_daemon(config) as daemon:
-            await wait_for(daemon.sessions[1].online.is_set, 10, "board up")
-            tracker = daemon.core.games[1].tracker
-            assert tracker is not None
-            await play_part(board, game, 0, at, speed=SPEED)
-            await wait_for(lambda: tracker.ply == at, 20, f"ply {at}")
-            board.unplug(keep_power=True)
-            await wait_for(lambda: not daemon.sessions[1].online.is_set(), 10, "offline")
-            await play_part(board, game, at, at + out, speed=SPEED)
-            await board.replug()
-            engine = daemon.core.engine
-
-            def settled() -> bool:
-                kinds = {alert.kind for alert in engine.alerts}
-                return tracker.ply == at + out or AlertKind.GAP_AMBIGUOUS in kinds
-
-            await wait_for(settled, 30, "the gap searched")
-            shown = [m.uci for m in daemon.core.games[1].record.moves]
-            assert shown == truth[: len(shown)], "a wrong move was published"
-            ambiguous = [a for a in engine.alerts if a.kind is AlertKind.GAP_AMBIGUOUS]
-            if ambiguous:
-                candidates = ambiguous[-1].details["lines"]
-                played = _sans(game, at, out)
-                assert played in candidates
-                choice = ChooseLine(board=1, line=candidates.index(played) + 1)
-                reply = await daemon.service.execute(choice)
-                assert reply.ok, reply.reason
-            assert [m.uci for m in daemon.core.games[1].record.moves] == truth[: at + out]
-            await play_part(board, game, at + out, None, speed=SPEED)
-            await wait_for(lambda: tracker.ply == len(truth), 30, "the last move")
-            await board.signal_result(game.headers["Result"], speed=SPEED)
-            await wait_for(lambda: engine.result_of(1) is not None, 30, "result")
-            state = daemon.hub.state(1)
-            assert state is not None
-            # one ply ahead is live input's own business: the reading shows the press
-            assert state.recovered_plies == (out if out > 1 else 0)
-            assert state.result == game.headers["Result"]
-    record = journal_moves(tmp_path / "journal.db", 1)
-    assert [m["uci"] for m in record] == truth
-    presses = [seconds for _, seconds in board.firmware.presses]
-    for ply, move in enumerate(record, start=1):
-        if at < ply < at + out:
-            assert move["clock"] is None  # searched: only the gap's last move has a time
-        else:
-            assert move["clock"] == presses[ply - 1], f"ply {ply}"
-
-
-def _sans(game: chess.pgn.Game, at: int, out: int) -> list[str]:
-    board = game.board()
-    moves = list(game.mainline_moves())
-    for move in moves[:at]:
-        board.push(move)
-    sans = []
-    for move in moves[at : at + out]:
-        sans.append(board.san(move))
-        board.push(move)
-    return sans
