@@ -248,9 +248,16 @@ class RoundCore:
         """Catching up from the board's memory (:mod:`daemon.round.board_recovery`)."""
         game = self.games[board]
         self.engine.receive_gap(board, unseen=True)  # the memory's presses: no clock check
-        replay_memory(game, tracker, payload, at)
+        anchored = replay_memory(game, tracker, payload, at)
         self._drain_tracker(board, outcome, recovered="memory")
-        found = fill_gap(game, tracker, payload, at)
+        # A log that holds the game covers the gap: what the board shows beyond it is a
+        # move on its way or a square still wrong, live input's business (no search, which
+        # may take a second of the loop). Searched: a log that could not, or none.
+        found = (
+            None
+            if anchored and payload["state"] == "read"
+            else fill_gap(game, tracker, payload, at)
+        )
         if found is not None:
             self._drain_tracker(board, outcome, recovered="search", extra=found)
         self.engine.receive_gap(board, unseen=False)

