@@ -141,6 +141,7 @@ class IncrementControl:
         self._owed: dict[ClockSide, int] = {}  # what the clock lacks from a gap (see owe)
         self._deferring = False  # readings are old: owe what presses earn (see defer)
         self._due: dict[ClockSide, int] = {}  # what the last SETNRUN added per side
+        self._stale: ClockObserved | None = None  # the last reading while SETTING
 
     @property
     def presses(self) -> dict[ClockSide, int]:
@@ -216,6 +217,7 @@ class IncrementControl:
             sent = self._last
             if sent is not None and reading.running not in (None, sent.running):
                 self._reply = reading
+            self._stale = reading
             return None, None
         reading = self._unheard(reading)
         last, self._last = self._last, reading
@@ -282,10 +284,21 @@ class IncrementControl:
         self._reply = None
         self._deferring = False
 
-    def receive_done(self) -> None:
-        """The SETNRUN was acknowledged, or failed: readings count again."""
+    def receive_done(self) -> ClockObserved | None:
+        """The SETNRUN was acknowledged, or failed: readings count again.
+
+        Returns:
+            A reading to take again at once (:meth:`receive_reading`) when the opponent
+            pressed while the SETNRUN was on its way: the clock then runs the wrong side
+            until the press is carried out, and a player who moves meanwhile presses a
+            lever that does nothing. None otherwise.
+        """
+        stale, self._stale = self._stale, None
         if self.state is IncrementState.SETTING:
             self.state = IncrementState.ADDING
+        if self._reply is None or stale is None or self.state is not IncrementState.ADDING:
+            return None
+        return stale
 
     def _control(self, side: ClockSide) -> TimeControl:
         white = self._white_side is None or side is self._white_side

@@ -354,8 +354,11 @@ class SessionCore:
 
     def receive_clock_done(self, at: float) -> None:
         """The clock command of a :class:`SetClock` was acknowledged, or failed."""
-        if self.increments is not None:
-            self.increments.receive_done()
+        if self.increments is None:
+            return
+        again = self.increments.receive_done()
+        if again is not None and self.state in (_S.BACKLOG, _S.LIVE):
+            self._apply_clock(replace(again, at=max(at, again.at)))  # a reply to carry out
 
     def receive_clock_refused(self, at: float) -> None:
         """The clock refused a :class:`SetClock` (not in mode 23): nothing is added to it

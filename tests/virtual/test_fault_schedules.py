@@ -221,6 +221,60 @@ def test_fault_schedules_on_clocks_that_add_their_own_time(
     run_schedule(schedule, configs)
 
 
+#: Schedules that found bugs, kept (the numbers are those of ../shared/data/games).
+FOUND = {
+    # a reply pressed while the owed time was being paid: the clock ran the wrong side
+    "reply during the pay": Schedule(
+        game=2,
+        seed=29475,
+        speed=5.0,
+        mode23=True,
+        rotate=True,
+        right=False,
+        faults=(
+            Fault(kind="cable", share=0.177241900591947, seconds=4.083713983031708),
+            Fault(kind="read", share=0.1991711533117949, seconds=18.817202215418945),
+            Fault(kind="read", share=0.07337412633666529, seconds=5.626401006799384),
+            Fault(kind="read", share=0.30168168935856887, seconds=7.572425666390946),
+        ),
+    ),
+    # a kill during the backlog, before the pay: the owed time was lost
+    "kill before the pay": Schedule(
+        game=6,
+        seed=16005,
+        speed=5.0,
+        mode23=True,
+        rotate=False,
+        right=False,
+        faults=(
+            Fault(kind="duplicate", share=0.8119430770112224, seconds=11.410394990592982),
+            Fault(kind="cable", share=0.266962094651883, seconds=1.0),
+            Fault(kind="kill", share=0.9545925663442376, seconds=9.352136743095103),
+        ),
+    ),
+    # a memory read cut by the cable: the gap search guessed moves
+    "read cut by the cable": Schedule(
+        game=8,
+        seed=2415,
+        speed=3.0,
+        mode23=True,
+        rotate=False,
+        right=True,
+        faults=(
+            Fault(kind="cable", share=0.75, seconds=10.465457478682348),
+            Fault(kind="cable", share=0.5091005019270319, seconds=8.685893667044855),
+            Fault(kind="cable", share=0.0, seconds=3.6822733579351965),
+            Fault(kind="read", share=0.8644118454979381, seconds=15.022531214402468),
+        ),
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FOUND))
+def test_the_schedules_that_found_bugs(name: str, configs: dict[tuple[bool, bool], Config]) -> None:
+    run_schedule(FOUND[name], configs)
+
+
 @SETTINGS
 @given(schedule=schedules(mode23=True, chess960=False))
 def test_fault_schedules_on_mode_23_clocks(
