@@ -17,7 +17,8 @@ websockets (broadcast/web/server.py)  ``Connection.send_in_progress``: the spect
 aiomqtt                           ``Client._client``, the paho client: manual PUBACKs
 (broadcast/outputs/mqtt_client.py)        (``manual_ack_set``, ``ack``) and closing a socket
                                   opened by a cancelled connect (``socket``,
-                                  ``_sock_close``)
+                                  ``_sock_close``); ``Client._disconnected``: an
+                                  unexpected disconnection's exception read
 ================================  ===================================================
 """
 
@@ -95,6 +96,11 @@ async def test_aiomqtt_client_still_wraps_a_paho_client() -> None:
     assert isinstance(inner, paho.Client), (
         f"aiomqtt {version}: Client._client is no longer paho's client;"
         " broadcast/relay/remote.py and broadcast/outputs/mqtt.py use it"
+    )
+    lost = getattr(client, "_disconnected", None)
+    assert isinstance(lost, asyncio.Future), (
+        f"aiomqtt {version}: Client._disconnected is no longer a future (mqtt_client.connected"
+        " reads an unexpected disconnection's exception from it)"
     )
     for name in ("manual_ack_set", "ack", "socket", "_sock_close"):
         assert callable(getattr(inner, name, None)), f"paho-mqtt: Client.{name} is gone"

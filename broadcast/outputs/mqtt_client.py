@@ -240,7 +240,8 @@ async def connected(client: aiomqtt.Client) -> AsyncIterator[aiomqtt.Client]:
     A cancellation swallowed by the connect is raised again (:func:`raise_if_cancelled`),
     and the socket is closed even when the task was cancelled before the client's context
     was entered (aiomqtt connects in a worker thread; the socket would stay open until
-    the client is collected, after its event loop is closed).
+    the client is collected, after its event loop is closed). An unexpected
+    disconnection's exception is read, so that no "never retrieved" error is logged.
     """
     try:
         async with client:
@@ -250,6 +251,13 @@ async def connected(client: aiomqtt.Client) -> AsyncIterator[aiomqtt.Client]:
         paho = client._client
         if paho.socket() is not None:
             paho._sock_close()
+        # aiomqtt leaves an unexpected disconnection's exception on this future when
+        # nobody awaited it; its __aexit__ returns early without reading it, and asyncio
+        # then logs "Future exception was never retrieved" whenever it is collected. The
+        # loss was reported by whoever noticed it (or mattered to no one): seen here.
+        lost = client._disconnected
+        if lost.done() and not lost.cancelled():
+            lost.exception()
 
 
 class MqttLinkState(enum.Enum):
