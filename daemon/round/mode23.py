@@ -260,9 +260,8 @@ class IncrementControl:
 
     def _with_owed(self, reading: ClockObserved) -> ClockObserved:
         """While deferring, the reading as the clock should show it: plus what is owed."""
-        if not self._deferring or not self._owed or not reading.connected:
-            return reading
-        return _plus(reading, self._owed)
+        lacking = self.lacking
+        return _plus(reading, lacking) if lacking and reading.connected else reading
 
     def _unheard(self, reading: ClockObserved) -> ClockObserved:
         """Presses nobody heard: one made while the daemon was away (the journal's reading

@@ -48,6 +48,8 @@ from typing import Any, assert_never
 from base.backoff import Backoff, BackoffPolicy
 from base.drain import drain
 from base.fen import board_fen
+from daemon.config.model import BoardConfig
+from daemon.config.sections import Section
 from daemon.journal.inputs import (
     BATTERY,
     CLOCK,
@@ -78,6 +80,7 @@ from drivers.observations import (
     BoardRead,
     CaughtUp,
     ClockObserved,
+    ClockSide,
     LinkObserved,
     LinkState,
     PlacementObserved,
@@ -91,6 +94,7 @@ __all__ = [
     "SessionCore",
     "SessionSettings",
     "SessionState",
+    "increment_control",
 ]
 
 #: Seconds to wait for the memory (7,939 bytes ≈ 8.3 s at 9600 baud, docs/protocol.md §6)
@@ -155,6 +159,19 @@ class SessionSettings:
     caught_up_timeout: float = 10.0
 
 
+def increment_control(
+    board: BoardConfig, section: Section | None, view: BoardView
+) -> IncrementControl | None:
+    """Who adds a board's clock increments: dgtcast on a ``dgt_mode = 23`` section (White's
+    side from ``clock_white_side`` when configured), else nobody (None)."""
+    if section is None or section.event.dgt_mode != 23:
+        return None
+    side = ClockSide(board.clock_white_side) if board.clock_white_side else None
+    return IncrementControl(
+        section.event.clock_rules, white_side=side, move_number=view.move_number
+    )
+
+
 class SessionCore:
     """One e-board's session, pure (see the module docstring).
 
@@ -202,8 +219,6 @@ class SessionCore:
         self._healing = False  # the memory read under way is a heal's
         self._heal_backoff = Backoff(self.settings.heal_backoff)
         self._heal_not_before = -math.inf
-        #: Memory reads the session asked to heal the record (for tests and the bench).
-        self.heals = 0
 
     # -- outputs ------------------------------------------------------------------------
 
@@ -410,12 +425,11 @@ class SessionCore:
         self._enter(_S.READING)
         self._healing = healing
         if healing:
-            self.heals += 1
             since = self.view.unmatched_since()
             self._say(
                 logging.WARNING,
                 f"= board {self.number} out of sync since {since:.0f}: reading its memory"
-                f" again (try {self.heals})",
+                f" again (try {self._heal_backoff.failures + 1})",
             )
         else:
             self._say(logging.INFO, f"= board {self.number} catching up: reading its memory")

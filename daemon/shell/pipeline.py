@@ -22,9 +22,8 @@ from typing import Any
 from base.backoff import BackoffPolicy
 from daemon.config.model import BoardConfig
 from daemon.config.sections import Section
-from daemon.round.mode23 import IncrementControl
 from daemon.session.actions import Action, AskBoard, AskCaughtUp, AskMemory, Say, SetClock
-from daemon.session.core import MEMORY_TIMEOUT, SessionCore, SessionSettings
+from daemon.session.core import SessionCore, SessionSettings, increment_control
 from daemon.session.flood import FloodGuard
 from daemon.session.view import RoundBoardView
 from daemon.shell.clock_set import ClockSetResult, set_clock
@@ -41,10 +40,9 @@ from drivers.dgt.aio.supervisor import (
 from drivers.dgt.commands import ClockSetAndRun
 from drivers.dgt.device_core import DeviceTimeouts
 from drivers.dgt.observer import DgtObserver
-from drivers.observations import ClockSide, LinkObserved, LinkState
+from drivers.observations import LinkObserved, LinkState
 
 __all__ = [
-    "MEMORY_TIMEOUT",
     "BoardSession",
     "board_supervisor",
 ]
@@ -95,28 +93,17 @@ class BoardSession:
         self._wall_clock = wall_clock
         self._last_wall = -math.inf
         self.online = asyncio.Event()
-        increments = None
-        if section is not None and section.event.dgt_mode == 23:
-            view = RoundBoardView(service.core, board.number)
-            side = ClockSide(board.clock_white_side) if board.clock_white_side else None
-            increments = IncrementControl(
-                section.event.clock_rules, white_side=side, move_number=view.move_number
-            )
+        view = RoundBoardView(service.core, board.number)
         self.core = SessionCore(
             board.number,
-            RoundBoardView(service.core, board.number),
+            view,
             self._record,
-            increments=increments,
+            increments=increment_control(board, section, view),
             settings=settings,
         )
         self._commands: set[asyncio.Task[None]] = set()
         self._timer: asyncio.TimerHandle | None = None
         self._timer_due = math.inf
-
-    @property
-    def increments(self) -> IncrementControl | None:
-        """Who adds the clock's increments (mode 23), or None."""
-        return self.core.increments
 
     @property
     def flood(self) -> FloodGuard:

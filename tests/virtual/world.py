@@ -31,9 +31,8 @@ from broadcast.feed.commands import ArbiterCommand
 from daemon.config.model import Config
 from daemon.journal.inputs import ARBITER, START, TICK
 from daemon.round.core import RoundCore, command_payload
-from daemon.round.mode23 import IncrementControl
 from daemon.session.actions import Action, AskBoard, AskCaughtUp, AskMemory, Say, SetClock
-from daemon.session.core import SessionCore, SessionSettings
+from daemon.session.core import SessionCore, SessionSettings, increment_control
 from daemon.session.view import RoundBoardView
 from drivers.dgt import commands as cmd
 from drivers.dgt.device_core import DeviceCore, DeviceTimeouts
@@ -272,10 +271,8 @@ class VirtualDaemon:
         for entry in world.journal:  # the replay of a restart
             self.core.apply(entry.board, entry.kind, entry.payload, entry.at)
         section = world.config.section_of(world.number)
-        increments = None
         view = RoundBoardView(self.core, world.number)
-        if section is not None and section.event.dgt_mode == 23:
-            increments = IncrementControl(section.event.clock_rules, move_number=view.move_number)
+        increments = increment_control(world.config.board(world.number), section, view)
         self.session = SessionCore(
             world.number,
             view,
