@@ -74,6 +74,7 @@ from daemon.journal.inputs import (
 )
 from daemon.journal.records import Entry
 from daemon.journal.store import EVENT_BOARD, Journal
+from daemon.round.codec import input_of
 from daemon.round.core import RoundCore
 from daemon.round.rendered_game import RenderedGame
 from daemon.round.snapshot import SnapshotPolicy, dump_state, fingerprint
@@ -274,7 +275,7 @@ def write_journal(
         journal.append(EVENT_BOARD, STARTED, {"at": EPOCH}, EPOCH)
         for at, board, kind, payload in inputs:
             began = time.perf_counter()
-            outcome = core.apply(board, kind, payload, at)
+            outcome = core.apply(input_of(board, kind, payload, at))
             if publish_each:
                 for number in outcome.boards:
                     core.board_state(number, at)  # what the service publishes

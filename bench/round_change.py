@@ -20,13 +20,13 @@ from pathlib import Path
 
 import chess
 
-from base.fen import board_fen
 from daemon.config.model import BoardConfig, load_config
-from daemon.journal.inputs import CLOCK, PLACEMENT, clock_payload
 from daemon.journal.store import EVENT_BOARD, ROUND
 from daemon.round.change import RoundChange
+from daemon.round.codec import input_of
 from daemon.round.core import RoundCore
-from drivers.observations import ClockObserved, ClockSide
+from daemon.round.inputs import ClockInput, PlacementInput
+from drivers.observations import ClockObserved, ClockSide, PlacementObserved
 
 
 def _core(folder: Path, boards: int) -> RoundCore:
@@ -37,22 +37,19 @@ def _core(folder: Path, boards: int) -> RoundCore:
     path = folder / "bench.toml"
     path.write_text('[event]\nname = "Bench"\nround = 1\ntime_control = "5400+30"\n' + tables)
     core = RoundCore(load_config(path, env={}))
-    fen = board_fen(chess.BaseBoard())
-    clock = clock_payload(
-        ClockObserved(
-            left_seconds=5430,
-            right_seconds=5430,
-            left_flag=False,
-            right_flag=False,
-            running=None,
-            lever=ClockSide.LEFT,
-            connected=True,
-            at=1.0,
-        )
+    clock = ClockObserved(
+        left_seconds=5430,
+        right_seconds=5430,
+        left_flag=False,
+        right_flag=False,
+        running=None,
+        lever=ClockSide.LEFT,
+        connected=True,
+        at=1.0,
     )
     for number in range(1, boards + 1):
-        core.apply(number, PLACEMENT, {"fen": fen}, 1.0)
-        core.apply(number, CLOCK, clock, 1.0)
+        core.apply(PlacementInput(number, PlacementObserved(board=chess.BaseBoard(), at=1.0)))
+        core.apply(ClockInput(number, clock))
     return core
 
 
@@ -77,7 +74,7 @@ def main() -> None:
             payload = _change(args.boards, 2 + run).payload()
             size = len(str(payload).encode())
             start = time.perf_counter()
-            outcome = core.apply(EVENT_BOARD, ROUND, payload, time.time())
+            outcome = core.apply(input_of(EVENT_BOARD, ROUND, payload, time.time()))
             applied = time.perf_counter()
             for number in sorted(outcome.boards):
                 core.board_state(number, time.time())

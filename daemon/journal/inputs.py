@@ -4,15 +4,15 @@ Everything the round's pure core acts on is one of these records: a sensed place
 clock reading, a link change, a battery level, a timer tick that fired, or an arbiter
 command. The daemon appends each to the journal *before* acting on it; replaying them in
 order rebuilds every game, clock, alert and result exactly (docs/architecture.md, "the
-journal is the input log").
+journal is the input log"). Here are their kinds and the payloads of the drivers'
+observations; the core takes them typed (:mod:`daemon.round.inputs`), and
+:mod:`daemon.round.codec` writes and reads the records.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any, Final
-
-import chess
 
 from base.fen import board_fen, board_from_fen
 from daemon.journal.store import ROUND
@@ -80,29 +80,12 @@ INPUT_KINDS: Final = frozenset(
 
 def placement_payload(observation: PlacementObserved) -> dict[str, Any]:
     """``{"fen": <board FEN as sensed>}``."""
-    fen = board_fen(observation.board)
-    _sensed[fen] = observation.board.copy()
-    if len(_sensed) > _SENSED_KEPT:
-        del _sensed[next(iter(_sensed))]
-    return {"fen": fen}
+    return {"fen": board_fen(observation.board)}
 
 
 def placement_from_payload(payload: Mapping[str, Any], at: float) -> PlacementObserved:
-    """The inverse of :func:`placement_payload`.
-
-    The daemon parses each placement right after :func:`placement_payload` made it (the
-    journal stands between them): the placements made last are kept, so that only a
-    replay pays for parsing the FEN.
-    """
-    fen = str(payload["fen"])
-    sensed = _sensed.pop(fen, None)
-    board = sensed if sensed is not None else board_from_fen(fen)
-    return PlacementObserved(board=board, at=at)
-
-
-#: The placements :func:`placement_payload` made last, by FEN (a bounded memo).
-_sensed: dict[str, chess.BaseBoard] = {}
-_SENSED_KEPT = 64
+    """The inverse of :func:`placement_payload`."""
+    return PlacementObserved(board=board_from_fen(str(payload["fen"])), at=at)
 
 
 def clock_payload(

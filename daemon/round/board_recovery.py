@@ -1,4 +1,4 @@
-"""Catching a board up from its own memory: a ``recovery`` input (:mod:`daemon.journal.inputs`)
+"""Catching a board up from its own memory: a :class:`~daemon.round.inputs.RecoveryInput`
 on one board of the round (pure).
 
 While the memory is read the tracker is paused like an offline board (no timer runs on a
@@ -15,12 +15,10 @@ to the clock. Computed from the journal's inputs alone, so a restart owes it aga
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 import chess
 
-from base.fen import board_from_fen
 from daemon.game.durations import TimeControl
 from daemon.game.events import GameEvent, GapCandidates
 from daemon.game.gap import search_gap
@@ -28,8 +26,8 @@ from daemon.game.matching import rotated
 from daemon.game.recovery import plan_recovery
 from daemon.game.tracker import GameTracker
 from daemon.round.board_game import BoardGame, line_sans
+from daemon.round.inputs import RecoveryInput
 from daemon.round.mode23 import GapIncrements, clock_gained, game_move_number
-from drivers.memory import memory_from_payload
 from drivers.observations import (
     ClockObserved,
     ClockSide,
@@ -45,31 +43,30 @@ __all__ = ["fill_gap", "replay_memory"]
 _GAP_NODES = 40_000
 
 
-def replay_memory(
-    game: BoardGame, tracker: GameTracker, payload: Mapping[str, Any], at: float
-) -> bool:
+def replay_memory(game: BoardGame, tracker: GameTracker, item: RecoveryInput) -> bool:
     """Pause the tracker while the memory is read; replay the log into it once read.
 
     Returns:
         False when a log was read that does not hold the game as known (no anchor).
     """
-    state = str(payload["state"])
-    if state == "reading":
+    at = item.at
+    if item.state == "reading":
         game.catching_up = True
         tracker.receive_link(LinkObserved(state=LinkState.OFFLINE, at=at))
         return True
     game.catching_up = False
     tracker.receive_link(LinkObserved(state=LinkState.ONLINE, at=at))
-    if state != "read":
+    if item.state != "read":
         return True
     control = game.section.event.time_control
-    memory = memory_from_payload(payload["memory"])
+    memory = item.memory
+    assert memory is not None, "a memory read holds the memory"
     plan = plan_recovery(tracker, memory, at, start_seconds=control.base + control.increment)
     if plan is None:
         return False
     tracker.forget_presses()
-    heal = bool(payload.get("heal"))
-    gap = _gap_increments(game, tracker, plan.observations, ledger=game.ledger if heal else None)
+    ledger = game.ledger if item.heal else None
+    gap = _gap_increments(game, tracker, plan.observations, ledger=ledger)
     for observation in plan.observations:
         if isinstance(observation, PlacementObserved):
             tracker.receive_placement(observation)
@@ -114,21 +111,16 @@ def _gap_increments(
     )
 
 
-def fill_gap(
-    game: BoardGame, tracker: GameTracker, payload: Mapping[str, Any], at: float
-) -> list[GameEvent] | None:
+def fill_gap(game: BoardGame, tracker: GameTracker, item: RecoveryInput) -> list[GameEvent] | None:
     """The legal lines from the game to the placement the board shows once caught up.
 
     One line is played into the tracker; several are kept on ``game`` for the arbiter and
     offered as the :class:`GapCandidates` returned. None when nothing is searched (the
     memory is still being read, or no placement came with it).
     """
-    placement = payload.get("placement")
-    if payload["state"] == "reading" or not isinstance(placement, str):
+    sensed, side, at = item.placement, item.running, item.at
+    if item.state == "reading" or sensed is None:
         return None
-    running = payload.get("running")
-    side = ClockSide(running) if isinstance(running, str) else None
-    sensed = board_from_fen(placement)
     if tracker.shows_game(sensed):
         return []
     to_move = None if side is None else tracker.color_at(side)

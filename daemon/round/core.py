@@ -1,19 +1,20 @@
 """The round's deterministic core: every board's game, clock, alerts and result (pure).
 
 One :class:`RoundCore` holds a :class:`~daemon.game.tracker.GameTracker` per e-board and
-the shared :class:`~daemon.arbiter.engine.AlertEngine`. It takes the journal's input records
-(:mod:`daemon.journal.inputs`) one at a time and answers with what changed: boards to republish,
-alerts to publish, decisions to journal. It never reads a clock or does I/O, so replaying
-the journal through a fresh core rebuilds the round exactly (docs/architecture.md).
+the shared :class:`~daemon.arbiter.engine.AlertEngine`. It takes the round's typed inputs
+(:mod:`daemon.round.inputs`, journalled as :mod:`daemon.round.codec` writes them) one at a
+time and answers with what changed: boards to republish, alerts to publish, decisions to
+journal. It never reads a clock or does I/O, so replaying the journal through a fresh core
+rebuilds the round exactly (docs/architecture.md).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, assert_never
+from typing import assert_never
 
 import chess
 
@@ -27,13 +28,11 @@ from broadcast.feed.commands import (
     NextRound,
     SetClocks,
     SetResult,
-    command_from_json,
-    command_to_json,
 )
-from broadcast.feed.messages import FORFEITS, PGN_RESULTS, BoardState, ClockReading
+from broadcast.feed.messages import BoardState, ClockReading
 from daemon.arbiter.decisions import AlertSettings, Decision
 from daemon.arbiter.engine import AlertEngine
-from daemon.arbiter.results import CommandRefused, ResultSource
+from daemon.arbiter.results import CommandRefused
 from daemon.arbiter.watch import BoardRules
 from daemon.config.model import BoardConfig, Config
 from daemon.config.sections import Section
@@ -42,48 +41,36 @@ from daemon.game.record import GameRecord
 from daemon.game.recovery import memory_needed
 from daemon.game.state import TrackerSettings, TrackerState
 from daemon.game.tracker import GameTracker
-from daemon.journal.inputs import (
-    ARBITER,
-    BATTERY,
-    CLOCK,
-    FLOOD,
-    JOURNAL,
-    LINK,
-    PLACEMENT,
-    RECOVERY,
-    START,
-    TICK,
-    battery_from_payload,
-    clock_adds_of,
-    clock_from_payload,
-    clock_lacking_of,
-    clock_refused_of,
-    clock_set_of,
-    link_from_payload,
-    placement_from_payload,
-)
-from daemon.journal.store import ROUND
 from daemon.round.board_game import (
     BoardGame,
     apply_event,
-    board_status,
     game_headers,
     make_tracker,
     moves_recovered,
     note_press,
-    render_pgn,
 )
 from daemon.round.board_recovery import fill_gap, replay_memory
 from daemon.round.change import RoundChange, section_after
-from daemon.round.link_silence import BOARD_SILENCE, LinkSilence
+from daemon.round.inputs import (
+    ArbiterInput,
+    BatteryInput,
+    BoardInput,
+    ClockInput,
+    FloodInput,
+    JournalInput,
+    LinkInput,
+    PlacementInput,
+    RecoveryInput,
+    RoundChangeInput,
+    RoundInput,
+    StartInput,
+    TickInput,
+)
+from daemon.round.link_silence import LinkSilence
+from daemon.round.shown import board_state, clock_reading
 from drivers.observations import LinkObserved, LinkState
 
-__all__ = [
-    "Outcome",
-    "RoundCore",
-    "command_from_payload",
-    "command_payload",
-]
+__all__ = ["Outcome", "RoundCore"]
 
 
 @dataclass(slots=True)
@@ -96,21 +83,8 @@ class Outcome:
     game_events: list[tuple[int, GameEvent]] = field(default_factory=list)
 
 
-def command_payload(command: ArbiterCommand) -> dict[str, Any]:
-    """An arbiter command as a journal payload: its fields, and its name as ``command``."""
-    data = command_to_json(command)
-    data["command"] = data.pop("type")
-    return data
-
-
-def command_from_payload(payload: Mapping[str, Any]) -> ArbiterCommand:
-    """The inverse of :func:`command_payload`."""
-    data = {name: value for name, value in payload.items() if name != "command"}
-    return command_from_json({"type": payload["command"], **data})
-
-
 class RoundCore:
-    """Every board of the round, driven by journal input records.
+    """Every board of the round, driven by its inputs.
 
     Args:
         config: the validated configuration (its ``round_start`` already fixed).
@@ -139,33 +113,38 @@ class RoundCore:
 
     # -- inputs ------------------------------------------------------------------------
 
-    def apply(self, board: int, kind: str, payload: Mapping[str, Any], at: float) -> Outcome:
-        """Act on one input record; returns what changed.
+    def apply(self, item: RoundInput) -> Outcome:
+        """Act on one input; returns what changed.
 
         Raises:
-            CommandRefused: an arbiter command that cannot be carried out (nothing changed).
+            CommandRefused: an arbiter command that cannot be carried out, or an input
+                for a board without e-board (nothing changed).
         """
         outcome = Outcome()
+        at = item.at
         seen, self.seen_until = self.seen_until, max(self.seen_until, at)
         try:
-            if kind == TICK:
-                self._tick(at, outcome)
-            elif kind == ARBITER:
-                self._command(command_from_payload(payload), at, outcome)
-            elif kind == ROUND:
-                self._change_round(RoundChange.from_payload(payload), at, outcome)
-            elif kind == START:
-                self._start(float(payload.get("silence", BOARD_SILENCE)), at, seen, outcome)
-            elif kind == FLOOD:
-                self.engine.receive_flood(board, bool(payload["flooding"]), at)
-            elif kind == JOURNAL:
-                self.engine.receive_journal(
-                    bool(payload["written"]), str(payload["reason"]), int(payload["held"]), at
-                )
-            else:
-                self._observe(board, kind, payload, at, outcome)
+            match item:
+                case (
+                    ClockInput() | PlacementInput() | LinkInput() | RecoveryInput() | BatteryInput()
+                ):
+                    self._observe(item, outcome)
+                case TickInput():
+                    self._tick(at, outcome)
+                case ArbiterInput():
+                    self._command(item.command, at, outcome)
+                case RoundChangeInput():
+                    self._change_round(item.change, at, outcome)
+                case StartInput():
+                    self._start(item.silence, at, seen, outcome)
+                case FloodInput():
+                    self.engine.receive_flood(item.board, item.flooding, at)
+                case JournalInput():
+                    self.engine.receive_journal(item.written, item.reason, item.held, at)
+                case _:
+                    assert_never(item)
         finally:
-            self._note_deadlines(self.games if kind == TICK else (board,))
+            self._note_deadlines(self.games if type(item) is TickInput else (item.board,))
         self._drain_engine(outcome)
         return outcome
 
@@ -188,47 +167,56 @@ class RoundCore:
             else:
                 self._deadlines[number] = deadline
 
-    def _observe(
-        self, board: int, kind: str, payload: Mapping[str, Any], at: float, outcome: Outcome
-    ) -> None:
+    def _observe(self, item: BoardInput, outcome: Outcome) -> None:
+        board = item.board
         game = self.games[board]
         tracker = game.tracker
         if tracker is None:
             raise CommandRefused(f"board {board} has no e-board")
-        if kind == PLACEMENT:
-            game.placement = placement_from_payload(payload, at)
-            tracker.receive_placement(game.placement)
-        elif kind == CLOCK:
-            previous, reading = game.reading, clock_from_payload(payload, at)
-            game.reading = reading
-            note_press(game.ledger, previous, reading, clock_set=clock_set_of(payload))
-            if reading.connected:  # what the clock still lacks (none: the session gave it)
-                game.clock_owed = clock_lacking_of(payload)
-            game.clock_adds = clock_adds_of(payload)
-            if clock_refused_of(payload) or clock_set_of(payload):
-                self.engine.receive_clock_mode(board, clock_refused_of(payload), at)
-            tracker.receive_clock(reading)
-            self.engine.receive_clock_link(board, reading.connected, at)
-        elif kind == LINK:
-            link = link_from_payload(payload, at)
-            tracker.receive_link(link)
-            game.online = link.state is LinkState.ONLINE
-            game.catching_up = False
-            self.links.receive_heard(board)
-            if game.online:
-                game.serial = payload.get("serial", game.serial)
-                game.port = payload.get("port", game.port)
-            self.engine.receive_link(board, game.online, at)
-            outcome.boards.add(board)
-        elif kind == RECOVERY:
-            self._recover(board, tracker, payload, at, outcome)
-            outcome.boards.add(board)
-        elif kind == BATTERY:
-            game.battery = battery_from_payload(payload, at)
-            outcome.boards.add(board)
-        else:
-            raise ValueError(f"not an input kind: {kind}")
+        match item:
+            case ClockInput():
+                self._clock(game, tracker, item)
+            case PlacementInput():
+                game.placement = item.sensed
+                tracker.receive_placement(item.sensed)
+            case LinkInput():
+                self._link(game, tracker, item)
+                outcome.boards.add(board)
+            case RecoveryInput():
+                self._recover(board, tracker, item, outcome)
+                outcome.boards.add(board)
+            case BatteryInput():
+                game.battery = item.battery
+                outcome.boards.add(board)
+            case _:
+                assert_never(item)
         self._drain_tracker(board, outcome)
+
+    def _clock(self, game: BoardGame, tracker: GameTracker, item: ClockInput) -> None:
+        board, reading = item.board, item.reading
+        previous, game.reading = game.reading, reading
+        note_press(game.ledger, previous, reading, clock_set=item.clock_set)
+        if reading.connected:  # what the clock still lacks (none: the session gave it)
+            game.clock_owed = dict(item.lacking)
+        game.clock_adds = item.increments == "clock"
+        refused = item.increments == "refused"
+        if refused or item.clock_set:
+            self.engine.receive_clock_mode(board, refused, item.at)
+        tracker.receive_clock(reading)
+        self.engine.receive_clock_link(board, reading.connected, item.at)
+
+    def _link(self, game: BoardGame, tracker: GameTracker, item: LinkInput) -> None:
+        board = item.board
+        tracker.receive_link(item.link)
+        game.online = item.link.state is LinkState.ONLINE
+        game.catching_up = False
+        self.links.receive_heard(board)
+        if game.online:
+            if item.serial is not None:
+                game.serial = item.serial
+            if item.port is not None:
+                game.port = item.port
+        self.engine.receive_link(board, game.online, item.at)
 
     def memory_needed(self, board: int, placement: chess.BaseBoard) -> bool:
         """Whether a board coming online with ``placement`` needs its memory read."""
@@ -238,32 +226,23 @@ class RoundCore:
         return memory_needed(game.tracker, placement)
 
     def _recover(
-        self,
-        board: int,
-        tracker: GameTracker,
-        payload: Mapping[str, Any],
-        at: float,
-        outcome: Outcome,
+        self, board: int, tracker: GameTracker, item: RecoveryInput, outcome: Outcome
     ) -> None:
         """Catching up from the board's memory (:mod:`daemon.round.board_recovery`)."""
         game = self.games[board]
         self.engine.receive_gap(board, unseen=True)  # the memory's presses: no clock check
-        anchored = replay_memory(game, tracker, payload, at)
+        anchored = replay_memory(game, tracker, item)
         self._drain_tracker(board, outcome, recovered="memory")
         # A log that holds the game covers the gap: what the board shows beyond it is a
         # move on its way or a square still wrong, live input's business (no search, which
         # may take a second of the loop). Searched: a log that could not, or none.
-        found = (
-            None
-            if anchored and payload["state"] == "read"
-            else fill_gap(game, tracker, payload, at)
-        )
+        read = item.state == "read"
+        found = None if anchored and read else fill_gap(game, tracker, item)
         if found is not None:
             self._drain_tracker(board, outcome, recovered="search", extra=found)
         self.engine.receive_gap(board, unseen=False)
-        read = payload["state"] == "read"
         if read and tracker.state is TrackerState.OUT_OF_SYNC and not found:
-            self.engine.receive_memory_unsure(board, at)  # the memory could not heal it
+            self.engine.receive_memory_unsure(board, item.at)  # the memory could not heal it
 
     def _choose_line(self, board: int, line: int, at: float, outcome: Outcome) -> None:
         game = self._game(board)
@@ -443,71 +422,10 @@ class RoundCore:
 
     def clock_reading(self, board: int) -> ClockReading | None:
         """The board's clocks as :meth:`board_state` shows them (None: no reading yet)."""
-        game = self.games[board]
-        clock = game.clock
-        if clock is None:
-            return None
-        result, _ = self._result(board)
-        return ClockReading(
-            board=board,
-            white_clock=clock.white,
-            black_clock=clock.black,
-            running=clock.running if result == "*" else None,
-            clock_at=clock.at,
-        )
-
-    def _result(self, board: int) -> tuple[str, bool]:
-        result_state = self.engine.result_of(board)
-        result = result_state.result if result_state else self.games[board].record.result
-        return result, bool(result_state and result_state.confirmed)
-
-    def _termination(self, board: int) -> str | None:
-        """``"time forfeit"`` once an arbiter confirmed a flag fall's result (FIDE 6.9,
-        tournament-rules.md §5), ``"forfeit"`` (``"double forfeit"``) once one confirmed
-        a forfeit; None leaves the record's Termination."""
-        state = self.engine.result_of(board)
-        if state is None or not state.confirmed:
-            return None
-        if state.source is ResultSource.FLAG_FALL:
-            return "time forfeit"
-        return FORFEITS.get(state.result)
+        return clock_reading(self.games[board], self.engine, board)
 
     def board_state(self, board: int, now: float) -> BoardState:
-        """The board as the broadcast should show it now."""
-        game = self.games[board]
-        result, final = self._result(board)
-        pgn, fen = render_pgn(game, PGN_RESULTS.get(result, result), self._termination(board))
-        assert game.rendered is not None
-        moves = game.rendered.moves
-        clock = game.clock
-        white_clock = black_clock = None
-        running = None
-        if clock is not None:
-            white_clock, black_clock, running = clock.white, clock.black, clock.running
-        return BoardState(
-            board=board,
-            section=game.section.name,
-            round=f"{game.section.event.round}.{board}",
-            white=game.config.white,
-            black=game.config.black,
-            white_elo=game.config.white_elo,
-            black_elo=game.config.black_elo,
-            pgn=pgn,
-            fen=fen,
-            moves=moves,
-            last_move=moves[-1].uci if moves else None,
-            white_clock=white_clock,
-            black_clock=black_clock,
-            running=running if result == "*" else None,
-            clock_at=clock.at if clock else None,
-            status=board_status(game, self.links.is_unheard(board)),
-            result=result,
-            result_final=final,
-            updated_at=now,
-            serial=game.serial,
-            port=game.port,
-            variant=game.section.event.variant,
-            recovered_plies=game.recovered_plies,
-            battery=game.battery.percent if game.battery else None,
-            battery_charging=bool(game.battery and game.battery.charging),
+        """The board as the broadcast should show it now (:mod:`daemon.round.shown`)."""
+        return board_state(
+            self.games[board], self.engine, board, now, unheard=self.links.is_unheard(board)
         )

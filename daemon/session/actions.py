@@ -1,20 +1,22 @@
 """What a board session asks of its shell, and what it reads of the round (pure types).
 
-The session core (:mod:`daemon.session.core`) never does I/O: it hands its journal inputs
-to a ``record`` callable at once (the round applies them before the next input, so what
-the session reads of the game is always up to date) and returns everything else as
-:data:`Action` values for its shell to carry out: ask the board's memory or the whole
-board again, put a marker on the line, set the clock, write a log line.
+The session core (:mod:`daemon.session.core`) never does I/O: it hands its round inputs
+(:mod:`daemon.round.inputs`) to a ``record`` callable at once (the round applies them
+before the next input, so what the session reads of the game is always up to date) and
+returns everything else as :data:`Action` values for its shell to carry out: ask the
+board's memory or the whole board again, put a marker on the line, set the clock, write
+a log line.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Protocol
 
 import chess
 
+from daemon.round.inputs import BoardInput, FloodInput
 from drivers.dgt.commands import ClockSetAndRun
 from drivers.observations import ClockObserved, ClockSide
 
@@ -67,8 +69,8 @@ class Say:
 
 Action = AskMemory | AskBoard | AskCaughtUp | SetClock | Say
 
-#: Journals and applies one round input at once: ``(kind, payload, at)``.
-Record = Callable[[str, Mapping[str, Any], float], None]
+#: Journals and applies one round input at once.
+Record = Callable[[BoardInput | FloodInput], None]
 
 
 class BoardView(Protocol):

@@ -43,24 +43,21 @@ import math
 from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import Any, assert_never
+from typing import assert_never
+
+import chess
 
 from base.backoff import Backoff, BackoffPolicy
 from base.drain import drain
-from base.fen import board_fen
 from daemon.config.model import BoardConfig
 from daemon.config.sections import Section
-from daemon.journal.inputs import (
-    BATTERY,
-    CLOCK,
-    FLOOD,
-    LINK,
-    PLACEMENT,
-    RECOVERY,
-    battery_payload,
-    clock_payload,
-    link_payload,
-    placement_payload,
+from daemon.round.inputs import (
+    BatteryInput,
+    ClockInput,
+    FloodInput,
+    LinkInput,
+    PlacementInput,
+    RecoveryInput,
 )
 from daemon.round.mode23 import IncrementControl, IncrementState
 from daemon.session.actions import (
@@ -74,7 +71,7 @@ from daemon.session.actions import (
     SetClock,
 )
 from daemon.session.flood import FloodGuard
-from drivers.memory import BoardMemory, MemoryObserved, memory_payload
+from drivers.memory import BoardMemory, MemoryObserved
 from drivers.observations import (
     BatteryObserved,
     BoardRead,
@@ -208,10 +205,10 @@ class SessionCore:
         self._sensed: PlacementObserved | None = None  # the latest placement
         self._held_clock: ClockObserved | None = None  # waiting for a read (CONNECTED, READING)
         self._held: PlacementObserved | None = None  # held back by the flood guard
-        self._last_clock: dict[str, Any] | None = None
-        self._last_battery: dict[str, Any] | None = None  # journalled on this connection
-        self._last_placement: dict[str, Any] | None = None
-        self._recent: deque[str] = deque(maxlen=2)  # the last placements offered (FEN)
+        self._last_clock: ClockInput | None = None
+        self._last_battery: BatteryObserved | None = None  # journalled on this connection
+        self._last_placement: PlacementObserved | None = None
+        self._recent: deque[chess.BaseBoard] = deque(maxlen=2)  # the last placements offered
         self._memory_due = math.inf
         self._caught_up_due = math.inf
         self._flood_due = math.inf
@@ -257,21 +254,20 @@ class SessionCore:
             self.increments.reset(self.view.last_reading())
             self._owe_increments(recovered=False)
         self._say(logging.INFO, f"= board {self.number} online on {port} (serial {serial})")
-        payload = link_payload(link, serial=serial, port=port)
-        self._record(LINK, payload, link.at)
+        self._record(LinkInput(self.number, link, serial=serial, port=port))
 
     def _link_down(self, link: LinkObserved, reason: str) -> None:
         if self.stopping:
-            self._end_reading({"state": "failed", "reason": "stopped"}, link.at, release=False)
+            self._end_reading(self._failed("stopped", link.at), release=False)
             self._enter(_S.STOPPED)
             return
-        self._end_reading({"state": "failed", "reason": "link lost"}, link.at, release=False)
+        self._end_reading(self._failed("link lost", link.at), release=False)
         if self.state is _S.OFFLINE:
             return
         self._say(logging.WARNING, f"= board {self.number} offline: {reason}")
         self._enter(_S.OFFLINE)
         self._forget_connection()
-        self._record(LINK, link_payload(link, reason), link.at)
+        self._record(LinkInput(self.number, link, reason))
 
     def _forget_connection(self) -> None:
         self._sensed = self._held_clock = self._held = None
@@ -341,26 +337,31 @@ class SessionCore:
 
     def receive_battery(self, battery: BatteryObserved) -> None:
         """A wireless board's battery level: journalled when it changed."""
-        payload = battery_payload(battery)
-        if self.state not in (_S.OFFLINE, _S.STOPPED) and payload != self._last_battery:
-            self._last_battery = payload
-            self._record(BATTERY, payload, battery.at)
+        last = self._last_battery
+        if self.state in (_S.OFFLINE, _S.STOPPED) or (
+            last is not None
+            and (last.percent, last.charging) == (battery.percent, battery.charging)
+        ):
+            return
+        self._last_battery = battery
+        self._record(BatteryInput(self.number, battery))
 
     def receive_memory(self, memory: BoardMemory, at: float) -> None:
         """The board's memory came (ignored unless it was asked)."""
         if self.state is not _S.READING:
             return
         self._say(logging.INFO, f"= board {self.number} memory read: {len(memory.steps)} steps")
-        payload: dict[str, Any] = {"state": "read", "memory": memory_payload(memory)}
-        if self._healing:  # its presses were answered live (mode 23: nothing owed)
-            payload["heal"] = True
-        self._end_reading(payload, at, release=True)
+        # a heal's presses were answered live (mode 23: nothing owed)
+        read = RecoveryInput(
+            board=self.number, at=at, state="read", memory=memory, heal=self._healing
+        )
+        self._end_reading(read, release=True)
 
     def receive_memory_refused(self, reason: str, at: float) -> None:
         """The link refused to ask the memory (it closed meanwhile)."""
         if self.state is _S.READING:
             self._say(logging.WARNING, f"board {self.number}: memory not asked: {reason}")
-            self._end_reading({"state": "failed", "reason": "not asked"}, at, release=True)
+            self._end_reading(self._failed("not asked", at), release=True)
 
     def receive_caught_up(self, at: float) -> None:
         """The marker's answer: everything the board queued before it has been received."""
@@ -408,7 +409,7 @@ class SessionCore:
         """Let the session's deadlines up to ``now`` pass."""
         if now >= self._memory_due:
             self._say(logging.WARNING, f"= board {self.number}: no memory in time")
-            self._end_reading({"state": "failed", "reason": "no answer"}, now, release=True)
+            self._end_reading(self._failed("no answer", now), release=True)
         if now >= self._caught_up_due:
             self._go_live(now)
         if now >= self._flood_due:
@@ -435,9 +436,12 @@ class SessionCore:
             self._say(logging.INFO, f"= board {self.number} catching up: reading its memory")
         self._actions.append(AskMemory())
         self._memory_due = at + self.settings.memory_timeout
-        self._record(RECOVERY, {"state": "reading"}, at)
+        self._record(RecoveryInput(board=self.number, at=at, state="reading"))
 
-    def _end_reading(self, payload: dict[str, Any], at: float, *, release: bool) -> None:
+    def _failed(self, reason: str, at: float) -> RecoveryInput:
+        return RecoveryInput(board=self.number, at=at, state="failed", reason=reason)
+
+    def _end_reading(self, ended: RecoveryInput, *, release: bool) -> None:
         """Journal the end of a memory read; with ``release`` the placement and clock as
         they stood when it came follow, then BACKLOG (read) or LIVE (failed)."""
         if self.state is not _S.READING:
@@ -445,17 +449,15 @@ class SessionCore:
         self._memory_due = math.inf
         sensed, held = self._sensed, self._held_clock
         self._held_clock = None
+        at = ended.at
         if sensed is not None and release:  # for the gap search when the memory cannot
             # cover it; not when the link went: the next connection reads the memory
-            payload = {**payload, "placement": board_fen(sensed.board)}
-            payload["running"] = (
-                None if held is None or held.running is None else held.running.value
-            )
-        self._record(RECOVERY, payload, at)
+            running = None if held is None else held.running
+            ended = replace(ended, placement=sensed.board, running=running)
+        self._record(ended)
         if not release:
             return
-        read = payload["state"] == "read"
-        if read:
+        if ended.state == "read":
             if self._healing and self.increments is not None:
                 self.increments.forget_last()  # the presses meanwhile are the memory's
             self._owe_increments(recovered=True)
@@ -470,7 +472,7 @@ class SessionCore:
         if self._healing:
             self._heal_not_before = at + self._heal_backoff.next_delay()
         if sensed is not None:
-            self._send_placement(replace(sensed, at=at), at)
+            self._send_placement(replace(sensed, at=at))
         if held is not None:
             self._apply_clock(replace(held, at=at))
 
@@ -499,12 +501,12 @@ class SessionCore:
     def _offer_placement(self, placement: PlacementObserved, at: float) -> None:
         """Send a placement on, unless the board floods the line (daemon/session/flood.py)."""
         was_flooding = self.flood.flooding
-        fen = board_fen(placement.board)
-        flicker = len(self._recent) == 2 and fen == self._recent[0] != self._recent[1]
-        self._recent.append(fen)
+        board, recent = placement.board, self._recent
+        flicker = len(recent) == 2 and board == recent[0] != recent[1]
+        recent.append(board)
         if self.flood.admit(at, flicker=flicker):
             self._held = None
-            self._send_placement(placement, at)
+            self._send_placement(placement)
         else:
             self._held = placement
         if self.flood.flooding and not was_flooding:
@@ -514,7 +516,7 @@ class SessionCore:
                 f" second): one in every {self.flood.interval:.1f} s goes on until it calms"
                 " down",
             )
-            self._record(FLOOD, {"flooding": True, "rate": self.flood.rate}, at)
+            self._record(FloodInput(board=self.number, at=at, flooding=True, rate=self.flood.rate))
         if self.flood.flooding and not math.isfinite(self._flood_due):
             self._flood_due = max(at, self.flood.next_release())
 
@@ -524,20 +526,22 @@ class SessionCore:
         if self._held is not None:
             placement, self._held = self._held, None
             self.flood.released(now)
-            self._send_placement(replace(placement, at=now), now)
+            self._send_placement(replace(placement, at=now))
         if self.flood.calmed(now):
             self._say(logging.WARNING, f"= board {self.number} calmed down")
-            self._record(FLOOD, {"flooding": False, "rate": self.flood.rate}, now)
+            self._record(
+                FloodInput(board=self.number, at=now, flooding=False, rate=self.flood.rate)
+            )
             return
         if self.flood.flooding and not self.stopping:
             self._flood_due = now + (self.flood.interval if self._held is not None else 0.5)
 
-    def _send_placement(self, placement: PlacementObserved, at: float) -> None:
-        payload = placement_payload(placement)
-        if payload == self._last_placement:
+    def _send_placement(self, placement: PlacementObserved) -> None:
+        last = self._last_placement
+        if last is not None and placement.board == last.board:
             return  # a flicker back to what was sent last: nothing new
-        self._last_placement = payload
-        self._record(PLACEMENT, payload, at)
+        self._last_placement = placement
+        self._record(PlacementInput(self.number, placement))
 
     def _refresh_due(self) -> float:
         """When the board is read again: its placement has matched nothing for a moment."""
@@ -578,17 +582,20 @@ class SessionCore:
             if command is not None:
                 self._actions.append(SetClock(command=command))
         state = None if increments is None else increments.state
-        lacking = None if increments is None else increments.lacking
-        payload = clock_payload(
+        item = ClockInput(
+            self.number,
             reading,
-            clock_adds=state is IncrementState.CLOCK_ADDS,
-            clock_refused=state is IncrementState.REFUSED,
+            increments="clock"
+            if state is IncrementState.CLOCK_ADDS
+            else "refused"
+            if state is IncrementState.REFUSED
+            else None,
             clock_set=command is not None,
-            lacking=lacking,
+            lacking={} if increments is None else increments.lacking,
         )
-        if payload != self._last_clock:  # update-nice repeats nothing new
-            self._last_clock = payload
-            self._record(CLOCK, payload, reading.at)
+        if not item.repeats(self._last_clock):  # update-nice repeats nothing new
+            self._last_clock = item
+            self._record(item)
 
     # -- state --------------------------------------------------------------------------
 

@@ -47,7 +47,6 @@ from daemon.config.model import (
 )
 from daemon.game.state import TrackerSettings
 from daemon.journal.identity import abandon_journal, open_round_journal
-from daemon.journal.inputs import START
 from daemon.journal.store import EVENT_BOARD, ROUND, Journal, checkpoint
 from daemon.links.analysis import AnalysisLink, analysis_off, analysis_settings
 from daemon.links.lichess import LichessLink
@@ -59,6 +58,7 @@ from daemon.links.settings import mqtt_settings, pgn_folder_settings
 from daemon.links.standings import StandingsRoutes
 from daemon.pairing import ResultHandoff
 from daemon.round.core import RoundCore
+from daemon.round.inputs import StartInput
 from daemon.round.link_silence import BOARD_SILENCE
 from daemon.round.snapshot import SnapshotPolicy, fingerprint
 from daemon.shell.archive import ArchiveKeeper
@@ -426,8 +426,7 @@ class Daemon:
         self._note_start()
         if not self._start_fed:  # every start: no e-board's link is known yet
             self._start_fed = True
-            silence = {"silence": self.options.board_silence}
-            self.service.receive(EVENT_BOARD, START, silence, time.time())
+            self.service.receive(StartInput(at=time.time(), silence=self.options.board_silence))
             _report_zero_default_time(self.config)
             # What the start-up built (the replayed round, the configuration, modules)
             # lives as long as the daemon: kept out of the collector's full passes, which

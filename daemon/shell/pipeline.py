@@ -16,7 +16,7 @@ import contextlib
 import logging
 import math
 import time
-from collections.abc import Callable, Coroutine, Mapping
+from collections.abc import Callable, Coroutine
 from typing import Any
 
 from base.backoff import BackoffPolicy
@@ -97,7 +97,7 @@ class BoardSession:
         self.core = SessionCore(
             board.number,
             view,
-            self._record,
+            service.receive_grouped,
             increments=increment_control(board, section, view),
             settings=settings,
         )
@@ -247,9 +247,6 @@ class BoardSession:
         task = asyncio.get_running_loop().create_task(job)
         self._commands.add(task)
         task.add_done_callback(self._commands.discard)
-
-    def _record(self, kind: str, payload: Mapping[str, Any], at: float) -> None:
-        self.service.receive_grouped(self.board.number, kind, payload, at)
 
     # -- faults and times ---------------------------------------------------------------
 

@@ -39,6 +39,7 @@ from daemon.links.pairing import PairingLink
 from daemon.pairing import PairingFileError, ResultHandoff
 from daemon.round.change import RoundChange
 from daemon.round.core import RoundCore
+from daemon.round.inputs import RoundChangeInput
 from daemon.round.source import LastRoundPlayed, handoff_from_pairs, plan_round
 from daemon.shell.service import RoundService
 
@@ -179,7 +180,7 @@ class RoundKeeper:
     def _change(self, name: str, change: RoundChange, handoff: ResultHandoff) -> dict[str, Any]:
         for before in self.before_change:
             before(name)
-        self.service.receive(EVENT_BOARD, ROUND, change.payload(), self._wall_clock())
+        self.service.receive(RoundChangeInput(at=self._wall_clock(), change=change))
         link = self.links.get(name)
         if link is None:
             link = self.links[name] = PairingLink(handoff, section=name)
@@ -210,7 +211,7 @@ class RoundKeeper:
                     (p.board, p.white, p.black) for p in link.handoff.results.pairings.values()
                 ]
             change = RoundChange.from_section(section, pairs=pairs, source="configuration")
-            self.service.receive(EVENT_BOARD, ROUND, change.payload(), self._wall_clock())
+            self.service.receive(RoundChangeInput(at=self._wall_clock(), change=change))
 
     def restore_links(self, journal: Journal) -> None:
         """After a replay: each section's TRF hand-off for the round the journal is in.

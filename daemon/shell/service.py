@@ -50,10 +50,19 @@ from daemon.arbiter.decisions import Decision
 from daemon.arbiter.results import CommandRefused
 from daemon.game.events import ClockUpdated, GameEvent, MoveMade, MovesWithdrawn
 from daemon.journal.hold import HeldJournal
-from daemon.journal.inputs import ARBITER, CLOCK, INPUT_KINDS, JOURNAL, TICK
+from daemon.journal.inputs import INPUT_KINDS
 from daemon.journal.records import Entry, Record
 from daemon.journal.store import EVENT_BOARD, Journal
-from daemon.round.core import Outcome, RoundCore, command_payload
+from daemon.round.codec import entry_of, input_of
+from daemon.round.core import Outcome, RoundCore
+from daemon.round.inputs import (
+    BOARD_KINDS,
+    ArbiterInput,
+    ClockInput,
+    JournalInput,
+    RoundInput,
+    TickInput,
+)
 from daemon.round.snapshot import SnapshotPolicy, dump_state, load_state
 from daemon.shell.snapshot_job import ChildSnapshots
 
@@ -172,14 +181,22 @@ class RoundService:
         """Apply one replayed input; False when it failed with a bug (as it did live, and
         the same state follows: the failure stays in its board). The first is logged."""
         try:
-            self.core.apply(record.board, record.kind, record.payload, record.at)
+            self.core.apply(input_of(record.board, record.kind, record.payload, record.at))
         except CommandRefused:
             pass
         except Exception as exc:
+            if self._refused_unread(record):
+                return True
             if first:
                 log.error("= replaying record %d failed as it did live", record.seq, exc_info=exc)
             return False
         return True
+
+    def _refused_unread(self, record: Record) -> bool:
+        """Whether the core refuses ``record`` whatever its payload holds: an e-board's
+        input on a board that has none (its payload may be of an older kind)."""
+        game = self.core.games.get(record.board)
+        return record.kind in BOARD_KINDS and game is not None and game.tracker is None
 
     def _load_snapshot(self) -> int:
         """Load the newest usable snapshot; returns its record (0: none, replay it all)."""
@@ -244,7 +261,7 @@ class RoundService:
 
     # -- inputs ------------------------------------------------------------------------
 
-    def receive(self, board: int, kind: str, payload: Mapping[str, Any], at: float) -> Outcome:
+    def receive(self, item: RoundInput) -> Outcome:
         """Act on one input; journal it with its decisions; then publish the outcome.
 
         The core is pure, so acting first and journalling the input together with its
@@ -254,10 +271,9 @@ class RoundService:
         Raises:
             CommandRefused: an arbiter command that changed nothing (not journalled).
         """
-        entry = Entry(board=board, kind=kind, at=at, payload=payload)
-        return self._act(entry, journalled=False)
+        return self._act(item, journalled=False)
 
-    def receive_grouped(self, board: int, kind: str, payload: Mapping[str, Any], at: float) -> None:
+    def receive_grouped(self, item: RoundInput) -> None:
         """Act on one input now; journal it in the next group commit; publish after it.
 
         For the board sessions (see the module docstring). A clock reading that changed
@@ -267,10 +283,10 @@ class RoundService:
         Raises:
             CommandRefused: an input for a board without e-board (not journalled).
         """
-        entry = Entry(board=board, kind=kind, at=at, payload=payload)
+        entry = entry_of(item)
         began = time.perf_counter()
         try:
-            outcome = self.core.apply(board, kind, payload, at)
+            outcome = self.core.apply(item)
         except CommandRefused:
             raise
         except Exception:
@@ -283,8 +299,8 @@ class RoundService:
         self._since_snapshot += 1
         self._group.append(entry)
         self._group += _outcome_entries(outcome)
-        if _moves_clocks_only(board, kind, outcome):
-            reading = self.core.clock_reading(board) if outcome.boards else None
+        if _moves_clocks_only(item, outcome):
+            reading = self.core.clock_reading(item.board) if outcome.boards else None
             if reading is not None:
                 self._unpublished.append(reading)
             self._commit_later(self.group_window)
@@ -342,12 +358,13 @@ class RoundService:
         ):
             self._snapshot_in_child()
 
-    def _act(self, entry: Entry, *, journalled: bool) -> Outcome:
+    def _act(self, item: RoundInput, *, journalled: bool) -> Outcome:
         """Apply an input, journal it (unless ``journalled``) with its decisions, publish."""
         self.commit_group()  # the inputs applied before this one are journalled before it
+        entry = entry_of(item)
         began = time.perf_counter()
         try:
-            outcome = self.core.apply(entry.board, entry.kind, entry.payload, entry.at)
+            outcome = self.core.apply(item)
         except CommandRefused:
             raise
         except Exception:
@@ -363,7 +380,7 @@ class RoundService:
         self._publish(outcome)
         self._since_snapshot += 1
         if self.snapshots.due(
-            self._since_snapshot, entry.at - self._snapshot_at, self._cost_since_snapshot
+            self._since_snapshot, item.at - self._snapshot_at, self._cost_since_snapshot
         ):
             self._snapshot_in_child()  # on a running loop; else here and now
         return outcome
@@ -391,11 +408,8 @@ class RoundService:
                 reason=f"the journal cannot be written ({self.writer.failure}):"
                 " command not carried out",
             )
-        entry = Entry(
-            board=_command_board(command), kind=ARBITER, at=at, payload=command_payload(command)
-        )
         try:
-            outcome = self._act(entry, journalled=False)
+            outcome = self._act(ArbiterInput(at=at, command=command), journalled=False)
         except CommandRefused as exc:
             return CommandReply(ok=False, reason=str(exc))  # nothing changed, nothing written
         if isinstance(command, SetClocks):
@@ -418,7 +432,7 @@ class RoundService:
             deadline = self.core.next_deadline()
             now = self._wall_clock()
             if deadline is not None and deadline <= now:
-                self.receive(EVENT_BOARD, TICK, {}, now)
+                self.receive(TickInput(at=now))
                 continue
             wait = max_sleep if deadline is None else min(max_sleep, deadline - now)
             with contextlib.suppress(TimeoutError):
@@ -440,12 +454,14 @@ class RoundService:
         if written == (not self._failing):
             return
         self._failing = not written
-        payload = {
-            "written": written,
-            "reason": self.writer.failure or "",
-            "held": held if written else self.writer.held,
-        }
-        self.receive(EVENT_BOARD, JOURNAL, payload, self._wall_clock())
+        self.receive(
+            JournalInput(
+                at=self._wall_clock(),
+                written=written,
+                reason=self.writer.failure or "",
+                held=held if written else self.writer.held,
+            )
+        )
 
     def _publish(self, outcome: Outcome) -> None:
         now = self._wall_clock()
@@ -472,11 +488,6 @@ class RoundService:
                 )
 
 
-def _command_board(command: ArbiterCommand) -> int:
-    board = getattr(command, "board", None)
-    return board if isinstance(board, int) else EVENT_BOARD
-
-
 def _outcome_entries(outcome: Outcome) -> list[Entry | Decision]:
     """The records of what an input caused: its game events, then its decisions.
 
@@ -492,13 +503,13 @@ def _outcome_entries(outcome: Outcome) -> list[Entry | Decision]:
     return entries
 
 
-def _moves_clocks_only(board: int, kind: str, outcome: Outcome) -> bool:
+def _moves_clocks_only(item: RoundInput, outcome: Outcome) -> bool:
     """Whether a clock reading changed nothing but its board's clocks (or nothing)."""
     return (
-        kind == CLOCK
+        type(item) is ClockInput
         and not outcome.decisions
         and not outcome.alerts
-        and outcome.boards <= {board}
+        and outcome.boards <= {item.board}
         and all(isinstance(event, ClockUpdated) for _, event in outcome.game_events)
     )
 

@@ -13,6 +13,7 @@ from daemon.arbiter.results import CommandRefused
 from daemon.config.model import Config, ConfigFile
 from daemon.journal.inputs import INPUT_KINDS
 from daemon.journal.store import Journal
+from daemon.round.codec import input_of
 from daemon.round.core import RoundCore
 from daemon.round.snapshot import dump_state, fingerprint, load_state
 from daemon.shell.app import load_round_config
@@ -81,7 +82,7 @@ def _follow(config: Config, journal: Journal, picks: set[int]) -> list[tuple[int
     for record in journal.records(kinds=INPUT_KINDS):
         for target in [core, *(loaded for loaded, _ in following)]:
             with contextlib.suppress(CommandRefused):
-                target.apply(record.board, record.kind, record.payload, record.at)
+                target.apply(input_of(record.board, record.kind, record.payload, record.at))
         following = [(loaded, taken + 1) for loaded, taken in following if taken < _FOLLOW]
         for loaded, taken in following:
             if taken % 5 == 0:

@@ -38,7 +38,8 @@ from daemon.game.events import (
 from daemon.journal.inputs import ARBITER, LINK, PLACEMENT, TICK
 from daemon.journal.store import EVENT_BOARD, ROUND
 from daemon.round.change import RoundChange
-from daemon.round.core import RoundCore, command_payload
+from daemon.round.codec import command_payload, input_of
+from daemon.round.core import RoundCore
 from daemon.round.snapshot import dump_state, load_state
 
 T0 = 1_790_000_000.0
@@ -237,7 +238,7 @@ class Event:
 
     def apply(self, board: int, kind: str, payload: Mapping[str, Any]) -> None:
         self.inputs.append((board, kind, dict(payload), self.now))
-        self.core.apply(board, kind, payload, self.now)
+        self.core.apply(input_of(board, kind, payload, self.now))
 
     def wait(self, seconds: float) -> None:
         """Time passes: the ticks the core asks for come, as the service feeds them."""
@@ -371,11 +372,11 @@ def _check_replay_and_snapshot(*, config_path: Path, event: Event) -> None:
     replayed = RoundCore(load_config(config_path, env={}))
     half = len(event.inputs) // 2
     for board, kind, payload, at in event.inputs[:half]:
-        replayed.apply(board, kind, payload, at)
+        replayed.apply(input_of(board, kind, payload, at))
     resumed = RoundCore(load_config(config_path, env={}))
     load_state(resumed, dump_state(replayed))
     for core in (replayed, resumed):
         for board, kind, payload, at in event.inputs[half:]:
-            core.apply(board, kind, payload, at)
+            core.apply(input_of(board, kind, payload, at))
         assert core.engine.alerts == event.core.engine.alerts
         assert core.engine.open_alerts == []

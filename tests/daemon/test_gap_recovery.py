@@ -8,7 +8,6 @@ power-up), then the arbiter's ``choose_line`` when several move orders fit.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +20,9 @@ from broadcast.feed.commands import ChooseLine
 from daemon.arbiter.results import CommandRefused
 from daemon.config.model import load_config
 from daemon.journal.inputs import ARBITER, CLOCK, LINK, PLACEMENT, RECOVERY
-from daemon.round.core import Outcome, RoundCore, command_payload
+from daemon.round.codec import command_payload, input_of, payload_of
+from daemon.round.core import Outcome, RoundCore
+from daemon.round.inputs import RoundInput
 from daemon.round.snapshot import dump_state, load_state
 from drivers.memory import BoardMemory, LoggedPowerUp, memory_payload
 from tests.daemon.support import FAST_TRACKER, BoardSpec, clock_input, write_config
@@ -39,31 +40,31 @@ def _clock(running: str | None, left: int = 180, right: int = 180) -> dict[str, 
 def _play_live(core: RoundCore, moves: list[str]) -> tuple[chess.Board, float]:
     """Follow ``moves`` live: placement, then the mover's press; White sits left."""
     at = 1000.0
-    core.apply(1, LINK, {"state": "online", "reason": ""}, at)
+    core.apply(input_of(1, LINK, {"state": "online", "reason": ""}, at))
     board = chess.Board()
-    core.apply(1, PLACEMENT, {"fen": board.board_fen()}, at)
-    core.apply(1, CLOCK, _clock("left"), at)
+    core.apply(input_of(1, PLACEMENT, {"fen": board.board_fen()}, at))
+    core.apply(input_of(1, CLOCK, _clock("left"), at))
     for uci in moves:
         at += 5
         board.push_uci(uci)
-        core.apply(1, PLACEMENT, {"fen": board.board_fen()}, at)
-        core.apply(1, CLOCK, _clock("right" if board.turn == chess.BLACK else "left"), at)
+        core.apply(input_of(1, PLACEMENT, {"fen": board.board_fen()}, at))
+        core.apply(input_of(1, CLOCK, _clock("right" if board.turn == chess.BLACK else "left"), at))
     return board, at
 
 
 def _back_with(core: RoundCore, placement: chess.Board, running: str, at: float) -> None:
     """The board returns after losing power: its memory holds only the power-up."""
     memory = BoardMemory(steps=(LoggedPowerUp(placement=chess.BaseBoard(placement.board_fen())),))
-    core.apply(1, LINK, {"state": "offline", "reason": "unplugged"}, at)
-    core.apply(1, LINK, {"state": "online", "reason": ""}, at + 1)
-    core.apply(1, RECOVERY, {"state": "reading"}, at + 1)
+    core.apply(input_of(1, LINK, {"state": "offline", "reason": "unplugged"}, at))
+    core.apply(input_of(1, LINK, {"state": "online", "reason": ""}, at + 1))
+    core.apply(input_of(1, RECOVERY, {"state": "reading"}, at + 1))
     payload = {
         "state": "read",
         "memory": memory_payload(memory),
         "placement": board_fen(placement),
         "running": running,
     }
-    core.apply(1, RECOVERY, payload, at + 2)
+    core.apply(input_of(1, RECOVERY, payload, at + 2))
 
 
 def _line(core: RoundCore) -> list[str]:
@@ -96,13 +97,13 @@ def test_several_move_orders_wait_for_the_arbiter(tmp_path: Path) -> None:
     assert len(lines) == 4
     assert ["e5", "Nf3", "Nc6", "Bc4"] in lines
     with pytest.raises(CommandRefused):
-        core.apply(1, ARBITER, command_payload(ChooseLine(board=1, line=5)), at + 3)
+        core.apply(input_of(1, ARBITER, command_payload(ChooseLine(board=1, line=5)), at + 3))
     chosen = lines.index(["e5", "Nf3", "Nc6", "Bc4"]) + 1
-    core.apply(1, ARBITER, command_payload(ChooseLine(board=1, line=chosen)), at + 4)
+    core.apply(input_of(1, ARBITER, command_payload(ChooseLine(board=1, line=chosen)), at + 4))
     assert _line(core) == ["e2e4", "e7e5", "g1f3", "b8c6", "f1c4"]
     assert core.games[1].recovered_plies == 4
     with pytest.raises(CommandRefused):  # chosen once
-        core.apply(1, ARBITER, command_payload(ChooseLine(board=1, line=chosen)), at + 5)
+        core.apply(input_of(1, ARBITER, command_payload(ChooseLine(board=1, line=chosen)), at + 5))
 
 
 def test_no_legal_sequence_leaves_the_game_as_it_was(tmp_path: Path) -> None:
@@ -124,9 +125,9 @@ class _Recording(RoundCore):
         super().__init__(*args, **kwargs)
         self.inputs: list[tuple[int, str, dict[str, Any], float]] = []
 
-    def apply(self, board: int, kind: str, payload: Mapping[str, Any], at: float) -> Outcome:
-        self.inputs.append((board, kind, dict(payload), at))
-        return super().apply(board, kind, payload, at)
+    def apply(self, item: RoundInput) -> Outcome:
+        self.inputs.append((item.board, item.KIND, payload_of(item), item.at))
+        return super().apply(item)
 
 
 def _view(core: RoundCore) -> tuple[object, ...]:
@@ -144,14 +145,14 @@ def test_recovery_inputs_replay_and_snapshots_cover_them(tmp_path: Path) -> None
     for uci in ("e7e5", "g1f3", "b8c6", "f1c4"):
         ahead.push_uci(uci)
     _back_with(live, ahead, "right", at)
-    live.apply(1, ARBITER, command_payload(ChooseLine(board=1, line=1)), at + 4)
+    live.apply(input_of(1, ARBITER, command_payload(ChooseLine(board=1, line=1)), at + 4))
     inputs = live.inputs
     for cut in range(len(inputs) + 1):
         replayed = RoundCore(loaded, FAST_TRACKER)
         for item in inputs[:cut]:
-            replayed.apply(*item)
+            replayed.apply(input_of(*item))
         restored = RoundCore(loaded, FAST_TRACKER)
         load_state(restored, dump_state(replayed))
         for item in inputs[cut:]:
-            restored.apply(*item)
+            restored.apply(input_of(*item))
         assert _view(restored) == _view(live), f"cut at input {cut}"

@@ -9,6 +9,7 @@ from broadcast.feed.hub import Hub
 from broadcast.feed.messages import BoardState
 from daemon.journal.inputs import CLOCK, INPUT_KINDS, LINK, TICK
 from daemon.journal.store import Journal
+from daemon.round.codec import input_of
 from daemon.round.core import RoundCore
 from daemon.round.snapshot import SnapshotPolicy, fingerprint, load_state
 from daemon.shell.service import RoundService
@@ -45,9 +46,9 @@ def _play(service: RoundService, clock: _Clock, plies: int) -> None:
         deadline = service.core.next_deadline()
         if deadline is not None and deadline <= at:
             clock.now = deadline
-            service.receive(0, TICK, {}, deadline)
+            service.receive(input_of(0, TICK, {}, deadline))
         clock.now = at
-        service.receive_grouped(board, kind, payload, at)
+        service.receive_grouped(input_of(board, kind, payload, at))
 
 
 def _shown(state: BoardState | None) -> tuple[Any, ...]:
@@ -67,7 +68,7 @@ async def test_inputs_are_journalled_in_order_before_what_they_changed_is_shown(
     thinking = [i for i in board_inputs(1, 7) if i[2] == CLOCK][-4:-1]  # ply 7's ticking
     for at, board, kind, payload in thinking:
         clock.now = at
-        service.receive_grouped(board, kind, payload, at)
+        service.receive_grouped(input_of(board, kind, payload, at))
     assert journal.last_seq == moved  # applied, waiting for the group's commit ...
     assert _shown(service.hub.state(1)) == shown  # ... and not shown before it
     await wait_until(lambda: journal.last_seq > moved, what="the group's commit")
@@ -88,8 +89,8 @@ async def test_a_direct_input_commits_the_group_before_it(tmp_path: Path) -> Non
     service, journal, clock = _round(tmp_path)
     for at, board, kind, payload in list(board_inputs(1, 1))[:4]:
         clock.now = at
-        service.receive_grouped(board, kind, payload, at)
-    service.receive(1, LINK, {"state": "offline", "reason": "cable"}, clock.now + 1)
+        service.receive_grouped(input_of(board, kind, payload, at))
+    service.receive(input_of(1, LINK, {"state": "offline", "reason": "cable"}, clock.now + 1))
     kinds = [r.kind for r in journal.records() if r.kind in INPUT_KINDS]
     assert kinds == [LINK, "placement", CLOCK, CLOCK, LINK]
     journal.close()
@@ -112,7 +113,7 @@ async def test_a_snapshot_pickled_by_a_child_loads_as_the_round_it_was_taken_at(
     service, journal, clock = _round(tmp_path, snapshots=SnapshotPolicy(every_inputs=30))
     for at, board, kind, payload in board_inputs(1, 6):  # only the sessions' door
         clock.now = at
-        service.receive_grouped(board, kind, payload, at)
+        service.receive_grouped(input_of(board, kind, payload, at))
     service.commit_group()  # 30 inputs and more: a child pickles the core
     await wait_until(lambda: service.snapshots_written == 1, what="the child's snapshot")
     found = journal.latest_snapshot(service.fingerprint or "")
@@ -123,6 +124,6 @@ async def test_a_snapshot_pickled_by_a_child_loads_as_the_round_it_was_taken_at(
     replayed = RoundCore(service.core.config, None)
     for record in journal.records(kinds=INPUT_KINDS):
         if record.seq <= seq:
-            replayed.apply(record.board, record.kind, record.payload, record.at)
+            replayed.apply(input_of(record.board, record.kind, record.payload, record.at))
     assert copy.board_state(1, START) == replayed.board_state(1, START)
     journal.close()

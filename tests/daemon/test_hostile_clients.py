@@ -24,7 +24,7 @@ from websockets.exceptions import InvalidMessage
 from broadcast.feed.commands import SetResult
 from daemon.journal.inputs import ARBITER
 from daemon.journal.store import Journal
-from daemon.round.core import command_payload
+from daemon.round.codec import command_payload
 from drivers.emulator.device import EmulatedBoard
 from drivers.emulator.firmware import BoardIdentity
 from tests.broadcast.feed_client import http_get

@@ -22,6 +22,7 @@ import pytest
 from broadcast.feed.commands import SetResult
 from daemon.journal.inputs import CLOCK, LINK, PLACEMENT
 from daemon.journal.store import Journal
+from daemon.round.codec import input_of
 from tests.daemon.support import (
     BoardSpec,
     clock_input,
@@ -80,22 +81,22 @@ async def test_a_full_disk_holds_inputs_in_memory_alerts_and_writes_them_later(
         config = _config(tmp_path, disk)
         async with running_daemon(config) as daemon:
             service, now = daemon.service, time.time()
-            service.receive(1, LINK, {"state": "online", "reason": ""}, now)
-            service.receive(1, PLACEMENT, {"fen": chess.STARTING_BOARD_FEN}, now)
+            service.receive(input_of(1, LINK, {"state": "online", "reason": ""}, now))
+            service.receive(input_of(1, PLACEMENT, {"fen": chess.STARTING_BOARD_FEN}, now))
             filler = _fill(disk)
             left, sent = 5400, 0
             while not service.writer.held:  # until the disk refuses a write
                 left -= 1
                 sent += 1
                 assert sent < 50_000, "the full disk never refused a write"
-                service.receive(1, CLOCK, _clock(left) | {"pad": "x" * 2000}, now + sent)
+                service.receive(input_of(1, CLOCK, _clock(left), now + sent))
             failed = [a for a in daemon.hub.open_alerts() if a.kind == "journal_failed"]
             assert len(failed) == 1
             assert "full" in failed[0].details["reason"]
             for _ in range(20):  # the board is still read and served
                 left -= 1
                 sent += 1
-                service.receive(1, CLOCK, _clock(left), now + sent)
+                service.receive(input_of(1, CLOCK, _clock(left), now + sent))
             state = daemon.hub.state(1)
             assert state is not None
             assert state.white_clock == left

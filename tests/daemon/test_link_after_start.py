@@ -9,6 +9,7 @@ from pathlib import Path
 from broadcast.feed.messages import BoardStatus
 from daemon.config.model import load_config
 from daemon.journal.inputs import LINK, START, TICK
+from daemon.round.codec import input_of
 from daemon.round.core import RoundCore
 from daemon.shell.app import Daemon, DaemonOptions
 from tests.daemon.support import FAST_TRACKER, BoardSpec, wait_for, write_config
@@ -23,17 +24,17 @@ def test_a_restart_makes_a_replayed_online_board_unknown_then_offline_when_silen
     tmp_path: Path,
 ) -> None:
     core = _core(tmp_path)
-    core.apply(1, LINK, {"state": "online", "reason": ""}, 100.0)
+    core.apply(input_of(1, LINK, {"state": "online", "reason": ""}, 100.0))
     assert core.board_state(1, 100.0).status is BoardStatus.WAITING
-    core.apply(0, START, {"silence": 30.0}, 200.0)  # the daemon restarted
+    core.apply(input_of(0, START, {"silence": 30.0}, 200.0))  # the daemon restarted
     assert core.board_state(1, 200.0).status is BoardStatus.CONNECTING
     assert core.board_state(2, 200.0).status is BoardStatus.MANUAL
     assert core.next_deadline() == 230.0
-    outcome = core.apply(0, TICK, {}, 230.0)
+    outcome = core.apply(input_of(0, TICK, {}, 230.0))
     (alert,) = outcome.alerts
     assert (alert.kind, alert.board, alert.details["since"]) == ("board_offline", 1, 230.0)
     assert core.board_state(1, 230.0).status is BoardStatus.OFFLINE
-    back = core.apply(1, LINK, {"state": "online", "reason": ""}, 240.0)
+    back = core.apply(input_of(1, LINK, {"state": "online", "reason": ""}, 240.0))
     (resolved,) = back.alerts  # heard at last: the offline alert resolves
     assert (resolved.id, resolved.state) == (alert.id, "resolved")
     assert resolved.history[-1].note == "the e-board answers again after 10s"
@@ -42,10 +43,10 @@ def test_a_restart_makes_a_replayed_online_board_unknown_then_offline_when_silen
 
 def test_a_board_heard_in_time_raises_nothing(tmp_path: Path) -> None:
     core = _core(tmp_path)
-    core.apply(0, START, {"silence": 30.0}, 200.0)
-    core.apply(1, LINK, {"state": "online", "reason": ""}, 210.0)
+    core.apply(input_of(0, START, {"silence": 30.0}, 200.0))
+    core.apply(input_of(1, LINK, {"state": "online", "reason": ""}, 210.0))
     assert core.next_deadline() != 230.0
-    assert core.apply(0, TICK, {}, 231.0).alerts == []
+    assert core.apply(input_of(0, TICK, {}, 231.0)).alerts == []
     assert core.board_state(1, 231.0).status is BoardStatus.WAITING
 
 
@@ -72,7 +73,7 @@ async def test_after_a_restart_the_replayed_link_is_not_shown_as_online(tmp_path
     options = DaemonOptions(port=0, tracker=FAST_TRACKER, board_silence=600.0)
     first = await Daemon.open(config, options)
     await first.start()
-    first.service.receive(1, LINK, {"state": "online", "reason": ""}, time.time())
+    first.service.receive(input_of(1, LINK, {"state": "online", "reason": ""}, time.time()))
     state = first.hub.state(1)
     assert state is not None
     assert state.status is BoardStatus.WAITING

@@ -14,7 +14,8 @@ from daemon.journal.inputs import ARBITER, BATTERY
 from daemon.journal.store import EVENT_BOARD, ROUND, Journal
 from daemon.pairing import PairingFileError
 from daemon.round.change import RoundChange
-from daemon.round.core import RoundCore, command_payload
+from daemon.round.codec import command_payload, input_of
+from daemon.round.core import RoundCore
 from daemon.round.snapshot import dump_state, load_state
 from daemon.round.source import plan_round
 from daemon.shell.rounds import RoundKeeper, pending_results
@@ -67,7 +68,7 @@ def _change(section: str, round_number: int, *boards: tuple[int, str, str]) -> R
 
 
 def _command(core: RoundCore, command: SetResult | ConfirmResult, at: float) -> None:
-    core.apply(command.board, ARBITER, command_payload(command), at)
+    core.apply(input_of(command.board, ARBITER, command_payload(command), at))
 
 
 def test_payload_round_trips() -> None:
@@ -88,7 +89,7 @@ def test_core_moves_one_section_on(tmp_path: Path) -> None:
         {"section": "Open", "board": 2, "result": "1-0"},
     ]
     change = _change("Open", 2, (2, "D, D", "A, A"), (3, "B, B", "C, C"))
-    outcome = core.apply(EVENT_BOARD, ROUND, change.payload(), 200.0)
+    outcome = core.apply(input_of(EVENT_BOARD, ROUND, change.payload(), 200.0))
     assert outcome.boards == {1, 2, 3}
     two = core.board_state(2, 200.0)
     assert (two.round, two.white, two.black, two.result) == ("2.2", "D, D", "A, A", "*")
@@ -105,11 +106,11 @@ def test_core_moves_one_section_on(tmp_path: Path) -> None:
 def test_an_eboards_battery_level_stays_with_it_into_the_next_round(tmp_path: Path) -> None:
     core = _core(tmp_path)
     assert core.board_state(1, 50.0).battery is None  # never reported (a USB board)
-    outcome = core.apply(1, BATTERY, {"percent": 37, "charging": False}, 60.0)
+    outcome = core.apply(input_of(1, BATTERY, {"percent": 37, "charging": False}, 60.0))
     assert outcome.boards == {1}
     assert core.board_state(1, 60.0).battery == 37
     change = _change("Open", 2, (1, "D, D", "A, A"))
-    core.apply(EVENT_BOARD, ROUND, change.payload(), 200.0)
+    core.apply(input_of(EVENT_BOARD, ROUND, change.payload(), 200.0))
     state = core.board_state(1, 200.0)
     assert (state.battery, state.battery_charging, state.round) == (37, False, "2.1")
 
@@ -119,9 +120,9 @@ def test_core_refuses_another_sections_board_and_unknown_sections(tmp_path: Path
     from daemon.arbiter.results import CommandRefused
 
     with pytest.raises(CommandRefused, match="belongs to section 'U12'"):
-        core.apply(EVENT_BOARD, ROUND, _change("Open", 2, (11, "a", "b")).payload(), 1.0)
+        core.apply(input_of(EVENT_BOARD, ROUND, _change("Open", 2, (11, "a", "b")).payload(), 1.0))
     with pytest.raises(CommandRefused, match='no section "Blitz"'):
-        core.apply(EVENT_BOARD, ROUND, _change("Blitz", 2, (5, "a", "b")).payload(), 1.0)
+        core.apply(input_of(EVENT_BOARD, ROUND, _change("Blitz", 2, (5, "a", "b")).payload(), 1.0))
     assert core.board_state(11, 1.0).round == "3.11"
 
 
@@ -195,7 +196,7 @@ def test_one_trf_per_section(tmp_path: Path) -> None:
 def test_a_snapshot_holds_the_round_change(tmp_path: Path) -> None:
     core = _core(tmp_path)
     change = _change("Open", 2, (2, "D, D", "A, A"), (3, "B, B", "C, C"))
-    core.apply(EVENT_BOARD, ROUND, change.payload(), 200.0)
+    core.apply(input_of(EVENT_BOARD, ROUND, change.payload(), 200.0))
     restored = _core(tmp_path)
     load_state(restored, dump_state(core))
     for number in (1, 2, 3, 11):

@@ -25,6 +25,7 @@ from daemon.config.model import Config, load_config
 from daemon.journal.inputs import CLOCK, INPUT_KINDS, LINK, PLACEMENT, TICK
 from daemon.journal.store import Journal
 from daemon.round import snapshot
+from daemon.round.codec import input_of
 from daemon.round.core import RoundCore
 from daemon.round.snapshot import SnapshotPolicy, dump_state, fingerprint
 from daemon.shell.app import Daemon, DaemonOptions
@@ -99,9 +100,9 @@ def _drive(service: RoundService, clock: _Clock, inputs: list[Any]) -> None:
         deadline = service.core.next_deadline()
         if deadline is not None and deadline <= at:
             clock.now = deadline
-            service.receive(0, TICK, {}, deadline)
+            service.receive(input_of(0, TICK, {}, deadline))
         clock.now = at
-        service.receive(board, kind, payload, at)
+        service.receive(input_of(board, kind, payload, at))
 
 
 def _commands(service: RoundService, clock: _Clock) -> None:
@@ -157,7 +158,7 @@ def _snapshot_at(config: Config, journal: Journal, cut: int, fp: str) -> None:
         if record.seq > cut:
             break
         try:
-            core.apply(record.board, record.kind, record.payload, record.at)
+            core.apply(input_of(record.board, record.kind, record.payload, record.at))
         except Exception:  # a refused command
             continue
     journal.write_snapshot(cut, START, fp, dump_state(core))
@@ -186,7 +187,7 @@ def test_a_restart_from_any_snapshot_equals_a_full_replay(
             # and both carry on alike (nothing hidden diverged): a few more inputs each
             for service in (full, quick):
                 for at, board, kind, payload in after[:40]:
-                    service.core.apply(board, kind, payload, at)
+                    service.core.apply(input_of(board, kind, payload, at))
             assert _observed(quick.core) == _observed(full.core)
         finally:
             db = sqlite3.connect(config.storage.path)
@@ -283,7 +284,7 @@ def test_state_that_cannot_be_pickled_skips_the_snapshot_not_the_input(
         )
         service.core.unpicklable = lambda: None  # type: ignore[attr-defined]
         with caplog.at_level(logging.WARNING):
-            service.receive(1, LINK, {"state": "online", "reason": ""}, START)
+            service.receive(input_of(1, LINK, {"state": "online", "reason": ""}, START))
         assert "snapshot not written" in caplog.text
         assert journal.latest_snapshot(service.fingerprint or "") is None
         assert [r.kind for r in journal.records(kinds=INPUT_KINDS)] == [LINK]

@@ -29,8 +29,9 @@ import chess
 
 from broadcast.feed.commands import ArbiterCommand
 from daemon.config.model import Config
-from daemon.journal.inputs import ARBITER, START, TICK
-from daemon.round.core import RoundCore, command_payload
+from daemon.round.codec import input_of, payload_of
+from daemon.round.core import RoundCore
+from daemon.round.inputs import ArbiterInput, RoundInput, StartInput, TickInput
 from daemon.session.actions import Action, AskBoard, AskCaughtUp, AskMemory, Say, SetClock
 from daemon.session.core import SessionCore, SessionSettings, increment_control
 from daemon.session.view import RoundBoardView
@@ -49,7 +50,6 @@ BAUD = 9600
 _BYTE = 10 / BAUD  # a start bit, 8 data bits, a stop bit
 _CHUNK = 32  # bytes delivered at once (≈ 33 ms of line)
 _COMMAND_DELAY = 0.002  # PC to board
-_EVENT_BOARD = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -269,18 +269,18 @@ class VirtualDaemon:
         self._device: DeviceCore | None = None
         self.core = RoundCore(world.config)
         for entry in world.journal:  # the replay of a restart
-            self.core.apply(entry.board, entry.kind, entry.payload, entry.at)
+            self.core.apply(input_of(entry.board, entry.kind, entry.payload, entry.at))
         section = world.config.section_of(world.number)
         view = RoundBoardView(self.core, world.number)
         increments = increment_control(world.config.board(world.number), section, view)
         self.session = SessionCore(
             world.number,
             view,
-            lambda kind, payload, at: self._record_input(world.number, kind, payload, at),
+            self._record_input,
             increments=increments,
             settings=world.settings,
         )
-        self._record_input(_EVENT_BOARD, START, {"silence": 30.0}, world.now)
+        self._record_input(StartInput(at=world.now, silence=30.0))
         self._protocol = DgtProtocol()
         self._observer = DgtObserver()
         self._handshaking = False
@@ -455,20 +455,20 @@ class VirtualDaemon:
         now = self.world.now
         core_due = self.core.next_deadline()
         if core_due is not None and core_due <= now:
-            self._record_input(_EVENT_BOARD, TICK, {}, now)
+            self._record_input(TickInput(at=now))
         self.session.receive_time(now)
         self._carry_out()
         self._pump()
 
-    def _record_input(self, board: int, kind: str, payload: Mapping[str, Any], at: float) -> None:
+    def _record_input(self, item: RoundInput) -> None:
         """Journal one input, then apply it (the service's order, without the commit)."""
-        self.world.journal.append(Entry(board, kind, dict(payload), at))
-        self.core.apply(board, kind, payload, at)
+        self.world.journal.append(Entry(item.board, item.KIND, payload_of(item), item.at))
+        self.core.apply(item)
         self._wake_at_next_deadline()
 
     def execute(self, command: ArbiterCommand) -> None:
         """An arbiter's command, journalled and applied as the service does."""
-        self._record_input(self.world.number, ARBITER, command_payload(command), self.world.now)
+        self._record_input(ArbiterInput(at=self.world.now, command=command))
 
     # -- what the daemon shows ----------------------------------------------------------
 
