@@ -22,6 +22,7 @@ from typing import Any
 from base.backoff import BackoffPolicy
 from daemon.config.model import BoardConfig
 from daemon.config.sections import Section
+from daemon.round.inputs import BoardInput, FloodInput
 from daemon.session.actions import Action, AskBoard, AskCaughtUp, AskMemory, Say, SetClock
 from daemon.session.core import SessionCore, SessionSettings, increment_control
 from daemon.session.flood import FloodGuard
@@ -97,7 +98,7 @@ class BoardSession:
         self.core = SessionCore(
             board.number,
             view,
-            service.receive_grouped,
+            self._record,
             increments=increment_control(board, section, view),
             settings=settings,
         )
@@ -247,6 +248,9 @@ class BoardSession:
         task = asyncio.get_running_loop().create_task(job)
         self._commands.add(task)
         task.add_done_callback(self._commands.discard)
+
+    def _record(self, item: BoardInput | FloodInput) -> None:
+        self.service.receive_grouped(item)
 
     # -- faults and times ---------------------------------------------------------------
 

@@ -22,6 +22,7 @@ from broadcast.feed.commands import SetResult
 from broadcast.feed.messages import BoardState
 from broadcast.outputs.pgn_folder import PgnFolderWriter
 from daemon.round.core import RoundCore
+from daemon.round.inputs import ArbiterInput, RoundInput
 from daemon.shell.app import Daemon
 from daemon.shell.pipeline import BoardSession
 from drivers.dgt.aio.supervisor import BoardSupervisor
@@ -182,10 +183,10 @@ async def test_a_replay_goes_past_the_input_a_bug_failed_on(
     config = write_config(tmp_path, [BoardSpec(1, None), BoardSpec(2, None)])
     original = RoundCore.apply
 
-    def broken(self: RoundCore, board: int, kind: str, payload: Any, at: float) -> Any:
-        if kind == "arbiter" and payload.get("board") == 1 and payload.get("result") == "1-0":
+    def broken(self: RoundCore, item: RoundInput) -> Any:
+        if isinstance(item, ArbiterInput) and item.command == SetResult(board=1, result="1-0"):
             raise RuntimeError(INJECTED)
-        return original(self, board, kind, payload, at)
+        return original(self, item)
 
     monkeypatch.setattr(RoundCore, "apply", broken)
     async with running_daemon(config) as daemon:
