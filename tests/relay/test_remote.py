@@ -29,6 +29,7 @@ from broadcast.relay.server import RelayView
 from broadcast.relay.wire import CommandRequest
 from daemon.journal.inputs import ARBITER, LINK
 from daemon.journal.store import Journal
+from daemon.round.codec import input_of
 from daemon.shell.app import Daemon, DaemonOptions
 from tests.daemon.support import BoardSpec, write_config
 from tests.relay.test_view import alert, announce, list_alerts, say
@@ -183,8 +184,8 @@ async def test_a_command_is_executed_journalled_and_answered_with_relay_ids(
 ) -> None:
     async with daemon_of(tmp_path / "a", [BoardSpec(1, "/dev/dgt-1"), BoardSpec(2, None)]) as a:
         now = time.time()
-        a.service.receive(1, LINK, {"state": "online", "reason": ""}, now)
-        a.service.receive(1, LINK, {"state": "offline", "reason": "cable"}, now + 1)
+        a.service.receive(input_of(1, LINK, {"state": "online", "reason": ""}, now))
+        a.service.receive(input_of(1, LINK, {"state": "offline", "reason": "cable"}, now + 1))
         (raised,) = a.hub.open_alerts()
         view = RelayView(Hub(), PREFIX)
         announce(view, "a", [1, 2])
