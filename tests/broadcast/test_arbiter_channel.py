@@ -39,7 +39,7 @@ from broadcast.web.arbiter_channel import (
     until_either_ends,
 )
 from broadcast.web.server import BroadcastServer
-from daemon.round.core import command_from_payload, command_payload
+from daemon.round.codec import command_from_payload, command_payload
 from tests.broadcast.feed_client import RecordingHandler, recv_json, state_after
 
 TOKEN = "s3cret-token"
