@@ -193,8 +193,8 @@ class RoundService:
         return True
 
     def _refused_unread(self, record: Record) -> bool:
-        """Whether the core refuses ``record`` whatever its payload holds: an e-board's
-        input on a board that has none (its payload may be of an older kind)."""
+        """Whether the core refuses ``record`` unread, whatever its payload holds: an
+        e-board's input on a board that has none (as :meth:`RoundCore.apply` always did)."""
         game = self.core.games.get(record.board)
         return record.kind in BOARD_KINDS and game is not None and game.tracker is None
 
