@@ -1,6 +1,6 @@
 """Increments and periods for clocks in mode 23, where the computer is in charge (pure).
 
-A DGT clock in mode 23 ("computer controlled", dgt-protocol.md §8) counts down the running
+A DGT clock in mode 23 ("computer controlled", docs/protocol.md §8) counts down the running
 side and, with the lever flag set, switches sides on a lever press — but adds nothing:
 no increment, no next period. The computer must. :class:`IncrementControl` watches the
 clock readings of one board; at each lever press it answers with the reading as it must
