@@ -104,7 +104,7 @@ def test_round_next_needs_neither_drivers_nor_the_web_server() -> None:
 
 def test_round_next_loads_no_http_client() -> None:
     """Reading the configuration checks the outputs' URLs without loading httpx."""
-    config = Path(__file__).parents[2] / "config" / "example.toml"
+    config = Path(__file__).parents[3] / "config" / "example.toml"
     closed = str(free_port())
     imported = _imported("round", "next", "--config", str(config), "--http-port", closed)
     assert "daemon.config.lichess" in imported, "the configuration was read"
