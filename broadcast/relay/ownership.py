@@ -19,7 +19,6 @@ import aiomqtt
 
 from broadcast.feed.inbound import LIMITS
 from broadcast.feed.signing import EventKey, NotSigned
-from broadcast.outputs.mqtt import Ownership, Topics
 from broadcast.outputs.mqtt_client import (
     MqttSettings,
     client_log,
@@ -27,6 +26,7 @@ from broadcast.outputs.mqtt_client import (
     new_client,
     raise_if_cancelled,
 )
+from broadcast.outputs.mqtt_wire import Ownership, Topics
 
 __all__ = ["check_ownership", "find_clashes"]
 

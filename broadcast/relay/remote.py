@@ -49,7 +49,6 @@ from broadcast.feed.commands import (
 )
 from broadcast.feed.inbound import LIMITS, BadMessage, check_size
 from broadcast.feed.signing import NotSigned
-from broadcast.outputs.mqtt import Topics
 from broadcast.outputs.mqtt_client import (
     MqttLink,
     MqttSettings,
@@ -58,6 +57,7 @@ from broadcast.outputs.mqtt_client import (
     new_client,
     raise_if_cancelled,
 )
+from broadcast.outputs.mqtt_wire import Topics
 from broadcast.relay.routing import (
     Delivery,
     Router,

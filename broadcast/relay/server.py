@@ -64,7 +64,6 @@ from broadcast.feed.signing import EventKey
 from broadcast.outputs.lichess import LichessTarget, Refusal
 from broadcast.outputs.lichess_push import LichessPusher
 from broadcast.outputs.lichess_refusal import raise_refusal_alert
-from broadcast.outputs.mqtt import OPEN_ALERTS, RESOLVED_ALERTS, Ownership, Topics
 from broadcast.outputs.mqtt_client import (
     MqttLink,
     MqttSettings,
@@ -75,6 +74,7 @@ from broadcast.outputs.mqtt_client import (
     raise_if_cancelled,
 )
 from broadcast.outputs.mqtt_rounds import section_filters
+from broadcast.outputs.mqtt_wire import OPEN_ALERTS, RESOLVED_ALERTS, Ownership, Topics
 from broadcast.outputs.output_alerts import RELAY_FIRST_ID, OutputAlerts
 from broadcast.outputs.pgn_folder import PgnFolderSettings, PgnFolderWriter
 from broadcast.relay.remote import RelayOffline, RemoteCommands

@@ -28,8 +28,9 @@ from broadcast.feed.commands import CommandReply, SetClocks
 from broadcast.feed.hub import Hub
 from broadcast.feed.messages import BoardState
 from broadcast.livechess.server import LiveChessServer
-from broadcast.outputs.mqtt import MqttPublisher, Ownership
+from broadcast.outputs.mqtt import MqttPublisher
 from broadcast.outputs.mqtt_client import MqttSettings, exposure
+from broadcast.outputs.mqtt_wire import Ownership
 from broadcast.outputs.pgn_folder import PgnFolderWriter
 from broadcast.outputs.webhook import AlertWebhook, WebhookSettings
 from broadcast.relay.ownership import check_ownership

@@ -21,15 +21,9 @@ from base.backoff import BackoffPolicy
 from broadcast.feed.alerts import Alert, AlertKind, alert_from_json, alerts_from_json
 from broadcast.feed.hub import Hub
 from broadcast.feed.messages import BoardState, BoardStatus, MoveInfo
-from broadcast.outputs.mqtt import (
-    RESOLVED_KEPT,
-    MqttMessage,
-    MqttOutbox,
-    MqttPublisher,
-    Ownership,
-    Topics,
-)
+from broadcast.outputs.mqtt import RESOLVED_KEPT, MqttMessage, MqttOutbox, MqttPublisher
 from broadcast.outputs.mqtt_client import MqttLinkState, MqttSettings
+from broadcast.outputs.mqtt_wire import Ownership, Topics
 from tests.conftest import ROOT
 from tests.mosquitto import Mosquitto
 from tests.waiting import wait_until

@@ -13,8 +13,9 @@ import pytest
 from broadcast.feed.alerts import Alert
 from broadcast.feed.messages import BoardStatus
 from broadcast.outputs.lichess import LichessTarget
-from broadcast.outputs.mqtt import MqttPublisher, Ownership
+from broadcast.outputs.mqtt import MqttPublisher
 from broadcast.outputs.mqtt_client import MqttLinkState, MqttSettings
+from broadcast.outputs.mqtt_wire import Ownership
 from broadcast.outputs.pgn_folder import PgnFolderSettings
 from broadcast.relay.ownership import check_ownership
 from broadcast.relay.server import Relay

@@ -20,8 +20,8 @@ from broadcast.feed.commands import (
     SetResult,
 )
 from broadcast.feed.hub import Hub
-from broadcast.outputs.mqtt import Ownership
 from broadcast.outputs.mqtt_client import MqttSettings
+from broadcast.outputs.mqtt_wire import Ownership
 from broadcast.relay.ownership import find_clashes
 from broadcast.relay.remote import CommandListener, RelayOffline, RemoteCommands
 from broadcast.relay.routing import plan_command
