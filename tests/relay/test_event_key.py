@@ -28,21 +28,19 @@ from daemon.config.model import ConfigError, load_config
 from daemon.journal.store import Journal
 from tests.daemon.support import BoardSpec, running_daemon, wait_for, write_config
 from tests.mosquitto import Mosquitto
-from tests.relay.support import PREFIX, Arbiter, mqtt_table, relay_settings, running_relay
+from tests.relay.support import KEY, PREFIX, Arbiter, mqtt_table, relay_settings, running_relay
 
-KEY = "the-event-key-of-open-2026"
 FORGER_REPLIES = f"{PREFIX}/relay/forger/replies"
 
 
 def daemon_config(folder: Path, broker: Mosquitto, name: str, boards: list[int]) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
-    table = mqtt_table(broker, name) + f'event_key = "{KEY}"\n'
+    table = mqtt_table(broker, name, KEY)
     return write_config(folder, [BoardSpec(b, None) for b in boards], extra=table)
 
 
 def keyed_relay(broker: Mosquitto) -> Any:
-    settings = relay_settings(broker, "r1")
-    return running_relay(replace(settings, mqtt=replace(settings.mqtt, event_key=EventKey(KEY))))
+    return running_relay(relay_settings(broker, "r1", KEY))
 
 
 def arbiter_records(journal: Path) -> list[dict[str, object]]:
@@ -117,6 +115,41 @@ async def test_a_forged_announcement_neither_stops_a_daemon_nor_takes_its_boards
     assert arbiter_records(tmp_path / "a" / "journal.db") == [
         {"command": "set_result", "board": 2, "result": "1-0"}
     ]
+
+
+async def test_without_a_key_a_forged_claim_is_an_alert_and_the_daemon_serves(
+    tmp_path: Path, mosquitto: Mosquitto
+) -> None:
+    forged = {"daemon": "evil", "boards": [1, 2, 3, 4, 5], "sections": [], "at": 9e9}
+    async with aiomqtt.Client("127.0.0.1", mosquitto.port, identifier="forger") as forger:
+        await forger.publish(f"{PREFIX}/daemon/evil/status", b"online", qos=1, retain=True)
+        boards = json.dumps(forged).encode()
+        await forger.publish(f"{PREFIX}/daemon/evil/boards", boards, qos=1, retain=True)
+    folder = tmp_path / "a"
+    folder.mkdir()
+    config = write_config(
+        folder, [BoardSpec(1, None), BoardSpec(2, None)], extra=mqtt_table(mosquitto, "hall-a")
+    )
+    async with running_daemon(config) as daemon:  # before: ConfigError, exit code 2
+        (alert,) = daemon.hub.open_alerts()
+        assert alert.kind == "boards_claimed"
+        assert alert.details["claims"] == [
+            'mqtt: boards 1-2 already belong to daemon "evil", online on the broker:'
+            " give each daemon its own boards"
+        ]
+        assert "This daemon serves its boards all the same" in alert.action
+        announced: dict[str, Any] = {}
+        async with aiomqtt.Client("127.0.0.1", mosquitto.port, identifier="reader") as reader:
+            await reader.subscribe(f"{PREFIX}/daemon/hall-a/+", qos=1)
+            async for message in reader.messages:
+                announced[message.topic.value.rsplit("/", 1)[1]] = message.payload
+                if {"boards", "alerts"} <= set(announced) and b"boards_claimed" in announced[
+                    "alerts"
+                ]:
+                    break
+        assert json.loads(announced["boards"])["boards"] == [1, 2]
+        assert daemon.hub.state(1) is not None
+        assert daemon.hub.state(2) is not None
 
 
 def test_a_short_event_key_is_refused_in_the_configuration(
