@@ -48,6 +48,7 @@ from broadcast.outputs.mqtt_wire import (
     RESOLVED_ALERTS,
     Ownership,
     Topics,
+    alert_list_payload,
     clocks_payload,
     encode,
     evaluation_payload,
@@ -99,9 +100,12 @@ class MqttOutbox:
         max_pending: int = 1000,
         max_retained: int = 4096,
         results: ResultsPolicy = "confirmed",
+        signed: bool = False,
     ):
         self.topics = topics
         self.results = results
+        #: With an event key: the alert lists go as objects, which can carry a signature.
+        self.signed = signed
         self._max_pending = max_pending
         self._max_retained = max_retained
         self._retained: collections.OrderedDict[str, bytes] = collections.OrderedDict()
@@ -198,12 +202,14 @@ class MqttOutbox:
 
     def _set_open_alerts(self) -> None:
         assert self._open_alerts is not None
-        alerts = [to_json_dict(self._open_alerts[i]) for i in sorted(self._open_alerts)]
-        self._set_retained(self.topics.daemon(OPEN_ALERTS), encode(alerts))
+        alerts = [self._open_alerts[i] for i in sorted(self._open_alerts)]
+        payload = alert_list_payload(alerts, signed=self.signed)
+        self._set_retained(self.topics.daemon(OPEN_ALERTS), payload)
 
     def _set_resolved_alerts(self) -> None:
-        alerts = [to_json_dict(alert) for alert in self._resolved_alerts.values()]
-        self._set_retained(self.topics.daemon(RESOLVED_ALERTS), encode(alerts))
+        alerts = list(self._resolved_alerts.values())
+        payload = alert_list_payload(alerts, signed=self.signed)
+        self._set_retained(self.topics.daemon(RESOLVED_ALERTS), payload)
 
     def receive_retained(self, topic: str, payload: bytes) -> None:
         """Keep ``topic`` retained with ``payload`` (empty: cleared on the broker)."""
@@ -264,6 +270,7 @@ class MqttPublisher(HubOutput):
             max_pending=settings.max_pending,
             max_retained=settings.max_retained_topics,
             results=results,
+            signed=settings.event_key is not None,
         )
         self._work = WorkLoop()
         self.link = MqttLink(settings, "publisher", self._new_client)

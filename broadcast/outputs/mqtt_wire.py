@@ -28,16 +28,19 @@ from urllib.parse import quote
 
 from pydantic import BaseModel, ValidationError
 
-from broadcast.feed.messages import BoardState, Evaluation, to_json_dict
+from broadcast.feed.alerts import Alert, alerts_from_json
+from broadcast.feed.messages import BoardState, Evaluation, decode_untrusted_json, to_json_dict
 
 __all__ = [
     "OPEN_ALERTS",
     "RESOLVED_ALERTS",
     "Ownership",
     "Topics",
+    "alert_list_payload",
     "clocks_payload",
     "encode",
     "evaluation_payload",
+    "read_alert_list",
     "result_payload",
     "status_payload",
 ]
@@ -100,7 +103,7 @@ class Topics:
 class Ownership:
     """What one daemon owns: ``<prefix>/daemon/<id>/boards``, retained.
 
-    Relays route arbiter commands by it, and a daemon that starts refuses boards or
+    Relays route arbiter commands by it, and a daemon that starts looks for boards or
     sections another live daemon announced (see :mod:`broadcast.relay.ownership`).
 
     Attributes:
@@ -208,3 +211,24 @@ def result_payload(state: BoardState) -> bytes:
             "at": state.updated_at,
         }
     )
+
+
+def alert_list_payload(alerts: list[Alert], *, signed: bool = False) -> bytes:
+    """``/daemon/<id>/alerts`` and ``…/resolved``: a JSON list of alerts; ``signed`` (an
+    event key is set): ``{"alerts": [...]}``, an object that can carry the signature."""
+    listed = [to_json_dict(alert) for alert in alerts]
+    return encode({"alerts": listed} if signed else listed)
+
+
+def read_alert_list(payload: bytes) -> list[Alert]:
+    """The alerts of a list of :func:`alert_list_payload`, in either form (untrusted).
+
+    Raises:
+        ValueError: not a list of alerts.
+    """
+    if not payload.lstrip().startswith(b"{"):
+        return alerts_from_json(payload)
+    data = decode_untrusted_json(payload)
+    if not isinstance(data, dict) or not isinstance(data.get("alerts"), list):
+        raise ValueError("not a list of alerts")
+    return alerts_from_json(json.dumps(data["alerts"]))

@@ -20,6 +20,7 @@ import sqlite3
 import time
 from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any, TypeVar
 
 from base.backoff import BackoffPolicy
@@ -497,7 +498,10 @@ class Daemon:
                 log.warning("= %s", open_to)
             self.mqtt = mqtt = MqttPublisher(broker, results=config.server.results)
             self._announce()
-            jobs.append(("the MQTT commands", 0, CommandListener(broker, self.service).run))
+            journal = Path(self.journal.path)  # the commands carried out, kept beside it
+            seen = journal.with_name(journal.stem + "-commands.json")
+            listener = CommandListener(broker, self.service, seen_file=seen)
+            jobs.append(("the MQTT commands", 0, listener.run))
             self.service.result_listeners.append(lambda state, _: _publish_final(mqtt, state))
             jobs.append(("the MQTT output", 0, functools.partial(mqtt.serve, self.hub)))
             sections = self._section_topics(mqtt)

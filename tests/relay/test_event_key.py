@@ -9,6 +9,8 @@ boards on the relay.
 
 from __future__ import annotations
 
+import asyncio
+import dataclasses
 import json
 import time
 from dataclasses import replace
@@ -18,12 +20,14 @@ from typing import Any
 import aiomqtt
 import pytest
 
-from broadcast.feed.commands import SetResult
+from broadcast.feed.alerts import Alert, AlertKind
+from broadcast.feed.commands import CommandReply, SetResult
 from broadcast.feed.messages import to_json_dict
 from broadcast.feed.signing import EventKey
 from broadcast.outputs.mqtt_rounds import read_section_message, section_key
+from broadcast.outputs.mqtt_wire import Ownership, alert_list_payload, encode
 from broadcast.relay.server import Relay
-from broadcast.relay.wire import CommandRequest
+from broadcast.relay.wire import CommandRequest, answer_payload
 from daemon.config.model import ConfigError, load_config
 from daemon.journal.store import Journal
 from tests.daemon.support import BoardSpec, running_daemon, wait_for, write_config
@@ -152,6 +156,40 @@ async def test_without_a_key_a_forged_claim_is_an_alert_and_the_daemon_serves(
         assert daemon.hub.state(2) is not None
 
 
+async def test_a_signed_command_sent_again_is_refused_even_after_a_restart(
+    tmp_path: Path, mosquitto: Mosquitto
+) -> None:
+    config = daemon_config(tmp_path / "a", mosquitto, "hall-a", [1])
+    replies = f"{PREFIX}/relay/r1/replies"
+    async with (
+        keyed_relay(mosquitto) as relay,
+        aiomqtt.Client("127.0.0.1", mosquitto.port, identifier="eavesdropper") as eve,
+    ):
+        await eve.subscribe(f"{PREFIX}/daemon/hall-a/commands", qos=1)
+        async with running_daemon(config):
+            await hall_a_ready(relay)
+            async with Arbiter.connected(relay.server.port) as arbiter:
+                for result in ("1-0", "0-1"):
+                    command = {"type": "set_result", "board": 1, "result": result}
+                    assert (await arbiter.command(command))["type"] == "ok"
+        captured = (await anext(eve.messages)).payload  # the relay's signed "1-0"
+        assert isinstance(captured, bytes)
+        await eve.subscribe(replies, qos=1)
+        async with running_daemon(config):  # a new run: its answers in memory are gone
+            await hall_a_ready(relay)
+            await eve.publish(f"{PREFIX}/daemon/hall-a/commands", captured, qos=1)
+            async for message in eve.messages:
+                if message.topic.value == replies:
+                    answer = json.loads(message.payload)
+                    break
+    assert answer["ok"] is False
+    assert answer["reason"].startswith("carried out already")
+    assert arbiter_records(tmp_path / "a" / "journal.db") == [
+        {"command": "set_result", "board": 1, "result": "1-0"},
+        {"command": "set_result", "board": 1, "result": "0-1"},
+    ]
+
+
 def test_a_short_event_key_is_refused_in_the_configuration(
     tmp_path: Path, mosquitto: Mosquitto
 ) -> None:
@@ -184,6 +222,58 @@ async def test_with_the_key_a_relay_shows_only_the_daemons_own_states_and_clocks
         assert shown is not None
         assert shown.white == "White, Board 1"
         assert shown.white_clock != 1.0
+
+
+async def test_with_the_key_a_relay_takes_only_signed_alert_lists_and_answers(
+    mosquitto: Mosquitto,
+) -> None:
+    """The test signs as daemon hall-a would (it has the key); the forger has no key."""
+    key = EventKey(KEY)
+    topic = f"{PREFIX}/daemon/hall-a/"
+    claim = Ownership(daemon_id="hall-a", boards=(1,), at=time.time())
+    signed_alert = Alert.raised(
+        id=7, kind=AlertKind.FLAG_FALL, board=1, at=1.0, details={}, action="x"
+    )
+    forged_alert = dataclasses.replace(signed_alert, id=8, action="forged")
+    settings = relay_settings(mosquitto, "r1", KEY, command_timeout=2.0)
+    async with (
+        running_relay(settings) as relay,
+        aiomqtt.Client("127.0.0.1", mosquitto.port, identifier="hall-a-and-forger") as client,
+    ):
+        await client.subscribe(f"{topic}commands", qos=1)
+        alerts = alert_list_payload([signed_alert], signed=True)
+        for leaf, payload in (
+            ("status", b"online"),
+            ("boards", key.sign(f"{topic}boards", claim.to_payload())),
+            ("alerts", key.sign(f"{topic}alerts", alerts)),
+        ):
+            await client.publish(f"{topic}{leaf}", payload, qos=1, retain=True)
+        await hall_a_ready(relay)
+        await wait_for(lambda: len(relay.hub.open_alerts()) == 1, 10, "hall-a's alert")
+        ignored = relay.view.ignored
+        forged = (encode([to_json_dict(forged_alert)]), b"")  # a list, and a cleared one
+        for leaf, payload in zip(("alerts", "resolved"), forged, strict=True):
+            await client.publish(f"{topic}{leaf}", payload, qos=1, retain=True)
+        await wait_for(lambda: relay.view.ignored == ignored + 2, 10, "both refused")
+        assert [a.action for a in relay.hub.open_alerts()] == ["x"]
+
+        async def answer_as_forger_then_as_hall_a() -> None:
+            message = await anext(client.messages)
+            request = CommandRequest.from_payload(message.payload)
+            forged = CommandReply(ok=True, reason="")
+            real = CommandReply(ok=False, reason="the daemon's own answer")
+            for reply, signed in ((forged, False), (real, True)):
+                payload = answer_payload(request.request, "hall-a", reply)
+                if signed:
+                    payload = key.sign(request.reply_to, payload)
+                await client.publish(request.reply_to, payload, qos=1)
+
+        answering = asyncio.create_task(answer_as_forger_then_as_hall_a())
+        async with Arbiter.connected(relay.server.port) as arbiter:
+            reply = await arbiter.command({"type": "set_result", "board": 1, "result": "1-0"})
+        await answering
+    assert reply["type"] == "error"
+    assert reply["reason"] == "the daemon's own answer"
 
 
 def test_a_signature_is_no_part_of_the_standings_served() -> None:
