@@ -4,7 +4,9 @@ Daemon and relay in this process share ``[mqtt] event_key``. A client of the bro
 without it publishes arbiter commands and a retained announcement of the daemon's boards
 by a daemon "evil", online: the commands are refused (answered, not carried out, not
 journalled), the announcement neither stops the daemon from starting nor takes its
-boards on the relay.
+boards on the relay; forged alert lists and answers are ignored, and a signed command
+published again is refused, also after a restart. Without a key, the forged announcement
+is an alert and the daemon serves its boards.
 """
 
 from __future__ import annotations
