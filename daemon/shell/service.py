@@ -39,7 +39,7 @@ import pickle
 import sqlite3
 import sys
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 from broadcast.feed.commands import AckAlert, ArbiterCommand, CommandReply, NextRound, SetClocks
@@ -57,13 +57,15 @@ from daemon.round.core import Outcome, RoundCore, command_payload
 from daemon.round.snapshot import SnapshotPolicy, dump_state, load_state
 from daemon.shell.snapshot_job import ChildSnapshots
 
-__all__ = ["ClockSetter", "RoundService"]
+__all__ = ["ClockSetter", "ResultListener", "RoundService"]
 
 log = logging.getLogger(__name__)
 
 #: Sets the e-board clocks a ``set_clocks`` names to the time control; returns a reply
 #: for the arbiter.
 ClockSetter = Callable[[SetClocks], Awaitable[CommandReply]]
+#: Told the board state and the decision of a result decision.
+ResultListener = Callable[[BoardState, Mapping[str, Any]], None]
 
 #: Seconds a group of clock readings waits for its commit (see the module docstring).
 GROUP_WINDOW = 0.02
@@ -83,6 +85,9 @@ class RoundService:
             None: no snapshots, replays read the whole journal.
         snapshots: when to take them.
         group_window: seconds a clock reading waits for its group commit.
+        clock_setter: sets the e-board clocks a ``set_clocks`` names (None: there are none).
+        round_changer: moves sections on to their next round (daemon/shell/rounds.py).
+        result_listeners: told the board state and the decision of every result decision.
     """
 
     def __init__(
@@ -95,6 +100,9 @@ class RoundService:
         fingerprint: str | None = None,
         snapshots: SnapshotPolicy | None = None,
         group_window: float = GROUP_WINDOW,
+        clock_setter: ClockSetter | None = None,
+        round_changer: Callable[[NextRound], CommandReply] | None = None,
+        result_listeners: Sequence[ResultListener] = (),
     ) -> None:
         self.core = core
         self.journal = journal
@@ -108,13 +116,10 @@ class RoundService:
         self._snapshot_at = wall_clock()
         self._cost_since_snapshot = 0.0  # seconds the core took for those inputs
         self._failing = False
-        self.clock_setter: ClockSetter | None = None
-        #: Told (records read, records in all) while :meth:`replay` reads a long journal.
-        self.replay_progress: Callable[[int, int], None] | None = None
-        #: Moves sections on to their next round (daemon/shell/rounds.py).
-        self.round_changer: Callable[[NextRound], CommandReply] | None = None
+        self.clock_setter = clock_setter
+        self.round_changer = round_changer
         #: Called with the board state and the decision for every result decision.
-        self.result_listeners: list[Callable[[BoardState, Mapping[str, Any]], None]] = []
+        self.result_listeners: list[ResultListener] = list(result_listeners)
         #: Alerts the outputs raise (not journalled); ``ack_alert`` reaches them too.
         self.output_alerts = OutputAlerts(hub, wall_clock)
         self._wall_clock = wall_clock
@@ -129,10 +134,11 @@ class RoundService:
 
     # -- recovery ----------------------------------------------------------------------
 
-    def replay(self) -> int:
+    def replay(self, *, progress: Callable[[int, int], None] | None = None) -> int:
         """Rebuild the round from the journal's inputs; publish the result. Returns #inputs.
 
         Records of boards the configuration does not have are kept, not replayed.
+        ``progress`` is told (records read, records in all) while a long journal is read.
 
         Raises:
             JournalDamaged: a record was changed, removed or cannot be read.
@@ -145,8 +151,8 @@ class RoundService:
         failed = 0
         total = self.journal.last_seq
         for record in self.journal.records(after=after, kinds=INPUT_KINDS):
-            if self.replay_progress is not None and count % 5000 == 4999:
-                self.replay_progress(record.seq, total)
+            if progress is not None and count % 5000 == 4999:
+                progress(record.seq, total)
             if record.board != EVENT_BOARD and record.board not in self.core.games:
                 unknown.add(record.board)
                 continue
