@@ -35,8 +35,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import pickle
-import sqlite3
 import sys
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -54,8 +52,8 @@ from daemon.journal.inputs import ARBITER, CLOCK, INPUT_KINDS, JOURNAL, TICK
 from daemon.journal.records import Entry, Record
 from daemon.journal.store import EVENT_BOARD, Journal
 from daemon.round.core import Outcome, RoundCore, command_payload
-from daemon.round.snapshot import SnapshotPolicy, dump_state, load_state
-from daemon.shell.snapshot_job import ChildSnapshots
+from daemon.round.snapshot import SnapshotPolicy
+from daemon.shell.snapshot_job import RoundSnapshots
 
 __all__ = ["ClockSetter", "ResultListener", "RoundService"]
 
@@ -108,13 +106,12 @@ class RoundService:
         self.journal = journal
         self.writer = HeldJournal(journal)
         self.hub = hub
-        self.fingerprint = fingerprint
-        self.snapshots = snapshots or SnapshotPolicy()
+        #: When the core's state is added to the journal, and by whom.
+        self._snapshots = RoundSnapshots(
+            core, journal, fingerprint, snapshots or SnapshotPolicy(), wall_clock()
+        )
         #: The record the last replay started after (0: the whole journal was replayed).
         self.replayed_from = 0
-        self._since_snapshot = 0
-        self._snapshot_at = wall_clock()
-        self._cost_since_snapshot = 0.0  # seconds the core took for those inputs
         self._failing = False
         self.clock_setter = clock_setter
         self.round_changer = round_changer
@@ -129,8 +126,6 @@ class RoundService:
         self._unpublished: list[Outcome | ClockReading] = []  # waiting for that commit
         self._commit_handle: asyncio.TimerHandle | asyncio.Handle | None = None
         self._commit_soon = False
-        self._children: ChildSnapshots | None = None  # snapshots off the loop
-        self._written_here = 0
 
     # -- recovery ----------------------------------------------------------------------
 
@@ -144,7 +139,7 @@ class RoundService:
             JournalDamaged: a record was changed, removed or cannot be read.
         """
         began = time.perf_counter()
-        after = self.replayed_from = self._load_snapshot()
+        after = self.replayed_from = self._snapshots.load()
         self.journal.verify(after=after)
         count = 0
         unknown: set[int] = set()
@@ -170,8 +165,8 @@ class RoundService:
             self.hub.publish_board(self.core.board_state(number, now))
         for alert in self.core.engine.alerts:  # the hub keeps the open and the latest resolved
             self.hub.publish_alert(alert)
-        self._since_snapshot = count
-        self._cost_since_snapshot = time.perf_counter() - began
+        self._snapshots.inputs = count
+        self._snapshots.cost = time.perf_counter() - began
         return count
 
     def _replay_one(self, record: Record, *, first: bool) -> bool:
@@ -187,42 +182,17 @@ class RoundService:
             return False
         return True
 
-    def _load_snapshot(self) -> int:
-        """Load the newest usable snapshot; returns its record (0: none, replay it all)."""
-        if self.fingerprint is None:
-            return 0
-        found = self.journal.latest_snapshot(self.fingerprint)
-        if found is None:
-            return 0
-        seq, data = found
-        try:
-            load_state(self.core, data)
-        except Exception as exc:  # any failure to load: the inputs are all there
-            log.warning("= snapshot at record %d not used (%s): replaying every input", seq, exc)
-            return 0
-        return seq
+    @property
+    def fingerprint(self) -> str | None:
+        """What snapshots are made with (None: no snapshots)."""
+        return self._snapshots.fingerprint
 
     def take_snapshot(self) -> bool:
         """Add the core's state to the journal now; False when it cannot (held records)."""
         self.commit_group()
         if self.fingerprint is None or self.writer.held:
             return False
-        now = self._wall_clock()
-        try:
-            data = dump_state(self.core)
-            self.journal.write_snapshot(self.journal.last_seq, now, self.fingerprint, data)
-            self._written_here += 1
-        except (sqlite3.DatabaseError, pickle.PicklingError, TypeError, AttributeError) as exc:
-            # a full disk, or state that cannot be pickled: the inputs are all journalled
-            log.warning("= snapshot not written (%s); the journal still has every input", exc)
-            return False
-        finally:
-            self._snapshot_taken(now)
-        return True
-
-    def _snapshot_taken(self, now: float) -> None:
-        self._since_snapshot, self._snapshot_at = 0, now
-        self._cost_since_snapshot = 0.0
+        return self._snapshots.write(self._wall_clock())
 
     def _snapshot_in_child(self) -> None:
         """Start a snapshot pickled by a forked child (:mod:`daemon.shell.snapshot_job`)."""
@@ -236,17 +206,12 @@ class RoundService:
         if sys.platform == "win32":  # no fork: pickled here, on the loop, as before
             self.take_snapshot()
             return
-        if self._children is None:
-            self._children = ChildSnapshots(self.journal, self.fingerprint)
-        now = self._wall_clock()
-        if self._children.start(self.core, now):
-            self._snapshot_taken(now)
+        self._snapshots.start_in_child(self._wall_clock())
 
     @property
     def snapshots_written(self) -> int:
         """Snapshots written since the service was made (for bench/)."""
-        children = self._children.written if self._children is not None else 0
-        return self._written_here + children
+        return self._snapshots.written
 
     # -- inputs ------------------------------------------------------------------------
 
@@ -285,8 +250,8 @@ class RoundService:
             raise
         finally:
             self._deadlines_changed.set()
-        self._cost_since_snapshot += time.perf_counter() - began
-        self._since_snapshot += 1
+        self._snapshots.cost += time.perf_counter() - began
+        self._snapshots.inputs += 1
         self._group.append(entry)
         self._group += _outcome_entries(outcome)
         if _moves_clocks_only(board, kind, outcome):
@@ -343,9 +308,7 @@ class RoundService:
                     self._publish(item)
                 elif not self.hub.publish_clock(item, now):
                     self.hub.publish_board(self.core.board_state(item.board, now))
-        if self.snapshots.due(
-            self._since_snapshot, now - self._snapshot_at, self._cost_since_snapshot
-        ):
+        if self._snapshots.due(now):
             self._snapshot_in_child()
 
     def _act(self, entry: Entry, *, journalled: bool) -> Outcome:
@@ -364,13 +327,11 @@ class RoundService:
             self._deadlines_changed.set()
         # what a replay of this input will cost: the core's work (here and rendering in
         # _publish), not the journal's or the spectators'
-        self._cost_since_snapshot += time.perf_counter() - began
+        self._snapshots.cost += time.perf_counter() - began
         self._journal(None if journalled else entry, outcome)
         self._publish(outcome)
-        self._since_snapshot += 1
-        if self.snapshots.due(
-            self._since_snapshot, entry.at - self._snapshot_at, self._cost_since_snapshot
-        ):
+        self._snapshots.inputs += 1
+        if self._snapshots.due(entry.at):
             self._snapshot_in_child()  # on a running loop; else here and now
         return outcome
 
@@ -458,7 +419,7 @@ class RoundService:
         for number in sorted(outcome.boards):
             began = time.perf_counter()
             state = self.core.board_state(number, now)
-            self._cost_since_snapshot += time.perf_counter() - began
+            self._snapshots.cost += time.perf_counter() - began
             self.hub.publish_board(state)
             for decision in outcome.decisions:
                 if decision.kind == "result" and decision.board == number:
