@@ -14,7 +14,6 @@ from collections.abc import Callable
 
 import aiomqtt
 
-from broadcast.outputs.mqtt import Topics
 from broadcast.outputs.mqtt_client import (
     MqttLink,
     MqttSettings,
@@ -22,6 +21,7 @@ from broadcast.outputs.mqtt_client import (
     new_client,
     raise_if_cancelled,
 )
+from broadcast.outputs.mqtt_wire import Topics
 from broadcast.relay.remote import RelayOffline
 from broadcast.relay.view import RelayView
 

@@ -151,6 +151,7 @@ class Relay:
             self.link.send_command,
             reply_to=self.link.reply_to,
             timeout=settings.command_timeout,
+            key=settings.mqtt.event_key,
         )
         #: The relay's own alerts (a lichess refusal), acknowledged here.
         self.output_alerts = OutputAlerts(self.hub, time.time, first_id=RELAY_FIRST_ID)

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 from base.colors import Color
-from broadcast.feed.alerts import Alert, alerts_from_json
+from broadcast.feed.alerts import Alert
 from broadcast.feed.hub import Hub
 from broadcast.feed.inbound import (
     BadMessage,
@@ -37,8 +37,14 @@ from broadcast.feed.messages import (
 )
 from broadcast.feed.pgn import with_clock_tags
 from broadcast.feed.signing import EventKey
-from broadcast.outputs.mqtt import OPEN_ALERTS, RESOLVED_ALERTS, Ownership, Topics
 from broadcast.outputs.mqtt_rounds import section_filters
+from broadcast.outputs.mqtt_wire import (
+    OPEN_ALERTS,
+    RESOLVED_ALERTS,
+    Ownership,
+    Topics,
+    read_alert_list,
+)
 from broadcast.relay.rounds import RelayRounds
 from broadcast.relay.routing import alerts_to_show
 from broadcast.web.log_limit import LogLimit
@@ -126,7 +132,7 @@ class RelayView:
                 kind, name, leaf = parts
                 check_size(leaf, payload)
                 if leaf in _SIGNED_LEAVES:
-                    self._check_signed(topic, payload, cleared=leaf != "boards")
+                    self._check_signed(topic, payload, cleared=kind == "board")
                 self._receive(kind, name, leaf, payload)
         except (ValueError, TypeError, KeyError) as exc:
             self._refuse(topic, str(exc))
@@ -267,7 +273,7 @@ class RelayView:
                 self._claims[daemon_id] = dataclasses.replace(claim, daemon_id=daemon_id, at=at)
             self._reassign()
         elif leaf in (OPEN_ALERTS, RESOLVED_ALERTS):
-            alerts = alerts_from_json(payload) if payload else []
+            alerts = read_alert_list(payload) if payload else []
             lists = self._alerts if leaf == OPEN_ALERTS else self._resolved
             lists[daemon_id] = {a.id: a for a in alerts}
             self._show_alerts()
@@ -308,9 +314,10 @@ class RelayView:
                 self.hub.publish_alert(relayed)
 
 
-#: The topics' last levels whose messages a daemon signs (JSON objects; the alert lists
-#: are arrays and a daemon's status is text: not signed).
-_SIGNED_LEAVES = frozenset({"state", "clocks", "eval", "boards"})
+#: The topics' last levels whose messages a daemon signs with an event key (a daemon's
+#: status is not: docs/deployment.md, "The event key"). An empty one is signed by no one:
+#: taken on a board's topics (where it changes nothing), refused on a daemon's.
+_SIGNED_LEAVES = frozenset({"state", "clocks", "eval", "boards", OPEN_ALERTS, RESOLVED_ALERTS})
 
 
 def _clock_reading(data: Any) -> tuple[float | None, float | None, Color | None, float] | None:

@@ -51,7 +51,7 @@ from daemon.shell.clock_set import DaemonClocks
 from daemon.shell.faults import Faults, keep_running
 from daemon.shell.limits import connection_limits, quiet_accept_errors, raise_open_file_limit
 from daemon.shell.logs import log_alerts
-from daemon.shell.outputs import DaemonOutputs
+from daemon.shell.outputs import DaemonOutputs, claimed_alert
 from daemon.shell.pipeline import BoardSession, board_supervisor
 from daemon.shell.rounds import RoundKeeper
 from daemon.shell.service import RoundService
@@ -201,6 +201,8 @@ class Daemon:
                 opened_at=opened.opened.timestamp(),
             )
             daemon._replay()
+            if opened.claimed:
+                claimed_alert(daemon.service.output_alerts, opened.claimed)
         except BaseException:
             abandon_journal(opened.journal)
             raise

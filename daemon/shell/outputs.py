@@ -6,8 +6,9 @@ kinds it shares with a relay (:data:`~broadcast.outputs.kinds.PGN_FOLDER`,
 and its own: MQTT (boards, results and arbiter commands, and the past rounds relays
 serve), its lichess link (which reads its file again), the LiveChess API and PGN folder,
 and the engine's analysis (after MQTT: its evaluations go there too).
-:class:`DaemonOutputs` starts them when the daemon runs; :func:`claim_boards` refuses a
-start on boards or sections another live daemon owns on the broker.
+:class:`DaemonOutputs` starts them when the daemon runs; :func:`claim_boards` asks the
+broker at start whether another live daemon owns the boards or sections (a signed claim
+refuses the start, any other is told the arbiters: :func:`claimed_alert`).
 """
 
 from __future__ import annotations
@@ -16,8 +17,10 @@ import functools
 import logging
 import time
 from collections.abc import Iterable, Mapping
+from pathlib import Path
 from typing import Any
 
+from broadcast.feed.alerts import AlertKind
 from broadcast.feed.archive import RoundArchive
 from broadcast.feed.messages import BoardState
 from broadcast.livechess.server import LiveChessServer
@@ -30,8 +33,10 @@ from broadcast.outputs.kinds import (
     OutputSettings,
     start_outputs,
 )
-from broadcast.outputs.mqtt import MqttPublisher, Ownership
+from broadcast.outputs.mqtt import MqttPublisher
 from broadcast.outputs.mqtt_client import MqttSettings, exposure
+from broadcast.outputs.mqtt_wire import Ownership
+from broadcast.outputs.output_alerts import OutputAlerts
 from broadcast.relay.ownership import check_ownership
 from broadcast.relay.remote import CommandListener
 from daemon.config.model import Config, ConfigError
@@ -44,7 +49,7 @@ from daemon.links.standings import StandingsRoutes
 from daemon.round.core import RoundCore
 from daemon.shell.service import RoundService
 
-__all__ = ["KINDS", "DaemonOutputs", "claim_boards"]
+__all__ = ["KINDS", "DaemonOutputs", "claim_boards", "claimed_alert"]
 
 log = logging.getLogger(__name__)
 
@@ -127,9 +132,12 @@ def _mqtt(outputs: DaemonOutputs, feeds: Feeds) -> list[NamedJob]:
         log.warning("= %s", open_to)
     outputs.mqtt = mqtt = MqttPublisher(broker, results=config.server.results)
     outputs.announce()
+    journal = Path(outputs.service.journal.path)  # the commands carried out, kept beside it
+    seen = journal.with_name(journal.stem + "-commands.json")
+    listener = CommandListener(broker, outputs.service, seen_file=seen)
     sections = outputs.section_topics(mqtt)
     return [
-        ("the MQTT commands", CommandListener(broker, outputs.service).run),
+        ("the MQTT commands", listener.run),
         ("the MQTT output", functools.partial(mqtt.serve, feeds.hub)),
         ("the relays' rounds", functools.partial(sections.serve, feeds.public)),
     ]
@@ -192,19 +200,41 @@ def _ownership(config: Config, daemon_id: str, boards: Iterable[int]) -> Ownersh
     )
 
 
-async def claim_boards(config: Config) -> None:
-    """Refuse to start on boards or sections another live daemon owns on the broker.
+async def claim_boards(config: Config) -> list[str]:
+    """Ask the broker whether another live daemon owns these boards or sections.
 
     Runs before the daemon opens or serves anything, for a bounded time. An unreachable
     broker is no clash: it is logged.
 
+    Returns:
+        What the arbiters are told (:func:`claimed_alert`): any claim, without an event
+        key (it may be forged: it never stops the daemon), and a live daemon with the
+        same id.
+
     Raises:
-        ConfigError: one line per clash (docs/deployment.md).
+        ConfigError: one line per clash with a claim signed with the event key, which
+            only a daemon of the event can make (docs/deployment.md).
     """
     if config.mqtt is None or not config.mqtt.enabled:
-        return
+        return []
     settings = _mqtt_settings(config)
     boards = (board.number for board in config.boards)
-    problems = await check_ownership(settings, _ownership(config, settings.daemon_id, boards))
-    if problems:
-        raise ConfigError([f"{config.source}: {line}" for line in problems])
+    claims = await check_ownership(settings, _ownership(config, settings.daemon_id, boards))
+    if claims is None:
+        return []
+    if claims.refusing:
+        raise ConfigError([f"{config.source}: {line}" for line in claims.refusing])
+    for line in claims.lines:
+        log.warning("= %s", line)
+    return claims.lines
+
+
+def claimed_alert(alerts: OutputAlerts, lines: list[str]) -> None:
+    """Tell the arbiters that another daemon claims this one's boards (it serves them)."""
+    action = (
+        f"{'; '.join(lines)}. This daemon serves its boards all the same. Without an"
+        " [mqtt] event_key anyone who may write to the broker can forge such a claim; if no"
+        " other daemon runs these boards, set one (docs/deployment.md, 'The event key'),"
+        " else stop one of the two daemons"
+    )
+    alerts.raise_alert(AlertKind.BOARDS_CLAIMED, {"claims": lines}, action)

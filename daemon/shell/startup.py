@@ -76,13 +76,15 @@ def load_round_config(
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class OpenedRound:
-    """A round ready for its daemon: configuration, journal, TRF hand-offs, token."""
+    """A round ready for its daemon: configuration, journal, TRF hand-offs, token, and
+    the claims of other daemons on its boards that the arbiters are to be told."""
 
     config: Config
     journal: Journal
     handoffs: Mapping[str, ResultHandoff]
     token: ArbiterToken
     opened: dt.datetime
+    claimed: list[str]
 
 
 async def open_round(
@@ -101,7 +103,7 @@ async def open_round(
     weak = None if demo else weak_token_problem(first)
     if weak is not None:
         raise ConfigError([weak])
-    await claim_boards(first)
+    claimed = await claim_boards(first)
     journal = open_round_journal(first, new_journal=new_journal)
     try:
         config = load_round_config(file, journal, opened)
@@ -116,7 +118,12 @@ async def open_round(
         abandon_journal(journal)
         raise
     return OpenedRound(
-        config=config, journal=journal, handoffs=handoffs, token=token, opened=opened
+        config=config,
+        journal=journal,
+        handoffs=handoffs,
+        token=token,
+        opened=opened,
+        claimed=claimed,
     )
 
 
