@@ -3,11 +3,12 @@
 An output follows a hub until cancelled: the public one (boards as spectators see them)
 or the live one (alerts as they happen). :class:`OutputKind` names the configuration
 table an output comes from and turns a program's settings into its named jobs (none when
-the table is absent). A relay (broadcast/relay/server.py) starts :data:`SHARED` from its
-:class:`OutputSettings`; a daemon (daemon/shell/outputs.py) starts the same kinds from its
-own, beside kinds of its own (MQTT, its lichess link that reads its file again, the
-LiveChess API, the engine analysis). A new output is one entry here (or in the daemon's
-table), its module, its configuration table and its settings.
+the table is absent). The kinds here start from :class:`OutputSettings`, which hold only
+the broadcast layer's settings: a relay (broadcast/relay/server.py) starts :data:`SHARED`,
+a daemon's table (daemon/shell/outputs.py) lists :data:`PGN_FOLDER` and :data:`WEBHOOK`
+beside kinds of its own (MQTT, its lichess link that reads its file again, the LiveChess
+API, the engine analysis). A new output is one entry (here, or in the daemon's table),
+its module, its configuration table and its settings.
 """
 
 from __future__ import annotations
@@ -65,7 +66,7 @@ class Feeds:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class OutputSettings:
-    """The settings of the outputs a daemon and a relay share (empty or None: off)."""
+    """The settings of the kinds of this module (empty or None: that output is off)."""
 
     lichess: tuple[LichessTarget, ...] = ()
     pgn_folder: PgnFolderSettings | None = None
@@ -116,4 +117,4 @@ PGN_FOLDER = OutputKind("pgn_folder", _pgn_folder)  # ``[pgn_folder]``
 WEBHOOK = OutputKind("webhook", _webhook)  # ``[webhook]``
 
 #: The kinds a relay runs, in the order they start (a daemon's: daemon/shell/outputs.py).
-SHARED: tuple[OutputKind[OutputSettings], ...] = (LICHESS, PGN_FOLDER, WEBHOOK)
+SHARED: tuple[OutputKind[OutputSettings], ...] = (LICHESS, PGN_FOLDER)
