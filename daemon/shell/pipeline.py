@@ -78,6 +78,8 @@ class BoardSession:
         section: Section | None = None,
         wall_clock: Callable[[], float] = time.time,
         settings: SessionSettings | None = None,
+        on_fault: Callable[[str, BaseException], None] | None = None,
+        new_supervisor: Callable[[], BoardSupervisor] | None = None,
     ) -> None:
         if not board.has_eboard:
             raise ValueError(f"board {board.number} has no e-board port or serial")
@@ -85,9 +87,9 @@ class BoardSession:
         self.service = service
         self.supervisor = supervisor or board_supervisor(board)
         #: Makes the next supervisor when :meth:`run` runs again after a failure.
-        self.new_supervisor: Callable[[], BoardSupervisor] = lambda: board_supervisor(self.board)
+        self.new_supervisor = new_supervisor or (lambda: board_supervisor(self.board))
         #: Told ``(where, exception)`` of a bug the session survives; None: it ends run().
-        self.on_fault: Callable[[str, BaseException], None] | None = None
+        self.on_fault = on_fault
         self._runs = 0
         self._observer = DgtObserver()
         self._wall_clock = wall_clock

@@ -133,7 +133,7 @@ async def test_a_restart_during_the_round_with_set_clocks_keeps_the_clocks(
 ) -> None:
     """tournament.md: after a crash, "start the same command again", ``--set-clocks``
     included: a game under way keeps its clock (it was reset to the time control, paused)."""
-    caplog.set_level(logging.INFO, logger="daemon.shell.app")
+    caplog.set_level(logging.INFO, logger="daemon.shell.clock_set")
     game = read_game(games_dir / "molinari-bordais-1979.pgn")
     moves = list(game.mainline_moves())[:4]
     async with EmulatedBoard(clock=MODE_23, seed=34) as board:
