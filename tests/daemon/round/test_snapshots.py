@@ -31,6 +31,7 @@ from daemon.shell.app import Daemon, DaemonOptions
 from daemon.shell.service import RoundService
 from tests.conftest import ROOT
 from tests.daemon.support import FAST_TRACKER, BoardSpec, clock_input, write_config
+from tests.hand_clock import HandClock
 
 START = 1_780_000_000.0
 GAMES = sorted((ROOT / "config" / "games").glob("*.pgn"))
@@ -80,20 +81,12 @@ def _config(folder: Path) -> Config:
     return load_config(write_config(folder, [BoardSpec(n, f"/dev/null{n}") for n in (1, 2, 3)]))
 
 
-class _Clock:
-    def __init__(self) -> None:
-        self.now = START
-
-    def __call__(self) -> float:
-        return self.now
-
-
-def _service(config: Config, journal: Journal, clock: _Clock, fp: str | None) -> RoundService:
+def _service(config: Config, journal: Journal, clock: HandClock, fp: str | None) -> RoundService:
     core = RoundCore(config, FAST_TRACKER)
     return RoundService(core, journal, Hub(), wall_clock=clock, fingerprint=fp)
 
 
-def _drive(service: RoundService, clock: _Clock, inputs: list[Any]) -> None:
+def _drive(service: RoundService, clock: HandClock, inputs: list[Any]) -> None:
     """Feed inputs as the daemon would, with ticks when the core asks for them."""
     for at, board, kind, payload in inputs:
         deadline = service.core.next_deadline()
@@ -104,7 +97,7 @@ def _drive(service: RoundService, clock: _Clock, inputs: list[Any]) -> None:
         service.receive(board, kind, payload, at)
 
 
-def _commands(service: RoundService, clock: _Clock) -> None:
+def _commands(service: RoundService, clock: HandClock) -> None:
     alerts = service.core.engine.alerts
     assert alerts, "the round raised no alert"
     asyncio.run(service.execute(AckAlert(id=alerts[0].id)))
@@ -130,7 +123,7 @@ def _round(folder: Path) -> tuple[Config, list[Any], list[Any]]:
     played = sorted((i for s in streams for i in s), key=lambda i: (i[0], i[1]))
     later = [list(board_inputs(n, 30))[len(s) :] for n, s in zip((1, 2, 3), streams, strict=True)]
     after = sorted((i for s in later for i in s), key=lambda i: (i[0], i[1]))
-    clock = _Clock()
+    clock = HandClock(START)
     with Journal(config.storage.path) as journal:
         service = _service(config, journal, clock, None)
         _drive(service, clock, played)
@@ -145,7 +138,7 @@ def played(tmp_path_factory: pytest.TempPathFactory) -> tuple[Config, list[Any],
 
 def _restart(config: Config, journal: Journal, fp: str | None) -> RoundService:
     snapshot._FIELDS.clear()  # as in a new process: nothing learnt while dumping
-    service = _service(config, journal, _Clock(), fp)
+    service = _service(config, journal, HandClock(START), fp)
     service.replay()
     return service
 
@@ -200,7 +193,7 @@ def test_the_service_takes_snapshots_as_it_goes_and_keeps_every_record(tmp_path:
     streams = [list(board_inputs(n, 16)) for n in (1, 2, 3)]
     inputs = sorted((i for s in streams for i in s), key=lambda i: (i[0], i[1]))
     fp = fingerprint(config, FAST_TRACKER)
-    clock = _Clock()
+    clock = HandClock(START)
     with Journal(config.storage.path) as journal:
         core = RoundCore(config, FAST_TRACKER)
         service = RoundService(
@@ -271,7 +264,7 @@ def test_state_that_cannot_be_pickled_skips_the_snapshot_not_the_input(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     config = _config(tmp_path)
-    clock = _Clock()
+    clock = HandClock(START)
     with Journal(config.storage.path) as journal:
         service = RoundService(
             RoundCore(config, FAST_TRACKER),
@@ -305,7 +298,7 @@ def test_the_service_takes_a_snapshot_once_replaying_would_take_its_budget(
     config = _config(tmp_path)
     inputs = list(board_inputs(1, 4))
     fp = fingerprint(config, FAST_TRACKER)
-    clock = _Clock()
+    clock = HandClock(START)
     policy = SnapshotPolicy(replay_seconds=budget, every_inputs=10**9, every_seconds=1e12)
     with Journal(config.storage.path) as journal:
         core = RoundCore(config, FAST_TRACKER)
