@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import io
-import json
 import re
 import shutil
 import urllib.request
@@ -43,12 +42,8 @@ def _get(url: str) -> str:
 
 
 async def test_quotes_and_backslashes_in_names_are_escaped(tmp_path: Path) -> None:
-    boards = [BoardSpec(n, None, white=f"W{n}", black=f"B{n}") for n in NAMES]
+    boards = [BoardSpec(n, None, white=white, black=black) for n, (white, black) in NAMES.items()]
     config = write_config(tmp_path, boards)
-    text = config.read_text()
-    for n, (white, black) in NAMES.items():  # JSON strings are TOML basic strings here
-        text = text.replace(f'"W{n}"', json.dumps(white)).replace(f'"B{n}"', json.dumps(black))
-    config.write_text(text)
     async with running_daemon(config) as daemon:
         assert {n: (daemon.config.board(n).white, daemon.config.board(n).black) for n in NAMES} == (
             NAMES
@@ -84,8 +79,7 @@ async def _run(config: Path) -> tuple[int, str]:
 
 
 async def test_a_newline_in_a_configured_name_is_one_line_error(tmp_path: Path) -> None:
-    config = write_config(tmp_path, [BoardSpec(1, None, white="Two", black="Lines")])
-    config.write_text(config.read_text().replace('white = "Two"', 'white = "Two\\nLines"'))
+    config = write_config(tmp_path, [BoardSpec(1, None, white="Two\nLines", black="Lines")])
     code, err = await _run(config)
     assert code == 2
     assert err.splitlines() == [

@@ -82,8 +82,7 @@ async def test_a_mode_23_press_while_the_daemon_is_down_gets_its_increment(
     played = 6
     clock = ClockSettings(base_seconds=300, increment_seconds=0, mode=23)  # set to 3+2
     async with EmulatedBoard(clock=clock, seed=47) as board:
-        config = write_config(tmp_path, [BoardSpec(1, str(board.path))])
-        config.write_text(config.read_text().replace("round = 2", "round = 2\ndgt_mode = 23"))
+        config = write_config(tmp_path, [BoardSpec(1, str(board.path))], dgt_mode=23)
         async with running_daemon(config, set_clocks=True) as daemon:
             await wait_for(lambda: board.clock.display_text is not None, 15, "clock set")
             player = HumanPlayer(seed=3, speed=SPEED, think=(8.0, 12.0))

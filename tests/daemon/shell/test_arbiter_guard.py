@@ -17,6 +17,7 @@ from websockets.asyncio.client import connect
 from websockets.exceptions import InvalidStatus
 
 from daemon.shell.app import Daemon
+from tests.daemon.config_file import TomlValue
 from tests.daemon.support import BoardSpec, refused_start, running_daemon, wait_for, write_config
 
 TOKEN = "arbiter-secret"  # write_config's default
@@ -34,18 +35,13 @@ def _url(daemon: Daemon) -> str:
     return f"ws://127.0.0.1:{daemon.server.port}/ws/arbiter"
 
 
-def _config(tmp_path: Path, extra_server: str = "") -> Path:
-    config = write_config(tmp_path, [BoardSpec(1, None)])
-    text = config.read_text().replace(
-        f'arbiter_token = "{TOKEN}"', f'arbiter_token = "{TOKEN}"\n{extra_server}'
-    )
-    config.write_text(text)
-    return config
+def _config(tmp_path: Path, **server: TomlValue) -> Path:
+    return write_config(tmp_path, [BoardSpec(1, None)], server=server)
 
 
 async def test_pages_of_other_origins_are_refused(tmp_path: Path) -> None:
-    extra = 'allowed_origins = ["https://arbiters.example.org"]'
-    async with running_daemon(_config(tmp_path, extra)) as daemon:
+    config = _config(tmp_path, allowed_origins=["https://arbiters.example.org"])
+    async with running_daemon(config) as daemon:
         own = f"http://127.0.0.1:{daemon.server.port}"
         with pytest.raises(InvalidStatus) as refused:
             await _auth(_url(daemon), TOKEN, origin="http://evil.example")

@@ -106,8 +106,7 @@ async def test_a_round_starts_however_the_clock_is_started(
     game = read_game(games_dir / "molinari-bordais-1979.pgn")  # 10 plies, mate
     async with EmulatedBoard(clock=MODE_23, seed=len(name)) as board:
         spec = BoardSpec(1, str(board.path), clock_white_side=way.white_side)
-        config = write_config(tmp_path, [spec], time_control="600+5")
-        config.write_text(config.read_text().replace("round = 2", "round = 2\ndgt_mode = 23"))
+        config = write_config(tmp_path, [spec], time_control="600+5", dgt_mode=23)
         async with running_daemon(config, set_clocks=way.set_at_start) as daemon:
             await wait_for(daemon.sessions[1].online.is_set, 10, "board online")
             if way.while_setting:

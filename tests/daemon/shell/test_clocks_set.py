@@ -88,8 +88,7 @@ async def test_clocks_set_reaches_the_running_daemon(tmp_path: Path) -> None:
         EmulatedBoard(clock=MODE_23, seed=32) as two,
     ):
         specs = [BoardSpec(1, str(one.path)), BoardSpec(2, str(two.path))]
-        config = write_config(tmp_path, specs, time_control="600+5")
-        config.write_text(config.read_text().replace("round = 2", "round = 2\ndgt_mode = 23"))
+        config = write_config(tmp_path, specs, time_control="600+5", dgt_mode=23)
         async with running_daemon(config) as daemon:
             for number in (1, 2):
                 await wait_for(daemon.sessions[number].online.is_set, 10, f"board {number}")
@@ -137,8 +136,9 @@ async def test_a_restart_during_the_round_with_set_clocks_keeps_the_clocks(
     game = read_game(games_dir / "molinari-bordais-1979.pgn")
     moves = list(game.mainline_moves())[:4]
     async with EmulatedBoard(clock=MODE_23, seed=34) as board:
-        config = write_config(tmp_path, [BoardSpec(1, str(board.path))], time_control="600+5")
-        config.write_text(config.read_text().replace("round = 2", "round = 2\ndgt_mode = 23"))
+        config = write_config(
+            tmp_path, [BoardSpec(1, str(board.path))], time_control="600+5", dgt_mode=23
+        )
         async with running_daemon(config, set_clocks=True) as daemon:
             await wait_for(lambda: board.clock.display_text is not None, 15, "clock set")
             board.start_clock()
@@ -164,8 +164,9 @@ async def test_a_restart_during_the_round_with_set_clocks_keeps_the_clocks(
 async def test_the_console_shows_the_clocks_set_before_the_round(tmp_path: Path) -> None:
     """Issue 33, item 7: the arbiter checks every clock before round 1 (no clock ran)."""
     async with EmulatedBoard(clock=MODE_23, seed=71) as board:
-        config = write_config(tmp_path, [BoardSpec(1, str(board.path))], time_control="600+5")
-        config.write_text(config.read_text().replace("round = 2", "round = 2\ndgt_mode = 23"))
+        config = write_config(
+            tmp_path, [BoardSpec(1, str(board.path))], time_control="600+5", dgt_mode=23
+        )
         async with running_daemon(config) as daemon:
             await wait_for(daemon.sessions[1].online.is_set, 10, "board 1")
             code, text = await _clocks_set(config, "--http-port", str(daemon.server.port))

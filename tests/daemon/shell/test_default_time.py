@@ -35,8 +35,8 @@ async def test_without_a_default_time_no_forfeit_alert(
         EmulatedBoard(clock=CLOCK, seed=61) as one,
         EmulatedBoard(clock=CLOCK, seed=62) as two,
     ):
-        config = write_config(tmp_path, [BoardSpec(1, str(one.path)), BoardSpec(2, str(two.path))])
-        config.write_text(config.read_text().replace('default_time = "30m"\n', ""))
+        specs = [BoardSpec(1, str(one.path)), BoardSpec(2, str(two.path))]
+        config = write_config(tmp_path, specs, default_time=None)
         async with running_daemon(config) as daemon:
             for number in (1, 2):
                 await wait_for(daemon.sessions[number].online.is_set, 10, f"board {number}")
@@ -58,11 +58,9 @@ async def test_the_default_time_counts_from_the_first_clock_started(tmp_path: Pa
         EmulatedBoard(clock=CLOCK, seed=64) as two,
     ):
         specs = [BoardSpec(1, str(one.path)), BoardSpec(2, str(two.path))]
-        config = write_config(tmp_path, specs, default_time="3s")
-        text = config.read_text().replace(
-            'default_time = "3s"', 'default_time = "3s"\ndefault_time_warning = "0s"'
+        config = write_config(
+            tmp_path, specs, default_time="3s", event={"default_time_warning": "0s"}
         )
-        config.write_text(text)
         async with running_daemon(config) as daemon:
             for number in (1, 2):
                 await wait_for(daemon.sessions[number].online.is_set, 10, f"board {number}")

@@ -201,11 +201,12 @@ async def test_refused_commands_leave_no_record_and_do_not_come_back(
 
 
 async def test_one_address_s_connections_are_counted_over_both_ports(tmp_path: Path) -> None:
-    config = write_config(tmp_path, [BoardSpec(1, None)], extra="\n[livechess]\nenabled = true\n")
-    text = config.read_text().replace(
-        f'arbiter_token = "{TOKEN}"', f'arbiter_token = "{TOKEN}"\nmax_connections_per_client = 4'
+    config = write_config(
+        tmp_path,
+        [BoardSpec(1, None)],
+        server={"max_connections_per_client": 4},
+        tables={"livechess": {"enabled": True}},
     )
-    config.write_text(text)
     async with running_daemon(config, livechess_port=0) as daemon:
         assert daemon.livechess is not None
         livechess = f"ws://127.0.0.1:{daemon.livechess.port}/api/v1.0"

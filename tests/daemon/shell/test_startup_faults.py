@@ -49,9 +49,7 @@ async def _finish(argv: Sequence[str], cwd: Path, within: float = 60.0) -> tuple
 
 
 def _config(folder: Path, *, host: str = "127.0.0.1", extra: str = "") -> Path:
-    path = write_config(folder, [BoardSpec(1, None)], extra=extra)
-    path.write_text(path.read_text().replace('host = "127.0.0.1"', f'host = "{host}"'))
-    return path
+    return write_config(folder, [BoardSpec(1, None)], host=host, extra=extra)
 
 
 async def test_a_busy_port_gives_one_line_and_exit_2(tmp_path: Path, busy_port: int) -> None:
