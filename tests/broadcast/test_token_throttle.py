@@ -1,6 +1,6 @@
 """The arbiter channel's token throttle on its own: who counts as one client, how long a
 wrong token's answer is held, the bounds on held answers, and holds that end when
-their connection does (the channel itself: tests/daemon/test_arbiter_guard.py)."""
+their connection does (the channel itself: tests/daemon/shell/test_arbiter_guard.py)."""
 
 from __future__ import annotations
 
