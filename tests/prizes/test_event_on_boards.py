@@ -11,11 +11,9 @@ from __future__ import annotations
 
 import asyncio
 import io
-from collections.abc import AsyncIterator
-from contextlib import AsyncExitStack, asynccontextmanager, redirect_stderr, redirect_stdout
+from contextlib import AbstractAsyncContextManager, redirect_stderr, redirect_stdout
 from pathlib import Path
 
-import chess.pgn
 import httpx
 
 from broadcast.feed.commands import ConfirmResult, NextRound, SetResult
@@ -23,7 +21,7 @@ from daemon.cli import main
 from daemon.shell.app import Daemon
 from drivers.emulator.clock import ClockSettings
 from drivers.emulator.device import EmulatedBoard
-from drivers.emulator.firmware import BoardIdentity
+from tests.daemon.playing import pgn_game, plugged
 from tests.daemon.support import running_daemon, wait_for
 from tests.pairing.support import player_line, trf_text
 
@@ -143,27 +141,9 @@ def _write_event(folder: Path) -> Path:
     return path
 
 
-@asynccontextmanager
-async def _boards(folder: Path) -> AsyncIterator[dict[int, EmulatedBoard]]:
-    clock = ClockSettings.from_text("3+2")
-    async with AsyncExitStack() as stack:
-        yield {
-            number: await stack.enter_async_context(
-                EmulatedBoard(
-                    path=folder / f"dgt-{number}",
-                    clock=clock,
-                    seed=number,
-                    identity=BoardIdentity.from_serial(serial),
-                )
-            )
-            for number, serial in SERIALS.items()
-        }
-
-
-def _game(text: str) -> chess.pgn.Game:
-    game = chess.pgn.read_game(io.StringIO(text))
-    assert game is not None
-    return game
+def _boards(folder: Path) -> AbstractAsyncContextManager[dict[int, EmulatedBoard]]:
+    at = {number: folder / f"dgt-{number}" for number in SERIALS}
+    return plugged(at, SERIALS, ClockSettings.from_text("3+2"))
 
 
 async def _play_round(daemon: Daemon, boards: dict[int, EmulatedBoard], number: int) -> None:
@@ -176,12 +156,12 @@ async def _play_round(daemon: Daemon, boards: dict[int, EmulatedBoard], number: 
 
         await wait_for(in_round, 20, f"board {board} in round {number}")
     played = {b: text for b, text in games.items() if text is not None}
-    await asyncio.gather(*(boards[b].play(_game(text), speed=20) for b, text in played.items()))
+    await asyncio.gather(*(boards[b].play(pgn_game(text), speed=20) for b, text in played.items()))
     for board, text in games.items():
         if text is None:
             assert (await daemon.service.execute(SetResult(board=board, result="1/2-1/2"))).ok
             continue
-        result = _game(text).headers["Result"]
+        result = pgn_game(text).headers["Result"]
 
         def decided(b: int = board, r: str = result) -> bool:
             state = daemon.core.engine.result_of(b)

@@ -13,19 +13,15 @@ with its whole history, from the journal.
 from __future__ import annotations
 
 import asyncio
-import io
 import json
-from collections.abc import AsyncIterator
-from contextlib import AsyncExitStack, asynccontextmanager
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Any
-
-import chess.pgn
 
 from daemon.shell.app import Daemon
 from drivers.emulator.clock import ClockSettings
 from drivers.emulator.device import EmulatedBoard
-from drivers.emulator.firmware import BoardIdentity
+from tests.daemon.playing import play_round, plugged
 from tests.daemon.support import running_daemon, wait_for
 from tests.relay.support import TOKEN, Arbiter
 
@@ -77,41 +73,12 @@ def _write_event(folder: Path) -> Path:
     return path
 
 
-@asynccontextmanager
-async def _plugged(folder: Path, round_number: int) -> AsyncIterator[dict[int, EmulatedBoard]]:
+def _plugged(
+    folder: Path, round_number: int
+) -> AbstractAsyncContextManager[dict[int, EmulatedBoard]]:
     """The four e-boards, plugged in at the round's places; unplugged on exit."""
-    async with AsyncExitStack() as stack:
-        boards = {
-            number: await stack.enter_async_context(
-                EmulatedBoard(
-                    path=folder / place,
-                    clock=ClockSettings.from_text("3+2"),
-                    seed=number + 100 * round_number,
-                    identity=BoardIdentity.from_serial(SERIALS[number]),
-                )
-            )
-            for number, place in PLACES[round_number].items()
-        }
-        yield boards
-
-
-def _game(text: str) -> chess.pgn.Game:
-    game = chess.pgn.read_game(io.StringIO(text))
-    assert game is not None
-    return game
-
-
-async def _play(daemon: Daemon, boards: dict[int, EmulatedBoard], text: str) -> None:
-    for number in boards:
-        await wait_for(daemon.sessions[number].online.is_set, 20, f"board {number} online")
-    await asyncio.gather(*(board.play(_game(text), speed=20) for board in boards.values()))
-    result = _game(text).headers["Result"]
-
-    def decided() -> bool:
-        states = [daemon.core.engine.result_of(n) for n in boards]
-        return all(s is not None and s.result == result for s in states)
-
-    await wait_for(decided, 20, f"every game ends {result}")
+    at = {number: folder / place for number, place in PLACES[round_number].items()}
+    return plugged(at, SERIALS, ClockSettings.from_text("3+2"), seed=100 * round_number)
 
 
 def _open(daemon: Daemon) -> list[tuple[int, str]]:
@@ -173,7 +140,7 @@ async def test_every_round_ends_with_no_open_alert_once_every_result_is_confirme
     async with running_daemon(config) as daemon:
         for round_number, text in GAMES.items():
             async with _plugged(tmp_path, round_number) as boards:
-                await _play(daemon, boards, text)  # back online: the offline alerts resolve
+                await play_round(daemon, boards, text)  # back online: the offline alerts resolve
                 await _confirm_every_result(daemon, round_number)
                 alerts = daemon.core.engine.alerts
             if round_number < 3:

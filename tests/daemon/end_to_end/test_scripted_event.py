@@ -18,8 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import io
-from collections.abc import AsyncIterator
-from contextlib import AsyncExitStack, asynccontextmanager, redirect_stderr, redirect_stdout
+from contextlib import AbstractAsyncContextManager, redirect_stderr, redirect_stdout
 from decimal import Decimal
 from pathlib import Path
 
@@ -30,8 +29,8 @@ from daemon.cli import main
 from daemon.shell.app import Daemon
 from drivers.emulator.clock import ClockSettings
 from drivers.emulator.device import EmulatedBoard
-from drivers.emulator.firmware import BoardIdentity
 from drivers.emulator.player import HumanPlayer
+from tests.daemon.playing import pgn_game, plugged
 from tests.daemon.support import journal_moves, play_after_each_increment, running_daemon, wait_for
 from tests.relay.support import TOKEN, Arbiter
 
@@ -114,28 +113,12 @@ def _write_event(folder: Path) -> Path:
     return path
 
 
-def _game(text: str) -> chess.pgn.Game:
-    game = chess.pgn.read_game(io.StringIO(text))
-    assert game is not None
-    return game
-
-
-@asynccontextmanager
-async def _plugged(folder: Path, round_number: int) -> AsyncIterator[dict[int, EmulatedBoard]]:
+def _plugged(
+    folder: Path, round_number: int
+) -> AbstractAsyncContextManager[dict[int, EmulatedBoard]]:
     """The four e-boards at the round's places, their clocks not set; unplugged on exit."""
-    async with AsyncExitStack() as stack:
-        boards = {
-            number: await stack.enter_async_context(
-                EmulatedBoard(
-                    path=folder / place,
-                    clock=MODE_23,
-                    seed=number + 100 * round_number,
-                    identity=BoardIdentity.from_serial(SERIALS[number]),
-                )
-            )
-            for number, place in PLACES[round_number].items()
-        }
-        yield boards
+    at = {number: folder / place for number, place in PLACES[round_number].items()}
+    return plugged(at, SERIALS, MODE_23, seed=100 * round_number)
 
 
 async def _cli(daemon: Daemon, *argv: str) -> tuple[int, str]:
@@ -189,7 +172,7 @@ async def _play_round(
         await wait_for(lambda: board.clock.running == "left", 15, f"White's time, {number}")  # noqa: B023
 
     async def play(number: int, board: EmulatedBoard) -> None:
-        game = _game(GAMES[round_number][number])
+        game = pgn_game(GAMES[round_number][number])
         result = game.headers["Result"]
         signal = None if game.end().board().is_checkmate() else result
         player = HumanPlayer(seed=number, speed=20, think=(8.0, 12.0))
@@ -197,7 +180,7 @@ async def _play_round(
 
     started = {n: len(b.firmware.presses) for n, b in boards.items()}  # a start by a lever
     await asyncio.gather(*(play(n, b) for n, b in boards.items()))
-    wanted = {n: _game(GAMES[round_number][n]).headers["Result"] for n in boards}
+    wanted = {n: pgn_game(GAMES[round_number][n]).headers["Result"] for n in boards}
 
     def decided() -> bool:
         states = {n: daemon.core.engine.result_of(n) for n in boards}
@@ -231,7 +214,7 @@ async def _check_games(
     """Moves and every ``[%clk]`` (the clock after its press, dgtcast's 2 s included), in
     the journal and in the PGN folder."""
     for number, board in boards.items():
-        game = _game(GAMES[round_number][number])
+        game = pgn_game(GAMES[round_number][number])
         moves = [m.uci() for m in game.mainline_moves()]
         clocks = [seconds + INCREMENT for _, seconds in board.firmware.presses[started[number] :]]
         line = journal_moves(folder / "weekend.db", number)
@@ -259,7 +242,7 @@ def _results(section: str, round_number: int) -> dict[int, tuple[int, str, str]]
             played[white] = (0, "-", "U")
             continue
         if board in SERIALS:
-            codes = CODES[_game(GAMES[round_number][board]).headers["Result"]]
+            codes = CODES[pgn_game(GAMES[round_number][board]).headers["Result"]]
         else:
             codes = CODES[BY_HAND[round_number]]
         played[white] = (black, "w", codes[0])

@@ -15,8 +15,7 @@ import asyncio
 import io
 import logging
 import os
-from collections.abc import AsyncIterator
-from contextlib import AsyncExitStack, asynccontextmanager, redirect_stderr, redirect_stdout
+from contextlib import AbstractAsyncContextManager, redirect_stderr, redirect_stdout
 from pathlib import Path
 
 import chess.pgn
@@ -28,7 +27,7 @@ from daemon.pairing import Tournament
 from daemon.shell.app import Daemon
 from drivers.emulator.clock import ClockSettings
 from drivers.emulator.device import EmulatedBoard
-from drivers.emulator.firmware import BoardIdentity
+from tests.daemon.playing import play_round, plugged
 from tests.daemon.support import running_daemon, wait_for
 
 FOOLS_MATE = "1. f3 e5 2. g4 Qh4# 0-1"
@@ -78,42 +77,12 @@ def _write_event(folder: Path, glob: str) -> Path:
     return path
 
 
-@asynccontextmanager
-async def _boards(folder: Path, places: dict[int, str]) -> AsyncIterator[dict[int, EmulatedBoard]]:
+def _boards(
+    folder: Path, places: dict[int, str]
+) -> AbstractAsyncContextManager[dict[int, EmulatedBoard]]:
     """Emulated boards with their serial numbers, plugged in at ``folder/<place>``."""
-    clock = ClockSettings.from_text("3+2")
-    async with AsyncExitStack() as stack:
-        boards = {
-            number: await stack.enter_async_context(
-                EmulatedBoard(
-                    path=folder / place,
-                    clock=clock,
-                    seed=number,
-                    identity=BoardIdentity.from_serial(SERIALS[number]),
-                )
-            )
-            for number, place in places.items()
-        }
-        yield boards
-
-
-def _game(text: str) -> chess.pgn.Game:
-    game = chess.pgn.read_game(io.StringIO(text))
-    assert game is not None
-    return game
-
-
-async def _play_round(daemon: Daemon, boards: dict[int, EmulatedBoard], text: str) -> None:
-    for number in boards:
-        await wait_for(daemon.sessions[number].online.is_set, 20, f"board {number} online")
-    await asyncio.gather(*(board.play(_game(text), speed=20) for board in boards.values()))
-    result = _game(text).headers["Result"]
-
-    def decided() -> bool:
-        states = [daemon.core.engine.result_of(n) for n in boards]
-        return all(s is not None and s.result == result for s in states)
-
-    await wait_for(decided, 20, f"every game ends {result}")
+    at = {number: folder / place for number, place in places.items()}
+    return plugged(at, SERIALS, ClockSettings.from_text("3+2"))
 
 
 async def _round_next(daemon: Daemon, config: Path, *extra: str) -> tuple[int, str, str]:
@@ -147,7 +116,7 @@ async def test_two_rounds_of_two_sections_through_round_next(
         state = daemon.core.board_state(11, 0.0)
         assert (state.section, state.round, state.white) == ("U12", "1.11", "Evans, Eve")
         async with _boards(tmp_path, first) as boards:
-            await _play_round(daemon, boards, FOOLS_MATE)
+            await play_round(daemon, boards, FOOLS_MATE)
             code, _, err = await _round_next(daemon, config)
             assert code == 1
             assert "results not confirmed: board 1: 0-1 not confirmed" in err
@@ -176,7 +145,7 @@ async def test_two_rounds_of_two_sections_through_round_next(
                 await wait_for(daemon.sessions[number].online.is_set, 20, f"board {number} back")
                 state = daemon.core.board_state(number, 0.0)  # at the start position
                 assert (state.result, state.moves, state.status.value) == ("*", (), "online")
-            await _play_round(daemon, boards, SCHOLARS_MATE)
+            await play_round(daemon, boards, SCHOLARS_MATE)
             for number, place in shuffled.items():
                 device = daemon.sessions[number].supervisor.device
                 assert device is not None

@@ -25,6 +25,7 @@ from daemon.shell.app import Daemon
 from drivers.emulator.clock import ClockSettings
 from drivers.emulator.device import EmulatedBoard
 from drivers.emulator.player import HumanPlayer
+from tests.daemon.playing import pgn_game
 from tests.daemon.support import journal_moves, running_daemon, wait_for
 
 SCHOLARS_MATE = "1. e4 e5 2. Bc4 Nc6 3. Qh5 Nf6 4. Qxf7# 1-0"
@@ -56,12 +57,6 @@ def _write_event(folder: Path, one: Path, two: Path) -> Path:
     return path
 
 
-def _game() -> chess.pgn.Game:
-    game = chess.pgn.read_game(io.StringIO(SCHOLARS_MATE))
-    assert game is not None
-    return game
-
-
 async def _play(daemon: Daemon, boards: tuple[EmulatedBoard, EmulatedBoard]) -> None:
     # Replies a few human seconds apart: one inside the SETNRUN round trip is a limit
     # of mode 23 (docs/daemon.md).
@@ -70,7 +65,7 @@ async def _play(daemon: Daemon, boards: tuple[EmulatedBoard, EmulatedBoard]) -> 
         board.press_lever("right")
         board.start_clock()
     await asyncio.gather(
-        *(b.perform(p.play(_game())) for b, p in zip(boards, players, strict=True))
+        *(b.perform(p.play(pgn_game(SCHOLARS_MATE))) for b, p in zip(boards, players, strict=True))
     )
 
     def decided() -> bool:
@@ -112,7 +107,7 @@ async def test_who_adds_the_increment_is_decided_again_every_round(tmp_path: Pat
                 lambda: None not in (one.clock.display_text, two.clock.display_text), 15, "set"
             )
             await _play(daemon, (one, two))
-            plies = len(list(_game().mainline_moves()))
+            plies = len(list(pgn_game(SCHOLARS_MATE).mainline_moves()))
             for number in (1, 2):  # dgtcast added every 2 s (a reading may be a second old)
                 assert all(1 <= g <= 3 for g in _gains(journal, number, plies)), number
             code, text = await _command(daemon, "round", "next", "--config", str(config))
