@@ -1,21 +1,25 @@
 """A test round's configuration file, written as TOML from typed arguments.
 
 ``write_config(folder, boards, dgt_mode=23)`` instead of editing the written text: each key
-a test needs is an argument (or one entry of ``event``, ``server`` or ``tables``), and every
-string is written as a TOML basic string, escaped.
+a test needs is an argument (or one entry of ``event``, ``server``, ``tables`` or
+``arrays``), and every string is written as a TOML basic string, escaped.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeAlias
 
-__all__ = ["BoardSpec", "TomlValue", "toml_value", "write_config"]
+__all__ = ["BoardSpec", "TomlTable", "TomlValue", "toml_value", "write_config"]
 
-TomlValue: TypeAlias = "str | int | float | bool | Sequence[TomlValue]"
+TomlValue: TypeAlias = "str | int | float | bool | Sequence[TomlValue] | Mapping[str, TomlValue]"
+TomlTable: TypeAlias = Mapping[str, TomlValue]
+
+_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,18 +34,25 @@ class BoardSpec:
 
 
 def toml_value(value: TomlValue) -> str:
-    """``value`` as TOML: a string as a basic string (JSON's escapes, and DEL's)."""
+    """``value`` as TOML: a string as a basic string (JSON's escapes, and DEL's), a mapping
+    as an inline table."""
     if isinstance(value, str):
         return json.dumps(value, ensure_ascii=False).replace("\x7f", "\\u007f")
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, int | float):
         return repr(value)
+    if isinstance(value, Mapping):
+        return "{ " + ", ".join(_keys(value)) + " }"
     return "[" + ", ".join(toml_value(item) for item in value) + "]"
 
 
+def _key(key: str) -> str:
+    return key if _BARE_KEY.fullmatch(key) else toml_value(key)
+
+
 def _keys(keys: Mapping[str, TomlValue | None]) -> list[str]:
-    return [f"{key} = {toml_value(value)}" for key, value in keys.items() if value is not None]
+    return [f"{_key(k)} = {toml_value(v)}" for k, v in keys.items() if v is not None]
 
 
 def write_config(
@@ -61,15 +72,17 @@ def write_config(
     results: str | None = None,
     server: Mapping[str, TomlValue] | None = None,
     journal: str = "journal.db",
-    tables: Mapping[str, Mapping[str, TomlValue]] | None = None,
+    tables: Mapping[str, TomlTable] | None = None,
+    arrays: Mapping[str, Sequence[TomlTable]] | None = None,
     extra: str = "",
 ) -> Path:
     """``folder/round.toml`` for a test round; the journal lives in ``folder``.
 
     ``None`` leaves a key out (``token=None``: loopback without a token, the daemon makes
     its own; ``default_time=None``: FIDE's zero default). ``event`` and ``server`` add keys
-    to their tables; ``tables`` adds whole tables (``{"pairing": {"trf": ...}}``); ``extra``
-    is TOML text appended as it is (arrays of tables such as ``[[sections]]``).
+    to their tables; ``tables`` adds whole tables (``{"pairing": {"trf": ...}}``), ``arrays``
+    arrays of tables (``{"lichess": [{"rounds": {"2": "id"}, ...}]}``: ``[[lichess]]``);
+    ``extra`` is TOML text appended as it is.
     """
     event_keys: dict[str, TomlValue | None] = {
         "name": name,
@@ -93,6 +106,9 @@ def write_config(
     lines += ["[storage]", *_keys({"path": journal}), ""]
     for table, keys in (tables or {}).items():
         lines += [f"[{table}]", *_keys(keys), ""]
+    for array, items in (arrays or {}).items():
+        for keys in items:
+            lines += [f"[[{array}]]", *_keys(keys), ""]
     for board in boards:
         lines += ["[[boards]]", f"number = {board.number}"]
         lines += _keys(

@@ -148,8 +148,10 @@ async def test_a_bug_in_one_output_stays_in_it(
 
     monkeypatch.setattr(PgnFolderWriter, "publish_board", broken)
     async with EmulatedBoard(clock=ClockSettings.from_text("3+2"), seed=24) as board:
-        extra = f'\n[pgn_folder]\npath = "{tmp_path / "pgn"}"\n'
-        config = write_config(tmp_path, [BoardSpec(1, str(board.path))], extra=extra)
+        pgn_folder = {"path": str(tmp_path / "pgn")}
+        config = write_config(
+            tmp_path, [BoardSpec(1, str(board.path))], tables={"pgn_folder": pgn_folder}
+        )
         async with running_daemon(config) as daemon:
             await wait_for(daemon.sessions[1].online.is_set, 10, "board online")
             await board.play(game, speed=25)

@@ -28,6 +28,7 @@ from daemon.round.core import command_payload
 from drivers.emulator.device import EmulatedBoard
 from drivers.emulator.firmware import BoardIdentity
 from tests.broadcast.feed_client import http_get
+from tests.daemon.config_file import TomlTable
 from tests.daemon.support import BoardSpec, running_daemon, write_config
 from tests.serving import DGTCAST
 from tests.waiting import wait_until
@@ -119,8 +120,8 @@ async def test_every_surface_flooded_at_once_and_sigterm_stops_the_daemon(
 ) -> None:
     livechess = _free_port()
     async with EmulatedBoard(identity=BoardIdentity(serial=SERIAL)) as eboard:
-        extra = f"\n[livechess]\nenabled = true\nport = {livechess}\n"
-        config = write_config(tmp_path, [BoardSpec(1, str(eboard.path))], extra=extra)
+        tables: dict[str, TomlTable] = {"livechess": {"enabled": True, "port": livechess}}
+        config = write_config(tmp_path, [BoardSpec(1, str(eboard.path))], tables=tables)
         async with _daemon_process(config) as (process, port):
             url = f"ws://127.0.0.1:{port}/ws/arbiter"
 

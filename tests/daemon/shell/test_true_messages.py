@@ -29,6 +29,7 @@ from drivers.dgt.aio.ports import natural_key, new_emulated_port
 from drivers.emulator.clock import ClockSettings
 from drivers.emulator.device import EmulatedBoard
 from drivers.emulator.firmware import BoardIdentity
+from tests.daemon.config_file import TomlTable
 from tests.daemon.support import BoardSpec, running_daemon, wait_for, write_config
 
 SERIALS = {1: "31001", 2: "31002"}
@@ -113,9 +114,8 @@ async def test_a_second_daemon_names_every_port_in_use_that_may_hold_a_board(
 async def test_a_livechess_address_without_enabled_says_it_is_off(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    config = write_config(
-        tmp_path, [BoardSpec(1, None)], extra='\n[livechess]\nhost = "127.0.0.1"\nport = 1982\n'
-    )
+    livechess: TomlTable = {"host": "127.0.0.1", "port": 1982}
+    config = write_config(tmp_path, [BoardSpec(1, None)], tables={"livechess": livechess})
     async with running_daemon(config) as daemon:
         assert daemon.livechess is None
     assert (
@@ -123,7 +123,7 @@ async def test_a_livechess_address_without_enabled_says_it_is_off(
         " is not served; add enabled = true to serve it"
     ) in caplog.messages
     folder_only = write_config(
-        tmp_path, [BoardSpec(1, None)], extra='\n[livechess]\nfolder = "lc"\n'
+        tmp_path, [BoardSpec(1, None)], tables={"livechess": {"folder": "lc"}}
     )
     caplog.clear()
     async with running_daemon(folder_only):
