@@ -12,13 +12,13 @@ from daemon.journal.store import Journal
 from daemon.round.core import RoundCore
 from daemon.round.snapshot import SnapshotPolicy, fingerprint, load_state
 from daemon.shell.service import RoundService
-from tests.daemon.round.test_snapshots import START, _config, board_inputs
+from tests.daemon.played_inputs import START, board_inputs, three_boards
 from tests.hand_clock import HandClock
 from tests.waiting import wait_until
 
 
 def _round(folder: Path, **options: Any) -> tuple[RoundService, Journal, HandClock]:
-    config = _config(folder)
+    config = three_boards(folder)
     journal = Journal(folder / "group.db")
     clock = HandClock(START)
     service = RoundService(
