@@ -1,8 +1,9 @@
-"""A test round's configuration file, written as TOML from typed arguments.
+"""A test event's configuration file, written as TOML from typed arguments.
 
 ``write_config(folder, boards, dgt_mode=23)`` instead of editing the written text: each key
 a test needs is an argument (or one entry of ``event``, ``server``, ``tables`` or
-``arrays``), and every string is written as a TOML basic string, escaped.
+``arrays``), sections are :class:`SectionSpec` values, and every string is written as a
+TOML basic string, escaped.
 """
 
 from __future__ import annotations
@@ -10,11 +11,18 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeAlias
 
-__all__ = ["BoardSpec", "TomlTable", "TomlValue", "toml_value", "write_config"]
+__all__ = [
+    "BoardSpec",
+    "SectionSpec",
+    "TomlTable",
+    "TomlValue",
+    "toml_value",
+    "write_config",
+]
 
 TomlValue: TypeAlias = "str | int | float | bool | Sequence[TomlValue] | Mapping[str, TomlValue]"
 TomlTable: TypeAlias = Mapping[str, TomlValue]
@@ -24,13 +32,27 @@ _BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
 
 @dataclass(frozen=True, slots=True)
 class BoardSpec:
-    """One ``[[boards]]`` table."""
+    """One ``[[boards]]`` (or ``[[sections.boards]]``) table."""
 
     number: int
     port: str | None
     white: str = ""
     black: str = ""
     clock_white_side: str | None = None
+    serial: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SectionSpec:
+    """One ``[[sections]]`` table: its keys, its pairing program's files, its boards (no
+    names written unless given: a paired section takes them from its TRF) and ``extra``
+    TOML text of its own sub-tables (``[[sections.prizes.groups]]``)."""
+
+    name: str
+    boards: Sequence[BoardSpec] = ()
+    keys: TomlTable = field(default_factory=dict)
+    pairing: TomlTable | None = None
+    extra: str = ""
 
 
 def toml_value(value: TomlValue) -> str:
@@ -55,28 +77,49 @@ def _keys(keys: Mapping[str, TomlValue | None]) -> list[str]:
     return [f"{_key(k)} = {toml_value(v)}" for k, v in keys.items() if v is not None]
 
 
+def _board(board: BoardSpec, header: str, *, named: bool) -> list[str]:
+    white = board.white or (f"White, Board {board.number}" if named else None)
+    black = board.black or (f"Black, Board {board.number}" if named else None)
+    keys = {"port": board.port, "serial": board.serial, "white": white, "black": black}
+    keys["clock_white_side"] = board.clock_white_side or None
+    return [header, f"number = {board.number}", *_keys(keys), ""]
+
+
+def _section(section: SectionSpec) -> list[str]:
+    lines = ["[[sections]]", *_keys({"name": section.name, **section.keys})]
+    if section.pairing is not None:
+        lines += ["[sections.pairing]", *_keys(section.pairing)]
+    lines.append("")
+    for board in section.boards:
+        lines += _board(board, "[[sections.boards]]", named=False)
+    return lines + ([section.extra] if section.extra else [])
+
+
 def write_config(
     folder: Path,
     boards: Sequence[BoardSpec],
     *,
     name: str = "Test Open",
+    site: str | None = "Test Club",
     round_number: int = 2,
-    time_control: str = "180+2",
+    time_control: str | None = "180+2",
     default_time: str | None = "30m",
     round_start: str | None = None,
     dgt_mode: int | None = None,
     variant: str | None = None,
-    event: Mapping[str, TomlValue] | None = None,
+    event: TomlTable | None = None,
     host: str = "127.0.0.1",
     token: str | None = "arbiter-secret",
     results: str | None = None,
-    server: Mapping[str, TomlValue] | None = None,
+    server: TomlTable | None = None,
     journal: str = "journal.db",
     tables: Mapping[str, TomlTable] | None = None,
     arrays: Mapping[str, Sequence[TomlTable]] | None = None,
+    sections: Sequence[SectionSpec] = (),
     extra: str = "",
+    file: str = "round.toml",
 ) -> Path:
-    """``folder/round.toml`` for a test round; the journal lives in ``folder``.
+    """``folder/file`` (``round.toml``) for a test event; the journal lives in ``folder``.
 
     ``None`` leaves a key out (``token=None``: loopback without a token, the daemon makes
     its own; ``default_time=None``: FIDE's zero default). ``event`` and ``server`` add keys
@@ -86,7 +129,7 @@ def write_config(
     """
     event_keys: dict[str, TomlValue | None] = {
         "name": name,
-        "site": "Test Club",
+        "site": site,
         "round": round_number,
         "time_control": time_control,
         "default_time": default_time,
@@ -110,16 +153,9 @@ def write_config(
         for keys in items:
             lines += [f"[[{array}]]", *_keys(keys), ""]
     for board in boards:
-        lines += ["[[boards]]", f"number = {board.number}"]
-        lines += _keys(
-            {
-                "port": board.port,
-                "white": board.white or f"White, Board {board.number}",
-                "black": board.black or f"Black, Board {board.number}",
-                "clock_white_side": board.clock_white_side or None,
-            }
-        )
-        lines.append("")
-    path = folder / "round.toml"
+        lines += _board(board, "[[boards]]", named=True)
+    for section in sections:
+        lines += _section(section)
+    path = folder / file
     path.write_text("\n".join(lines) + extra)
     return path
