@@ -21,9 +21,10 @@ from daemon.cli import main
 from daemon.shell.app import Daemon
 from drivers.emulator.clock import ClockSettings
 from drivers.emulator.device import EmulatedBoard
+from tests.daemon.config_file import BoardSpec, SectionSpec, write_config
 from tests.daemon.playing import pgn_game, plugged
 from tests.daemon.support import running_daemon, wait_for
-from tests.pairing.support import player_line, trf_text
+from tests.pairing.support import player_line, trf_text, write_pairings
 
 FOOLS_MATE = "1. f3 e5 2. g4 Qh4# 0-1"
 SCHOLARS_MATE = "1. e4 e5 2. Bc4 Nc6 3. Qh5 Nf6 4. Qxf7# 1-0"
@@ -121,24 +122,21 @@ def _write_event(folder: Path) -> Path:
     for name, first, players in (("Open", 1, OPEN), ("U12", 11, U12)):
         low = name.lower()
         (folder / f"{low}.trf").write_text(trf_text(f"012 {name}", "XXR 3", *players))
-        for number, pairs in PAIRS.items():
-            text = f"{len(pairs)}\n" + "".join(f"{w} {b}\n" for w, b in pairs)
-            (folder / f"{low}-r{number}.txt").write_text(text)
-        boards = "".join(
-            f'[[sections.boards]]\nnumber = {n}\nport = "{folder}/dgt-*"\nserial = "{SERIALS[n]}"\n'
-            for n in (first, first + 1)
-        )
-        sections.append(
-            f'[[sections]]\nname = "{name}"\n{boards}[sections.pairing]\ntrf = "{low}.trf"\n'
-            f'pairings = "{low}-r{{round}}.txt"\n{PRIZES[name]}'
-        )
-    path = folder / "congress.toml"
-    path.write_text(
-        '[event]\nname = "Prize Congress 2026"\nround = 1\ntime_control = "180+2"\n\n'
-        '[server]\narbiter_token = "arbiter-secret"\n\n[storage]\npath = "congress.db"\n\n'
-        + "\n".join(sections)
+        write_pairings(folder, low, PAIRS)
+        boards = [BoardSpec(n, f"{folder}/dgt-*", serial=SERIALS[n]) for n in (first, first + 1)]
+        pairing = {"trf": f"{low}.trf", "pairings": f"{low}-r{{round}}.txt"}
+        sections.append(SectionSpec(name, boards, pairing=pairing, extra=PRIZES[name]))
+    return write_config(
+        folder,
+        [],
+        name="Prize Congress 2026",
+        site=None,
+        round_number=1,
+        default_time=None,
+        journal="congress.db",
+        sections=sections,
+        file="congress.toml",
     )
-    return path
 
 
 def _boards(folder: Path) -> AbstractAsyncContextManager[dict[int, EmulatedBoard]]:

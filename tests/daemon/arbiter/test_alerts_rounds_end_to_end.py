@@ -21,8 +21,10 @@ from typing import Any
 from daemon.shell.app import Daemon
 from drivers.emulator.clock import ClockSettings
 from drivers.emulator.device import EmulatedBoard
+from tests.daemon.config_file import BoardSpec, SectionSpec, write_config
 from tests.daemon.playing import play_round, plugged
 from tests.daemon.support import running_daemon, wait_for
+from tests.pairing.support import starting_line, trf_text, write_pairings
 from tests.relay.support import TOKEN, Arbiter
 
 FOOLS_MATE = "1. f3 e5 2. g4 Qh4# 0-1"
@@ -43,34 +45,27 @@ PLACES = {
 def _write_event(folder: Path) -> Path:
     sections = []
     for section, first in SECTIONS.items():
-        lines = ["012 Lifecycle Weekend 2026", "XXR 3"]
-        for rank in range(1, 5):
-            name = f"{section.title()} Player {rank}"
-            lines.append(
-                f"001 {rank:>4} m    {name:<33} {2000 - rank:>4} AUS {3400000 + rank:>11}"
-                f" 2000/01/01 {'0.0':>4} {rank:>4}"
-            )
-        (folder / f"{section}.trf").write_text("\n".join(lines) + "\n")
-        for round_number, pairs in PAIRS.items():
-            text = f"{len(pairs)}\n" + "".join(f"{w} {b}\n" for w, b in pairs)
-            (folder / f"{section}-r{round_number}.txt").write_text(text)
-        sections.append(
-            f'[[sections]]\nname = "{section.upper()}"\n'
-            f'[sections.pairing]\ntrf = "{section}.trf"\npairings = "{section}-r{{round}}.txt"\n'
-        )
-        for number in (first, first + 1):
-            sections.append(
-                f'[[sections.boards]]\nnumber = {number}\nport = "{folder / "dgt-*"}"\n'
-                f'serial = "{SERIALS[number]}"\n'
-            )
-    path = folder / "weekend.toml"
-    path.write_text(
-        '[event]\nname = "Lifecycle Weekend 2026"\nround = 1\ntime_control = "180+2"\n'
-        'default_time = "30m"\n\n'
-        f'[server]\narbiter_token = "{TOKEN}"\n\n'
-        '[storage]\npath = "weekend.db"\n\n' + "\n".join(sections)
+        names = [f"{section.title()} Player {rank}" for rank in range(1, 5)]
+        players = [starting_line(r, name, 3400000) for r, name in enumerate(names, 1)]
+        trf = trf_text("012 Lifecycle Weekend 2026", "XXR 3", *players, ending="\n")
+        (folder / f"{section}.trf").write_text(trf)
+        write_pairings(folder, section, PAIRS)
+        boards = [
+            BoardSpec(n, str(folder / "dgt-*"), serial=SERIALS[n]) for n in (first, first + 1)
+        ]
+        pairing = {"trf": f"{section}.trf", "pairings": f"{section}-r{{round}}.txt"}
+        sections.append(SectionSpec(section.upper(), boards, pairing=pairing))
+    return write_config(
+        folder,
+        [],
+        name="Lifecycle Weekend 2026",
+        site=None,
+        round_number=1,
+        token=TOKEN,
+        journal="weekend.db",
+        sections=sections,
+        file="weekend.toml",
     )
-    return path
 
 
 def _plugged(

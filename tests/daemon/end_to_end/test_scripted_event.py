@@ -30,8 +30,10 @@ from daemon.shell.app import Daemon
 from drivers.emulator.clock import ClockSettings
 from drivers.emulator.device import EmulatedBoard
 from drivers.emulator.player import HumanPlayer
+from tests.daemon.config_file import BoardSpec, SectionSpec, TomlTable, write_config
 from tests.daemon.playing import pgn_game, plugged
 from tests.daemon.support import journal_moves, play_after_each_increment, running_daemon, wait_for
+from tests.pairing.support import starting_line, trf_text, write_pairings
 from tests.relay.support import TOKEN, Arbiter
 
 pytestmark = pytest.mark.slow  # three rounds played on emulated boards (docs/development.md)
@@ -76,41 +78,39 @@ POINTS = {"1": Decimal(1), "=": Decimal("0.5"), "0": Decimal(0), "U": Decimal(1)
 
 
 def _player_line(section: str, rank: int) -> str:
-    name = f"{section.title()} Player {rank}"
-    return (
-        f"001 {rank:>4} m    {name:<33} {2000 - rank:>4} AUS {3500000 + rank:>11}"
-        f" 2000/01/01 {'0.0':>4} {rank:>4}"
-    )
+    return starting_line(rank, f"{section.title()} Player {rank}", 3500000)
 
 
 def _write_event(folder: Path) -> Path:
-    tables = []
+    sections = []
     for section, players in PLAYERS.items():
-        lines = [f"012 Scripted Weekend {section}", "XXR 3", "XXC white1"]
-        lines += [_player_line(section, rank) for rank in range(1, players + 1)]
-        (folder / f"{section}.trf").write_text("\n".join(lines) + "\n")
-        for round_number, pairs in PAIRS[section].items():
-            text = f"{len(pairs)}\n" + "".join(f"{w} {b}\n" for w, b in pairs)
-            (folder / f"{section}-r{round_number}.txt").write_text(text)
+        lines = [_player_line(section, rank) for rank in range(1, players + 1)]
+        header = (f"012 Scripted Weekend {section}", "XXR 3", "XXC white1")
+        (folder / f"{section}.trf").write_text(trf_text(*header, *lines, ending="\n"))
+        write_pairings(folder, section, PAIRS[section])
         first = FIRST_BOARD[section]
-        tables.append(
-            f'[[sections]]\nname = "{section.upper()}"\n[sections.pairing]\n'
-            f'trf = "{section}.trf"\npairings = "{section}-r{{round}}.txt"\n'
-            f"first_board = {first}\n"
-        )
-        for number in (first, first + 1):
-            tables.append(
-                f'[[sections.boards]]\nnumber = {number}\nport = "{folder / "dgt-*"}"\n'
-                f'serial = "{SERIALS[number]}"\n'
-            )
-    path = folder / "weekend.toml"
-    path.write_text(
-        '[event]\nname = "Scripted Weekend"\nround = 1\ntime_control = "180+2"\n'
-        'default_time = "30m"\ndgt_mode = 23\n\n'
-        f'[server]\narbiter_token = "{TOKEN}"\n\n'
-        '[storage]\npath = "weekend.db"\n\n[pgn_folder]\npath = "pgn"\n\n' + "\n".join(tables)
+        boards = [
+            BoardSpec(n, str(folder / "dgt-*"), serial=SERIALS[n]) for n in (first, first + 1)
+        ]
+        pairing: TomlTable = {
+            "trf": f"{section}.trf",
+            "pairings": f"{section}-r{{round}}.txt",
+            "first_board": first,
+        }
+        sections.append(SectionSpec(section.upper(), boards, pairing=pairing))
+    return write_config(
+        folder,
+        [],
+        name="Scripted Weekend",
+        site=None,
+        round_number=1,
+        dgt_mode=23,
+        token=TOKEN,
+        journal="weekend.db",
+        tables={"pgn_folder": {"path": "pgn"}},
+        sections=sections,
+        file="weekend.toml",
     )
-    return path
 
 
 def _plugged(

@@ -27,8 +27,10 @@ from daemon.pairing import Tournament
 from daemon.shell.app import Daemon
 from drivers.emulator.clock import ClockSettings
 from drivers.emulator.device import EmulatedBoard
+from tests.daemon.config_file import BoardSpec, SectionSpec, write_config
 from tests.daemon.playing import play_round, plugged
 from tests.daemon.support import running_daemon, wait_for
+from tests.pairing.support import starting_line, trf_text, write_pairings
 
 FOOLS_MATE = "1. f3 e5 2. g4 Qh4# 0-1"
 SCHOLARS_MATE = "1. e4 e5 2. Bc4 Nc6 3. Qh5 Nf6 4. Qxf7# 1-0"
@@ -41,40 +43,27 @@ PLAYERS = {
 PAIRS = {1: [(1, 2), (3, 4)], 2: [(4, 1), (2, 3)]}
 
 
-def _trf(names: list[str]) -> str:
-    lines = ["012 Test Congress 2026", "XXR 2"]
-    for rank, name in enumerate(names, 1):
-        lines.append(
-            f"001 {rank:>4} m    {name:<33} {2000 - rank:>4} AUS {3300000 + rank:>11}"
-            f" 2000/01/01 {'0.0':>4} {rank:>4}"
-        )
-    return "\n".join(lines) + "\n"
-
-
 def _write_event(folder: Path, glob: str) -> Path:
-    for section, names in PLAYERS.items():
-        (folder / f"{section}.trf").write_text(_trf(names))
-        for round_number, pairs in PAIRS.items():
-            text = f"{len(pairs)}\n" + "".join(f"{w} {b}\n" for w, b in pairs)
-            (folder / f"{section}-r{round_number}.txt").write_text(text)
     sections = []
-    for name, first in (("open", 1), ("u12", 11)):
-        sections.append(
-            f'[[sections]]\nname = "{name.upper()}"\n'
-            f'[sections.pairing]\ntrf = "{name}.trf"\npairings = "{name}-r{{round}}.txt"\n'
-        )
-        for number in (first, first + 1):
-            sections.append(
-                f'[[sections.boards]]\nnumber = {number}\nport = "{glob}"\n'
-                f'serial = "{SERIALS[number]}"\n'
-            )
-    path = folder / "congress.toml"
-    path.write_text(
-        '[event]\nname = "Test Congress 2026"\nround = 1\ntime_control = "180+2"\n'
-        'default_time = "30m"\n\n[server]\narbiter_token = "arbiter-secret"\n\n'
-        '[storage]\npath = "congress.db"\n\n[pgn_folder]\npath = "pgn"\n\n' + "\n".join(sections)
+    for (section, names), first in zip(PLAYERS.items(), (1, 11), strict=True):
+        players = [starting_line(r, name, 3300000) for r, name in enumerate(names, 1)]
+        trf = trf_text("012 Test Congress 2026", "XXR 2", *players, ending="\n")
+        (folder / f"{section}.trf").write_text(trf)
+        write_pairings(folder, section, PAIRS)
+        boards = [BoardSpec(n, glob, serial=SERIALS[n]) for n in (first, first + 1)]
+        pairing = {"trf": f"{section}.trf", "pairings": f"{section}-r{{round}}.txt"}
+        sections.append(SectionSpec(section.upper(), boards, pairing=pairing))
+    return write_config(
+        folder,
+        [],
+        name="Test Congress 2026",
+        site=None,
+        round_number=1,
+        journal="congress.db",
+        tables={"pgn_folder": {"path": "pgn"}},
+        sections=sections,
+        file="congress.toml",
     )
-    return path
 
 
 def _boards(
