@@ -10,16 +10,20 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeAlias
+
+from tests.conftest import ROOT
 
 __all__ = [
     "BoardSpec",
     "SectionSpec",
     "TomlTable",
     "TomlValue",
+    "example_round",
     "toml_value",
     "write_config",
 ]
@@ -115,6 +119,7 @@ def write_config(
     journal: str = "journal.db",
     tables: Mapping[str, TomlTable] | None = None,
     arrays: Mapping[str, Sequence[TomlTable]] | None = None,
+    names: bool = True,
     sections: Sequence[SectionSpec] = (),
     extra: str = "",
     file: str = "round.toml",
@@ -122,7 +127,9 @@ def write_config(
     """``folder/file`` (``round.toml``) for a test event; the journal lives in ``folder``.
 
     ``None`` leaves a key out (``token=None``: loopback without a token, the daemon makes
-    its own; ``default_time=None``: FIDE's zero default). ``event`` and ``server`` add keys
+    its own; ``default_time=None``: FIDE's zero default). A board without names is named
+    ``White, Board N`` and ``Black, Board N`` unless ``names`` is false (the pairing
+    program names the players). ``event`` and ``server`` add keys
     to their tables; ``tables`` adds whole tables (``{"pairing": {"trf": ...}}``), ``arrays``
     arrays of tables (``{"lichess": [{"rounds": {"2": "id"}, ...}]}``: ``[[lichess]]``);
     ``extra`` is TOML text appended as it is.
@@ -153,9 +160,36 @@ def write_config(
         for keys in items:
             lines += [f"[[{array}]]", *_keys(keys), ""]
     for board in boards:
-        lines += _board(board, "[[boards]]", named=True)
+        lines += _board(board, "[[boards]]", named=names)
     for section in sections:
         lines += _section(section)
     path = folder / file
     path.write_text("\n".join(lines) + extra)
     return path
+
+
+def example_round(
+    folder: Path,
+    boards: Sequence[BoardSpec],
+    *,
+    tables: Mapping[str, TomlTable] | None = None,
+    arrays: Mapping[str, Sequence[TomlTable]] | None = None,
+) -> Path:
+    """``folder/round4.toml``: round 4 of the shipped example event, its TRF and pairings
+    (``config/tournament-example.trf``, ``round4-pairings.txt``) copied beside it under
+    their own names; the boards named by the pairings."""
+    files = {"trf": "tournament-example.trf", "pairings": "round4-pairings.txt"}
+    for name in files.values():
+        shutil.copy(ROOT / "config" / name, folder / name)
+    return write_config(
+        folder,
+        boards,
+        name="Riverside Autumn Open 2026",
+        site=None,
+        round_number=4,
+        default_time=None,
+        tables={"pairing": files, **(tables or {})},
+        arrays=arrays,
+        names=False,
+        file="round4.toml",
+    )
