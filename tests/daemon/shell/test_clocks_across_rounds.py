@@ -25,8 +25,10 @@ from daemon.shell.app import Daemon
 from drivers.emulator.clock import ClockSettings
 from drivers.emulator.device import EmulatedBoard
 from drivers.emulator.player import HumanPlayer
+from tests.daemon.config_file import BoardSpec, write_config
 from tests.daemon.playing import pgn_game
 from tests.daemon.support import journal_moves, running_daemon, wait_for
+from tests.pairing.support import starting_line, trf_text, write_pairings
 
 SCHOLARS_MATE = "1. e4 e5 2. Bc4 Nc6 3. Qh5 Nf6 4. Qxf7# 1-0"
 NAMES = ["Adams, Ann", "Brown, Ben", "Clark, Cleo", "Davis, Dan"]
@@ -36,25 +38,20 @@ OWN_FISCHER = ClockSettings(base_seconds=180, increment_seconds=2, mode=12)  # b
 
 
 def _write_event(folder: Path, one: Path, two: Path) -> Path:
-    lines = ["012 Test Open", "XXR 2"]
-    for rank, name in enumerate(NAMES, 1):
-        lines.append(
-            f"001 {rank:>4} m    {name:<33} {2000 - rank:>4} AUS {3300000 + rank:>11}"
-            f" 2000/01/01 {'0.0':>4} {rank:>4}"
-        )
-    (folder / "open.trf").write_text("\n".join(lines) + "\n")
-    for round_number, pairs in PAIRS.items():
-        text = f"{len(pairs)}\n" + "".join(f"{w} {b}\n" for w, b in pairs)
-        (folder / f"open-r{round_number}.txt").write_text(text)
-    path = folder / "open.toml"
-    path.write_text(
-        '[event]\nname = "Test Open"\nround = 1\ntime_control = "180+2"\ndgt_mode = 23\n'
-        'default_time = "30m"\n\n[server]\narbiter_token = "arbiter-secret"\n\n'
-        '[storage]\npath = "open.db"\n\n[pairing]\ntrf = "open.trf"\n'
-        'pairings = "open-r{round}.txt"\n\n'
-        f'[[boards]]\nnumber = 1\nport = "{one}"\n\n[[boards]]\nnumber = 2\nport = "{two}"\n'
+    players = [starting_line(rank, name, 3300000) for rank, name in enumerate(NAMES, 1)]
+    (folder / "open.trf").write_text(trf_text("012 Test Open", "XXR 2", *players, ending="\n"))
+    write_pairings(folder, "open", PAIRS)
+    return write_config(
+        folder,
+        [BoardSpec(1, str(one)), BoardSpec(2, str(two))],
+        site=None,
+        round_number=1,
+        dgt_mode=23,
+        journal="open.db",
+        tables={"pairing": {"trf": "open.trf", "pairings": "open-r{round}.txt"}},
+        names=False,
+        file="open.toml",
     )
-    return path
 
 
 async def _play(daemon: Daemon, boards: tuple[EmulatedBoard, EmulatedBoard]) -> None:
