@@ -24,7 +24,8 @@ from daemon.shell.app import Daemon
 from drivers.emulator.clock import ClockSettings
 from drivers.emulator.device import EmulatedBoard
 from drivers.emulator.player import Lift, Place
-from tests.daemon.support import BoardSpec, read_game, running_daemon, wait_for, write_config
+from tests.daemon.conftest import Serve
+from tests.daemon.support import read_game, wait_for
 
 pytestmark = pytest.mark.slow  # games played in real time (docs/development.md)
 
@@ -69,31 +70,29 @@ async def _unplugged(daemon: Daemon, board: EmulatedBoard) -> None:
     )
 
 
-async def test_every_alert_once_with_its_details(tmp_path: Path, games_dir: Path) -> None:
+async def test_every_alert_once_with_its_details(serve: Serve, games_dir: Path) -> None:
     game = read_game(games_dir / "kasparov-deep-blue-1997.pgn", 5)  # 1. e4 c6 2. d4 d5 ...
     blitz = ClockSettings.from_text("3+2")
     four_seconds = ClockSettings(base_seconds=4, increment_seconds=2)
     wrong = ClockSettings(base_seconds=180, increment_seconds=2, start_left=150)
     start = dt.datetime.now().astimezone().isoformat(timespec="seconds")
-    async with _boards([four_seconds, blitz, blitz, blitz, wrong]) as boards:
-        specs = [BoardSpec(n + 1, str(b.path)) for n, b in enumerate(boards)]
-        config = write_config(tmp_path, specs, default_time="3s", round_start=start)
-        async with running_daemon(config) as daemon:
-            for number in range(1, 6):
-                await wait_for(daemon.sessions[number].online.is_set, 10, f"board {number} up")
-            flag, _late, unplugged, illegal, mismatch = boards
-            await asyncio.gather(
-                flag.play(game, speed=SPEED, plies=3),  # then Black's 4 seconds run out
-                _unplugged(daemon, unplugged),
-                _illegal_then_restored(daemon, illegal, game),
-                mismatch.play(game, speed=SPEED, plies=2),
-            )
-            await wait_for(lambda: bool(_alerts(daemon, 1, "flag_fall")), 15, "flag fall")
-            await wait_for(lambda: bool(_alerts(daemon, 2, "late_arrival")), 15, "late arrival")
-            # A duplicate would come with later inputs: wait for some to be journalled.
-            journalled = daemon.journal.last_seq
-            await wait_for(lambda: daemon.journal.last_seq >= journalled + 10, 30, "more inputs")
-            alerts = daemon.core.engine.alerts
+    async with (
+        _boards([four_seconds, blitz, blitz, blitz, wrong]) as boards,
+        serve(*boards, default_time="3s", round_start=start) as daemon,
+    ):
+        flag, _late, unplugged, illegal, mismatch = boards
+        await asyncio.gather(
+            flag.play(game, speed=SPEED, plies=3),  # then Black's 4 seconds run out
+            _unplugged(daemon, unplugged),
+            _illegal_then_restored(daemon, illegal, game),
+            mismatch.play(game, speed=SPEED, plies=2),
+        )
+        await wait_for(lambda: bool(_alerts(daemon, 1, "flag_fall")), 15, "flag fall")
+        await wait_for(lambda: bool(_alerts(daemon, 2, "late_arrival")), 15, "late arrival")
+        # A duplicate would come with later inputs: wait for some to be journalled.
+        journalled = daemon.journal.last_seq
+        await wait_for(lambda: daemon.journal.last_seq >= journalled + 10, 30, "more inputs")
+        alerts = daemon.core.engine.alerts
     episodes = Counter((a.board, a.kind, repr(sorted(a.details.items()))) for a in alerts)
     assert all(count == 1 for count in episodes.values()), episodes
     _check_details(daemon)

@@ -13,20 +13,18 @@ with its whole history, from the journal.
 from __future__ import annotations
 
 import asyncio
-import io
 import json
-from collections.abc import AsyncIterator
-from contextlib import AsyncExitStack, asynccontextmanager
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Any
-
-import chess.pgn
 
 from daemon.shell.app import Daemon
 from drivers.emulator.clock import ClockSettings
 from drivers.emulator.device import EmulatedBoard
-from drivers.emulator.firmware import BoardIdentity
+from tests.daemon.config_file import BoardSpec, SectionSpec, write_config
+from tests.daemon.playing import play_round, plugged
 from tests.daemon.support import running_daemon, wait_for
+from tests.pairing.support import starting_line, trf_text, write_pairings
 from tests.relay.support import TOKEN, Arbiter
 
 FOOLS_MATE = "1. f3 e5 2. g4 Qh4# 0-1"
@@ -47,71 +45,35 @@ PLACES = {
 def _write_event(folder: Path) -> Path:
     sections = []
     for section, first in SECTIONS.items():
-        lines = ["012 Lifecycle Weekend 2026", "XXR 3"]
-        for rank in range(1, 5):
-            name = f"{section.title()} Player {rank}"
-            lines.append(
-                f"001 {rank:>4} m    {name:<33} {2000 - rank:>4} AUS {3400000 + rank:>11}"
-                f" 2000/01/01 {'0.0':>4} {rank:>4}"
-            )
-        (folder / f"{section}.trf").write_text("\n".join(lines) + "\n")
-        for round_number, pairs in PAIRS.items():
-            text = f"{len(pairs)}\n" + "".join(f"{w} {b}\n" for w, b in pairs)
-            (folder / f"{section}-r{round_number}.txt").write_text(text)
-        sections.append(
-            f'[[sections]]\nname = "{section.upper()}"\n'
-            f'[sections.pairing]\ntrf = "{section}.trf"\npairings = "{section}-r{{round}}.txt"\n'
-        )
-        for number in (first, first + 1):
-            sections.append(
-                f'[[sections.boards]]\nnumber = {number}\nport = "{folder / "dgt-*"}"\n'
-                f'serial = "{SERIALS[number]}"\n'
-            )
-    path = folder / "weekend.toml"
-    path.write_text(
-        '[event]\nname = "Lifecycle Weekend 2026"\nround = 1\ntime_control = "180+2"\n'
-        'default_time = "30m"\n\n'
-        f'[server]\narbiter_token = "{TOKEN}"\n\n'
-        '[storage]\npath = "weekend.db"\n\n' + "\n".join(sections)
+        names = [f"{section.title()} Player {rank}" for rank in range(1, 5)]
+        players = [starting_line(r, name, 3400000) for r, name in enumerate(names, 1)]
+        trf = trf_text("012 Lifecycle Weekend 2026", "XXR 3", *players, ending="\n")
+        (folder / f"{section}.trf").write_text(trf)
+        write_pairings(folder, section, PAIRS)
+        boards = [
+            BoardSpec(n, str(folder / "dgt-*"), serial=SERIALS[n]) for n in (first, first + 1)
+        ]
+        pairing = {"trf": f"{section}.trf", "pairings": f"{section}-r{{round}}.txt"}
+        sections.append(SectionSpec(section.upper(), boards, pairing=pairing))
+    return write_config(
+        folder,
+        [],
+        name="Lifecycle Weekend 2026",
+        site=None,
+        round_number=1,
+        token=TOKEN,
+        journal="weekend.db",
+        sections=sections,
+        file="weekend.toml",
     )
-    return path
 
 
-@asynccontextmanager
-async def _plugged(folder: Path, round_number: int) -> AsyncIterator[dict[int, EmulatedBoard]]:
+def _plugged(
+    folder: Path, round_number: int
+) -> AbstractAsyncContextManager[dict[int, EmulatedBoard]]:
     """The four e-boards, plugged in at the round's places; unplugged on exit."""
-    async with AsyncExitStack() as stack:
-        boards = {
-            number: await stack.enter_async_context(
-                EmulatedBoard(
-                    path=folder / place,
-                    clock=ClockSettings.from_text("3+2"),
-                    seed=number + 100 * round_number,
-                    identity=BoardIdentity.from_serial(SERIALS[number]),
-                )
-            )
-            for number, place in PLACES[round_number].items()
-        }
-        yield boards
-
-
-def _game(text: str) -> chess.pgn.Game:
-    game = chess.pgn.read_game(io.StringIO(text))
-    assert game is not None
-    return game
-
-
-async def _play(daemon: Daemon, boards: dict[int, EmulatedBoard], text: str) -> None:
-    for number in boards:
-        await wait_for(daemon.sessions[number].online.is_set, 20, f"board {number} online")
-    await asyncio.gather(*(board.play(_game(text), speed=20) for board in boards.values()))
-    result = _game(text).headers["Result"]
-
-    def decided() -> bool:
-        states = [daemon.core.engine.result_of(n) for n in boards]
-        return all(s is not None and s.result == result for s in states)
-
-    await wait_for(decided, 20, f"every game ends {result}")
+    at = {number: folder / place for number, place in PLACES[round_number].items()}
+    return plugged(at, SERIALS, ClockSettings.from_text("3+2"), seed=100 * round_number)
 
 
 def _open(daemon: Daemon) -> list[tuple[int, str]]:
@@ -173,7 +135,7 @@ async def test_every_round_ends_with_no_open_alert_once_every_result_is_confirme
     async with running_daemon(config) as daemon:
         for round_number, text in GAMES.items():
             async with _plugged(tmp_path, round_number) as boards:
-                await _play(daemon, boards, text)  # back online: the offline alerts resolve
+                await play_round(daemon, boards, text)  # back online: the offline alerts resolve
                 await _confirm_every_result(daemon, round_number)
                 alerts = daemon.core.engine.alerts
             if round_number < 3:

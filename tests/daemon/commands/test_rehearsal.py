@@ -25,6 +25,7 @@ from drivers.dgt.aio.ports import (
     new_emulated_port,
     serial_ports,
 )
+from tests.daemon.config_file import BoardSpec, SectionSpec, write_config
 from tests.daemon.support import emulator_process, running_daemon, wait_for
 
 SERIALS = {1: "12401", 41: "20455"}
@@ -32,17 +33,26 @@ SERIALS = {1: "12401", 41: "20455"}
 
 def _event(folder: Path) -> Path:
     """Two sections, boards by serial on any port: the configuration of the event itself."""
-    path = folder / "congress.toml"
-    path.write_text(
-        '[event]\nname = "Rehearsal"\nround = 1\ntime_control = "5400+30"\n'
-        'default_time = "30m"\n\n[storage]\npath = "congress.db"\n\n'
-        '[[sections]]\nname = "OPEN"\n[[sections.boards]]\nnumber = 1\nserial = "12401"\n'
-        'white = "Adams, Ann"\nblack = "Brown, Ben"\n\n'
-        '[[sections]]\nname = "U12"\ntime_control = "3600+30"\n'
-        '[[sections.boards]]\nnumber = 41\nserial = "20455"\n'
-        'white = "Evans, Eve"\nblack = "Fox, Finn"\n'
+    sections = [
+        SectionSpec("OPEN", [BoardSpec(1, None, "Adams, Ann", "Brown, Ben", serial="12401")]),
+        SectionSpec(
+            "U12",
+            [BoardSpec(41, None, "Evans, Eve", "Fox, Finn", serial="20455")],
+            {"time_control": "3600+30"},
+        ),
+    ]
+    return write_config(
+        folder,
+        [],
+        name="Rehearsal",
+        site=None,
+        round_number=1,
+        time_control="5400+30",
+        token=None,
+        journal="congress.db",
+        sections=sections,
+        file="congress.toml",
     )
-    return path
 
 
 async def test_emulated_boards_are_found_by_serial_without_a_glob(

@@ -27,6 +27,7 @@ from daemon.console.view import ConsoleFrame, memory_progress, render, wanted
 from drivers.emulator.clock import ClockSettings
 from drivers.emulator.device import EmulatedBoard
 from drivers.emulator.firmware import BoardIdentity
+from tests.daemon.config_file import BoardSpec, write_config
 from tests.serving import dgtcast_run
 
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b[()][AB0-9]|\r")
@@ -181,17 +182,19 @@ ABSENT = "/dev/dgtcast-absent"
 
 
 def _config(folder: Path, port: str) -> Path:
-    path = folder / "console.toml"
-    path.write_text(
-        '[event]\nname = "Console Open"\nround = 3\ntime_control = "180+2"\n'
-        'default_time = "30m"\n\n'
-        '[server]\narbiter_token = "arbiter-secret"\n\n[storage]\npath = "j.db"\n\n'
-        f'[[boards]]\nnumber = 1\nport = "{port}"\nserial = "70001"\n'
-        'white = "Carlsen, Magnus"\nblack = "Caruana, Fabiano"\n\n'
-        f'[[boards]]\nnumber = 2\nport = "{ABSENT}"\n'
-        'white = "Ding, Liren"\nblack = "Gukesh, D"\n'
+    boards = [
+        BoardSpec(1, port, "Carlsen, Magnus", "Caruana, Fabiano", serial="70001"),
+        BoardSpec(2, ABSENT, "Ding, Liren", "Gukesh, D"),
+    ]
+    return write_config(
+        folder,
+        boards,
+        name="Console Open",
+        site=None,
+        round_number=3,
+        journal="j.db",
+        file="console.toml",
     )
-    return path
 
 
 @contextlib.contextmanager
@@ -291,11 +294,16 @@ async def test_run_into_a_pipe_writes_log_lines_only(tmp_path: Path) -> None:
 
 
 async def test_results_are_set_and_confirmed_from_the_console_keys(tmp_path: Path) -> None:
-    config = tmp_path / "keys.toml"
-    config.write_text(
-        '[event]\nname = "Keys Open"\nround = 1\ntime_control = "180+2"\n\n'
-        '[storage]\npath = "j.db"\n\n'
-        '[[boards]]\nnumber = 1\nwhite = "Ding, Liren"\nblack = "Gukesh, D"\n'
+    config = write_config(
+        tmp_path,
+        [BoardSpec(1, None, "Ding, Liren", "Gukesh, D")],
+        name="Keys Open",
+        site=None,
+        round_number=1,
+        default_time=None,
+        token=None,
+        journal="j.db",
+        file="keys.toml",
     )
     with _daemon_on_a_pty(config) as (process, master):
         screen = Screen(master)

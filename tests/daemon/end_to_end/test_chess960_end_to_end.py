@@ -23,7 +23,8 @@ from daemon.shell.app import Daemon
 from drivers.emulator.castling import CASTLING_ORDERS, CastlingOrder
 from drivers.emulator.clock import ClockSettings
 from drivers.emulator.device import EmulatedBoard
-from tests.daemon.support import BoardSpec, running_daemon, wait_for, write_config
+from tests.daemon.conftest import Serve
+from tests.daemon.support import wait_for
 from tests.game.chess960_games import chess960_game
 from tests.game.test_chess960 import LINES
 
@@ -71,7 +72,7 @@ async def _play_all(
         await wait_for(_finished(daemon, number, plies), 20, f"board {number}, start {start}")
 
 
-async def test_chess960_games_castling_in_every_order(tmp_path: Path) -> None:
+async def test_chess960_games_castling_in_every_order(tmp_path: Path, serve: Serve) -> None:
     clock = ClockSettings.from_text("3+2")
     first = chess.BaseBoard(chess.Board.from_chess960_pos(0).board_fen())
     async with (
@@ -81,13 +82,7 @@ async def test_chess960_games_castling_in_every_order(tmp_path: Path) -> None:
         EmulatedBoard(clock=clock, seed=4, placement=first, rotate=True) as via_rook,
     ):
         boards = [king, rook, both, via_rook]
-        specs = [BoardSpec(n, str(b.path)) for n, b in enumerate(boards, 1)]
-        config = write_config(tmp_path, specs)
-        text = config.read_text().replace("round = 2", 'round = 2\nvariant = "chess960"')
-        config.write_text(text)
-        async with running_daemon(config) as daemon:
-            for number in range(1, 5):
-                await wait_for(daemon.sessions[number].online.is_set, 10, f"board {number} up")
+        async with serve(*boards, variant="chess960") as daemon:
             await asyncio.gather(
                 *(
                     _play_all(daemon, n, b, order)

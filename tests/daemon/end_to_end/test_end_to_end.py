@@ -12,15 +12,8 @@ from broadcast.feed.commands import ConfirmResult
 from daemon.journal.store import Journal
 from drivers.emulator.clock import ClockSettings
 from drivers.emulator.device import EmulatedBoard
-from tests.daemon.support import (
-    BoardSpec,
-    journal_moves,
-    press_readings,
-    read_game,
-    running_daemon,
-    wait_for,
-    write_config,
-)
+from tests.daemon.conftest import Serve
+from tests.daemon.support import BoardSpec, journal_moves, press_readings, read_game, wait_for
 
 pytestmark = pytest.mark.slow  # games played in real time (docs/development.md)
 
@@ -31,34 +24,32 @@ def _mainline_uci(game: chess.pgn.Game) -> list[str]:
     return [move.uci() for move in game.mainline_moves()]
 
 
-async def test_two_boards_play_real_games_to_the_end(tmp_path: Path, games_dir: Path) -> None:
+async def test_two_boards_play_real_games_to_the_end(
+    tmp_path: Path, games_dir: Path, serve: Serve
+) -> None:
     mate = read_game(games_dir / "molinari-bordais-1979.pgn")  # 10 plies, ends in mate
     long = read_game(games_dir / "kasparov-deep-blue-1997.pgn", 5)  # 37 plies, 1-0 by the kings
     clock = ClockSettings.from_text("3+2")
     async with (
         EmulatedBoard(clock=clock, seed=1) as one,
         EmulatedBoard(clock=clock, seed=2, rotate=True, white_side="right") as two,
+        serve(one, two, BoardSpec(3, None)) as daemon,
     ):
-        specs = [BoardSpec(1, str(one.path)), BoardSpec(2, str(two.path)), BoardSpec(3, None)]
-        config = write_config(tmp_path, specs)
-        async with running_daemon(config) as daemon:
-            await wait_for(lambda: bool(daemon.sessions[1].online.is_set()), 10, "board 1 up")
-            await wait_for(lambda: bool(daemon.sessions[2].online.is_set()), 10, "board 2 up")
-            await one.play(mate, speed=SPEED, noise=0.2)
-            await two.play(long, speed=SPEED, noise=0.2, signal_result=True)
-            engine = daemon.core.engine
-            await wait_for(lambda: engine.result_of(2) is not None, 10, "result of board 2")
-            reply = await daemon.service.execute(ConfirmResult(board=2))
-            assert reply.ok, reply.reason
-            state_one = daemon.hub.state(1)
-            state_two = daemon.hub.state(2)
-            assert state_one is not None
-            assert state_two is not None
-            assert state_one.result == "0-1"
-            assert state_two.result == "1-0"
-            assert state_two.result_final
-            assert (state_one.serial, state_two.serial) == ("01025", "01025")  # from the handshake
-            assert state_one.port is not None
+        await one.play(mate, speed=SPEED, noise=0.2)
+        await two.play(long, speed=SPEED, noise=0.2, signal_result=True)
+        engine = daemon.core.engine
+        await wait_for(lambda: engine.result_of(2) is not None, 10, "result of board 2")
+        reply = await daemon.service.execute(ConfirmResult(board=2))
+        assert reply.ok, reply.reason
+        state_one = daemon.hub.state(1)
+        state_two = daemon.hub.state(2)
+        assert state_one is not None
+        assert state_two is not None
+        assert state_one.result == "0-1"
+        assert state_two.result == "1-0"
+        assert state_two.result_final
+        assert (state_one.serial, state_two.serial) == ("01025", "01025")  # from the handshake
+        assert state_one.port is not None
     journal_path = tmp_path / "journal.db"
     for board, game, white_side in ((1, mate, "left"), (2, long, "right")):
         line = journal_moves(journal_path, board)

@@ -18,8 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import io
-from collections.abc import AsyncIterator
-from contextlib import AsyncExitStack, asynccontextmanager, redirect_stderr, redirect_stdout
+from contextlib import AbstractAsyncContextManager, redirect_stderr, redirect_stdout
 from decimal import Decimal
 from pathlib import Path
 
@@ -30,9 +29,11 @@ from daemon.cli import main
 from daemon.shell.app import Daemon
 from drivers.emulator.clock import ClockSettings
 from drivers.emulator.device import EmulatedBoard
-from drivers.emulator.firmware import BoardIdentity
 from drivers.emulator.player import HumanPlayer
+from tests.daemon.config_file import BoardSpec, SectionSpec, TomlTable, write_config
+from tests.daemon.playing import pgn_game, plugged
 from tests.daemon.support import journal_moves, play_after_each_increment, running_daemon, wait_for
+from tests.pairing.support import starting_line, trf_text, write_pairings
 from tests.relay.support import TOKEN, Arbiter
 
 pytestmark = pytest.mark.slow  # three rounds played on emulated boards (docs/development.md)
@@ -77,65 +78,47 @@ POINTS = {"1": Decimal(1), "=": Decimal("0.5"), "0": Decimal(0), "U": Decimal(1)
 
 
 def _player_line(section: str, rank: int) -> str:
-    name = f"{section.title()} Player {rank}"
-    return (
-        f"001 {rank:>4} m    {name:<33} {2000 - rank:>4} AUS {3500000 + rank:>11}"
-        f" 2000/01/01 {'0.0':>4} {rank:>4}"
-    )
+    return starting_line(rank, f"{section.title()} Player {rank}", 3500000)
 
 
 def _write_event(folder: Path) -> Path:
-    tables = []
+    sections = []
     for section, players in PLAYERS.items():
-        lines = [f"012 Scripted Weekend {section}", "XXR 3", "XXC white1"]
-        lines += [_player_line(section, rank) for rank in range(1, players + 1)]
-        (folder / f"{section}.trf").write_text("\n".join(lines) + "\n")
-        for round_number, pairs in PAIRS[section].items():
-            text = f"{len(pairs)}\n" + "".join(f"{w} {b}\n" for w, b in pairs)
-            (folder / f"{section}-r{round_number}.txt").write_text(text)
+        lines = [_player_line(section, rank) for rank in range(1, players + 1)]
+        header = (f"012 Scripted Weekend {section}", "XXR 3", "XXC white1")
+        (folder / f"{section}.trf").write_text(trf_text(*header, *lines, ending="\n"))
+        write_pairings(folder, section, PAIRS[section])
         first = FIRST_BOARD[section]
-        tables.append(
-            f'[[sections]]\nname = "{section.upper()}"\n[sections.pairing]\n'
-            f'trf = "{section}.trf"\npairings = "{section}-r{{round}}.txt"\n'
-            f"first_board = {first}\n"
-        )
-        for number in (first, first + 1):
-            tables.append(
-                f'[[sections.boards]]\nnumber = {number}\nport = "{folder / "dgt-*"}"\n'
-                f'serial = "{SERIALS[number]}"\n'
-            )
-    path = folder / "weekend.toml"
-    path.write_text(
-        '[event]\nname = "Scripted Weekend"\nround = 1\ntime_control = "180+2"\n'
-        'default_time = "30m"\ndgt_mode = 23\n\n'
-        f'[server]\narbiter_token = "{TOKEN}"\n\n'
-        '[storage]\npath = "weekend.db"\n\n[pgn_folder]\npath = "pgn"\n\n' + "\n".join(tables)
-    )
-    return path
-
-
-def _game(text: str) -> chess.pgn.Game:
-    game = chess.pgn.read_game(io.StringIO(text))
-    assert game is not None
-    return game
-
-
-@asynccontextmanager
-async def _plugged(folder: Path, round_number: int) -> AsyncIterator[dict[int, EmulatedBoard]]:
-    """The four e-boards at the round's places, their clocks not set; unplugged on exit."""
-    async with AsyncExitStack() as stack:
-        boards = {
-            number: await stack.enter_async_context(
-                EmulatedBoard(
-                    path=folder / place,
-                    clock=MODE_23,
-                    seed=number + 100 * round_number,
-                    identity=BoardIdentity.from_serial(SERIALS[number]),
-                )
-            )
-            for number, place in PLACES[round_number].items()
+        boards = [
+            BoardSpec(n, str(folder / "dgt-*"), serial=SERIALS[n]) for n in (first, first + 1)
+        ]
+        pairing: TomlTable = {
+            "trf": f"{section}.trf",
+            "pairings": f"{section}-r{{round}}.txt",
+            "first_board": first,
         }
-        yield boards
+        sections.append(SectionSpec(section.upper(), boards, pairing=pairing))
+    return write_config(
+        folder,
+        [],
+        name="Scripted Weekend",
+        site=None,
+        round_number=1,
+        dgt_mode=23,
+        token=TOKEN,
+        journal="weekend.db",
+        tables={"pgn_folder": {"path": "pgn"}},
+        sections=sections,
+        file="weekend.toml",
+    )
+
+
+def _plugged(
+    folder: Path, round_number: int
+) -> AbstractAsyncContextManager[dict[int, EmulatedBoard]]:
+    """The four e-boards at the round's places, their clocks not set; unplugged on exit."""
+    at = {number: folder / place for number, place in PLACES[round_number].items()}
+    return plugged(at, SERIALS, MODE_23, seed=100 * round_number)
 
 
 async def _cli(daemon: Daemon, *argv: str) -> tuple[int, str]:
@@ -189,7 +172,7 @@ async def _play_round(
         await wait_for(lambda: board.clock.running == "left", 15, f"White's time, {number}")  # noqa: B023
 
     async def play(number: int, board: EmulatedBoard) -> None:
-        game = _game(GAMES[round_number][number])
+        game = pgn_game(GAMES[round_number][number])
         result = game.headers["Result"]
         signal = None if game.end().board().is_checkmate() else result
         player = HumanPlayer(seed=number, speed=20, think=(8.0, 12.0))
@@ -197,7 +180,7 @@ async def _play_round(
 
     started = {n: len(b.firmware.presses) for n, b in boards.items()}  # a start by a lever
     await asyncio.gather(*(play(n, b) for n, b in boards.items()))
-    wanted = {n: _game(GAMES[round_number][n]).headers["Result"] for n in boards}
+    wanted = {n: pgn_game(GAMES[round_number][n]).headers["Result"] for n in boards}
 
     def decided() -> bool:
         states = {n: daemon.core.engine.result_of(n) for n in boards}
@@ -231,7 +214,7 @@ async def _check_games(
     """Moves and every ``[%clk]`` (the clock after its press, dgtcast's 2 s included), in
     the journal and in the PGN folder."""
     for number, board in boards.items():
-        game = _game(GAMES[round_number][number])
+        game = pgn_game(GAMES[round_number][number])
         moves = [m.uci() for m in game.mainline_moves()]
         clocks = [seconds + INCREMENT for _, seconds in board.firmware.presses[started[number] :]]
         line = journal_moves(folder / "weekend.db", number)
@@ -259,7 +242,7 @@ def _results(section: str, round_number: int) -> dict[int, tuple[int, str, str]]
             played[white] = (0, "-", "U")
             continue
         if board in SERIALS:
-            codes = CODES[_game(GAMES[round_number][board]).headers["Result"]]
+            codes = CODES[pgn_game(GAMES[round_number][board]).headers["Result"]]
         else:
             codes = CODES[BY_HAND[round_number]]
         played[white] = (black, "w", codes[0])

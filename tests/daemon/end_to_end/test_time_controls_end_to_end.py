@@ -22,6 +22,7 @@ from daemon.shell.app import Daemon
 from drivers.emulator.clock import ClockSettings
 from drivers.emulator.device import EmulatedBoard
 from drivers.emulator.player import HumanPlayer, Lift, Place
+from tests.daemon.config_file import BoardSpec, SectionSpec, TomlTable, write_config
 from tests.daemon.support import (
     journal_moves,
     play_after_each_increment,
@@ -39,30 +40,15 @@ LONG_GAME_SPEED = 12.0
 INCREMENT = 1  # of the mode 23 test's control
 
 
-def _config(folder: Path, sections: list[tuple[str, str, list[tuple[int, str, str]]]]) -> Path:
-    """A round with ``(name, keys, [(board, port, extra board keys)])`` sections."""
-    lines = [
-        "[event]",
-        'name = "Test Open"',
-        "round = 2",
-        'default_time = "30m"',
-        "",
-        "[server]",
-        'host = "127.0.0.1"',
-        "port = 8080",
-        'arbiter_token = "arbiter-secret"',
-        "",
-        "[storage]",
-        'path = "journal.db"',
-    ]
-    for name, keys, boards in sections:
-        lines += ["", "[[sections]]", f'name = "{name}"', keys]
-        for number, port, extra in boards:
-            lines += ["[[sections.boards]]", f"number = {number}", f'port = "{port}"']
-            lines += [f'white = "White, {number}"', f'black = "Black, {number}"', extra]
-    path = folder / "round.toml"
-    path.write_text("\n".join(lines) + "\n")
-    return path
+def _config(folder: Path, section: str, keys: TomlTable, boards: list[BoardSpec]) -> Path:
+    """A round of one section, ``keys`` its time control."""
+    spec = SectionSpec(section, boards, keys)
+    return write_config(folder, [], site=None, time_control=None, sections=[spec])
+
+
+def _board(number: int, board: EmulatedBoard, clock_white_side: str | None = None) -> BoardSpec:
+    white, black = f"White, {number}", f"Black, {number}"
+    return BoardSpec(number, str(board.path), white, black, clock_white_side)
 
 
 def _alerts(daemon: Daemon, board: int, kind: str) -> list[Alert]:
@@ -93,8 +79,8 @@ async def test_the_daemon_adds_the_next_period_on_a_mode_23_clock(
     game = read_game(games_dir / "nepomniachtchi-liren-game1.pgn")
     plies = 22
     async with EmulatedBoard(clock=ClockSettings(base_seconds=60, mode=23), seed=3) as board:
-        keys = 'time_control = "10 moves in 5m + 1s, then 2m + 1s"\ndgt_mode = 23'
-        config = _config(tmp_path, [("Rapid", keys, [(1, str(board.path), "")])])
+        keys: TomlTable = {"time_control": "10 moves in 5m + 1s, then 2m + 1s", "dgt_mode": 23}
+        config = _config(tmp_path, "Rapid", keys, [_board(1, board)])
         async with running_daemon(config, set_clocks=True) as daemon:
             await wait_for(lambda: _shown(board) == (301, 301), 15, "mode-23 clock set")
             player = HumanPlayer(seed=3, speed=LONG_GAME_SPEED, think=(8.0, 12.0))
@@ -129,11 +115,11 @@ def _check_record(journal: Path, number: int, expected: list[str], bonuses: dict
         assert move["emt"] < 100, "the bonus is not taken for time spent"
 
 
-ARMAGEDDON = (
-    'time_control = "20s, +2s from move 61"\n'
-    'black_time_control = "10s, +2s from move 61"\n'
-    'draw_odds = "black"'
-)
+ARMAGEDDON = {
+    "time_control": "20s, +2s from move 61",
+    "black_time_control": "10s, +2s from move 61",
+    "draw_odds": "black",
+}
 #: White: a bare king, which cannot mate (FIDE 6.9); Black: king, rook and pawns.
 DRAWN_ON_TIME = chess.BaseBoard("r5k1/5ppp/8/8/8/8/8/6K1")
 
@@ -148,10 +134,9 @@ async def test_armageddon_ends_on_time_under_draw_odds(tmp_path: Path, games_dir
         EmulatedBoard(clock=mode_23, seed=3, white_side="right") as settable,
         EmulatedBoard(clock=mode_23, seed=4) as unsure,
     ):
-        side = 'clock_white_side = "left"'
-        boards = [(1, str(lost.path), side), (2, str(drawn.path), side)]
-        boards += [(3, str(settable.path), 'clock_white_side = "right"'), (4, str(unsure.path), "")]
-        config = _config(tmp_path, [("Armageddon", ARMAGEDDON, boards)])
+        boards = [_board(1, lost, "left"), _board(2, drawn, "left")]
+        boards += [_board(3, settable, "right"), _board(4, unsure)]
+        config = _config(tmp_path, "Armageddon", ARMAGEDDON, boards)
         async with running_daemon(config) as daemon:
             for number in (1, 2, 3, 4):
                 await wait_for(daemon.sessions[number].online.is_set, 10, f"board {number} up")

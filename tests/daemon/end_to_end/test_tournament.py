@@ -15,8 +15,7 @@ import asyncio
 import io
 import logging
 import os
-from collections.abc import AsyncIterator
-from contextlib import AsyncExitStack, asynccontextmanager, redirect_stderr, redirect_stdout
+from contextlib import AbstractAsyncContextManager, redirect_stderr, redirect_stdout
 from pathlib import Path
 
 import chess.pgn
@@ -28,8 +27,10 @@ from daemon.pairing import Tournament
 from daemon.shell.app import Daemon
 from drivers.emulator.clock import ClockSettings
 from drivers.emulator.device import EmulatedBoard
-from drivers.emulator.firmware import BoardIdentity
+from tests.daemon.config_file import BoardSpec, SectionSpec, write_config
+from tests.daemon.playing import play_round, plugged
 from tests.daemon.support import running_daemon, wait_for
+from tests.pairing.support import starting_line, trf_text, write_pairings
 
 FOOLS_MATE = "1. f3 e5 2. g4 Qh4# 0-1"
 SCHOLARS_MATE = "1. e4 e5 2. Bc4 Nc6 3. Qh5 Nf6 4. Qxf7# 1-0"
@@ -42,78 +43,35 @@ PLAYERS = {
 PAIRS = {1: [(1, 2), (3, 4)], 2: [(4, 1), (2, 3)]}
 
 
-def _trf(names: list[str]) -> str:
-    lines = ["012 Test Congress 2026", "XXR 2"]
-    for rank, name in enumerate(names, 1):
-        lines.append(
-            f"001 {rank:>4} m    {name:<33} {2000 - rank:>4} AUS {3300000 + rank:>11}"
-            f" 2000/01/01 {'0.0':>4} {rank:>4}"
-        )
-    return "\n".join(lines) + "\n"
-
-
 def _write_event(folder: Path, glob: str) -> Path:
-    for section, names in PLAYERS.items():
-        (folder / f"{section}.trf").write_text(_trf(names))
-        for round_number, pairs in PAIRS.items():
-            text = f"{len(pairs)}\n" + "".join(f"{w} {b}\n" for w, b in pairs)
-            (folder / f"{section}-r{round_number}.txt").write_text(text)
     sections = []
-    for name, first in (("open", 1), ("u12", 11)):
-        sections.append(
-            f'[[sections]]\nname = "{name.upper()}"\n'
-            f'[sections.pairing]\ntrf = "{name}.trf"\npairings = "{name}-r{{round}}.txt"\n'
-        )
-        for number in (first, first + 1):
-            sections.append(
-                f'[[sections.boards]]\nnumber = {number}\nport = "{glob}"\n'
-                f'serial = "{SERIALS[number]}"\n'
-            )
-    path = folder / "congress.toml"
-    path.write_text(
-        '[event]\nname = "Test Congress 2026"\nround = 1\ntime_control = "180+2"\n'
-        'default_time = "30m"\n\n[server]\narbiter_token = "arbiter-secret"\n\n'
-        '[storage]\npath = "congress.db"\n\n[pgn_folder]\npath = "pgn"\n\n' + "\n".join(sections)
+    for (section, names), first in zip(PLAYERS.items(), (1, 11), strict=True):
+        players = [starting_line(r, name, 3300000) for r, name in enumerate(names, 1)]
+        trf = trf_text("012 Test Congress 2026", "XXR 2", *players, ending="\n")
+        (folder / f"{section}.trf").write_text(trf)
+        write_pairings(folder, section, PAIRS)
+        boards = [BoardSpec(n, glob, serial=SERIALS[n]) for n in (first, first + 1)]
+        pairing = {"trf": f"{section}.trf", "pairings": f"{section}-r{{round}}.txt"}
+        sections.append(SectionSpec(section.upper(), boards, pairing=pairing))
+    return write_config(
+        folder,
+        [],
+        name="Test Congress 2026",
+        site=None,
+        round_number=1,
+        journal="congress.db",
+        tables={"pgn_folder": {"path": "pgn"}},
+        sections=sections,
+        file="congress.toml",
     )
-    return path
 
 
-@asynccontextmanager
-async def _boards(folder: Path, places: dict[int, str]) -> AsyncIterator[dict[int, EmulatedBoard]]:
+def _boards(
+    folder: Path, places: dict[int, str]
+) -> AbstractAsyncContextManager[dict[int, EmulatedBoard]]:
     """Emulated boards with their serial numbers, plugged in at ``folder/<place>``."""
-    clock = ClockSettings.from_text("3+2")
-    async with AsyncExitStack() as stack:
-        boards = {
-            number: await stack.enter_async_context(
-                EmulatedBoard(
-                    path=folder / place,
-                    clock=clock,
-                    seed=number,
-                    identity=BoardIdentity.from_serial(SERIALS[number]),
-                )
-            )
-            for number, place in places.items()
-        }
-        yield boards
-
-
-def _game(text: str) -> chess.pgn.Game:
-    game = chess.pgn.read_game(io.StringIO(text))
-    assert game is not None
-    return game
-
-
-async def _play_round(daemon: Daemon, boards: dict[int, EmulatedBoard], text: str) -> None:
-    for number in boards:
-        await wait_for(daemon.sessions[number].online.is_set, 20, f"board {number} online")
-    await asyncio.gather(*(board.play(_game(text), speed=20) for board in boards.values()))
-    result = _game(text).headers["Result"]
-
-    def decided() -> bool:
-        states = [daemon.core.engine.result_of(n) for n in boards]
-        return all(s is not None and s.result == result for s in states)
-
-    await wait_for(decided, 20, f"every game ends {result}")
+    at = {number: folder / place for number, place in places.items()}
+    return plugged(at, SERIALS, ClockSettings.from_text("3+2"))
 
 
 async def _round_next(daemon: Daemon, config: Path, *extra: str) -> tuple[int, str, str]:
@@ -147,7 +105,7 @@ async def test_two_rounds_of_two_sections_through_round_next(
         state = daemon.core.board_state(11, 0.0)
         assert (state.section, state.round, state.white) == ("U12", "1.11", "Evans, Eve")
         async with _boards(tmp_path, first) as boards:
-            await _play_round(daemon, boards, FOOLS_MATE)
+            await play_round(daemon, boards, FOOLS_MATE)
             code, _, err = await _round_next(daemon, config)
             assert code == 1
             assert "results not confirmed: board 1: 0-1 not confirmed" in err
@@ -176,7 +134,7 @@ async def test_two_rounds_of_two_sections_through_round_next(
                 await wait_for(daemon.sessions[number].online.is_set, 20, f"board {number} back")
                 state = daemon.core.board_state(number, 0.0)  # at the start position
                 assert (state.result, state.moves, state.status.value) == ("*", (), "online")
-            await _play_round(daemon, boards, SCHOLARS_MATE)
+            await play_round(daemon, boards, SCHOLARS_MATE)
             for number, place in shuffled.items():
                 device = daemon.sessions[number].supervisor.device
                 assert device is not None

@@ -63,9 +63,8 @@ def _fill(disk: Path) -> Path:
 
 
 def _config(folder: Path, disk: Path) -> Path:
-    config = write_config(folder, [BoardSpec(1, "/dev/dgtcast-absent-1"), BoardSpec(2, None)])
-    config.write_text(config.read_text().replace('path = "journal.db"', f'path = "{disk}/j.db"'))
-    return config
+    boards = [BoardSpec(1, "/dev/dgtcast-absent-1"), BoardSpec(2, None)]
+    return write_config(folder, boards, journal=f"{disk}/j.db")
 
 
 def _clock(left: int) -> dict[str, object]:

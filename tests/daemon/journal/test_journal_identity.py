@@ -18,10 +18,8 @@ from tests.serving import dgtcast_run
 
 
 def _config(folder: Path, *, round_number: int = 2, event: str = "Test Open") -> Path:
-    path = write_config(folder, [BoardSpec(1, None), BoardSpec(2, None)])
-    text = path.read_text().replace("round = 2", f"round = {round_number}")
-    path.write_text(text.replace('name = "Test Open"', f'name = "{event}"'))
-    return path
+    boards = [BoardSpec(1, None), BoardSpec(2, None)]
+    return write_config(folder, boards, name=event, round_number=round_number)
 
 
 def _start_and_stop(config: Path, *, new_journal: bool = False) -> Path:

@@ -20,19 +20,19 @@ from drivers.emulator.clock import ClockSettings
 from drivers.emulator.device import EmulatedBoard
 from tests.broadcast.conftest import RecordingServer
 from tests.broadcast.fake_lichess import BAD, GOOD, FakeLichess, path_of
+from tests.daemon.config_file import TomlTable
 from tests.daemon.support import BoardSpec, read_game, running_daemon, wait_for, write_config
 
 ROUND_A, ROUND_B = "TestRdAa", "TestRdBb"
 
 
-def write_round(tmp_path: Path, eboard: str, lichess_url: str, token: str) -> Path:
+def write_round(tmp_path: Path, eboard: str, url: str, token: str) -> Path:
     boards = [BoardSpec(1, eboard)] + [BoardSpec(n, None) for n in range(2, 121)]
-    extra = "".join(
-        f'\n[[lichess]]\nboards = "{first}-{last}"\nrounds = {{ 2 = "{round_id}" }}\n'
-        f'token = "{token}"\nserver = "{lichess_url}"\n'
+    lichess: list[TomlTable] = [
+        {"boards": f"{first}-{last}", "rounds": {"2": round_id}, "token": token, "server": url}
         for first, last, round_id in ((1, 60, ROUND_A), (61, 120, ROUND_B))
-    )
-    return write_config(tmp_path, boards, extra=extra)
+    ]
+    return write_config(tmp_path, boards, arrays={"lichess": lichess})
 
 
 def refusals(daemon: Daemon) -> list[Alert]:

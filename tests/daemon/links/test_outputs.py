@@ -13,7 +13,8 @@ import chess.pgn
 from broadcast.feed.commands import ConfirmResult
 from drivers.emulator.clock import ClockSettings
 from drivers.emulator.device import EmulatedBoard
-from tests.daemon.support import BoardSpec, read_game, running_daemon, wait_for, write_config
+from tests.daemon.conftest import Serve
+from tests.daemon.support import read_game, wait_for
 from tests.mosquitto import Mosquitto
 
 
@@ -34,7 +35,9 @@ def _last_state(received: dict[str, Any]) -> dict[str, Any]:
     return state
 
 
-async def test_mqtt_and_pgn_folder_follow_a_game(tmp_path: Path, games_dir: Path) -> None:
+async def test_mqtt_and_pgn_folder_follow_a_game(
+    tmp_path: Path, games_dir: Path, serve: Serve
+) -> None:
     game = read_game(games_dir / "molinari-bordais-1979.pgn")  # ends in mate, 0-1
     received: dict[str, Any] = {}
     with Mosquitto(tmp_path / "broker") as broker:
@@ -42,13 +45,10 @@ async def test_mqtt_and_pgn_folder_follow_a_game(tmp_path: Path, games_dir: Path
         subscriber = asyncio.create_task(_collect(broker.port, received, ready))
         await asyncio.wait_for(ready.wait(), 10)
         async with EmulatedBoard(clock=ClockSettings.from_text("3+2"), seed=4) as board:
-            extra = (
-                f'\n[mqtt]\nhost = "127.0.0.1"\nport = {broker.port}\n'
-                f'\n[pgn_folder]\npath = "{tmp_path / "pgn"}"\n'
-            )
-            config = write_config(tmp_path, [BoardSpec(1, str(board.path))], extra=extra)
-            async with running_daemon(config) as daemon:
-                await wait_for(daemon.sessions[1].online.is_set, 10, "board online")
+            mqtt = {"host": "127.0.0.1", "port": broker.port}
+            pgn_folder = {"path": str(tmp_path / "pgn")}
+            tables = {"mqtt": mqtt, "pgn_folder": pgn_folder}
+            async with serve(board, tables=tables) as daemon:
                 await board.play(game, speed=25)
                 await wait_for(lambda: daemon.core.engine.result_of(1) is not None, 10, "mate")
                 reply = await daemon.service.execute(ConfirmResult(board=1))

@@ -7,54 +7,21 @@ TRF columns with the right points and parses back to the same results.
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 from broadcast.feed.commands import ConfirmResult, SetResult
 from daemon.pairing import Tournament, read_pairings
 from drivers.emulator.clock import ClockSettings
 from drivers.emulator.device import EmulatedBoard
+from tests.daemon.config_file import BoardSpec, example_round
 from tests.daemon.support import read_game, running_daemon, wait_for
 
-ROOT = Path(__file__).resolve().parents[3]
 CODES = {("1", "0"): "1-0", ("0", "1"): "0-1", ("=", "="): "1/2-1/2", ("+", "-"): "+-"}
 CODES |= {("-", "+"): "-+", ("-", "-"): "--"}
 
 
 def _config(folder: Path, one: Path, two: Path) -> Path:
-    for name in ("tournament-example.trf", "round4-pairings.txt"):
-        shutil.copy(ROOT / "config" / name, folder / name)
-    path = folder / "round4.toml"
-    path.write_text(
-        "\n".join(
-            [
-                "[event]",
-                'name = "Riverside Autumn Open 2026"',
-                "round = 4",
-                'time_control = "180+2"',
-                "",
-                "[server]",
-                'arbiter_token = "arbiter-secret"',
-                "",
-                "[storage]",
-                'path = "journal.db"',
-                "",
-                "[pairing]",
-                'trf = "tournament-example.trf"',
-                'pairings = "round4-pairings.txt"',
-                "",
-                "[[boards]]",
-                "number = 1",
-                f'port = "{one}"',
-                "",
-                "[[boards]]",
-                "number = 2",
-                f'port = "{two}"',
-                "",
-            ]
-        )
-    )
-    return path
+    return example_round(folder, [BoardSpec(1, str(one)), BoardSpec(2, str(two))])
 
 
 async def test_results_reach_the_trf(tmp_path: Path, games_dir: Path) -> None:

@@ -10,18 +10,15 @@ from __future__ import annotations
 
 import asyncio
 import io
-import json
 import re
-import shutil
 import urllib.request
 from pathlib import Path
 
 import chess.pgn
 
+from tests.daemon.config_file import example_round
 from tests.daemon.support import BoardSpec, running_daemon, write_config
 from tests.serving import dgtcast_run
-
-ROOT = Path(__file__).resolve().parents[3]
 
 #: A tag pair as PGN §8.1.1 writes it: a symbol, a string token, on one line.
 TAG_LINE = re.compile(r'\[([A-Za-z0-9_]+) "((?:[^"\\]|\\["\\])*)"\]')
@@ -43,12 +40,8 @@ def _get(url: str) -> str:
 
 
 async def test_quotes_and_backslashes_in_names_are_escaped(tmp_path: Path) -> None:
-    boards = [BoardSpec(n, None, white=f"W{n}", black=f"B{n}") for n in NAMES]
+    boards = [BoardSpec(n, None, white=white, black=black) for n, (white, black) in NAMES.items()]
     config = write_config(tmp_path, boards)
-    text = config.read_text()
-    for n, (white, black) in NAMES.items():  # JSON strings are TOML basic strings here
-        text = text.replace(f'"W{n}"', json.dumps(white)).replace(f'"B{n}"', json.dumps(black))
-    config.write_text(text)
     async with running_daemon(config) as daemon:
         assert {n: (daemon.config.board(n).white, daemon.config.board(n).black) for n in NAMES} == (
             NAMES
@@ -84,8 +77,7 @@ async def _run(config: Path) -> tuple[int, str]:
 
 
 async def test_a_newline_in_a_configured_name_is_one_line_error(tmp_path: Path) -> None:
-    config = write_config(tmp_path, [BoardSpec(1, None, white="Two", black="Lines")])
-    config.write_text(config.read_text().replace('white = "Two"', 'white = "Two\\nLines"'))
+    config = write_config(tmp_path, [BoardSpec(1, None, white="Two\nLines", black="Lines")])
     code, err = await _run(config)
     assert code == 2
     assert err.splitlines() == [
@@ -95,17 +87,9 @@ async def test_a_newline_in_a_configured_name_is_one_line_error(tmp_path: Path) 
 
 
 async def test_a_control_character_in_a_trf_name_is_reported(tmp_path: Path) -> None:
-    for name in ("tournament-example.trf", "round4-pairings.txt"):
-        shutil.copy(ROOT / "config" / name, tmp_path / name)
+    config = example_round(tmp_path, [BoardSpec(1, None)])
     trf = tmp_path / "tournament-example.trf"
     trf.write_bytes(trf.read_bytes().replace(b"Tanaka, Hiroshi ", b"Tanaka,\x0bHiroshi "))
-    config = tmp_path / "round4.toml"
-    config.write_text(
-        '[event]\nname = "Riverside Autumn Open 2026"\nround = 4\ntime_control = "180+2"\n'
-        '[server]\narbiter_token = "arbiter-secret"\n[storage]\npath = "journal.db"\n'
-        '[pairing]\ntrf = "tournament-example.trf"\npairings = "round4-pairings.txt"\n'
-        "[[boards]]\nnumber = 1\n"
-    )
     code, err = await _run(config)
     assert code == 2
     line = next(n for n, t in enumerate(trf.read_text().split("\n"), 1) if "Tanaka" in t)

@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from broadcast.feed.commands import ConfirmResult, SetResult
 from broadcast.feed.pgn import PROVISIONAL_COMMENT
 from tests.broadcast.feed_client import http_get
-from tests.daemon.support import BoardSpec, running_daemon, wait_for, write_config
+from tests.daemon.conftest import Serve
+from tests.daemon.support import BoardSpec, wait_for
 
-
-def results_config(tmp_path: Path, results: str | None) -> Path:
-    return write_config(tmp_path, [BoardSpec(1, None), BoardSpec(2, None)], results=results)
+BOARDS = (BoardSpec(1, None), BoardSpec(2, None))
 
 
 async def public_pgn(port: int, board: int) -> str:
@@ -20,8 +17,8 @@ async def public_pgn(port: int, board: int) -> str:
     return answer.body.decode()
 
 
-async def test_by_default_the_public_sees_confirmed_results_only(tmp_path: Path) -> None:
-    async with running_daemon(results_config(tmp_path, None)) as daemon:
+async def test_by_default_the_public_sees_confirmed_results_only(serve: Serve) -> None:
+    async with serve(*BOARDS) as daemon:
         port = daemon.server.port
         assert (await daemon.service.execute(SetResult(board=2, result="1-0"))).ok
         live = daemon.hub.state(2)
@@ -40,8 +37,8 @@ async def test_by_default_the_public_sees_confirmed_results_only(tmp_path: Path)
         assert PROVISIONAL_COMMENT not in text
 
 
-async def test_provisional_results_are_shown_marked(tmp_path: Path) -> None:
-    async with running_daemon(results_config(tmp_path, "provisional")) as daemon:
+async def test_provisional_results_are_shown_marked(serve: Serve) -> None:
+    async with serve(*BOARDS, results="provisional") as daemon:
         assert (await daemon.service.execute(SetResult(board=1, result="0-1"))).ok
         text = await public_pgn(daemon.server.port, 1)
         assert '[Result "0-1"]' in text

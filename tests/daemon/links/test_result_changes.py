@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import io
 import json
-import shutil
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -30,42 +30,27 @@ from daemon.pairing.scoring import RoundEntry
 from daemon.shell.app import Daemon
 from tests.broadcast.conftest import RecordingServer
 from tests.broadcast.fake_lichess import GOOD, FakeLichess, path_of
+from tests.daemon.config_file import BoardSpec, TomlTable, example_round
 from tests.daemon.support import running_daemon, wait_for
 from tests.mosquitto import Mosquitto
 
-ROOT = Path(__file__).resolve().parents[3]
 ROUND_ID = "TestRd33"
 WHITE, BLACK = 6, 3  # board 3 of round4-pairings.txt: Haddad (6) - Tanaka (3)
 PGN_RESULTS = {"1-0": "1-0", "0-1": "0-1", "-+": "0-1", None: "*"}
 TRF_CODES = {"1-0": ("1", "0"), "0-1": ("0", "1"), "-+": ("-", "+"), None: None}
 
 
-def _config(folder: Path, extra: str = "") -> Path:
-    for name in ("tournament-example.trf", "round4-pairings.txt"):
-        shutil.copy(ROOT / "config" / name, folder / name)
-    path = folder / "round4.toml"
-    lines = [
-        "[event]",
-        'name = "Riverside Autumn Open 2026"',
-        "round = 4",
-        'time_control = "180+2"',
-        "",
-        "[server]",
-        'host = "127.0.0.1"',
-        'arbiter_token = "arbiter-secret"',
-        "",
-        "[storage]",
-        'path = "journal.db"',
-        "",
-        "[pairing]",
-        'trf = "tournament-example.trf"',
-        'pairings = "round4-pairings.txt"',
-        "",
-    ]
-    for number in range(1, 6):  # no e-boards: results by hand
-        lines += ["[[boards]]", f"number = {number}", ""]
-    path.write_text("\n".join(lines) + extra)
-    return path
+def _config(
+    folder: Path,
+    tables: Mapping[str, TomlTable] | None = None,
+    arrays: Mapping[str, Sequence[TomlTable]] | None = None,
+) -> Path:
+    boards = [BoardSpec(number, None) for number in range(1, 6)]  # no e-boards: by hand
+    return example_round(folder, boards, tables=tables, arrays=arrays)
+
+
+def _lichess(server: RecordingServer) -> dict[str, list[TomlTable]]:
+    return {"lichess": [{"rounds": {"4": ROUND_ID}, "token": GOOD, "server": server.url("")}]}
 
 
 async def _collect(port: int, into: dict[str, list[bytes]], ready: asyncio.Event) -> None:
@@ -206,13 +191,12 @@ async def test_every_change_of_a_result_reaches_every_output(tmp_path: Path) -> 
             ready = asyncio.Event()
             subscriber = asyncio.create_task(_collect(broker.port, received, ready))
             await asyncio.wait_for(ready.wait(), 10)
-            extra = (
-                f'\n[mqtt]\nhost = "127.0.0.1"\nport = {broker.port}\n'
-                f'\n[pgn_folder]\npath = "{tmp_path / "pgn"}"\n'
-                f'\n[[lichess]]\nrounds = {{ 4 = "{ROUND_ID}" }}\ntoken = "{GOOD}"\n'
-                f'server = "{server.url("")}"\n'
-            )
-            async with running_daemon(_config(tmp_path, extra)) as daemon:
+            tables: dict[str, TomlTable] = {
+                "mqtt": {"host": "127.0.0.1", "port": broker.port},
+                "pgn_folder": {"path": str(tmp_path / "pgn")},
+            }
+            config = _config(tmp_path, tables, _lichess(server))
+            async with running_daemon(config) as daemon:
                 outputs = Outputs(tmp_path, daemon, received)
                 outputs.lichess = fake
                 await wait_for(lambda: bool(fake.to(ROUND_ID)), 10, "lichess's first push")
@@ -294,13 +278,9 @@ async def test_forfeits_are_standard_pgn_everywhere_and_plus_minus_in_the_trf(
     fake = FakeLichess(server)
     forfeits = {1: "+-", 2: "-+", 4: "--"}
     expected = {1: ("1-0", "forfeit"), 2: ("0-1", "forfeit"), 4: ("*", "double forfeit")}
-    extra = (
-        f'\n[pgn_folder]\npath = "{tmp_path / "pgn"}"\n'
-        f'\n[[lichess]]\nrounds = {{ 4 = "{ROUND_ID}" }}\ntoken = "{GOOD}"\n'
-        f'server = "{server.url("")}"\n'
-    )
+    tables: dict[str, TomlTable] = {"pgn_folder": {"path": str(tmp_path / "pgn")}}
     try:
-        async with running_daemon(_config(tmp_path, extra)) as daemon:
+        async with running_daemon(_config(tmp_path, tables, _lichess(server))) as daemon:
             for board, result in forfeits.items():
                 assert (await daemon.service.execute(SetResult(board=board, result=result))).ok
                 assert (await daemon.service.execute(ConfirmResult(board=board))).ok

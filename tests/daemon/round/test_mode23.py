@@ -87,14 +87,9 @@ async def test_daemon_adds_increments_on_a_mode_23_clock(tmp_path: Path, games_d
     game = read_game(games_dir / "molinari-bordais-1979.pgn")  # 10 plies
     settings = ClockSettings(base_seconds=300, increment_seconds=0, mode=23)  # set to 10+5
     async with EmulatedBoard(clock=settings, seed=5) as board:
-        extra = ""
         config = write_config(
-            tmp_path, [BoardSpec(1, str(board.path))], time_control="600+5", extra=extra
+            tmp_path, [BoardSpec(1, str(board.path))], time_control="600+5", dgt_mode=23
         )
-        text = config.read_text().replace(
-            'default_time = "30m"', 'default_time = "30m"\ndgt_mode = 23'
-        )
-        config.write_text(text)
         async with running_daemon(config, set_clocks=True) as daemon:
 
             def reading() -> ClockReading:

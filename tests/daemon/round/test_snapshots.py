@@ -8,92 +8,34 @@ import logging
 import pickle
 import sqlite3
 import zlib
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import chess
-import chess.pgn
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from base.fen import board_fen
 from broadcast.feed.commands import AckAlert, SetResult
 from broadcast.feed.hub import Hub
-from daemon.config.model import Config, load_config
-from daemon.journal.inputs import CLOCK, INPUT_KINDS, LINK, PLACEMENT, TICK
+from daemon.config.model import Config
+from daemon.journal.inputs import INPUT_KINDS, LINK, TICK
 from daemon.journal.store import Journal
 from daemon.round import snapshot
 from daemon.round.core import RoundCore
 from daemon.round.snapshot import SnapshotPolicy, dump_state, fingerprint
 from daemon.shell.app import Daemon, DaemonOptions
 from daemon.shell.service import RoundService
-from tests.conftest import ROOT
-from tests.daemon.support import FAST_TRACKER, BoardSpec, clock_input, write_config
-
-START = 1_780_000_000.0
-GAMES = sorted((ROOT / "config" / "games").glob("*.pgn"))
+from tests.daemon.played_inputs import START, board_inputs, three_boards
+from tests.daemon.support import FAST_TRACKER, BoardSpec, write_config
+from tests.hand_clock import HandClock
 
 
-def _game(index: int) -> chess.pgn.Game:
-    with GAMES[index % len(GAMES)].open() as handle:
-        game = chess.pgn.read_game(handle)
-    assert game is not None
-    return game
-
-
-def _clock(left: int, right: int, running: str | None, lever: str) -> dict[str, Any]:
-    return clock_input(left, right, running, lever)
-
-
-def board_inputs(number: int, plies: int) -> Iterator[tuple[float, int, str, dict[str, Any]]]:
-    """One board: online, start position, then each ply lifted, placed and pressed, with
-    a clock reading every second; a cable pull in the middle."""
-    board = chess.Board()
-    at = START + number * 0.25
-    yield at, number, LINK, {"state": "online", "reason": ""}
-    yield at, number, PLACEMENT, {"fen": board.board_fen()}
-    left = right = 600
-    for ply, move in enumerate(list(_game(number).mainline_moves())[:plies]):
-        white = board.turn == chess.WHITE
-        for _ in range(3):  # thinking, the clock ticking
-            at += 1.0
-            left, right = (left - 1, right) if white else (left, right - 1)
-            yield at, number, CLOCK, _clock(left, right, "left" if white else "right", "right")
-        lifted = board.copy()
-        lifted.remove_piece_at(move.from_square)
-        at += 0.4
-        yield at, number, PLACEMENT, {"fen": board_fen(lifted)}
-        board.push(move)
-        at += 0.4
-        yield at, number, PLACEMENT, {"fen": board.board_fen()}
-        at += 0.3
-        yield at, number, CLOCK, _clock(left, right, "right" if white else "left", "left")
-        if ply == plies // 2 and number == 2:
-            yield at + 0.1, number, LINK, {"state": "offline", "reason": "cable"}
-            yield at + 5.0, number, LINK, {"state": "online", "reason": ""}
-            at += 5.0
-
-
-def _config(folder: Path) -> Config:
-    return load_config(write_config(folder, [BoardSpec(n, f"/dev/null{n}") for n in (1, 2, 3)]))
-
-
-class _Clock:
-    def __init__(self) -> None:
-        self.now = START
-
-    def __call__(self) -> float:
-        return self.now
-
-
-def _service(config: Config, journal: Journal, clock: _Clock, fp: str | None) -> RoundService:
+def _service(config: Config, journal: Journal, clock: HandClock, fp: str | None) -> RoundService:
     core = RoundCore(config, FAST_TRACKER)
     return RoundService(core, journal, Hub(), wall_clock=clock, fingerprint=fp)
 
 
-def _drive(service: RoundService, clock: _Clock, inputs: list[Any]) -> None:
+def _drive(service: RoundService, clock: HandClock, inputs: list[Any]) -> None:
     """Feed inputs as the daemon would, with ticks when the core asks for them."""
     for at, board, kind, payload in inputs:
         deadline = service.core.next_deadline()
@@ -104,7 +46,7 @@ def _drive(service: RoundService, clock: _Clock, inputs: list[Any]) -> None:
         service.receive(board, kind, payload, at)
 
 
-def _commands(service: RoundService, clock: _Clock) -> None:
+def _commands(service: RoundService, clock: HandClock) -> None:
     alerts = service.core.engine.alerts
     assert alerts, "the round raised no alert"
     asyncio.run(service.execute(AckAlert(id=alerts[0].id)))
@@ -125,12 +67,12 @@ def _observed(core: RoundCore) -> dict[str, Any]:
 @functools.cache
 def _round(folder: Path) -> tuple[Config, list[Any], list[Any]]:
     """A journal of three boards (written once): what was played, and what comes after."""
-    config = _config(folder)
+    config = three_boards(folder)
     streams = [list(board_inputs(n, 24)) for n in (1, 2, 3)]
     played = sorted((i for s in streams for i in s), key=lambda i: (i[0], i[1]))
     later = [list(board_inputs(n, 30))[len(s) :] for n, s in zip((1, 2, 3), streams, strict=True)]
     after = sorted((i for s in later for i in s), key=lambda i: (i[0], i[1]))
-    clock = _Clock()
+    clock = HandClock(START)
     with Journal(config.storage.path) as journal:
         service = _service(config, journal, clock, None)
         _drive(service, clock, played)
@@ -145,7 +87,7 @@ def played(tmp_path_factory: pytest.TempPathFactory) -> tuple[Config, list[Any],
 
 def _restart(config: Config, journal: Journal, fp: str | None) -> RoundService:
     snapshot._FIELDS.clear()  # as in a new process: nothing learnt while dumping
-    service = _service(config, journal, _Clock(), fp)
+    service = _service(config, journal, HandClock(START), fp)
     service.replay()
     return service
 
@@ -196,11 +138,11 @@ def test_a_restart_from_any_snapshot_equals_a_full_replay(
 
 
 def test_the_service_takes_snapshots_as_it_goes_and_keeps_every_record(tmp_path: Path) -> None:
-    config = _config(tmp_path)
+    config = three_boards(tmp_path)
     streams = [list(board_inputs(n, 16)) for n in (1, 2, 3)]
     inputs = sorted((i for s in streams for i in s), key=lambda i: (i[0], i[1]))
     fp = fingerprint(config, FAST_TRACKER)
-    clock = _Clock()
+    clock = HandClock(START)
     with Journal(config.storage.path) as journal:
         core = RoundCore(config, FAST_TRACKER)
         service = RoundService(
@@ -270,8 +212,8 @@ async def test_a_clean_stop_leaves_a_snapshot_and_the_restart_replays_nothing(
 def test_state_that_cannot_be_pickled_skips_the_snapshot_not_the_input(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    config = _config(tmp_path)
-    clock = _Clock()
+    config = three_boards(tmp_path)
+    clock = HandClock(START)
     with Journal(config.storage.path) as journal:
         service = RoundService(
             RoundCore(config, FAST_TRACKER),
@@ -302,10 +244,10 @@ def test_the_policy_counts_the_replay_time_as_well_as_inputs_and_seconds() -> No
 def test_the_service_takes_a_snapshot_once_replaying_would_take_its_budget(
     tmp_path: Path, budget: float, taken: bool
 ) -> None:
-    config = _config(tmp_path)
+    config = three_boards(tmp_path)
     inputs = list(board_inputs(1, 4))
     fp = fingerprint(config, FAST_TRACKER)
-    clock = _Clock()
+    clock = HandClock(START)
     policy = SnapshotPolicy(replay_seconds=budget, every_inputs=10**9, every_seconds=1e12)
     with Journal(config.storage.path) as journal:
         core = RoundCore(config, FAST_TRACKER)

@@ -17,7 +17,8 @@ from drivers.dgt.boardside import encode_event
 from drivers.dgt.events import FieldUpdated
 from drivers.emulator.clock import ClockSettings
 from drivers.emulator.device import EmulatedBoard
-from tests.daemon.support import BoardSpec, read_game, running_daemon, wait_for, write_config
+from tests.daemon.conftest import Serve
+from tests.daemon.support import read_game, wait_for
 
 E4 = 36  # DGT field of e4 (0 = a8, docs/protocol.md §5.2)
 WHITE_PAWN = 0x01
@@ -36,29 +37,31 @@ def _placements(path: Path, board: int) -> int:
         return sum(1 for _ in journal.records(board=board, kinds={"placement"}))
 
 
-async def test_a_flickering_board_is_bounded_and_alerts(tmp_path: Path, games_dir: Path) -> None:
+async def test_a_flickering_board_is_bounded_and_alerts(
+    tmp_path: Path, games_dir: Path, serve: Serve
+) -> None:
     game = read_game(games_dir / "molinari-bordais-1979.pgn")
-    async with EmulatedBoard(clock=ClockSettings.from_text("3+2"), seed=7) as board:
-        config = write_config(tmp_path, [BoardSpec(1, str(board.path))])
-        async with running_daemon(config) as daemon:
-            await wait_for(daemon.sessions[1].online.is_set, 10, "board 1 online")
-            before = _placements(tmp_path / "journal.db", 1)
-            for _ in range(BURSTS):
-                board.inject_garbage(_flicker())  # valid messages, sent raw
-                await asyncio.sleep(0.05)
-            session = daemon.sessions[1]
-            kinds = [alert.kind for alert in daemon.core.engine.open_alerts]
-            assert "board_flooding" in kinds
-            await wait_for(lambda: not session.flood.flooding, 60, "the board calms down")
-            flooding = [a for a in daemon.core.engine.alerts if a.kind == "board_flooding"]
-            assert [a.state for a in flooding] == ["resolved"]  # calm again: resolved
-            during = _placements(tmp_path / "journal.db", 1) - before
-            sent = BURSTS * FLICKERS * 2
-            assert during < sent // 20, f"{during} placements journalled for {sent} updates"
-            await board.play(game, speed=25)
-            expected = [move.uci() for move in game.mainline_moves()]
-            await wait_for(
-                lambda: [m.uci for m in daemon.core.games[1].record.moves] == expected,
-                30,
-                "the game after the flood",
-            )
+    async with (
+        EmulatedBoard(clock=ClockSettings.from_text("3+2"), seed=7) as board,
+        serve(board) as daemon,
+    ):
+        before = _placements(tmp_path / "journal.db", 1)
+        for _ in range(BURSTS):
+            board.inject_garbage(_flicker())  # valid messages, sent raw
+            await asyncio.sleep(0.05)
+        session = daemon.sessions[1]
+        kinds = [alert.kind for alert in daemon.core.engine.open_alerts]
+        assert "board_flooding" in kinds
+        await wait_for(lambda: not session.flood.flooding, 60, "the board calms down")
+        flooding = [a for a in daemon.core.engine.alerts if a.kind == "board_flooding"]
+        assert [a.state for a in flooding] == ["resolved"]  # calm again: resolved
+        during = _placements(tmp_path / "journal.db", 1) - before
+        sent = BURSTS * FLICKERS * 2
+        assert during < sent // 20, f"{during} placements journalled for {sent} updates"
+        await board.play(game, speed=25)
+        expected = [move.uci() for move in game.mainline_moves()]
+        await wait_for(
+            lambda: [m.uci for m in daemon.core.games[1].record.moves] == expected,
+            30,
+            "the game after the flood",
+        )

@@ -120,8 +120,9 @@ async def _scenario(
     clock = ClockSettings(base_seconds=control.base, increment_seconds=0, mode=23)
     total = played + missed + 2  # two live plies after the gap
     async with EmulatedBoard(clock=clock, seed=50 + missed) as board:
-        config = write_config(tmp_path, [BoardSpec(1, str(board.path))], time_control=control_text)
-        config.write_text(config.read_text().replace("round = 2", "round = 2\ndgt_mode = 23"))
+        config = write_config(
+            tmp_path, [BoardSpec(1, str(board.path))], time_control=control_text, dgt_mode=23
+        )
         daemon = await _start(config, "--set-clocks")
         try:
             await wait_for(lambda: board.clock.display_text is not None, START_LIMIT, "clock set")

@@ -18,14 +18,8 @@ from daemon.shell.app import Daemon
 from drivers.emulator.clock import ClockSettings, Side
 from drivers.emulator.device import EmulatedBoard
 from drivers.emulator.player import Lift, Place
-from tests.daemon.support import (
-    BoardSpec,
-    journal_moves,
-    press_readings,
-    running_daemon,
-    wait_for,
-    write_config,
-)
+from tests.daemon.conftest import Serve
+from tests.daemon.support import journal_moves, press_readings, wait_for
 
 LINE = ["e2e4", "e7e5", "g1f3", "b8c6", "f1b5", "a7a6", "b5a4", "g8f6"]
 #: Plies (0-based) whose press reading is lost: one of each colour, and two in a row.
@@ -49,22 +43,24 @@ def _move(board: EmulatedBoard, position: chess.Board, uci: str) -> None:
     position.push(move)
 
 
-async def test_a_lost_press_reading_costs_no_move_and_no_clock(tmp_path: Path) -> None:
-    async with EmulatedBoard(clock=ClockSettings.from_text("3+2"), seed=3) as board:
-        config = write_config(tmp_path, [BoardSpec(1, str(board.path))])
-        async with running_daemon(config) as daemon:
-            await wait_for(daemon.sessions[1].online.is_set, 10, "board 1 online")
-            board.start_clock()
-            position = chess.Board()
-            for ply, uci in enumerate(LINE):
-                presser: Side = "left" if position.turn == chess.WHITE else "right"
-                _move(board, position, uci)
-                if ply in LOST:
-                    board.drop_clock_reports(1)  # the reading this press causes
-                board.press_lever(presser)
-                await wait_for(_has_plies(daemon, ply + 1), 15, f"ply {ply}")
-            assert board.firmware.drop_clock_reports == 0, "every lost reading was a press"
-            assert _recorded(daemon) == LINE
+async def test_a_lost_press_reading_costs_no_move_and_no_clock(
+    tmp_path: Path, serve: Serve
+) -> None:
+    async with (
+        EmulatedBoard(clock=ClockSettings.from_text("3+2"), seed=3) as board,
+        serve(board) as daemon,
+    ):
+        board.start_clock()
+        position = chess.Board()
+        for ply, uci in enumerate(LINE):
+            presser: Side = "left" if position.turn == chess.WHITE else "right"
+            _move(board, position, uci)
+            if ply in LOST:
+                board.drop_clock_reports(1)  # the reading this press causes
+            board.press_lever(presser)
+            await wait_for(_has_plies(daemon, ply + 1), 15, f"ply {ply}")
+        assert board.firmware.drop_clock_reports == 0, "every lost reading was a press"
+        assert _recorded(daemon) == LINE
     journal = tmp_path / "journal.db"
     line = journal_moves(journal, 1)
     presses = press_readings(journal, 1, "left")

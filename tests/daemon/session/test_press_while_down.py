@@ -20,6 +20,7 @@ from daemon.journal.store import Journal
 from drivers.emulator.clock import ClockSettings
 from drivers.emulator.device import EmulatedBoard
 from drivers.emulator.player import HumanPlayer, PressLever
+from tests.daemon.conftest import Serve
 from tests.daemon.recovery_support import check_record, play_part
 from tests.daemon.support import (
     FAST_TRACKER,
@@ -36,15 +37,13 @@ SPEED = 12.0
 
 @pytest.mark.parametrize("later", [0, 5], ids=["only the press", "the press and 5 plies"])
 async def test_a_press_while_the_daemon_is_down_keeps_its_clock(
-    later: int, tmp_path: Path, games_dir: Path
+    later: int, tmp_path: Path, games_dir: Path, serve: Serve
 ) -> None:
     game = read_game(games_dir / "kasparov-deep-blue-1997.pgn", 5)  # 37 plies
     moves = list(game.mainline_moves())
     played = 6  # then White's 4th move stands on the board, unpressed
     async with EmulatedBoard(clock=ClockSettings.from_text("3+2"), seed=40 + later) as board:
-        config = write_config(tmp_path, [BoardSpec(1, str(board.path))])
-        async with running_daemon(config) as daemon:
-            await wait_for(daemon.sessions[1].online.is_set, 10, "board online")
+        async with serve(board) as daemon:
             await play_part(board, game, 0, played, speed=SPEED)
             await wait_for(lambda: len(daemon.core.games[1].record.moves) == played, 10, "6")
             position = chess.Board()
@@ -64,7 +63,7 @@ async def test_a_press_while_the_daemon_is_down_keeps_its_clock(
         # Longer than the settle time of a move without a press (nobody watched it pass).
         await asyncio.sleep(FAST_TRACKER.clock_settle_time * 1.5)
         plies = played + 1 + later
-        async with running_daemon(config) as daemon:
+        async with running_daemon(serve.config) as daemon:
             record = daemon.core.games[1].record
             await wait_for(lambda: len(record.moves) == plies, 30, f"{plies} plies")
             line = check_record(tmp_path / "journal.db", 1, game, board, plies)
@@ -82,8 +81,7 @@ async def test_a_mode_23_press_while_the_daemon_is_down_gets_its_increment(
     played = 6
     clock = ClockSettings(base_seconds=300, increment_seconds=0, mode=23)  # set to 3+2
     async with EmulatedBoard(clock=clock, seed=47) as board:
-        config = write_config(tmp_path, [BoardSpec(1, str(board.path))])
-        config.write_text(config.read_text().replace("round = 2", "round = 2\ndgt_mode = 23"))
+        config = write_config(tmp_path, [BoardSpec(1, str(board.path))], dgt_mode=23)
         async with running_daemon(config, set_clocks=True) as daemon:
             await wait_for(lambda: board.clock.display_text is not None, 15, "clock set")
             player = HumanPlayer(seed=3, speed=SPEED, think=(8.0, 12.0))
@@ -115,7 +113,7 @@ async def test_a_mode_23_press_while_the_daemon_is_down_gets_its_increment(
 
 
 async def test_readings_queued_while_the_daemon_was_down_wait_for_the_memory(
-    tmp_path: Path, games_dir: Path
+    tmp_path: Path, games_dir: Path, serve: Serve
 ) -> None:
     """White's move stands unpressed when the daemon stops; White presses and both sides
     play on. The board went on reporting the clock meanwhile: readings reach the daemon
@@ -125,9 +123,7 @@ async def test_readings_queued_while_the_daemon_was_down_wait_for_the_memory(
     moves = list(game.mainline_moves())
     played, later = 6, 4
     async with EmulatedBoard(clock=ClockSettings.from_text("3+2"), seed=44) as board:
-        config = write_config(tmp_path, [BoardSpec(1, str(board.path))])
-        async with running_daemon(config) as daemon:
-            await wait_for(daemon.sessions[1].online.is_set, 10, "board online")
+        async with serve(board) as daemon:
             await play_part(board, game, 0, played, speed=SPEED)
             await wait_for(lambda: len(daemon.core.games[1].record.moves) == played, 10, "6")
             position = chess.Board()
@@ -142,7 +138,7 @@ async def test_readings_queued_while_the_daemon_was_down_wait_for_the_memory(
         board.act(schedule[-1].action)
         await play_part(board, game, played + 1, played + 1 + later, speed=SPEED)
         plies = played + 1 + later
-        async with running_daemon(config) as daemon:
+        async with running_daemon(serve.config) as daemon:
             record = daemon.core.games[1].record
             await wait_for(lambda: len(record.moves) == plies, 30, f"{plies} plies")
         check_record(tmp_path / "journal.db", 1, game, board, plies)

@@ -17,7 +17,8 @@ from websockets.asyncio.client import connect
 from websockets.exceptions import InvalidStatus
 
 from daemon.shell.app import Daemon
-from tests.daemon.support import BoardSpec, refused_start, running_daemon, wait_for, write_config
+from tests.daemon.conftest import Serve
+from tests.daemon.support import BoardSpec, refused_start, wait_for, write_config
 
 TOKEN = "arbiter-secret"  # write_config's default
 
@@ -34,18 +35,9 @@ def _url(daemon: Daemon) -> str:
     return f"ws://127.0.0.1:{daemon.server.port}/ws/arbiter"
 
 
-def _config(tmp_path: Path, extra_server: str = "") -> Path:
-    config = write_config(tmp_path, [BoardSpec(1, None)])
-    text = config.read_text().replace(
-        f'arbiter_token = "{TOKEN}"', f'arbiter_token = "{TOKEN}"\n{extra_server}'
-    )
-    config.write_text(text)
-    return config
-
-
-async def test_pages_of_other_origins_are_refused(tmp_path: Path) -> None:
-    extra = 'allowed_origins = ["https://arbiters.example.org"]'
-    async with running_daemon(_config(tmp_path, extra)) as daemon:
+async def test_pages_of_other_origins_are_refused(serve: Serve) -> None:
+    origins = {"allowed_origins": ["https://arbiters.example.org"]}
+    async with serve(BoardSpec(1, None), server=origins) as daemon:
         own = f"http://127.0.0.1:{daemon.server.port}"
         with pytest.raises(InvalidStatus) as refused:
             await _auth(_url(daemon), TOKEN, origin="http://evil.example")
@@ -56,8 +48,8 @@ async def test_pages_of_other_origins_are_refused(tmp_path: Path) -> None:
             assert answer["type"] == "snapshot", origin
 
 
-async def test_a_rebound_host_name_is_refused(tmp_path: Path) -> None:
-    async with running_daemon(_config(tmp_path)) as daemon:
+async def test_a_rebound_host_name_is_refused(serve: Serve) -> None:
+    async with serve(BoardSpec(1, None)) as daemon:
         port = daemon.server.port
         reader, writer = await asyncio.open_connection("127.0.0.1", port)
         writer.write(
@@ -75,9 +67,9 @@ async def test_a_rebound_host_name_is_refused(tmp_path: Path) -> None:
 
 
 async def test_wrong_tokens_are_slowed_down_and_logged_but_never_hold_the_right_one(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture
+    serve: Serve, caplog: pytest.LogCaptureFixture
 ) -> None:
-    async with running_daemon(_config(tmp_path)) as daemon:
+    async with serve(BoardSpec(1, None)) as daemon:
         url = _url(daemon)
         throttle = daemon.server.arbiter.throttle
         with caplog.at_level(logging.WARNING, logger="broadcast.web.arbiter_guard"):

@@ -29,32 +29,31 @@ from drivers.dgt.aio.probe import (
 from drivers.dgt.device_core import DeviceTimeouts
 from drivers.emulator.device import EmulatedBoard
 from drivers.emulator.firmware import BoardIdentity
+from tests.daemon.config_file import BoardSpec, write_config
 from tests.daemon.support import running_daemon, wait_for
 
 FAST = DeviceTimeouts(reply=0.5, long_serial=0.3)
 
 
-def _config(folder: Path, boards: str) -> Path:
-    path = folder / "event.toml"
-    path.write_text(
-        '[event]\nname = "Serial Open"\nround = 1\ntime_control = "90+30"\n\n'
-        '[server]\narbiter_token = "arbiter-secret"\n\n'
-        '[storage]\npath = "journal.db"\n\n' + boards
+def _config(folder: Path, boards: list[BoardSpec]) -> Path:
+    return write_config(
+        folder,
+        boards,
+        name="Serial Open",
+        site=None,
+        round_number=1,
+        time_control="90+30",
+        default_time=None,
+        file="event.toml",
     )
-    return path
 
 
-def _board(number: int, *, port: str | None = None, serial: str | None = None) -> str:
-    lines = ["[[boards]]", f"number = {number}"]
-    if port is not None:
-        lines.append(f'port = "{port}"')
-    if serial is not None:
-        lines.append(f'serial = "{serial}"')
-    return "\n".join(lines) + f'\nwhite = "W{number}"\nblack = "B{number}"\n\n'
+def _board(number: int, *, port: str | None = None, serial: str | None = None) -> BoardSpec:
+    return BoardSpec(number, port, f"W{number}", f"B{number}", serial=serial)
 
 
 def test_serial_key_is_checked(tmp_path: Path) -> None:
-    bad = _board(1, port="/dev/x*", serial="1234") + _board(2, serial="abcde")
+    bad = [_board(1, port="/dev/x*", serial="1234"), _board(2, serial="abcde")]
     with pytest.raises(ConfigError) as caught:
         load_config(_config(tmp_path, bad), env={})
     assert [line.split(": ", 1)[1] for line in caught.value.problems] == [
@@ -63,14 +62,14 @@ def test_serial_key_is_checked(tmp_path: Path) -> None:
         'boards[2].serial: must be the board\'s serial number, 5 digits in quotes like "12345",'
         ' got "abcde"',
     ]
-    twice = _board(1, serial="10001") + _board(2, port="/dev/ttyACM*", serial="10001")
+    twice = [_board(1, serial="10001"), _board(2, port="/dev/ttyACM*", serial="10001")]
     with pytest.raises(ConfigError) as caught:
         load_config(_config(tmp_path, twice), env={})
     assert caught.value.problems[0].endswith(
         'boards[2].serial: duplicate serial "10001" (also board 1)'
     )
-    shared_glob = _board(1, port="/dev/dgt-*", serial="10001")
-    shared_glob += _board(2, port="/dev/dgt-*", serial="10002")
+    shared_glob = [_board(1, port="/dev/dgt-*", serial="10001")]
+    shared_glob += [_board(2, port="/dev/dgt-*", serial="10002")]
     config = load_config(_config(tmp_path, shared_glob), env={})
     assert [b.has_eboard for b in config.boards] == [True, True]
 
@@ -112,8 +111,8 @@ async def test_boards_command_names_the_configured_board(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     glob = str(tmp_path / "dgt-*")
-    boards = _board(1, port=glob, serial="30002") + _board(2, port=str(tmp_path / "dgt-a"))
-    boards += _board(3, port=glob, serial="30009") + _board(4, port=str(tmp_path / "none"))
+    boards = [_board(1, port=glob, serial="30002"), _board(2, port=str(tmp_path / "dgt-a"))]
+    boards += [_board(3, port=glob, serial="30009"), _board(4, port=str(tmp_path / "none"))]
     config_path = _config(tmp_path, boards)
     async with (
         EmulatedBoard(
@@ -157,8 +156,8 @@ async def test_daemon_finds_boards_by_serial_and_warns_about_the_missing(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     glob = str(tmp_path / "dgt-*")
-    boards = _board(1, port=glob, serial="50002") + _board(2, port=glob, serial="50001")
-    boards += _board(3, port=glob, serial="50003") + _board(4, port=str(tmp_path / "absent"))
+    boards = [_board(1, port=glob, serial="50002"), _board(2, port=glob, serial="50001")]
+    boards += [_board(3, port=glob, serial="50003"), _board(4, port=str(tmp_path / "absent"))]
     config = _config(tmp_path, boards)
     caplog.set_level(logging.WARNING, logger="daemon.shell.board_check")
     async with (

@@ -25,14 +25,8 @@ from drivers.dgt.commands import ClockSetAndRun
 from drivers.emulator.clock import ClockSettings
 from drivers.emulator.device import EmulatedBoard
 from drivers.emulator.player import HumanPlayer
-from tests.daemon.support import (
-    BoardSpec,
-    journal_moves,
-    read_game,
-    running_daemon,
-    wait_for,
-    write_config,
-)
+from tests.daemon.conftest import Serve
+from tests.daemon.support import BoardSpec, journal_moves, read_game, wait_for
 
 #: A DGT clock in mode 23 showing its own 5 min; dgtcast sets it to 10 min + 5 s.
 MODE_23 = ClockSettings(base_seconds=300, increment_seconds=0, mode=23)
@@ -100,16 +94,15 @@ def _shown(board: EmulatedBoard) -> tuple[int, int]:
 
 @pytest.mark.parametrize("name", list(WAYS))
 async def test_a_round_starts_however_the_clock_is_started(
-    name: str, tmp_path: Path, games_dir: Path
+    name: str, tmp_path: Path, games_dir: Path, serve: Serve
 ) -> None:
     way = WAYS[name]
     game = read_game(games_dir / "molinari-bordais-1979.pgn")  # 10 plies, mate
     async with EmulatedBoard(clock=MODE_23, seed=len(name)) as board:
         spec = BoardSpec(1, str(board.path), clock_white_side=way.white_side)
-        config = write_config(tmp_path, [spec], time_control="600+5")
-        config.write_text(config.read_text().replace("round = 2", "round = 2\ndgt_mode = 23"))
-        async with running_daemon(config, set_clocks=way.set_at_start) as daemon:
-            await wait_for(daemon.sessions[1].online.is_set, 10, "board online")
+        async with serve(
+            spec, time_control="600+5", dgt_mode=23, set_clocks=way.set_at_start
+        ) as daemon:
             if way.while_setting:
                 way.start(board)
             if not way.set_at_start:

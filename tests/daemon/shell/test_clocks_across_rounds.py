@@ -25,7 +25,10 @@ from daemon.shell.app import Daemon
 from drivers.emulator.clock import ClockSettings
 from drivers.emulator.device import EmulatedBoard
 from drivers.emulator.player import HumanPlayer
+from tests.daemon.config_file import BoardSpec, write_config
+from tests.daemon.playing import pgn_game
 from tests.daemon.support import journal_moves, running_daemon, wait_for
+from tests.pairing.support import starting_line, trf_text, write_pairings
 
 SCHOLARS_MATE = "1. e4 e5 2. Bc4 Nc6 3. Qh5 Nf6 4. Qxf7# 1-0"
 NAMES = ["Adams, Ann", "Brown, Ben", "Clark, Cleo", "Davis, Dan"]
@@ -35,31 +38,20 @@ OWN_FISCHER = ClockSettings(base_seconds=180, increment_seconds=2, mode=12)  # b
 
 
 def _write_event(folder: Path, one: Path, two: Path) -> Path:
-    lines = ["012 Test Open", "XXR 2"]
-    for rank, name in enumerate(NAMES, 1):
-        lines.append(
-            f"001 {rank:>4} m    {name:<33} {2000 - rank:>4} AUS {3300000 + rank:>11}"
-            f" 2000/01/01 {'0.0':>4} {rank:>4}"
-        )
-    (folder / "open.trf").write_text("\n".join(lines) + "\n")
-    for round_number, pairs in PAIRS.items():
-        text = f"{len(pairs)}\n" + "".join(f"{w} {b}\n" for w, b in pairs)
-        (folder / f"open-r{round_number}.txt").write_text(text)
-    path = folder / "open.toml"
-    path.write_text(
-        '[event]\nname = "Test Open"\nround = 1\ntime_control = "180+2"\ndgt_mode = 23\n'
-        'default_time = "30m"\n\n[server]\narbiter_token = "arbiter-secret"\n\n'
-        '[storage]\npath = "open.db"\n\n[pairing]\ntrf = "open.trf"\n'
-        'pairings = "open-r{round}.txt"\n\n'
-        f'[[boards]]\nnumber = 1\nport = "{one}"\n\n[[boards]]\nnumber = 2\nport = "{two}"\n'
+    players = [starting_line(rank, name, 3300000) for rank, name in enumerate(NAMES, 1)]
+    (folder / "open.trf").write_text(trf_text("012 Test Open", "XXR 2", *players, ending="\n"))
+    write_pairings(folder, "open", PAIRS)
+    return write_config(
+        folder,
+        [BoardSpec(1, str(one)), BoardSpec(2, str(two))],
+        site=None,
+        round_number=1,
+        dgt_mode=23,
+        journal="open.db",
+        tables={"pairing": {"trf": "open.trf", "pairings": "open-r{round}.txt"}},
+        names=False,
+        file="open.toml",
     )
-    return path
-
-
-def _game() -> chess.pgn.Game:
-    game = chess.pgn.read_game(io.StringIO(SCHOLARS_MATE))
-    assert game is not None
-    return game
 
 
 async def _play(daemon: Daemon, boards: tuple[EmulatedBoard, EmulatedBoard]) -> None:
@@ -70,7 +62,7 @@ async def _play(daemon: Daemon, boards: tuple[EmulatedBoard, EmulatedBoard]) -> 
         board.press_lever("right")
         board.start_clock()
     await asyncio.gather(
-        *(b.perform(p.play(_game())) for b, p in zip(boards, players, strict=True))
+        *(b.perform(p.play(pgn_game(SCHOLARS_MATE))) for b, p in zip(boards, players, strict=True))
     )
 
     def decided() -> bool:
@@ -112,7 +104,7 @@ async def test_who_adds_the_increment_is_decided_again_every_round(tmp_path: Pat
                 lambda: None not in (one.clock.display_text, two.clock.display_text), 15, "set"
             )
             await _play(daemon, (one, two))
-            plies = len(list(_game().mainline_moves()))
+            plies = len(list(pgn_game(SCHOLARS_MATE).mainline_moves()))
             for number in (1, 2):  # dgtcast added every 2 s (a reading may be a second old)
                 assert all(1 <= g <= 3 for g in _gains(journal, number, plies)), number
             code, text = await _command(daemon, "round", "next", "--config", str(config))

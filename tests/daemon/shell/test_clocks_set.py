@@ -17,6 +17,7 @@ from drivers.dgt.commands import ClockSetAndRun
 from drivers.emulator.clock import ClockSettings
 from drivers.emulator.device import EmulatedBoard
 from drivers.emulator.player import HumanPlayer
+from tests.daemon.conftest import Serve
 from tests.daemon.support import (
     BoardSpec,
     play_after_each_increment,
@@ -82,39 +83,35 @@ async def _clocks_set(config: Path, *flags: str) -> tuple[int, str]:
     return process.returncode, output.decode()
 
 
-async def test_clocks_set_reaches_the_running_daemon(tmp_path: Path) -> None:
+async def test_clocks_set_reaches_the_running_daemon(serve: Serve) -> None:
+    config = serve.config
     async with (
         EmulatedBoard(clock=MODE_23, seed=31) as one,
         EmulatedBoard(clock=MODE_23, seed=32) as two,
+        serve(one, two, time_control="600+5", dgt_mode=23) as daemon,
     ):
-        specs = [BoardSpec(1, str(one.path)), BoardSpec(2, str(two.path))]
-        config = write_config(tmp_path, specs, time_control="600+5")
-        config.write_text(config.read_text().replace("round = 2", "round = 2\ndgt_mode = 23"))
-        async with running_daemon(config) as daemon:
-            for number in (1, 2):
-                await wait_for(daemon.sessions[number].online.is_set, 10, f"board {number}")
-            port = str(daemon.server.port)
-            code, text = await _clocks_set(config, "--board", "2", "--http-port", port)
-            assert code == 0, text
-            assert text.strip() == "board 2: set", "the daemon set it: the ports are its own"
-            assert _shown(two) == (605, 605)
-            assert _shown(one) == (305, 305), "only the board asked for"
-            code, text = await _clocks_set(config, "--http-port", port)
-            assert (code, sorted(text.split("\n")[:2])) == (0, ["board 1: set", "board 2: set"])
-            assert _shown(one) == (605, 605)
-            code, text = await _clocks_set(config, "--board", "9", "--http-port", port)
-            assert code == 1
-            assert "board 9" in text
-            one.unplug()  # between rounds: its cable out, or its emulator started again
-            await wait_for(lambda: not daemon.sessions[1].online.is_set(), 10, "board 1 off")
-            code, text = await _clocks_set(config, "--http-port", port)
-            assert code == 1
-            assert sorted(text.strip().split("\n")) == [
-                "board 1: NOT SET: its e-board is not online; once it answers:"
-                " dgtcast clocks set --board 1",
-                "board 2: set",
-            ]
-            records = [r.payload for r in daemon.journal.records(kinds={"arbiter"})]
+        port = str(daemon.server.port)
+        code, text = await _clocks_set(config, "--board", "2", "--http-port", port)
+        assert code == 0, text
+        assert text.strip() == "board 2: set", "the daemon set it: the ports are its own"
+        assert _shown(two) == (605, 605)
+        assert _shown(one) == (305, 305), "only the board asked for"
+        code, text = await _clocks_set(config, "--http-port", port)
+        assert (code, sorted(text.split("\n")[:2])) == (0, ["board 1: set", "board 2: set"])
+        assert _shown(one) == (605, 605)
+        code, text = await _clocks_set(config, "--board", "9", "--http-port", port)
+        assert code == 1
+        assert "board 9" in text
+        one.unplug()  # between rounds: its cable out, or its emulator started again
+        await wait_for(lambda: not daemon.sessions[1].online.is_set(), 10, "board 1 off")
+        code, text = await _clocks_set(config, "--http-port", port)
+        assert code == 1
+        assert sorted(text.strip().split("\n")) == [
+            "board 1: NOT SET: its e-board is not online; once it answers:"
+            " dgtcast clocks set --board 1",
+            "board 2: set",
+        ]
+        records = [r.payload for r in daemon.journal.records(kinds={"arbiter"})]
     assert [r.get("board") for r in records if r["command"] == "set_clocks"][:2] == [2, None]
 
 
@@ -137,8 +134,9 @@ async def test_a_restart_during_the_round_with_set_clocks_keeps_the_clocks(
     game = read_game(games_dir / "molinari-bordais-1979.pgn")
     moves = list(game.mainline_moves())[:4]
     async with EmulatedBoard(clock=MODE_23, seed=34) as board:
-        config = write_config(tmp_path, [BoardSpec(1, str(board.path))], time_control="600+5")
-        config.write_text(config.read_text().replace("round = 2", "round = 2\ndgt_mode = 23"))
+        config = write_config(
+            tmp_path, [BoardSpec(1, str(board.path))], time_control="600+5", dgt_mode=23
+        )
         async with running_daemon(config, set_clocks=True) as daemon:
             await wait_for(lambda: board.clock.display_text is not None, 15, "clock set")
             board.start_clock()
@@ -161,24 +159,23 @@ async def test_a_restart_during_the_round_with_set_clocks_keeps_the_clocks(
     assert "board 1: its game is under way, its clock is not set" in caplog.text
 
 
-async def test_the_console_shows_the_clocks_set_before_the_round(tmp_path: Path) -> None:
+async def test_the_console_shows_the_clocks_set_before_the_round(serve: Serve) -> None:
     """Issue 33, item 7: the arbiter checks every clock before round 1 (no clock ran)."""
-    async with EmulatedBoard(clock=MODE_23, seed=71) as board:
-        config = write_config(tmp_path, [BoardSpec(1, str(board.path))], time_control="600+5")
-        config.write_text(config.read_text().replace("round = 2", "round = 2\ndgt_mode = 23"))
-        async with running_daemon(config) as daemon:
-            await wait_for(daemon.sessions[1].online.is_set, 10, "board 1")
-            code, text = await _clocks_set(config, "--http-port", str(daemon.server.port))
-            assert code == 0, text
+    async with (
+        EmulatedBoard(clock=MODE_23, seed=71) as board,
+        serve(board, time_control="600+5", dgt_mode=23) as daemon,
+    ):
+        code, text = await _clocks_set(serve.config, "--http-port", str(daemon.server.port))
+        assert code == 0, text
 
-            def clocks() -> tuple[float | None, float | None]:
-                state = daemon.hub.state(1)
-                return (None, None) if state is None else (state.white_clock, state.black_clock)
+        def clocks() -> tuple[float | None, float | None]:
+            state = daemon.hub.state(1)
+            return (None, None) if state is None else (state.white_clock, state.black_clock)
 
-            await wait_for(lambda: clocks() == (605, 605), 10, "the set clocks shown")
-            assert board.clock.running is None
-            frame = console_frame(daemon, KeyPrompt())
-            console = Console(file=io.StringIO(), width=140, color_system=None, record=True)
-            console.print(render(frame, 0.0))
-            (row,) = [line for line in console.export_text().splitlines() if "│" in line]
-            assert "0:10:05  0:10:05" in row
+        await wait_for(lambda: clocks() == (605, 605), 10, "the set clocks shown")
+        assert board.clock.running is None
+        frame = console_frame(daemon, KeyPrompt())
+        console = Console(file=io.StringIO(), width=140, color_system=None, record=True)
+        console.print(render(frame, 0.0))
+        (row,) = [line for line in console.export_text().splitlines() if "│" in line]
+        assert "0:10:05  0:10:05" in row

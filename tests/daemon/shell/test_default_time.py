@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from pathlib import Path
 
 import pytest
 
 from daemon.shell.app import Daemon
 from drivers.emulator.clock import ClockSettings
 from drivers.emulator.device import EmulatedBoard
-from tests.daemon.support import BoardSpec, running_daemon, wait_for, write_config
+from tests.daemon.conftest import Serve
+from tests.daemon.support import wait_for
 
 CLOCK = ClockSettings.from_text("3+2")
 
@@ -28,23 +28,19 @@ def _late(daemon: Daemon) -> list[tuple[int, str, float]]:
 
 
 async def test_without_a_default_time_no_forfeit_alert(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture
+    serve: Serve, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.WARNING)
     async with (
         EmulatedBoard(clock=CLOCK, seed=61) as one,
         EmulatedBoard(clock=CLOCK, seed=62) as two,
+        serve(one, two, default_time=None) as daemon,
     ):
-        config = write_config(tmp_path, [BoardSpec(1, str(one.path)), BoardSpec(2, str(two.path))])
-        config.write_text(config.read_text().replace('default_time = "30m"\n', ""))
-        async with running_daemon(config) as daemon:
-            for number in (1, 2):
-                await wait_for(daemon.sessions[number].online.is_set, 10, f"board {number}")
-            one.start_clock()
-            await wait_for(lambda: daemon.core.games[1].clock is not None, 10, "clock seen")
-            await asyncio.sleep(1.0)  # the zero default time is long past
-            late = _late(daemon)
-            deadline = daemon.core.engine.next_deadline()
+        one.start_clock()
+        await wait_for(lambda: daemon.core.games[1].clock is not None, 10, "clock seen")
+        await asyncio.sleep(1.0)  # the zero default time is long past
+        late = _late(daemon)
+        deadline = daemon.core.engine.next_deadline()
     assert deadline is None, "no late-arrival check is ever due"
     assert late == []
     reports = [r.message for r in caplog.records if "default time 0" in r.message]
@@ -52,20 +48,13 @@ async def test_without_a_default_time_no_forfeit_alert(
     assert "FIDE 6.7" in reports[0]
 
 
-async def test_the_default_time_counts_from_the_first_clock_started(tmp_path: Path) -> None:
+async def test_the_default_time_counts_from_the_first_clock_started(serve: Serve) -> None:
     async with (
         EmulatedBoard(clock=CLOCK, seed=63) as one,
         EmulatedBoard(clock=CLOCK, seed=64) as two,
     ):
-        specs = [BoardSpec(1, str(one.path)), BoardSpec(2, str(two.path))]
-        config = write_config(tmp_path, specs, default_time="3s")
-        text = config.read_text().replace(
-            'default_time = "3s"', 'default_time = "3s"\ndefault_time_warning = "0s"'
-        )
-        config.write_text(text)
-        async with running_daemon(config) as daemon:
-            for number in (1, 2):
-                await wait_for(daemon.sessions[number].online.is_set, 10, f"board {number}")
+        late_at = {"default_time_warning": "0s"}
+        async with serve(one, two, default_time="3s", event=late_at) as daemon:
             await asyncio.sleep(4.0)  # longer than the default time: the round has not started
             assert _late(daemon) == []
             assert daemon.core.engine.next_deadline() is None

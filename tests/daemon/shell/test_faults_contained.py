@@ -28,6 +28,7 @@ from drivers.dgt.aio.supervisor import BoardSupervisor
 from drivers.emulator.clock import ClockSettings
 from drivers.emulator.device import EmulatedBoard
 from drivers.observations import ClockObserved
+from tests.daemon.conftest import Serve
 from tests.daemon.support import BoardSpec, read_game, running_daemon, wait_for, write_config
 
 INJECTED = "injected: a bug in the session"
@@ -64,22 +65,19 @@ def _break_clock_readings(session: BoardSession, times: int) -> list[int]:
 
 @pytest.mark.error_log(r"board 1's session failed \(RuntimeError: injected")
 async def test_a_bug_in_one_session_stays_in_its_board(
-    tmp_path: Path, games_dir: Path, caplog: pytest.LogCaptureFixture
+    serve: Serve, games_dir: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     game = read_game(games_dir / "molinari-bordais-1979.pgn")  # 10 plies, mate
     clock = ClockSettings.from_text("3+2")
     async with (
         EmulatedBoard(clock=clock, seed=21) as one,
         EmulatedBoard(clock=clock, seed=22) as two,
+        serve(one, two) as daemon,
     ):
-        config = write_config(tmp_path, [BoardSpec(1, str(one.path)), BoardSpec(2, str(two.path))])
-        async with running_daemon(config) as daemon:
-            for number in (1, 2):
-                await wait_for(daemon.sessions[number].online.is_set, 10, f"board {number}")
-            raised = _break_clock_readings(daemon.sessions[1], times=3)
-            await asyncio.gather(one.play(game, speed=25), two.play(game, speed=25))
-            await wait_for(lambda: _plies(daemon, 1) == _plies(daemon, 2) == 10, 15, "both games")
-            alerts = _internal_errors(daemon)
+        raised = _break_clock_readings(daemon.sessions[1], times=3)
+        await asyncio.gather(one.play(game, speed=25), two.play(game, speed=25))
+        await wait_for(lambda: _plies(daemon, 1) == _plies(daemon, 2) == 10, 15, "both games")
+        alerts = _internal_errors(daemon)
     assert raised[0] == 3, "the fault happened, three times"
     assert len(alerts) == 1, alerts
     assert alerts[0].board == 1
@@ -132,6 +130,7 @@ def _break_inbox(supervisor: BoardSupervisor) -> None:
 @pytest.mark.error_log(r"the PGN folder failed \(OSError: injected")
 async def test_a_bug_in_one_output_stays_in_it(
     tmp_path: Path,
+    serve: Serve,
     games_dir: Path,
     caplog: pytest.LogCaptureFixture,
     monkeypatch: pytest.MonkeyPatch,
@@ -148,10 +147,8 @@ async def test_a_bug_in_one_output_stays_in_it(
 
     monkeypatch.setattr(PgnFolderWriter, "publish_board", broken)
     async with EmulatedBoard(clock=ClockSettings.from_text("3+2"), seed=24) as board:
-        extra = f'\n[pgn_folder]\npath = "{tmp_path / "pgn"}"\n'
-        config = write_config(tmp_path, [BoardSpec(1, str(board.path))], extra=extra)
-        async with running_daemon(config) as daemon:
-            await wait_for(daemon.sessions[1].online.is_set, 10, "board online")
+        pgn_folder = {"path": str(tmp_path / "pgn")}
+        async with serve(board, tables={"pgn_folder": pgn_folder}) as daemon:
             await board.play(game, speed=25)
             await wait_for(lambda: _plies(daemon, 1) == 10, 15, "the game recorded")
             written = tmp_path / "pgn" / "round-2" / "game-1.pgn"

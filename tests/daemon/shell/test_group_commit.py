@@ -12,22 +12,15 @@ from daemon.journal.store import Journal
 from daemon.round.core import RoundCore
 from daemon.round.snapshot import SnapshotPolicy, fingerprint, load_state
 from daemon.shell.service import RoundService
-from tests.daemon.round.test_snapshots import START, _config, board_inputs
+from tests.daemon.played_inputs import START, board_inputs, three_boards
+from tests.hand_clock import HandClock
 from tests.waiting import wait_until
 
 
-class _Clock:
-    def __init__(self) -> None:
-        self.now = START
-
-    def __call__(self) -> float:
-        return self.now
-
-
-def _round(folder: Path, **options: Any) -> tuple[RoundService, Journal, _Clock]:
-    config = _config(folder)
+def _round(folder: Path, **options: Any) -> tuple[RoundService, Journal, HandClock]:
+    config = three_boards(folder)
     journal = Journal(folder / "group.db")
-    clock = _Clock()
+    clock = HandClock(START)
     service = RoundService(
         RoundCore(config, None),
         journal,
@@ -39,7 +32,7 @@ def _round(folder: Path, **options: Any) -> tuple[RoundService, Journal, _Clock]
     return service, journal, clock
 
 
-def _play(service: RoundService, clock: _Clock, plies: int) -> None:
+def _play(service: RoundService, clock: HandClock, plies: int) -> None:
     """Board 1's inputs through the sessions' door, with ticks when the core asks."""
     for at, board, kind, payload in board_inputs(1, plies):
         deadline = service.core.next_deadline()

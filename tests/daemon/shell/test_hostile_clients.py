@@ -28,6 +28,7 @@ from daemon.round.core import command_payload
 from drivers.emulator.device import EmulatedBoard
 from drivers.emulator.firmware import BoardIdentity
 from tests.broadcast.feed_client import http_get
+from tests.daemon.config_file import TomlTable
 from tests.daemon.support import BoardSpec, running_daemon, write_config
 from tests.serving import DGTCAST
 from tests.waiting import wait_until
@@ -119,8 +120,8 @@ async def test_every_surface_flooded_at_once_and_sigterm_stops_the_daemon(
 ) -> None:
     livechess = _free_port()
     async with EmulatedBoard(identity=BoardIdentity(serial=SERIAL)) as eboard:
-        extra = f"\n[livechess]\nenabled = true\nport = {livechess}\n"
-        config = write_config(tmp_path, [BoardSpec(1, str(eboard.path))], extra=extra)
+        tables: dict[str, TomlTable] = {"livechess": {"enabled": True, "port": livechess}}
+        config = write_config(tmp_path, [BoardSpec(1, str(eboard.path))], tables=tables)
         async with _daemon_process(config) as (process, port):
             url = f"ws://127.0.0.1:{port}/ws/arbiter"
 
@@ -201,11 +202,12 @@ async def test_refused_commands_leave_no_record_and_do_not_come_back(
 
 
 async def test_one_address_s_connections_are_counted_over_both_ports(tmp_path: Path) -> None:
-    config = write_config(tmp_path, [BoardSpec(1, None)], extra="\n[livechess]\nenabled = true\n")
-    text = config.read_text().replace(
-        f'arbiter_token = "{TOKEN}"', f'arbiter_token = "{TOKEN}"\nmax_connections_per_client = 4'
+    config = write_config(
+        tmp_path,
+        [BoardSpec(1, None)],
+        server={"max_connections_per_client": 4},
+        tables={"livechess": {"enabled": True}},
     )
-    config.write_text(text)
     async with running_daemon(config, livechess_port=0) as daemon:
         assert daemon.livechess is not None
         livechess = f"ws://127.0.0.1:{daemon.livechess.port}/api/v1.0"

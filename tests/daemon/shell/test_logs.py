@@ -15,6 +15,7 @@ from broadcast.feed.alerts import Alert, AlertKind
 from daemon.shell.logs import alert_lines, under_journald
 from tests.broadcast.conftest import RecordingServer
 from tests.broadcast.fake_lichess import BAD, FakeLichess
+from tests.daemon.config_file import TomlTable
 from tests.daemon.support import BoardSpec, wait_for, write_config
 from tests.serving import start_dgtcast, stop_process
 
@@ -75,11 +76,8 @@ async def test_with_plain_every_step_of_an_alert_is_one_log_line(tmp_path: Path)
     server = RecordingServer()
     await server.start()
     FakeLichess(server)
-    extra = (
-        f'\n[[lichess]]\nrounds = {{ 2 = "TestRdLg" }}\ntoken = "{BAD}"\n'
-        f'server = "{server.url("")}"\n'
-    )
-    config = write_config(tmp_path, [BoardSpec(1, None)], extra=extra)
+    lichess: TomlTable = {"rounds": {"2": "TestRdLg"}, "token": BAD, "server": server.url("")}
+    config = write_config(tmp_path, [BoardSpec(1, None)], arrays={"lichess": [lichess]})
     log = tmp_path / "daemon.log"
     started = await start_dgtcast(
         "run", "--config", str(config), "--http-port", "0", "--plain", log=log

@@ -12,11 +12,12 @@ import shutil
 import signal
 import socket
 import subprocess
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
 import pytest
 
+from tests.daemon.config_file import TomlTable
 from tests.daemon.support import BoardSpec, write_config
 from tests.serving import dgtcast, dgtcast_run
 
@@ -48,10 +49,10 @@ async def _finish(argv: Sequence[str], cwd: Path, within: float = 60.0) -> tuple
     return process.returncode, out.decode(), err.decode()
 
 
-def _config(folder: Path, *, host: str = "127.0.0.1", extra: str = "") -> Path:
-    path = write_config(folder, [BoardSpec(1, None)], extra=extra)
-    path.write_text(path.read_text().replace('host = "127.0.0.1"', f'host = "{host}"'))
-    return path
+def _config(
+    folder: Path, *, host: str = "127.0.0.1", tables: Mapping[str, TomlTable] | None = None
+) -> Path:
+    return write_config(folder, [BoardSpec(1, None)], host=host, tables=tables)
 
 
 async def test_a_busy_port_gives_one_line_and_exit_2(tmp_path: Path, busy_port: int) -> None:
@@ -145,8 +146,8 @@ async def test_sigterm_stops_a_daemon_still_waiting_for_its_broker(tmp_path: Pat
         mute.bind(("127.0.0.1", 0))
         mute.listen()
         broker = mute.getsockname()[1]
-        extra = f'\n[mqtt]\nhost = "127.0.0.1"\nport = {broker}\ndaemon_id = "hall-a"\n'
-        config = _config(tmp_path, extra=extra)
+        mqtt: TomlTable = {"host": "127.0.0.1", "port": broker, "daemon_id": "hall-a"}
+        config = _config(tmp_path, tables={"mqtt": mqtt})
         process = await asyncio.create_subprocess_exec(
             *dgtcast_run(config),
             cwd=tmp_path, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,

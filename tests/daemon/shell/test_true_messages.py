@@ -29,23 +29,26 @@ from drivers.dgt.aio.ports import natural_key, new_emulated_port
 from drivers.emulator.clock import ClockSettings
 from drivers.emulator.device import EmulatedBoard
 from drivers.emulator.firmware import BoardIdentity
+from tests.daemon.config_file import SectionSpec, TomlTable, TomlValue
 from tests.daemon.support import BoardSpec, running_daemon, wait_for, write_config
+from tests.pairing.support import starting_line, trf_text, write_pairings
 
 SERIALS = {1: "31001", 2: "31002"}
 
 
 def _by_serial(folder: Path, journal: str) -> Path:
     folder.mkdir()
-    path = folder / "round.toml"
-    boards = "".join(
-        f'[[boards]]\nnumber = {n}\nserial = "{s}"\nwhite = "W{n}, A"\nblack = "B{n}, A"\n\n'
-        for n, s in SERIALS.items()
+    boards = [BoardSpec(n, None, f"W{n}, A", f"B{n}, A", serial=s) for n, s in SERIALS.items()]
+    return write_config(
+        folder,
+        boards,
+        name="Two Daemons",
+        site=None,
+        round_number=1,
+        default_time=None,
+        token=None,
+        journal=journal,
     )
-    path.write_text(
-        '[event]\nname = "Two Daemons"\nround = 1\ntime_control = "180+2"\n\n'
-        f'[storage]\npath = "{journal}"\n\n{boards}'
-    )
-    return path
 
 
 def _boards_listed(config: Path) -> str:
@@ -113,9 +116,8 @@ async def test_a_second_daemon_names_every_port_in_use_that_may_hold_a_board(
 async def test_a_livechess_address_without_enabled_says_it_is_off(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    config = write_config(
-        tmp_path, [BoardSpec(1, None)], extra='\n[livechess]\nhost = "127.0.0.1"\nport = 1982\n'
-    )
+    livechess: TomlTable = {"host": "127.0.0.1", "port": 1982}
+    config = write_config(tmp_path, [BoardSpec(1, None)], tables={"livechess": livechess})
     async with running_daemon(config) as daemon:
         assert daemon.livechess is None
     assert (
@@ -123,7 +125,7 @@ async def test_a_livechess_address_without_enabled_says_it_is_off(
         " is not served; add enabled = true to serve it"
     ) in caplog.messages
     folder_only = write_config(
-        tmp_path, [BoardSpec(1, None)], extra='\n[livechess]\nfolder = "lc"\n'
+        tmp_path, [BoardSpec(1, None)], tables={"livechess": {"folder": "lc"}}
     )
     caplog.clear()
     async with running_daemon(folder_only):
@@ -148,19 +150,15 @@ def test_emulate_takes_clock_times_in_the_configurations_unit(
     assert "--clock 90+30 is 1m30s + 30s (seconds" in capsys.readouterr().err
 
 
-def _section_files(folder: Path, name: str, rounds: int) -> str:
-    """A section of four players with its TRF (``XXR rounds``) and round 1's pairings."""
+def _section_files(folder: Path, name: str, rounds: int) -> dict[str, TomlValue]:
+    """A section of four players with its TRF (``XXR rounds``) and the pairings of rounds
+    1 and 2; its ``[sections.pairing]`` keys."""
     players = [f"{name.title()}{rank}, Player" for rank in range(1, 5)]
-    lines = [f"012 {name} Congress", f"XXR {rounds}"]
-    lines += [
-        f"001 {rank:>4} m    {player:<33} {2000 - rank:>4} AUS {3300000 + rank:>11}"
-        f" 2000/01/01 {'0.0':>4} {rank:>4}"
-        for rank, player in enumerate(players, 1)
-    ]
-    (folder / f"{name}.trf").write_text("\n".join(lines) + "\n")
-    (folder / f"{name}-r1.txt").write_text("2\n1 2\n3 4\n")
-    (folder / f"{name}-r2.txt").write_text("2\n4 1\n2 3\n")
-    return f'[sections.pairing]\ntrf = "{name}.trf"\npairings = "{name}-r{{round}}.txt"\n'
+    lines = [starting_line(rank, player, 3300000) for rank, player in enumerate(players, 1)]
+    header = (f"012 {name} Congress", f"XXR {rounds}")
+    (folder / f"{name}.trf").write_text(trf_text(*header, *lines, ending="\n"))
+    write_pairings(folder, name, {1: [(1, 2), (3, 4)], 2: [(4, 1), (2, 3)]})
+    return {"trf": f"{name}.trf", "pairings": f"{name}-r{{round}}.txt"}
 
 
 async def _play_round_by_hand(daemon: Daemon) -> None:
@@ -172,13 +170,22 @@ async def _play_round_by_hand(daemon: Daemon) -> None:
 async def test_after_the_last_round_the_event_is_over(tmp_path: Path) -> None:
     open_part = _section_files(tmp_path, "open", 2)
     u12_part = _section_files(tmp_path, "u12", 1)
-    config = tmp_path / "congress.toml"
-    config.write_text(
-        '[event]\nname = "Last Round"\nround = 1\ntime_control = "180+2"\n\n'
-        '[storage]\npath = "congress.db"\n\n'
-        f'[[sections]]\nname = "OPEN"\n{open_part}[[sections.boards]]\nnumber = 1\n\n'
-        f'[[sections]]\nname = "U12"\n{u12_part}first_board = 41\n'
-        "[[sections.boards]]\nnumber = 41\n"
+    u12_part["first_board"] = 41
+    sections = [
+        SectionSpec("OPEN", [BoardSpec(1, None)], pairing=open_part),
+        SectionSpec("U12", [BoardSpec(41, None)], pairing=u12_part),
+    ]
+    config = write_config(
+        tmp_path,
+        [],
+        name="Last Round",
+        site=None,
+        round_number=1,
+        default_time=None,
+        token=None,
+        journal="congress.db",
+        sections=sections,
+        file="congress.toml",
     )
     async with running_daemon(config) as daemon:
         await _play_round_by_hand(daemon)
