@@ -67,7 +67,7 @@ from daemon.shell.clock_set import choose_clocks, clock_reply
 from daemon.shell.faults import Faults, keep_running
 from daemon.shell.limits import connection_limits, quiet_accept_errors, raise_open_file_limit
 from daemon.shell.logs import log_alerts
-from daemon.shell.pipeline import BoardSession, board_supervisor
+from daemon.shell.pipeline import BoardSession, board_supervisor, read_memory
 from daemon.shell.rounds import RoundKeeper
 from daemon.shell.service import RoundService
 from drivers.dgt.aio.supervisor import BoardSupervisor, SerialSightings
@@ -250,6 +250,7 @@ class Daemon:
         for number, session in self.sessions.items():
             session.on_fault = functools.partial(self._session_fault, number)
             session.new_supervisor = functools.partial(self._supervisor, number, again=True)
+        self.service.memory_reader = functools.partial(read_memory, self.sessions)
         #: The lichess push, once the outputs run (None without [[lichess]]).
         self.lichess: LichessLink | None = None
         #: The MQTT publisher (``[mqtt]``), to announce the boards a new round adds.

@@ -42,7 +42,14 @@ import time
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
-from broadcast.feed.commands import AckAlert, ArbiterCommand, CommandReply, NextRound, SetClocks
+from broadcast.feed.commands import (
+    AckAlert,
+    ArbiterCommand,
+    CommandReply,
+    NextRound,
+    RebuildFromMemory,
+    SetClocks,
+)
 from broadcast.feed.hub import Hub
 from broadcast.feed.messages import BoardState, ClockReading, to_json_dict
 from broadcast.outputs.output_alerts import OutputAlerts
@@ -57,13 +64,15 @@ from daemon.round.core import Outcome, RoundCore, command_payload
 from daemon.round.snapshot import SnapshotPolicy, dump_state, load_state
 from daemon.shell.snapshot_job import ChildSnapshots
 
-__all__ = ["ClockSetter", "RoundService"]
+__all__ = ["ClockSetter", "MemoryReader", "RoundService"]
 
 log = logging.getLogger(__name__)
 
 #: Sets the e-board clocks a ``set_clocks`` names to the time control; returns a reply
 #: for the arbiter.
 ClockSetter = Callable[[SetClocks], Awaitable[CommandReply]]
+#: Has the board a ``rebuild_from_memory`` names read its memory again; returns a reply.
+MemoryReader = Callable[[RebuildFromMemory], CommandReply]
 
 #: Seconds a group of clock readings waits for its commit (see the module docstring).
 GROUP_WINDOW = 0.02
@@ -109,6 +118,7 @@ class RoundService:
         self._cost_since_snapshot = 0.0  # seconds the core took for those inputs
         self._failing = False
         self.clock_setter: ClockSetter | None = None
+        self.memory_reader: MemoryReader | None = None
         #: Told (records read, records in all) while :meth:`replay` reads a long journal.
         self.replay_progress: Callable[[int, int], None] | None = None
         #: Moves sections on to their next round (daemon/shell/rounds.py).
@@ -383,8 +393,9 @@ class RoundService:
             if self.round_changer is None:
                 return CommandReply(ok=False, reason="rounds cannot change here")
             return self.round_changer(command)
-        if isinstance(command, SetClocks) and self.clock_setter is None:
-            return CommandReply(ok=False, reason="no e-board clocks to set")
+        missing = self._missing_hand(command)
+        if missing is not None:
+            return CommandReply(ok=False, reason=missing)
         if not self.writer.retry():
             return CommandReply(
                 ok=False,
@@ -401,10 +412,21 @@ class RoundService:
         if isinstance(command, SetClocks):
             assert self.clock_setter is not None
             return await self.clock_setter(command)
+        if isinstance(command, RebuildFromMemory):
+            assert self.memory_reader is not None
+            return self.memory_reader(command)
         details: dict[str, Any] = {}
         if outcome.alerts:
             details["alerts"] = [to_json_dict(a) for a in outcome.alerts]
         return CommandReply(ok=True, details=details)
+
+    def _missing_hand(self, command: ArbiterCommand) -> str | None:
+        """Why a command carried out on the e-boards cannot be here (None: it can)."""
+        if isinstance(command, SetClocks) and self.clock_setter is None:
+            return "no e-board clocks to set"
+        if isinstance(command, RebuildFromMemory) and self.memory_reader is None:
+            return "no e-board sessions here"
+        return None
 
     # -- timers ------------------------------------------------------------------------
 
