@@ -171,8 +171,7 @@ class PositionAccepted:
         """The plies not recovered, in words ("" when there are none)."""
         if self.unrecovered is None:
             return (
-                "the plies since cannot be counted (no legal line of up to"
-                f" {MAX_GAP} plies leads there)"
+                f"the plies since cannot be counted (no legal line of up to {MAX_GAP} plies found)"
             )
         if self.unrecovered == 0:
             return ""

@@ -122,12 +122,12 @@ def test_plies_no_legal_line_explains_cannot_be_counted(tmp_path: Path) -> None:
     game, notes = _accept(core, at + 40)
     assert game.comment == (
         "Position accepted by the arbiter after 1. e4 e5 2. Nf3, then the plies since cannot"
-        " be counted (no legal line of up to 8 plies leads there); play went on from the"
+        " be counted (no legal line of up to 8 plies found); play went on from the"
         " board as it stood."
     )
     assert notes == [
         "an arbiter accepted the board's position: the moves up to the last agreement stay,"
-        " the plies since cannot be counted (no legal line of up to 8 plies leads there)"
+        " the plies since cannot be counted (no legal line of up to 8 plies found)"
     ]
 
 
