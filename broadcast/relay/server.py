@@ -39,7 +39,7 @@ from typing import Any
 import aiomqtt
 
 from base.colors import Color
-from broadcast.feed.alerts import Alert, alerts_from_json
+from broadcast.feed.alerts import Alert
 from broadcast.feed.commands import AckAlert, ArbiterCommand, CommandReply
 from broadcast.feed.evaluations import EvaluationGate
 from broadcast.feed.hub import Hub
@@ -64,7 +64,6 @@ from broadcast.feed.signing import EventKey
 from broadcast.outputs.lichess import LichessTarget, Refusal
 from broadcast.outputs.lichess_push import LichessPusher
 from broadcast.outputs.lichess_refusal import raise_refusal_alert
-from broadcast.outputs.mqtt import OPEN_ALERTS, RESOLVED_ALERTS, Ownership, Topics
 from broadcast.outputs.mqtt_client import (
     MqttLink,
     MqttSettings,
@@ -75,6 +74,13 @@ from broadcast.outputs.mqtt_client import (
     raise_if_cancelled,
 )
 from broadcast.outputs.mqtt_rounds import section_filters
+from broadcast.outputs.mqtt_wire import (
+    OPEN_ALERTS,
+    RESOLVED_ALERTS,
+    Ownership,
+    Topics,
+    read_alert_list,
+)
 from broadcast.outputs.output_alerts import RELAY_FIRST_ID, OutputAlerts
 from broadcast.outputs.pgn_folder import PgnFolderSettings, PgnFolderWriter
 from broadcast.relay.remote import RelayOffline, RemoteCommands
@@ -197,7 +203,7 @@ class RelayView:
                 kind, name, leaf = parts
                 check_size(leaf, payload)
                 if leaf in _SIGNED_LEAVES:
-                    self._check_signed(topic, payload, cleared=leaf != "boards")
+                    self._check_signed(topic, payload, cleared=kind == "board")
                 self._receive(kind, name, leaf, payload)
         except (ValueError, TypeError, KeyError) as exc:
             self._refuse(topic, str(exc))
@@ -338,7 +344,7 @@ class RelayView:
                 self._claims[daemon_id] = dataclasses.replace(claim, daemon_id=daemon_id, at=at)
             self._reassign()
         elif leaf in (OPEN_ALERTS, RESOLVED_ALERTS):
-            alerts = alerts_from_json(payload) if payload else []
+            alerts = read_alert_list(payload) if payload else []
             lists = self._alerts if leaf == OPEN_ALERTS else self._resolved
             lists[daemon_id] = {a.id: a for a in alerts}
             self._show_alerts()
@@ -379,9 +385,10 @@ class RelayView:
                 self.hub.publish_alert(relayed)
 
 
-#: The topics' last levels whose messages a daemon signs (JSON objects; the alert lists
-#: are arrays and a daemon's status is text: not signed).
-_SIGNED_LEAVES = frozenset({"state", "clocks", "eval", "boards"})
+#: The topics' last levels whose messages a daemon signs with an event key (a daemon's
+#: status is not: docs/deployment.md, "The event key"). An empty one is signed by no one:
+#: taken on a board's topics (where it changes nothing), refused on a daemon's.
+_SIGNED_LEAVES = frozenset({"state", "clocks", "eval", "boards", OPEN_ALERTS, RESOLVED_ALERTS})
 
 
 def _clock_reading(data: Any) -> tuple[float | None, float | None, Color | None, float] | None:
@@ -543,6 +550,7 @@ class Relay:
             self.link.send_command,
             reply_to=self.link.reply_to,
             timeout=settings.command_timeout,
+            key=settings.mqtt.event_key,
         )
         self.link.receive_answer = self.commands.receive_answer
         #: The relay's own alerts (a lichess refusal), acknowledged here.

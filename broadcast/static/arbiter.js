@@ -28,7 +28,7 @@ const TOKEN_KEY = "dgtcast.arbiterToken";
 const POLICY_VIOLATION = 1008; // the server refused the token (docs/broadcast.md)
 const TICK_MS = 500;
 
-/** Results an arbiter may set (broadcast/feed/messages.py RESULTS; forfeits: tournament-rules.md §4). */
+/** Results an arbiter may set (broadcast/feed/messages.py RESULTS; forfeits: docs/pairing.md, "Result codes"). */
 const RESULT_CHOICES = [
   ["1-0", "1-0"],
   ["0-1", "0-1"],

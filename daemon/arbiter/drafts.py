@@ -177,7 +177,7 @@ def clock_not_mode_23(board: int, game: Game) -> AlertDraft:
 
 
 def result_signalled(board: int, game: Game, event: ResultSignalled) -> AlertDraft:
-    """The players signalled a result with the kings (tournament-rules.md §3)."""
+    """The players signalled a result with the kings (docs/protocol.md §9.1)."""
     return AlertDraft(
         kind=AlertKind.RESULT_SIGNALLED,
         details={"result": event.result},

@@ -5,7 +5,8 @@ results and decision records come out. It never reads a clock: every ``at``/``no
 wall-clock epoch seconds, the journal's time, because round start and default time are
 times of day. Each kind, when it is raised and when it resolves, its details and the
 suggested action are in ``docs/alerts.md``; the rules are FIDE Laws 6.7 (default time),
-6.9 (flag fall), 7.5 (illegal moves) and DGT's result gesture (tournament-rules.md §2, §3).
+6.9 (flag fall), 7.5 (illegal moves) and DGT's result gesture (docs/alerts.md,
+"The Laws it follows").
 
 * Each alert is raised once per *episode*, named by a key built from the inputs' own
   times (a flag fall in a game, an out-of-sync spell starting at ``at``, ...), and is

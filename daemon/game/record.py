@@ -3,11 +3,12 @@
 * Tags: the Seven Tag Roster plus WhiteElo, BlackElo, TimeControl, Termination and the
   optional WhiteFideId, BlackFideId, WhiteTitle, BlackTitle from :class:`GameHeaders`
   (lichess identifies a broadcast game by Event, Site, Round and the FIDE ids or names:
-  they never change during a game, tournament-rules.md §5).
+  they never change during a game, docs/integrations.md, "What lichess expects").
 * Every move carries ``[%clk h:mm:ss]`` (the mover's time right after it) and
   ``[%emt h:mm:ss]`` when the clock gave them, the last move included.
 * A withdrawn move is cut from the main line; its replacement takes its place. Nothing
-  is ever kept as a variation (lichess would analyse it, tournament-rules.md §5).
+  is ever kept as a variation (lichess would analyse it: docs/integrations.md,
+  "What lichess expects").
 * Chess960: ``[Variant "Chess960"]``, ``[SetUp "1"]`` and ``[FEN ...]`` (the start
   position, castling rights included) from the start on, and a comment before the first
   move naming the start position's number, ``{Chess960 start position 518}``. Castling
@@ -67,7 +68,7 @@ class GameHeaders:
             draw odds, ``WhiteTimeControl``, ``BlackTimeControl``, ``DrawOdds``); they
             replace ``time_control``.
         white_fide_id / black_fide_id: FIDE ids, digits only.
-        white_title / black_title: GM, IM, WGM, FM, ... (tournament-rules.md §4).
+        white_title / black_title: GM, IM, WGM, FM, ... (docs/pairing.md, "The TRF file").
     """
 
     event: str = "?"

@@ -1,7 +1,7 @@
 """Results the board can decide: the kings gesture, a flag fall, the end of the game.
 
-Pure functions of a placement or a position (FIDE Laws; dgt-protocol.md §9.1;
-tournament-rules.md §2, §3).
+Pure functions of a placement or a position (FIDE Laws, docs/alerts.md, "The Laws it follows";
+docs/protocol.md §9.1).
 """
 
 from __future__ import annotations

@@ -478,7 +478,7 @@ class RoundCore:
 
     def _termination(self, board: int) -> str | None:
         """``"time forfeit"`` once an arbiter confirmed a flag fall's result (FIDE 6.9,
-        tournament-rules.md §5), ``"forfeit"`` (``"double forfeit"``) once one confirmed
+        docs/daemon.md, "Game records"), ``"forfeit"`` (``"double forfeit"``) once one confirmed
         a forfeit; None leaves the record's Termination."""
         state = self.engine.result_of(board)
         if state is None or not state.confirmed:

@@ -20,16 +20,20 @@ import sqlite3
 import time
 from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any, TypeVar
 
 from base.backoff import BackoffPolicy
+from broadcast.feed.alerts import AlertKind
 from broadcast.feed.archive import RoundArchive
 from broadcast.feed.commands import CommandReply, SetClocks
 from broadcast.feed.hub import Hub
 from broadcast.feed.messages import BoardState
 from broadcast.livechess.server import LiveChessServer
-from broadcast.outputs.mqtt import MqttPublisher, Ownership
+from broadcast.outputs.mqtt import MqttPublisher
 from broadcast.outputs.mqtt_client import MqttSettings, exposure
+from broadcast.outputs.mqtt_wire import Ownership
+from broadcast.outputs.output_alerts import OutputAlerts
 from broadcast.outputs.pgn_folder import PgnFolderWriter
 from broadcast.outputs.webhook import AlertWebhook, WebhookSettings
 from broadcast.relay.ownership import check_ownership
@@ -275,7 +279,7 @@ class Daemon:
         weak = None if options.demo else weak_token_problem(first)
         if weak is not None:
             raise ConfigError([weak])
-        await claim_boards(first)
+        claimed = await claim_boards(first)
         journal = open_round_journal(first, new_journal=options.new_journal)
         try:
             config = load_round_config(file, journal, opened)
@@ -291,6 +295,8 @@ class Daemon:
             daemon.opened_at = opened.timestamp()
             daemon.token = token
             daemon._replay()
+            if claimed:
+                claimed_alert(daemon.service.output_alerts, claimed)
         except BaseException:
             abandon_journal(journal)
             raise
@@ -493,7 +499,10 @@ class Daemon:
                 log.warning("= %s", open_to)
             self.mqtt = mqtt = MqttPublisher(broker, results=config.server.results)
             self._announce()
-            jobs.append(("the MQTT commands", 0, CommandListener(broker, self.service).run))
+            journal = Path(self.journal.path)  # the commands carried out, kept beside it
+            seen = journal.with_name(journal.stem + "-commands.json")
+            listener = CommandListener(broker, self.service, seen_file=seen)
+            jobs.append(("the MQTT commands", 0, listener.run))
             self.service.result_listeners.append(lambda state, _: _publish_final(mqtt, state))
             jobs.append(("the MQTT output", 0, functools.partial(mqtt.serve, self.hub)))
             sections = self._section_topics(mqtt)
@@ -612,22 +621,44 @@ def _ownership(config: Config, daemon_id: str, boards: Iterable[int]) -> Ownersh
     )
 
 
-async def claim_boards(config: Config) -> None:
-    """Refuse to start on boards or sections another live daemon owns on the broker.
+async def claim_boards(config: Config) -> list[str]:
+    """Ask the broker whether another live daemon owns these boards or sections.
 
     Runs before the daemon opens or serves anything, for a bounded time. An unreachable
     broker is no clash: it is logged.
 
+    Returns:
+        What the arbiters are told (:func:`claimed_alert`): any claim, without an event
+        key (it may be forged: it never stops the daemon), and a live daemon with the
+        same id.
+
     Raises:
-        ConfigError: one line per clash (docs/deployment.md).
+        ConfigError: one line per clash with a claim signed with the event key, which
+            only a daemon of the event can make (docs/deployment.md).
     """
     if config.mqtt is None or not config.mqtt.enabled:
-        return
+        return []
     settings = _mqtt_settings(config)
     boards = (board.number for board in config.boards)
-    problems = await check_ownership(settings, _ownership(config, settings.daemon_id, boards))
-    if problems:
-        raise ConfigError([f"{config.source}: {line}" for line in problems])
+    claims = await check_ownership(settings, _ownership(config, settings.daemon_id, boards))
+    if claims is None:
+        return []
+    if claims.refusing:
+        raise ConfigError([f"{config.source}: {line}" for line in claims.refusing])
+    for line in claims.lines:
+        log.warning("= %s", line)
+    return claims.lines
+
+
+def claimed_alert(alerts: OutputAlerts, lines: list[str]) -> None:
+    """Tell the arbiters that another daemon claims this one's boards (it serves them)."""
+    action = (
+        f"{'; '.join(lines)}. This daemon serves its boards all the same. Without an"
+        " [mqtt] event_key anyone who may write to the broker can forge such a claim; if no"
+        " other daemon runs these boards, set one (docs/deployment.md, 'The event key'),"
+        " else stop one of the two daemons"
+    )
+    alerts.raise_alert(AlertKind.BOARDS_CLAIMED, {"claims": lines}, action)
 
 
 async def unless_stopped(work: Awaitable[T], stop: asyncio.Event) -> T | None:

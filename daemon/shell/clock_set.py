@@ -1,7 +1,7 @@
 """Setting e-board clocks to the time control, and which clocks a ``set_clocks`` names.
 
 :func:`set_clock` sets one clock with SETNRUN, paused, each side to its colour's first
-period plus its first increment, and shows the board on a DGT 3000 (dgt-protocol.md
+period plus its first increment, and shows the board on a DGT 3000 (docs/protocol.md
 §7.5, §8); the daemon's sessions (``--set-clocks``, **Set clocks**, ``dgtcast clocks
 set`` through the arbiter channel) and ``dgtcast clocks set`` on the ports use it alike.
 :func:`choose_clocks` picks the boards a ``set_clocks`` command names (every one, a
@@ -69,7 +69,7 @@ def start_times(board: BoardConfig, section: Section) -> tuple[int, int] | str:
     """(left, right) seconds a clock is set to before the game, or why it cannot be set.
 
     Each side gets its colour's first period plus its first increment (Fischer clocks
-    start so, dgt-protocol.md §7.2 "Observed"). Under time odds the sides differ, so
+    start so, docs/protocol.md §7.2 "Observed"). Under time odds the sides differ, so
     White's side must be known (``clock_white_side``).
     """
     rules = section.event.clock_rules

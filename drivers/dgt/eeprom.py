@@ -1,4 +1,4 @@
-"""The board's EEPROM stream split into records, and records encoded (dgt-protocol.md §6).
+"""The board's EEPROM stream split into records, and records encoded (docs/protocol.md §6).
 
 The board keeps every field change, lever press and power-up in an 8 kB memory that it
 sends as ``EE_MOVES`` (:class:`~drivers.dgt.events.EEMoves`). :func:`parse_ee_records`
@@ -27,7 +27,7 @@ __all__ = [
 
 
 class EETagCode(enum.IntEnum):
-    """Single-byte records of the EEPROM stream (dgt-protocol.md §6)."""
+    """Single-byte records of the EEPROM stream (docs/protocol.md §6)."""
 
     NOP2 = 0x00
     POWERUP = 0x6A
@@ -168,7 +168,7 @@ def _parse_ee_record(raw: bytes, at: int) -> tuple[EERecord, int]:
 
 
 def parse_ee_records(raw: bytes) -> tuple[EERecord, ...]:
-    """Split an EEPROM stream into records by their first byte (dgt-protocol.md §6).
+    """Split an EEPROM stream into records by their first byte (docs/protocol.md §6).
 
     Bytes that start no valid record become one-byte :class:`EEUnknown` records, so the
     records always re-encode to ``raw`` exactly.

@@ -39,7 +39,7 @@ def _sans(game: chess.pgn.Game) -> list[str]:
 
 
 def _check_types(event: dict[str, Any]) -> None:
-    """The field types of livechess-api.md §4-§5."""
+    """The field types of docs/integrations.md, "The websocket API"."""
     assert isinstance(event["serialnr"], str)
     assert isinstance(event["flipped"], bool)
     assert isinstance(event["san"], list)

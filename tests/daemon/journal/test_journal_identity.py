@@ -102,7 +102,7 @@ def test_sections_compare_one_by_one() -> None:
 
 
 def test_identity_of_a_two_section_config() -> None:
-    config = load_config(Path(__file__).parents[2] / "config" / "sections.toml")
+    config = load_config(Path(__file__).parents[3] / "config" / "sections.toml")
     identity = identity_of(config)
     assert identity.event == "Victorian Junior Championship 2026"
     assert set(identity.rounds.values()) == {2}

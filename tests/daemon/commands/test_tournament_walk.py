@@ -10,6 +10,9 @@ emulators started again with the next round's games (on new ports), ``dgtcast cl
 set``; after the last round ``round next`` says the event is over, and says so again
 after a restart. Each round ends with no open alert, and no ``clock_mismatch`` is ever
 raised. Only the HTTP port differs (``--http-port 0``: the tests share a machine).
+
+Then §1's "Rehearse what goes wrong" in the rehearsal's copy of an event: a late arrival
+(``--late-by inf``), a flag fall (``--plies``), a pulled cable (``kill -USR1``, twice).
 """
 
 from __future__ import annotations
@@ -253,3 +256,103 @@ async def test_tournament_md_walked_with_emulated_boards(tmp_path: Path) -> None
     open_trf = Tournament.from_trf(tmp_path / "open.trf")
     codes = {r: [e.code for e in open_trf.player(r).rounds if e is not None] for r in range(1, 5)}
     assert codes == {1: ["1", "1"], 2: ["0", "1"], 3: ["0", "0"], 4: ["1", "0"]}
+
+
+#: The rehearsal's copy of an event (tournament.md §1, "Rehearse what goes wrong"): a
+#: short default time to see the late arrival within seconds, a short clock to see the
+#: flag fall. The players' names stand for the pairing program's (a board nobody is
+#: paired on gets no late-arrival check).
+REHEARSAL = """\
+[event]
+name = "Spring Congress 2026 (rehearsal)"
+round = 1
+dgt_mode = 23
+
+[server]
+arbiter_token = "a long random secret"
+
+[storage]
+path = "congress.db"
+
+[[sections]]
+name = "LATE"
+time_control = "600+5"
+default_time = "20s"
+default_time_warning = "10s"
+[[sections.boards]]
+number = 1
+serial = "30501"
+white = "Late, Lena"
+black = "Early, Eric"
+
+[[sections]]
+name = "FLAG"
+time_control = "15"
+[[sections.boards]]
+number = 2
+serial = "30502"
+white = "Slow, Sam"
+black = "Quick, Quinn"
+"""
+
+
+async def _emulate(folder: Path, serial: str, *options: str) -> asyncio.subprocess.Process:
+    """``dgtcast emulate --serial SERIAL --game 1 OPTIONS`` as tournament.md §1 starts it."""
+    process = await asyncio.create_subprocess_exec(
+        str(DGTCAST), "emulate", "--serial", serial, "--game", "1", "--clock-mode", "23",
+        "--after-driver", "--speed", "20", *options,
+        cwd=folder, stdout=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    assert process.stdout is not None
+    async with asyncio.timeout(60):
+        assert (await process.stdout.readline()).decode().startswith("device: ")
+    return process
+
+
+async def _said(process: asyncio.subprocess.Process, words: str) -> None:
+    """Until the emulator prints a line with ``words``."""
+    assert process.stdout is not None
+    async with asyncio.timeout(60):
+        while words not in (line := (await process.stdout.readline()).decode()):
+            assert line, f"the emulator ended before saying {words!r}"
+
+
+async def _until_alert(folder: Path, port: str, kind: str, *, open_: bool = True) -> None:
+    """Until an alert of ``kind`` is open (or, ``open_`` false, none is open any more)."""
+    for _ in range(240):
+        opened, _ = await _alerts(folder, port)
+        if (kind in opened) == open_:
+            return
+        await asyncio.sleep(0.5)
+    raise AssertionError(f"{kind}: {'never raised' if open_ else 'still open'}")
+
+
+async def test_the_rehearsal_of_what_goes_wrong_from_the_command_line(tmp_path: Path) -> None:
+    """tournament.md §1: a late arrival (``--late-by inf``), a flag fall (``--plies``), a
+    pulled cable (``kill -USR1``, then again), from the command line only; Ctrl-C and
+    ``--resume``, and ``u`` on standard input, in tests/emulator/test_cli.py."""
+    (tmp_path / "congress.toml").write_text(REHEARSAL)
+    async with _daemon(tmp_path) as port:
+        late = await _emulate(tmp_path, "30501", "--clock", "600+5", "--late-by", "inf")
+        flag = await _emulate(tmp_path, "30502", "--clock", "15", "--plies", "2", "--wait", "1")
+        try:
+            await _said(flag, "stopped after ply 2: the mover's time runs on")
+            await _until_alert(tmp_path, port, "late_arrival")
+            await _until_alert(tmp_path, port, "flag_fall")
+            flag.send_signal(signal.SIGUSR1)
+            await _said(flag, "cable pulled out")
+            await _until_alert(tmp_path, port, "board_offline")
+            flag.send_signal(signal.SIGUSR1)
+            await _said(flag, "cable plugged back in")
+            await _until_alert(tmp_path, port, "board_offline", open_=False)  # closed itself
+            opened, raised = await _alerts(tmp_path, port)
+            assert sorted(opened) == ["flag_fall", "late_arrival"], opened
+            assert "board_offline" in raised
+        finally:
+            for process in (late, flag):
+                if process.returncode is None:
+                    process.send_signal(signal.SIGINT)
+                    async with asyncio.timeout(30):
+                        await process.wait()
+    log = (tmp_path / "daemon.log").read_text()
+    assert "Traceback" not in log

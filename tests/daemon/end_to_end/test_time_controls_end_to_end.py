@@ -1,17 +1,15 @@
 """Time controls on emulated boards over ptys, served by a real daemon.
 
-* Move-count periods: two boards play the same game through the move-40 period change
-  of "40 moves in 15m + 1s, then 5m + 1s": a clock that runs the period itself and a
-  clock that misses the bonus (one alert per colour at move 40). A mode-23 clock, which
-  adds nothing, gets the next period from the daemon. Every [%clk] is the clock's
-  reading right after the press.
+* Move-count periods: a mode-23 clock, which adds nothing, gets the next period from the
+  daemon; every [%clk] is the clock's reading right after the press. The move-40 period
+  change on a clock that runs it and on one that misses the bonus runs in virtual time
+  (tests/virtual/test_periods.py).
 * Armageddon: White 20 s, Black 10 s, 2 s from move 61, draw odds for Black; one game is
   lost on time, the other drawn on time (White cannot mate), which counts for Black.
 """
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable
 from pathlib import Path
 
@@ -36,13 +34,9 @@ from tests.daemon.support import (
 pytestmark = pytest.mark.slow  # games played in real time (docs/development.md)
 
 SPEED = 25.0
-#: The 82-ply game is played slower than the short ones: at 25 times life, on a loaded
-#: machine, reports arrive in bursts, and a board that ran two plies ahead while the
-#: tracker still waited for a press has stayed out of sync.
+#: The mode 23 game waits for each SETNRUN: played slower than the short ones.
 LONG_GAME_SPEED = 12.0
-PLIES = 82  # through Black's move 41
-CLASSICAL = "40 moves in 15m + 1s, then 5m + 1s"
-INCREMENT = 1  # of CLASSICAL and of the mode 23 test's control
+INCREMENT = 1  # of the mode 23 test's control
 
 
 def _config(folder: Path, sections: list[tuple[str, str, list[tuple[int, str, str]]]]) -> Path:
@@ -90,38 +84,6 @@ def _flagged(daemon: Daemon, board: int) -> Callable[[], bool]:
 def _shown(board: EmulatedBoard) -> tuple[int, int]:
     reading = board.clock.reading(board.now())
     return reading.left.seconds, reading.right.seconds
-
-
-async def test_a_game_through_the_move_40_period_change(tmp_path: Path, games_dir: Path) -> None:
-    game = read_game(games_dir / "nepomniachtchi-liren-game1.pgn")
-    periods = ClockSettings(base_seconds=900, increment_seconds=1, periods=((40, 300),))
-    no_bonus = ClockSettings(base_seconds=900, increment_seconds=1)
-    async with (
-        EmulatedBoard(clock=periods, seed=1) as one,
-        EmulatedBoard(clock=no_bonus, seed=2) as two,
-    ):
-        boards = [(1, str(one.path), ""), (2, str(two.path), "")]
-        config = _config(tmp_path, [("Classical", f'time_control = "{CLASSICAL}"', boards)])
-        async with running_daemon(config) as daemon:
-            for number in (1, 2):
-                await wait_for(daemon.sessions[number].online.is_set, 10, f"board {number} up")
-            await asyncio.gather(
-                *(board.play(game, speed=LONG_GAME_SPEED, plies=PLIES) for board in (one, two))
-            )
-            for number in (1, 2):
-                await wait_for(_played(daemon, number, PLIES), 120, f"board {number}")
-            mismatches = {n: _alerts(daemon, n, "clock_mismatch") for n in (1, 2)}
-    assert mismatches[1] == [], "a clock that adds the period raises nothing"
-    missing = sorted(mismatches[2], key=lambda a: a.details["color"])
-    assert [(a.details["color"], a.details["move"]) for a in missing] == [
-        ("black", 40),
-        ("white", 40),
-    ]
-    assert all(a.details["added"] <= 2 for a in missing)
-    assert "instead of 301 s" in missing[0].action
-    expected = [m.uci() for m in game.mainline_moves()][:PLIES]
-    for number, bonus in ((1, 301), (2, 1)):
-        _check_record(tmp_path / "journal.db", number, expected, {79: bonus, 80: bonus})
 
 
 async def test_the_daemon_adds_the_next_period_on_a_mode_23_clock(

@@ -217,6 +217,26 @@ def test_a_reply_the_late_setnrun_undid_is_carried_out() -> None:
     assert (again.left_seconds, again.right_seconds, again.run) == (303, 309, "left")
 
 
+def test_a_reading_from_before_the_redone_press_is_no_second_reply() -> None:
+    """The SETNRUN that carries out a reply runs the other side; a reading the clock sent
+    before it arrived still shows the side that ran until then: no press, no increment."""
+    control = IncrementControl(TimeControl.from_pgn("300+5"))
+    control.receive_reading(_reading(305, 305, LEFT))
+    control.receive_reading(_at(_reading(300, 305, RIGHT), 10.0))
+    control.receive_reading(_at(_reading(300, 304, LEFT), 11.0))  # Black's reply, undone
+    control.receive_done()
+    _, again = control.receive_reading(_at(_reading(305, 303, RIGHT), 13.0))
+    assert again is not None
+    assert again.run == "left"  # the reply carried out
+    # On the line before the clock took it: the clock as the first SETNRUN left it.
+    assert control.receive_reading(_at(_reading(305, 302, RIGHT), 13.5)) == (None, None)
+    assert control.receive_reading(_at(_reading(302, 309, LEFT), 14.0)) == (None, None)
+    assert control.receive_done() is None, "nobody pressed: nothing to carry out"
+    recorded, command = control.receive_reading(_at(_reading(301, 309, LEFT), 15.0))
+    assert recorded == _at(_reading(301, 309, LEFT), 15.0)
+    assert command is None
+
+
 def test_a_reply_after_the_setnrun_is_an_ordinary_press() -> None:
     control = IncrementControl(TimeControl.from_pgn("300+5"))
     control.receive_reading(_reading(305, 305, LEFT))

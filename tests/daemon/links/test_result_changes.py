@@ -33,7 +33,7 @@ from tests.broadcast.fake_lichess import GOOD, FakeLichess, path_of
 from tests.daemon.support import running_daemon, wait_for
 from tests.mosquitto import Mosquitto
 
-ROOT = Path(__file__).resolve().parent.parent.parent
+ROOT = Path(__file__).resolve().parents[3]
 ROUND_ID = "TestRd33"
 WHITE, BLACK = 6, 3  # board 3 of round4-pairings.txt: Haddad (6) - Tanaka (3)
 PGN_RESULTS = {"1-0": "1-0", "0-1": "0-1", "-+": "0-1", None: "*"}

@@ -20,7 +20,7 @@ import pytest
 from tests.daemon.support import BoardSpec, write_config
 from tests.serving import dgtcast, dgtcast_run
 
-ROOT = Path(__file__).resolve().parent.parent.parent
+ROOT = Path(__file__).resolve().parents[3]
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ from daemon.journal.store import Journal
 from daemon.round.core import RoundCore
 from daemon.round.snapshot import SnapshotPolicy, fingerprint, load_state
 from daemon.shell.service import RoundService
-from tests.daemon.test_snapshots import START, _config, board_inputs
+from tests.daemon.round.test_snapshots import START, _config, board_inputs
 from tests.waiting import wait_until
 
 

@@ -16,7 +16,7 @@ from drivers.emulator.clock import ClockSettings
 from drivers.emulator.device import EmulatedBoard
 from tests.daemon.support import read_game, running_daemon, wait_for
 
-ROOT = Path(__file__).resolve().parent.parent.parent
+ROOT = Path(__file__).resolve().parents[3]
 CODES = {("1", "0"): "1-0", ("0", "1"): "0-1", ("=", "="): "1/2-1/2", ("+", "-"): "+-"}
 CODES |= {("-", "+"): "-+", ("-", "-"): "--"}
 

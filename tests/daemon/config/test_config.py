@@ -296,7 +296,7 @@ BAD: list[tuple[str, str, list[str]]] = [
         GOOD.replace("round = 3", "round = 3\ndgt_mode = 12"),
         [
             "config.toml: event.dgt_mode: only 23 (computer-controlled clocks,"
-            " dgt-protocol.md §8) is supported, got 12"
+            " docs/protocol.md §8) is supported, got 12"
         ],
     ),
     (

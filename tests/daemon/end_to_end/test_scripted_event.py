@@ -11,7 +11,7 @@ Games end in mates (``game_over``) and in draws signalled with the kings
 (``result_signalled``); the arbiter enters the hand-played board's result and confirms
 every result. At the end of each round: every game is exact (moves and each ``[%clk]``,
 in the journal and the PGN folder), every column of both TRFs is what
-tournament-rules.md §4 says, no ``clock_mismatch`` was ever raised and no alert is open.
+docs/pairing.md, "The TRF file", says, no ``clock_mismatch`` was ever raised and no alert is open.
 """
 
 from __future__ import annotations
@@ -268,7 +268,7 @@ def _results(section: str, round_number: int) -> dict[int, tuple[int, str, str]]
 
 
 def _check_trf(folder: Path, section: str, rounds: int) -> None:
-    """Every column of every ``001`` line, tournament-rules.md §4."""
+    """Every column of every ``001`` line, docs/pairing.md, "The TRF file",."""
     lines = [
         line for line in (folder / f"{section}.trf").read_text().splitlines()
         if line.startswith("001")

@@ -13,7 +13,7 @@ from pathlib import Path
 from tests.daemon.support import refused_start
 from tests.serving import dgtcast
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 EXPECTED = (
     "event.toml: sections[1].pairing.first_board: the pairings put Open's games of round 4"

@@ -19,7 +19,7 @@ from drivers.emulator.clock import ClockSettings
 from drivers.emulator.device import EmulatedBoard
 from tests.daemon.support import BoardSpec, read_game, running_daemon, wait_for, write_config
 
-E4 = 36  # DGT field of e4 (0 = a8, dgt-protocol.md §5.2)
+E4 = 36  # DGT field of e4 (0 = a8, docs/protocol.md §5.2)
 WHITE_PAWN = 0x01
 BURSTS = 20
 FLICKERS = 250  # per burst: 2 updates each

@@ -21,7 +21,7 @@ import chess.pgn
 from tests.daemon.support import BoardSpec, running_daemon, write_config
 from tests.serving import dgtcast_run
 
-ROOT = Path(__file__).resolve().parent.parent.parent
+ROOT = Path(__file__).resolve().parents[3]
 
 #: A tag pair as PGN §8.1.1 writes it: a symbol, a string token, on one line.
 TAG_LINE = re.compile(r'\[([A-Za-z0-9_]+) "((?:[^"\\]|\\["\\])*)"\]')

@@ -14,7 +14,7 @@ from daemon.commands.demo import DEMO_CONFIG, GAMES, PLAN, write_demo_config
 from daemon.config.model import load_config
 from tests.serving import STOP_LIMIT, start_dgtcast, stop_process
 
-ROOT = Path(__file__).resolve().parent.parent.parent
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def test_demo_plan_games_are_shipped_and_legal() -> None:

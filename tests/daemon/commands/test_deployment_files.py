@@ -13,7 +13,7 @@ import pytest
 from tests.daemon.support import refused_start
 from tests.serving import DGTCAST
 
-ROOT = Path(__file__).resolve().parent.parent.parent
+ROOT = Path(__file__).resolve().parents[3]
 UNIT = ROOT / "config" / "systemd" / "dgtcast.service"
 RULES = ROOT / "config" / "udev" / "99-dgtcast.rules"
 

@@ -1,4 +1,7 @@
-"""A flag fall the arbiter confirms is a time forfeit in the PGN (tournament-rules.md §5)."""
+"""A flag fall the arbiter confirms is a time forfeit in the PGN.
+
+docs/daemon.md, "Game records".
+"""
 
 from __future__ import annotations
 
