@@ -35,6 +35,10 @@ _COMMANDS: dict[str, tuple[str, str]] = {
     "clocks": ("daemon.commands.clocks", "set every e-board clock to the time control (mode 23)"),
     "round": ("daemon.commands.round", "move the running daemon on to the next round"),
     "result": ("daemon.commands.result", "set or confirm a result on the running daemon"),
+    "sync": (
+        "daemon.commands.sync",
+        "a board out of sync: rebuild its record from its memory, or accept its position",
+    ),
     "results": ("daemon.commands.results", "write the round's TRF from the journal"),
     "prizes": ("daemon.commands.prizes", "print the prize list (or its CSV) from the standings"),
     "relay": ("daemon.commands.relay", "serve every daemon's boards from the MQTT broker"),

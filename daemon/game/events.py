@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Final, get_args
 
 from base.colors import Color
+from daemon.game.gap import MAX_GAP
 from drivers.observations import ClockSide
 
 __all__ = [
@@ -154,10 +155,27 @@ class InSync:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PositionAccepted:
-    """The arbiter accepted the board as it stands; the game goes on from ``fen``."""
+    """The arbiter accepted the board as it stands; the game goes on from ``fen``.
+
+    ``unrecovered``: the plies played between the last agreed position and ``fen`` that
+    the record lacks (the fewest legal moves that lead there; None when no legal line of
+    a few plies does: they cannot be counted). 0 for a game set up, with nothing before.
+    """
 
     fen: str
     at: float
+    unrecovered: int | None = 0
+
+    @property
+    def unrecovered_text(self) -> str:
+        """The plies not recovered, in words ("" when there are none)."""
+        if self.unrecovered is None:
+            return (
+                f"the plies since cannot be counted (no legal line of up to {MAX_GAP} plies found)"
+            )
+        if self.unrecovered == 0:
+            return ""
+        return f"{self.unrecovered} pl{'y' if self.unrecovered == 1 else 'ies'} not recovered"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

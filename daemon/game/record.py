@@ -16,8 +16,10 @@
 * A position accepted by the arbiter (an illegal move that stands, FIDE Laws 7.5) cannot
   be written as a move. The record then goes on from that position: ``[SetUp "1"]`` and
   ``[FEN ...]`` name it, and a comment before the first move keeps the moves played
-  before it, e.g. ``{Position accepted by the arbiter after 1. e4 e5; play went on from
-  the board as it stood.}``.
+  before it and says how many plies between the last agreed position and the board the
+  record lacks (or that they cannot be counted), e.g. ``{Position accepted by the arbiter
+  after 1. e4 e5, then 3 plies not recovered; play went on from the board as it stood.}``.
+  Nothing is thrown away silently.
 
 Results: mate, stalemate and dead positions end the game with Termination "normal";
 the kings gesture gives the result ("time forfeit" if it confirms a flag fall's
@@ -174,7 +176,7 @@ class GameRecord:
         elif isinstance(event, MovesWithdrawn):
             self._moves = [move for move in self._moves if move.ply < event.from_ply]
         elif isinstance(event, PositionAccepted):
-            self._accept(event.fen)
+            self._accept(event)
         else:
             self._receive_result(event)
 
@@ -230,11 +232,13 @@ class GameRecord:
         elif isinstance(event, FlagFell):
             self._flag_result = event.result
 
-    def _accept(self, fen: str) -> None:
+    def _accept(self, event: PositionAccepted) -> None:
         earlier = list(self._earlier)
-        if self._moves:
-            earlier.append(self._movetext())
-        self._restart(chess.Board(fen, chess960=self._start.chess960), earlier=earlier)
+        lost = event.unrecovered_text
+        if self._moves or lost:
+            played = self._movetext() if self._moves else "no move"
+            earlier.append(f"{played}, then {lost}" if lost else played)
+        self._restart(chess.Board(event.fen, chess960=self._start.chess960), earlier=earlier)
 
     def _restart(self, start: chess.Board, *, earlier: list[str]) -> None:
         if not earlier:

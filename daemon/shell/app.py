@@ -21,7 +21,7 @@ from typing import Any
 
 from base.backoff import BackoffPolicy
 from broadcast.feed.archive import RoundArchive
-from broadcast.feed.commands import CommandReply, NextRound, SetClocks
+from broadcast.feed.commands import CommandReply, NextRound, RebuildFromMemory, SetClocks
 from broadcast.feed.hub import Hub
 from broadcast.feed.messages import BoardState
 from broadcast.livechess.server import LiveChessServer
@@ -52,7 +52,7 @@ from daemon.shell.faults import Faults, keep_running
 from daemon.shell.limits import connection_limits, quiet_accept_errors, raise_open_file_limit
 from daemon.shell.logs import log_alerts
 from daemon.shell.outputs import DaemonOutputs, claimed_alert
-from daemon.shell.pipeline import BoardSession, board_supervisor
+from daemon.shell.pipeline import BoardSession, board_supervisor, read_memory
 from daemon.shell.rounds import RoundKeeper
 from daemon.shell.service import RoundService
 from daemon.shell.startup import (
@@ -146,6 +146,7 @@ class Daemon:
             clock_setter=self.set_clocks,
             round_changer=self._next_round,
             result_listeners=[self._result_to_trf, self._result_to_outputs],
+            memory_reader=self._read_memory,
         )
         #: Past rounds for spectators (``/rounds.json``, ``/round/N.pgn``), from the journal.
         self.archive = RoundArchive()
@@ -435,6 +436,10 @@ class Daemon:
         one, or the board's or the section's that ``command`` names
         (:class:`~daemon.shell.clock_set.DaemonClocks`)."""
         return await self.clocks.set_clocks(command)
+
+    def _read_memory(self, command: RebuildFromMemory) -> CommandReply:
+        """An arbiter's ``rebuild_from_memory``: the board's session reads its memory now."""
+        return read_memory(self.sessions, command)
 
 
 async def checkpoint_journal(journal: Journal, records: int = 5000, every: float = 1.0) -> None:

@@ -20,6 +20,7 @@ from collections.abc import Callable, Coroutine, Mapping
 from typing import Any
 
 from base.backoff import BackoffPolicy
+from broadcast.feed.commands import CommandReply, RebuildFromMemory
 from daemon.config.model import BoardConfig
 from daemon.config.sections import Section
 from daemon.session.actions import Action, AskBoard, AskCaughtUp, AskMemory, Say, SetClock
@@ -45,6 +46,7 @@ from drivers.observations import LinkObserved, LinkState
 __all__ = [
     "BoardSession",
     "board_supervisor",
+    "read_memory",
 ]
 
 log = logging.getLogger(__name__)
@@ -122,6 +124,13 @@ class BoardSession:
         moment the clock took the times (a press may follow before its text is shown), and
         who adds its increments is decided anew."""
         return await set_clock(self.supervisor, self.board, section, on_set=self.core.new_round)
+
+    def read_memory(self) -> str | None:
+        """An arbiter's ``rebuild_from_memory``: read the board's memory now and recover
+        the moves since the last agreed position; why not, when it cannot be done now."""
+        refused = self.core.rebuild(self._wall_clock())
+        self._carry_out()
+        return refused
 
     async def stop(self) -> None:
         """Stop the board's supervisor; the link closing then is no ``board_offline``."""
@@ -305,3 +314,15 @@ def board_supervisor(
     return BoardSupervisor(
         spec, timeouts=timeouts, backoff=backoff, serial=board.serial, sightings=sightings
     )
+
+
+def read_memory(sessions: Mapping[int, BoardSession], command: RebuildFromMemory) -> CommandReply:
+    """Carry out an arbiter's ``rebuild_from_memory`` on the board's session (the service's
+    :data:`~daemon.shell.service.MemoryReader`)."""
+    session = sessions.get(command.board)
+    if session is None:
+        return CommandReply(ok=False, reason=f"board {command.board} has no e-board session")
+    refused = session.read_memory()
+    if refused is not None:
+        return CommandReply(ok=False, reason=refused)
+    return CommandReply(ok=True, details={"reading": command.board})

@@ -40,7 +40,14 @@ import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
-from broadcast.feed.commands import AckAlert, ArbiterCommand, CommandReply, NextRound, SetClocks
+from broadcast.feed.commands import (
+    AckAlert,
+    ArbiterCommand,
+    CommandReply,
+    NextRound,
+    RebuildFromMemory,
+    SetClocks,
+)
 from broadcast.feed.hub import Hub
 from broadcast.feed.messages import BoardState, ClockReading, to_json_dict
 from broadcast.outputs.output_alerts import OutputAlerts
@@ -55,7 +62,7 @@ from daemon.round.core import Outcome, RoundCore, command_payload
 from daemon.round.snapshot import SnapshotPolicy
 from daemon.shell.snapshot_job import RoundSnapshots
 
-__all__ = ["ClockSetter", "ResultListener", "RoundService"]
+__all__ = ["ClockSetter", "MemoryReader", "ResultListener", "RoundService"]
 
 log = logging.getLogger(__name__)
 
@@ -64,6 +71,8 @@ log = logging.getLogger(__name__)
 ClockSetter = Callable[[SetClocks], Awaitable[CommandReply]]
 #: Told the board state and the decision of a result decision.
 ResultListener = Callable[[BoardState, Mapping[str, Any]], None]
+#: Has the board a ``rebuild_from_memory`` names read its memory again; returns a reply.
+MemoryReader = Callable[[RebuildFromMemory], CommandReply]
 
 #: Seconds a group of clock readings waits for its commit (see the module docstring).
 GROUP_WINDOW = 0.02
@@ -101,6 +110,7 @@ class RoundService:
         clock_setter: ClockSetter | None = None,
         round_changer: Callable[[NextRound], CommandReply] | None = None,
         result_listeners: Sequence[ResultListener] = (),
+        memory_reader: MemoryReader | None = None,
     ) -> None:
         self.core = core
         self.journal = journal
@@ -115,6 +125,7 @@ class RoundService:
         self._failing = False
         self.clock_setter = clock_setter
         self.round_changer = round_changer
+        self.memory_reader = memory_reader
         #: Called with the board state and the decision for every result decision.
         self.result_listeners: list[ResultListener] = list(result_listeners)
         #: Alerts the outputs raise (not journalled); ``ack_alert`` reaches them too.
@@ -350,8 +361,9 @@ class RoundService:
             if self.round_changer is None:
                 return CommandReply(ok=False, reason="rounds cannot change here")
             return self.round_changer(command)
-        if isinstance(command, SetClocks) and self.clock_setter is None:
-            return CommandReply(ok=False, reason="no e-board clocks to set")
+        missing = self._missing_hand(command)
+        if missing is not None:
+            return CommandReply(ok=False, reason=missing)
         if not self.writer.retry():
             return CommandReply(
                 ok=False,
@@ -368,10 +380,21 @@ class RoundService:
         if isinstance(command, SetClocks):
             assert self.clock_setter is not None
             return await self.clock_setter(command)
+        if isinstance(command, RebuildFromMemory):
+            assert self.memory_reader is not None
+            return self.memory_reader(command)
         details: dict[str, Any] = {}
         if outcome.alerts:
             details["alerts"] = [to_json_dict(a) for a in outcome.alerts]
         return CommandReply(ok=True, details=details)
+
+    def _missing_hand(self, command: ArbiterCommand) -> str | None:
+        """Why a command carried out on the e-boards cannot be here (None: it can)."""
+        if isinstance(command, SetClocks) and self.clock_setter is None:
+            return "no e-board clocks to set"
+        if isinstance(command, RebuildFromMemory) and self.memory_reader is None:
+            return "no e-board sessions here"
+        return None
 
     # -- timers ------------------------------------------------------------------------
 

@@ -27,7 +27,7 @@ from typing import Any
 
 import chess
 
-from broadcast.feed.commands import ArbiterCommand
+from broadcast.feed.commands import ArbiterCommand, RebuildFromMemory
 from daemon.config.model import Config
 from daemon.journal.inputs import ARBITER, START, TICK
 from daemon.round.core import RoundCore, command_payload
@@ -474,9 +474,15 @@ class VirtualDaemon:
         self.core.apply(board, kind, payload, at)
         self._wake_at_next_deadline()
 
-    def execute(self, command: ArbiterCommand) -> None:
-        """An arbiter's command, journalled and applied as the service does."""
+    def execute(self, command: ArbiterCommand) -> str | None:
+        """An arbiter's command, journalled and applied as the service does; a
+        ``rebuild_from_memory`` then goes to the session (why it cannot be done, or None)."""
         self._record_input(self.world.number, ARBITER, command_payload(command), self.world.now)
+        if not isinstance(command, RebuildFromMemory):
+            return None
+        refused = self.session.rebuild(self.world.now)
+        self._pump()
+        return refused
 
     # -- what the daemon shows ----------------------------------------------------------
 

@@ -88,7 +88,9 @@ def test_help_imports_no_command() -> None:
     assert _ours(_imported("--help")) <= {"daemon", "daemon.cli"}
 
 
-@pytest.mark.parametrize("command", ["round", "result", "results", "boards", "relay", "emulate"])
+@pytest.mark.parametrize(
+    "command", ["round", "result", "sync", "results", "boards", "relay", "emulate"]
+)
 def test_a_command_imports_its_own_module_and_not_the_daemon(command: str) -> None:
     imported = _ours(_imported(command, "--help"))
     module = cli._COMMANDS[command][0]
