@@ -2,7 +2,7 @@
 
 Only the module of the command being run is imported (``dgtcast --help`` imports none):
 an arbiter's ``dgtcast round next`` does not wait for the daemon's whole stack to load.
-A command is one line in :data:`_COMMANDS`; ``tests/daemon/test_cli.py`` checks which
+A command is one line in :data:`_COMMANDS`; ``tests/daemon/commands/test_cli.py`` checks which
 modules each command imports.
 
 Exit codes: 0 success, 1 runtime failure, 2 bad usage or bad configuration.
