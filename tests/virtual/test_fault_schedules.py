@@ -42,7 +42,7 @@ from tests.virtual.world import World
 
 #: Examples per test and run (three tests, run side by side by pytest-xdist); set
 #: DGTCAST_SCHEDULES for a longer search.
-EXAMPLES = int(os.environ.get("DGTCAST_SCHEDULES", "60"))
+EXAMPLES = int(os.environ.get("DGTCAST_SCHEDULES", "150"))
 #: Plies played per example (the games are cut there): the faults fall among them.
 PLIES = 40
 #: The clocks: 15 minutes + 10 s, no flag falls within the plies played.
