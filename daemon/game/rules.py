@@ -16,6 +16,7 @@ __all__ = [
     "color_name",
     "continued_from",
     "flag_result",
+    "fullmove_after",
     "game_outcome",
     "result_of_kings",
     "win_for",
@@ -114,3 +115,9 @@ def continued_from(
     if board.status() & _UNPLAYABLE:
         return None
     return board
+
+
+def fullmove_after(board: chess.Board, plies: int) -> int:
+    """The move number ``plies`` plies after ``board``."""
+    ply = 2 * (board.fullmove_number - 1) + (board.turn == chess.BLACK) + plies
+    return ply // 2 + 1

@@ -31,7 +31,7 @@ from daemon.game.gesture import KingsGesture
 from daemon.game.line import GameLine
 from daemon.game.matching import START, Match, MatchKind, placement_key, rotated
 from daemon.game.pending import Pending, Presses, reply_completes, settle_time, showing
-from daemon.game.rules import game_outcome
+from daemon.game.rules import fullmove_after, game_outcome
 from daemon.game.starts import (
     STANDARD_NUMBER,
     StartPosition,
@@ -226,6 +226,8 @@ class GameTracker:
         if board is None:
             return False
         unrecovered = plies_between(self._line.board, self._seen, board.turn)
+        if unrecovered is not None:  # the move number goes on past the plies not recovered
+            board.fullmove_number = fullmove_after(self._line.board, unrecovered)
         self._restart_from(board, now, unrecovered)
         return True
 

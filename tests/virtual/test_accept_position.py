@@ -103,6 +103,7 @@ def test_accepting_a_position_some_plies_ahead_counts_the_plies_not_recovered(
     )
     assert game.headers["SetUp"] == "1"
     assert game.board().board_fen() == ahead.board_fen()  # the FEN of the jump
+    assert game.board().fullmove_number == 3, "3. ... Black to move: after the lost plies"
     assert notes == 2 * [
         "an arbiter accepted the board's position: the moves up to the last agreement stay,"
         " 3 plies not recovered"
