@@ -4,7 +4,7 @@ The sans-I/O cores gather events and commands in lists that their shells drain a
 every input. Swapping in a new empty list (``items, self._items = self._items, []``)
 leaves a fresh object behind at every drain: at hundreds of boards these are thousands
 of young objects alive at once, which every young pass of the garbage collector walks
-(docs/performance.md, change 19). :func:`drain` keeps the gathering list and hands out
+(docs/performance.md, "The collector"). :func:`drain` keeps the gathering list and hands out
 a copy that dies with its reader.
 """
 

@@ -5,7 +5,7 @@ Run ``.venv/bin/python bench/cli_startup.py [--runs N]``. Each command runs N ti
 weighs on all of them alike; the median and the fastest wall time of each are printed, and
 how many times ``import chess`` each takes (issue 22 asks at most 3 for ``--help``). The
 ``--help`` of a command imports that command's module and what it needs to define its
-arguments; ``tests/daemon/test_cli.py`` checks which modules those are.
+arguments; ``tests/daemon/commands/test_cli.py`` checks which modules those are.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ CLOCK_MONOTONIC, one clock for every process of the machine):
   plays a real game (``../shared/data/games``, 30+ plies) by the emulator's human
   (:class:`~drivers.emulator.player.HumanPlayer`) at blitz pace: 0.5-5 s thinking, hands
   and a lever press, about one ply every 4 s per board, clocks at 3+2 sending a BWTIME
-  every second (UPDATE_NICE, dgt-protocol.md §3). Boards start within ``stagger`` seconds
+  every second (UPDATE_NICE, docs/protocol.md §3). Boards start within ``stagger`` seconds
   of each other so that their seconds do not tick together.
 * **daemon**: :class:`~daemon.shell.app.Daemon` serving a round of those N boards with its
   default settings: journal (SQLite, WAL) in a temporary folder on disk, feed live (no

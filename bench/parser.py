@@ -4,7 +4,7 @@ Run ``.venv/bin/python bench/parser.py [--copies N] [--rounds R]``. The three re
 recordings (``../shared/data/dgt-recordings``, or ``$DGTCAST_SHARED``) are concatenated N
 times and fed to one :class:`DgtProtocol` in one chunk, in 64-byte chunks (what a serial
 read typically returns under load) and byte by byte (the worst case); a full-size EE_MOVES
-dump (7939 bytes, dgt-protocol.md §2.2) is fed the same ways. Each figure is the best of R
+dump (7939 bytes, docs/protocol.md §2.2) is fed the same ways. Each figure is the best of R
 rounds, in CPU time of this process so that other load on the machine does not skew it.
 A board at 9600 baud delivers at most 960 bytes/s: the last column says how many boards
 at full line rate one core could parse.

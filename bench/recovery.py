@@ -78,7 +78,8 @@ from daemon.round.codec import input_of
 from daemon.round.core import RoundCore
 from daemon.round.rendered_game import RenderedGame
 from daemon.round.snapshot import SnapshotPolicy, dump_state, fingerprint
-from daemon.shell.app import STARTED, Daemon, DaemonOptions
+from daemon.shell.app import Daemon, DaemonOptions
+from daemon.shell.startup import STARTED
 from drivers.dgt.events import BoardDump, FieldUpdated
 from drivers.dgt.observe import SensorBoard, clock_observation
 from drivers.emulator.clock import ChessClock, ClockSettings

@@ -5,16 +5,16 @@ Run: ``.venv/bin/python bench/spectators.py [--spectators 1000 10000] [--rate 12
 one measurement in a process of its own (``--json``), so that what earlier ones freed
 does not hide the memory per spectator.
 
-Set-up: a :class:`~broadcast.web.server.BroadcastServer` and its hub alone in this
-process, as in a relay (``frame_interval`` 0.1 s; the ticks keep to two thirds of the
-server's time, so more spectators make them sparser: ``--fixed-ticks`` ticks every 0.1 s whatever
-they cost, as before change 20 of docs/performance.md). A publisher plays a 500-board round
-at ``--rate`` moves a second (125: 500 boards of blitz): each move is a new board state
-with one more ply, the other side's clock running and ``clock_at`` = the wall-clock time
-of the publish, so the feed gives a ``move`` and a ``clock`` event for it. The
-spectators are real websocket connections on loopback from ``--workers`` client
-processes (a minimal protocol offering the ``dgtcast.batch`` subprotocol), each reading
-everything.
+Set-up: a :class:`~broadcast.web.server.BroadcastServer` and its hub alone in this process,
+as in a relay (``frame_interval`` 0.1 s; the ticks keep to two thirds of the server's time,
+so more spectators make them sparser: ``--fixed-ticks`` ticks every 0.1 s whatever they
+cost, as a relay did before ticks were kept to its time: docs/performance.md, "Spectator
+ticks"). A publisher plays a 500-board round at ``--rate`` moves a second (125: 500 boards
+of blitz): each move is a new board state with one more ply, the other side's clock running
+and ``clock_at`` = the wall-clock time of the publish, so the feed gives a ``move`` and a
+``clock`` event for it. The spectators are real websocket connections on loopback from
+``--workers`` client processes (a minimal protocol offering the ``dgtcast.batch``
+subprotocol), each reading everything.
 
 Play starts once every spectator has its snapshot (the server's write buffers empty).
 Measured: for every chunk a spectator reads, how late its oldest event is (the wall

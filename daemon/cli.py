@@ -2,7 +2,7 @@
 
 Only the module of the command being run is imported (``dgtcast --help`` imports none):
 an arbiter's ``dgtcast round next`` does not wait for the daemon's whole stack to load.
-A command is one line in :data:`_COMMANDS`; ``tests/daemon/test_cli.py`` checks which
+A command is one line in :data:`_COMMANDS`; ``tests/daemon/commands/test_cli.py`` checks which
 modules each command imports.
 
 Exit codes: 0 success, 1 runtime failure, 2 bad usage or bad configuration.
@@ -35,6 +35,10 @@ _COMMANDS: dict[str, tuple[str, str]] = {
     "clocks": ("daemon.commands.clocks", "set every e-board clock to the time control (mode 23)"),
     "round": ("daemon.commands.round", "move the running daemon on to the next round"),
     "result": ("daemon.commands.result", "set or confirm a result on the running daemon"),
+    "sync": (
+        "daemon.commands.sync",
+        "a board out of sync: rebuild its record from its memory, or accept its position",
+    ),
     "results": ("daemon.commands.results", "write the round's TRF from the journal"),
     "prizes": ("daemon.commands.prizes", "print the prize list (or its CSV) from the standings"),
     "relay": ("daemon.commands.relay", "serve every daemon's boards from the MQTT broker"),

@@ -1,6 +1,6 @@
 """What an e-board remembers of its own: every sensed change and lever press (vendor-neutral).
 
-DGT boards keep such a log in their EEPROM (dgt-protocol.md §6); a driver turns it into
+DGT boards keep such a log in their EEPROM (docs/protocol.md §6); a driver turns it into
 a :class:`BoardMemory` so the game layer can replay it (:mod:`daemon.game.recovery`).
 The log has no times: only the order of the changes and the clock times written at the
 lever presses.

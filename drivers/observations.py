@@ -9,9 +9,9 @@ observations; another board make (Millennium, Certabo, Chessnut) only has to do 
 * Squares are python-chess squares *as the sensor numbers them*, assuming the board
   stands in the normal orientation (a1 at White's left). A board set up rotated by 180°
   reports every square as ``square ^ 63``; the tracker detects that from the start
-  position and undoes it (dgt-protocol.md §5.2).
+  position and undoes it (docs/protocol.md §5.2).
 * Clock sides are the clock's physical ``left`` and ``right``; which one is White is
-  learned by the game layer (dgt-protocol.md §7.2, "Which clock side is White").
+  learned by the game layer (docs/protocol.md §7.2, "Which clock side is White").
 * ``at`` is the time of arrival in seconds (monotonic or journal time), passed in by the
   caller: the game layer never reads a clock itself.
 """
@@ -84,7 +84,7 @@ class ClockObserved:
     Attributes:
         left_seconds / right_seconds: remaining time shown on each side, whole seconds.
         left_flag / right_flag: the flag has fallen on that side and the clock is
-            blocked at zero (dgt-protocol.md §7.2, bit 0x10).
+            blocked at zero (docs/protocol.md §7.2, bit 0x10).
         running: the side whose time counts down, or None when the clock is stopped.
         lever: the side whose lever is up (that side's time runs when started).
         connected: False when no clock is cabled to the board (reading invalid).

@@ -48,6 +48,7 @@ class AlertKind(enum.StrEnum):
     LICHESS_REFUSED = "lichess_refused"  # raised by the lichess push, not by a board
     JOURNAL_FAILED = "journal_failed"
     INTERNAL_ERROR = "internal_error"  # a bug the daemon survived (daemon/shell/faults.py)
+    BOARDS_CLAIMED = "boards_claimed"  # another daemon claims ours on the broker, at start
 
 
 class AlertState(enum.StrEnum):

@@ -33,6 +33,7 @@ __all__ = [
     "ConfirmResult",
     "NextRound",
     "Positive",
+    "RebuildFromMemory",
     "Ref",
     "SetClocks",
     "SetResult",
@@ -120,6 +121,15 @@ class AcceptPosition(_BoardCommand):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class RebuildFromMemory(_BoardCommand):
+    """``{"type": "rebuild_from_memory", "board": 3}``: read the board's memory again
+    now and recover the moves since the last agreed position (docs/alerts.md)."""
+
+    TYPE: ClassVar[str] = "rebuild_from_memory"
+    DEFERRABLE: ClassVar[bool] = False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ChooseLine:
     """``{"type": "choose_line", "board": 3, "line": 2}``: the moves played during a gap
     are candidate line 2 of the board's ``gap_ambiguous`` alert (docs/alerts.md)."""
@@ -162,7 +172,14 @@ class NextRound:
 #: it still holds when carried out later (a relay queues it for an offline daemon) or is
 #: about the board as it is now (refused when it would arrive late).
 ArbiterCommand = (
-    AckAlert | SetResult | ConfirmResult | AcceptPosition | ChooseLine | SetClocks | NextRound
+    AckAlert
+    | SetResult
+    | ConfirmResult
+    | AcceptPosition
+    | RebuildFromMemory
+    | ChooseLine
+    | SetClocks
+    | NextRound
 )
 
 #: The command classes by their wire name.

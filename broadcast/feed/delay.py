@@ -1,9 +1,9 @@
 """Public delay: the spectators' view of every board, ``delay`` seconds behind the live one.
 
 Tournaments delay the public broadcast so that nobody can relay moves to a player
-(tournament-rules.md §5: lichess allows 0–3600 s per round). The arbiter channel stays
-live; spectators and the public PGN endpoints read a second :class:`Hub` that is fed the
-live states once they are ``delay`` seconds old.
+(docs/integrations.md, "What lichess expects": lichess allows 0–3600 s per round). The
+arbiter channel stays live; spectators and the public PGN endpoints read a second
+:class:`Hub` that is fed the live states once they are ``delay`` seconds old.
 
 * :class:`DelayLine` is the pure core: ``receive_state(state, now)`` records a state,
   ``release(now)`` returns those that have aged past the delay, ``next_release_at()``

@@ -312,7 +312,7 @@ def diff_states(
         new: the board's new state.
         next_seq: the sequence number of the first event returned.
         clock_tolerance: seconds a clock may differ from its extrapolation before a
-            ``clock`` event is due (readings are whole seconds, dgt-protocol.md §7.2).
+            ``clock`` event is due (readings are whole seconds, docs/protocol.md §7.2).
 
     Returns:
         The events, in order, and the state the feed describes after them: ``new``,

@@ -116,10 +116,10 @@ class Hub:
         for listener in list(self._listeners):
             listener(state)
         for watch in self._watches:
-            watch._published(board)
+            watch.published(board)
         if events or clocked or previous is None or previous.pgn != state.pgn:
             for sub in self._subscriptions:
-                sub._board_changed(board, evented=bool(events))
+                sub.board_changed(board, evented=bool(events))
         self._tell_event_listeners(events)
         return events
 
@@ -172,9 +172,9 @@ class Hub:
             assert state is not None
             listener(state)
         for watch in self._watches:
-            watch._published(board)
+            watch.published(board)
         for sub in self._subscriptions:
-            sub._board_changed(board, evented=bool(events))
+            sub.board_changed(board, evented=bool(events))
         self._tell_event_listeners(events)
         return True
 
@@ -189,7 +189,7 @@ class Hub:
         event = EvaluationChanged(seq=self._seq + 1, board=evaluation.board, evaluation=evaluation)
         self._append([event])
         for sub in self._subscriptions:
-            sub._events_added()
+            sub.events_added()
         self._tell_event_listeners([event])
         return True
 
@@ -227,7 +227,7 @@ class Hub:
         if not alert.is_open:
             self._remember_closed(alert.id)
         for sub in self._subscriptions:
-            sub._alert_changed(alert.id)
+            sub.alert_changed(alert.id)
 
     def _remember_closed(self, alert_id: int) -> None:
         self._closed_alerts[alert_id] = None
@@ -316,7 +316,9 @@ class Hub:
                 :meth:`add_event_listener` call); then publishing costs nothing per
                 such subscriber.
         """
-        sub = Subscription(self, since=since, alerts=alerts, boards=boards, wake=wake)
+        sub = Subscription(
+            self, leave=self._unsubscribe, since=since, alerts=alerts, boards=boards, wake=wake
+        )
         (self._subscriptions if wake else self._cursors).add(sub)
         return sub
 
@@ -334,7 +336,7 @@ class Hub:
 
     def watch(self) -> BoardWatch:
         """A new :class:`BoardWatch`: woken by every published state, run outside it."""
-        watch = BoardWatch(self)
+        watch = BoardWatch(self, leave=self._unwatch)
         self._watches.add(watch)
         return watch
 

@@ -3,9 +3,9 @@
 Sections come in the order of their lowest board number (the top boards first).
 
 The daemon puts the full game in :attr:`BoardState.pgn` (tags + main line with
-``[%clk]``) for every board of the round, manual boards included (tournament-rules.md §5:
-uploaders expect one game per board, ``Round "r.b"``). :func:`format_clock` is the one
-writer of ``h:mm:ss`` clock times.
+``[%clk]``) for every board of the round, manual boards included (uploaders expect one
+game per board, ``Round "r.b"``: docs/integrations.md, "What lichess expects").
+:func:`format_clock` is the one writer of ``h:mm:ss`` clock times.
 """
 
 from __future__ import annotations
@@ -38,13 +38,13 @@ def format_clock(seconds: float) -> str:
     """``h:mm:ss`` as in ``[%clk 1:29:58]`` and the ``WhiteClock`` tag; never negative.
 
     Rounded to the nearest whole second, not truncated: a reader (python-chess, lichess)
-    takes ``[%clk h:mm:ss]`` as exactly that remaining time (tournament-rules.md §5), so
-    the nearest second is off by at most half a second, where truncation is off by up
-    to a whole one, always short. The readings are whole seconds (dgt-protocol.md §7.2);
-    fractions only come from arithmetic on them, and a 90-minute clock computed as
-    5399.6 s (or 5399.9999) must read ``1:30:00`` as the clock showed, not ``1:29:59``.
-    (The viewer's countdown rounds up instead: a display shows 0:00 only once the flag
-    has fallen; a record states the time.)
+    takes ``[%clk h:mm:ss]`` as exactly that remaining time (docs/integrations.md, "What
+    lichess expects"), so the nearest second is off by at most half a second, where
+    truncation is off by up to a whole one, always short. The readings are whole seconds
+    (docs/protocol.md §7.2); fractions only come from arithmetic on them, and a 90-minute
+    clock computed as 5399.6 s (or 5399.9999) must read ``1:30:00`` as the clock showed, not
+    ``1:29:59``. (The viewer's countdown rounds up instead: a display shows 0:00 only once
+    the flag has fallen; a record states the time.)
     """
     total = max(0, round(seconds))
     return f"{total // 3600}:{total // 60 % 60:02d}:{total % 60:02d}"

@@ -7,10 +7,12 @@ docs/deployment.md, "The event key"), the messages that decide who acts are sign
   daemon carries out only commands signed with its key, so a client of the broker that
   does not know the key cannot act as an arbiter;
 * a daemon signs every JSON object it publishes: its announcement of boards
-  (``<prefix>/daemon/<id>/boards``), board states, clock readings, evaluations, section
-  rounds and standings. Relays take those only when signed; they route commands, and
-  daemons at start look for clashes, only by signed announcements, so a forged one never
-  takes a daemon's boards nor stops it from starting.
+  (``<prefix>/daemon/<id>/boards``), board states, clock readings, evaluations, its
+  lists of open and resolved alerts (objects with a key), section rounds and standings,
+  and its answers to commands. Relays take those only when signed; they route commands,
+  and daemons at start look for clashes, only by signed announcements, so a forged one
+  never takes a daemon's boards nor stops it from starting;
+* a daemon carries out each signed command once (:class:`broadcast.relay.wire.ReplayGuard`).
 
 The signature is the field ``"auth"`` of the JSON object: HMAC-SHA256 over the topic and
 the object's canonical JSON (sorted keys, no spaces, ASCII) without ``"auth"``. The topic

@@ -5,23 +5,51 @@ holds a cursor into the hub's ring plus the boards and alerts changed since it l
 and hands them out as one :class:`Update`. A :class:`BoardWatch`
 (:meth:`~broadcast.feed.hub.Hub.watch`) holds the boards published since its owner last
 looked. Both are context managers that leave the hub on exit.
+
+Neither knows the hub's class: a subscription reads it through :class:`FeedSource`,
+and each is handed the callable that takes it off the hub when it closes. The hub
+tells them of changes through their public ``*_changed`` / ``events_added`` /
+``published`` methods, which only the hub calls.
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from types import TracebackType
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from broadcast.feed.alerts import Alert
 from broadcast.feed.events import FeedMessage
 from broadcast.feed.messages import BoardState
 
-if TYPE_CHECKING:
-    from broadcast.feed.hub import Hub
+__all__ = ["BoardWatch", "FeedSource", "Subscription", "Update"]
 
-__all__ = ["BoardWatch", "Subscription", "Update"]
+
+class FeedSource(Protocol):
+    """What subscriptions and watches read of the hub (:class:`~broadcast.feed.hub.Hub`)."""
+
+    @property
+    def seq(self) -> int:
+        """The sequence number of the last feed event."""
+        ...
+
+    def messages_since(self, seq: int) -> Sequence[FeedMessage] | None:
+        """The feed events after ``seq``; None when some are no longer kept."""
+        ...
+
+    def states(self) -> Sequence[BoardState]:
+        """Every board's latest state."""
+        ...
+
+    def state(self, board: int) -> BoardState | None:
+        """The latest state of one board."""
+        ...
+
+    def alert(self, alert_id: int) -> Alert | None:
+        """The latest version of one alert."""
+        ...
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -55,9 +83,17 @@ class Subscription:
     """
 
     def __init__(
-        self, hub: Hub, *, since: int | None, alerts: bool, boards: bool = True, wake: bool = True
+        self,
+        hub: FeedSource,
+        *,
+        leave: Callable[[Subscription], None],
+        since: int | None,
+        alerts: bool,
+        boards: bool = True,
+        wake: bool = True,
     ) -> None:
         self._hub = hub
+        self._leave = leave
         self.wakes = wake
         self._wants_alerts = alerts
         self._wants_boards = boards
@@ -143,20 +179,23 @@ class Subscription:
     def close(self) -> None:
         """Stop receiving; the hub forgets this subscription."""
         self.closed = True
-        self._hub._unsubscribe(self)
+        self._leave(self)
 
-    def _board_changed(self, board: int, *, evented: bool) -> None:
+    def board_changed(self, board: int, *, evented: bool) -> None:
+        """The hub's call: ``board`` changed (``evented``: and feed events were added)."""
         if self._wants_boards:
             self._dirty_boards.add(board)
             self._ready.set()
         elif evented and self._cursor != self._hub.seq:
             self._ready.set()  # the events are read through the cursor (unless handed over)
 
-    def _events_added(self) -> None:
+    def events_added(self) -> None:
+        """The hub's call: feed events were added that change no board's state."""
         if not self._wants_boards and self._cursor != self._hub.seq:
             self._ready.set()
 
-    def _alert_changed(self, alert_id: int) -> None:
+    def alert_changed(self, alert_id: int) -> None:
+        """The hub's call: an alert was raised or changed."""
         if self._wants_alerts:
             self._dirty_alerts.add(alert_id)
             self._ready.set()
@@ -198,8 +237,9 @@ class BoardWatch:
     latest state once.
     """
 
-    def __init__(self, hub: Hub) -> None:
+    def __init__(self, hub: FeedSource, *, leave: Callable[[BoardWatch], None]) -> None:
         self._hub = hub
+        self._leave = leave
         self._dirty: set[int] = set()
         self._ready = asyncio.Event()
 
@@ -211,13 +251,14 @@ class BoardWatch:
         dirty, self._dirty = self._dirty, set()
         return [s for board in sorted(dirty) if (s := self._hub.state(board)) is not None]
 
-    def _published(self, board: int) -> None:
+    def published(self, board: int) -> None:
+        """The hub's call: a state of ``board`` was published."""
         self._dirty.add(board)
         self._ready.set()
 
     def close(self) -> None:
         """Stop watching."""
-        self._hub._unwatch(self)
+        self._leave(self)
 
     def __enter__(self) -> BoardWatch:
         return self

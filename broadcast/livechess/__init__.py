@@ -2,5 +2,5 @@
 
 Tools written for LiveChess (lichess's DGT page, the lichess Broadcaster, overlays,
 operator scripts) work unchanged against dgtcast (docs/integrations.md,
-livechess-api.md).
+"DGT LiveChess 2").
 """

@@ -1,8 +1,8 @@
 """E-boards as LiveChess shows them, and the ``eboardevent`` feed they drive (pure).
 
-livechess-api.md §3-§5. Every board whose e-board has been heard (its serial number is
-known) is listed by :meth:`EBoards.eboards`; boards without an e-board are not. A lost
-board stays listed as ``NOTRESPONDING`` with ``source`` and ``clock`` null (OV).
+docs/integrations.md, "The websocket API". Every board whose e-board has been heard (its
+serial number is known) is listed by :meth:`EBoards.eboards`; boards without an e-board are
+not. A lost board stays listed as ``NOTRESPONDING`` with ``source`` and ``clock`` null (OV).
 
 The feed of one board is shared by all its subscribers. Subscribers that asked for the
 same ``setup`` position (and whose connections agree on ``flipped``) share a
@@ -111,7 +111,7 @@ def eboard_json(state: BoardState, *, flipped: bool) -> dict[str, Any]:
 
 def battery_text(state: BoardState) -> str | None:
     """``battery`` of an e-board (§3): ``"84%"`` as a Bluetooth board last reported it;
-    null for a USB board, which reports none (dgt-protocol.md §4.1)."""
+    null for a USB board, which reports none (docs/protocol.md §4.1)."""
     return None if state.battery is None else f"{state.battery}%"
 
 

@@ -1,6 +1,6 @@
 """The LiveChess 2 PGN folder: the layout the lichess Broadcaster reads (pure).
 
-livechess-api.md §7 (the Broadcaster's ``sample-data/``, a real LiveChess 2.2.5 export)::
+docs/integrations.md, "The LiveChess 2 PGN folder" (as a real LiveChess 2.2.5 export)::
 
     <folder>/tournament.json            {"id", "name", "rounds": [{"count", "live"}, ...]}
     <folder>/round-4/index.json         {"pairings": [{"white", "black", "result", "live"}]}

@@ -1,7 +1,8 @@
 """The LiveChess 2 envelope: calls parsed into typed values, answers encoded (pure).
 
-livechess-api.md §2-§3. A client sends ``{"call": NAME, "id": INT, "param": ...}``; the
-server answers ``{"response": "call"|"feed"|"error", "id": INT, "param": ..., "time": MS}``.
+docs/integrations.md, "The websocket API". A client sends
+``{"call": NAME, "id": INT, "param": ...}``; the server answers
+``{"response": "call"|"feed"|"error", "id": INT, "param": ..., "time": MS}``.
 :func:`parse_call` turns one text frame into a :data:`Call` or a :class:`Refusal` (errors
 are data: a bad message is answered, never raised); the ``*_text`` functions build the
 answers. The ``id`` of every answer is a JSON number (lila #20307).

@@ -1,9 +1,10 @@
 """The LiveChess tournament resources: tournaments, rounds, pairings, games (pure).
 
-livechess-api.md §6. One LiveChess *tournament* per section of the event (the one-event
-form is one tournament), with stable uuids derived from the event's and section's names
-(the same names give the same uuids after a restart, on any machine); a game's uuid
-derives from its tournament, round and board. Only the round being played is known.
+docs/integrations.md, "HTTP resources". One LiveChess *tournament* per section of the event
+(the one-event form is one tournament), with stable uuids derived from the event's and
+section's names (the same names give the same uuids after a restart, on any machine); a
+game's uuid derives from its tournament, round and board. Only the round being played is
+known.
 
 Resources, as answers to ``GET /api/v1.0/...``:
 

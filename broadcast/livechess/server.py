@@ -1,7 +1,7 @@
 """The LiveChess server: the eBoards websocket API and the HTTP resources, on their own port.
 
-livechess-api.md §1: ``ws://HOST:1982/api/v1.0`` for the websocket API, and the same
-resources as JSON over ``GET /api/v1.0/...``. The pure parts are
+docs/integrations.md, "The websocket API": ``ws://HOST:1982/api/v1.0`` for the websocket
+API, and the same resources as JSON over ``GET /api/v1.0/...``. The pure parts are
 :mod:`broadcast.livechess.protocol` (the envelope), :mod:`broadcast.livechess.eboards`
 (the boards and their feed), :mod:`broadcast.livechess.resources` (tournaments) and
 :mod:`broadcast.livechess.origins` (which pages may use it: lichess, this machine's and

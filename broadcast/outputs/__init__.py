@@ -4,7 +4,8 @@
 ``mqtt_rounds`` (past rounds and standings for relays),
 ``lichess`` (routing and the push planner, pure) and ``lichess_push`` (the shell),
 ``lichess_refusal``, ``outgoing`` (HTTP POSTs), ``pgn_folder``, ``webhook``, ``output``
-and ``output_alerts`` (what every output shares). May import ``broadcast.feed`` and
+and ``output_alerts`` (what every output shares), ``kinds`` (the table of output kinds
+a daemon and a relay start their outputs from). May import ``broadcast.feed`` and
 ``base``.
 """
 

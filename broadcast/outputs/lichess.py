@@ -3,8 +3,8 @@
 lichess will not poll a venue's laptop, so the daemon pushes: ``POST
 /api/broadcast/round/{roundId}/push`` with an OAuth token (``study:write``) and the PGN as
 the body; the reply lists each game's tags with its move count or an error
-(tournament-rules.md §5). A lichess round holds at most 100 games, and lichess matches
-games by their tags, so a big event is split over several lichess rounds: one
+(docs/integrations.md, "What lichess expects"). A lichess round holds at most 100 games,
+and lichess matches games by their tags, so a big event is split over several lichess rounds: one
 :class:`LichessTarget` per section or board range (``[[lichess]]`` in the configuration),
 each naming the lichess round of every event round.
 
@@ -52,7 +52,8 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-#: lichess keeps at most this many games in one broadcast round (tournament-rules.md §5).
+#: lichess keeps at most this many games in one broadcast round
+#: (docs/integrations.md, "What lichess expects").
 MAX_GAMES = 100
 #: Where lichess is.
 LICHESS = "https://lichess.org"

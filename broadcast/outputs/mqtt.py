@@ -1,18 +1,6 @@
 """Publish boards, alerts and confirmed results to an MQTT broker (topics in docs/mqtt.md).
 
-Topics under a prefix (default ``dgtcast``)::
-
-    <prefix>/board/<n>/pgn | fen | status | state           retained, QoS 1, on game changes
-    <prefix>/board/<n>/clocks                                retained, QoS 1, every clock tick
-    <prefix>/board/<n>/result                                retained, QoS 1, confirmed result
-    <prefix>/board/<n>/eval                                  retained, QoS 1, engine evaluation
-    <prefix>/alerts                                          QoS 1, each version of an alert
-    <prefix>/results                                         QoS 1, one message per result
-    <prefix>/daemon/<id>/status                              retained "online" / "offline"
-    <prefix>/daemon/<id>/boards                              retained ownership (relays)
-    <prefix>/daemon/<id>/alerts                              retained open alerts (relays)
-    <prefix>/daemon/<id>/resolved                            retained last resolutions (relays)
-    <prefix>/section/<key>/round/<n> | standings             retained (relays: mqtt_rounds)
+The topics and payloads are :mod:`broadcast.outputs.mqtt_wire`'s.
 
 The broker publishes ``offline`` for us as our will when the connection dies; we publish
 ``online`` on every connect and ``offline`` when we stop cleanly.
@@ -37,16 +25,12 @@ from __future__ import annotations
 import asyncio
 import collections
 import dataclasses
-import json
 import logging
-import re
 from collections.abc import Awaitable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
-from urllib.parse import quote
 
 import aiomqtt
-from pydantic import BaseModel, ValidationError
 
 from broadcast.feed.alerts import Alert, alert_to_json
 from broadcast.feed.events import diff_states
@@ -59,137 +43,31 @@ from broadcast.outputs.mqtt_client import (
     client_log,
     new_client,
 )
+from broadcast.outputs.mqtt_wire import (
+    OPEN_ALERTS,
+    RESOLVED_ALERTS,
+    Ownership,
+    Topics,
+    alert_list_payload,
+    clocks_payload,
+    encode,
+    evaluation_payload,
+    result_payload,
+    status_payload,
+)
 from broadcast.outputs.output import HubOutput, WorkLoop
 
 if TYPE_CHECKING:
     from broadcast.feed.hub import Hub
 
-__all__ = [
-    "OPEN_ALERTS",
-    "RESOLVED_ALERTS",
-    "RESOLVED_KEPT",
-    "MqttMessage",
-    "MqttOutbox",
-    "MqttPublisher",
-    "Ownership",
-    "Topics",
-    "clocks_payload",
-    "evaluation_payload",
-    "result_payload",
-    "status_payload",
-]
+__all__ = ["RESOLVED_KEPT", "MqttMessage", "MqttOutbox", "MqttPublisher"]
 
 log = logging.getLogger(__name__)
 
-#: ``<prefix>/daemon/<id>/<leaf>`` of a daemon's open alerts, retained (relays show them).
-OPEN_ALERTS = "alerts"
-#: ``<prefix>/daemon/<id>/<leaf>`` of its last resolved alerts, retained: each as it was
-#: resolved (how, by whom, when), so that relays show the daemon's own resolution.
-RESOLVED_ALERTS = "resolved"
 #: How many resolved alerts that list keeps (the newest).
 RESOLVED_KEPT = 50
 
 _T = TypeVar("_T")
-_TOPIC_UNSAFE = re.compile(r"[#+/\s]+")
-
-
-@dataclass(frozen=True, slots=True)
-class Topics:
-    """Topic names under ``prefix``."""
-
-    prefix: str
-    daemon_id: str
-
-    def board(self, board: int | str, leaf: str) -> str:
-        """``<prefix>/board/<n>/<leaf>``; ``board = "+"`` is the filter of every board."""
-        return f"{self.prefix}/board/{board}/{leaf}"
-
-    def evaluation(self, board: int | str) -> str:
-        """``<prefix>/board/<n>/eval``: the engine's evaluation of the board's public
-        position (``[analysis]``), retained; ``board = "+"`` is the filter of every board."""
-        return self.board(board, "eval")
-
-    @property
-    def alerts(self) -> str:
-        """Every alert, not retained."""
-        return f"{self.prefix}/alerts"
-
-    @property
-    def results(self) -> str:
-        """Every confirmed result, not retained."""
-        return f"{self.prefix}/results"
-
-    @property
-    def daemon_status(self) -> str:
-        """``online`` / ``offline``, retained; ``offline`` is also our will."""
-        return f"{self.prefix}/daemon/{self.daemon_id}/status"
-
-    def daemon(self, leaf: str, daemon_id: str | None = None) -> str:
-        """``<prefix>/daemon/<id>/<leaf>`` (our own id by default)."""
-        return f"{self.prefix}/daemon/{daemon_id or self.daemon_id}/{leaf}"
-
-    def relay_replies(self, relay_id: str | None = None) -> str:
-        """``<prefix>/relay/<id>/replies``: the daemons' answers to one relay (our id)."""
-        return f"{self.prefix}/relay/{relay_id or self.daemon_id}/replies"
-
-    def section(self, section: str | None, leaf: str) -> str:
-        """``<prefix>/section/<key>/<leaf>``: a section's past rounds and standings, for
-        relays (:mod:`broadcast.outputs.mqtt_rounds`); ``section = None`` is the filter of
-        every section. ``<key>`` is the name percent-encoded (``%`` for no section)."""
-        key = "+" if section is None else quote(section, safe="") if section else "%"
-        return f"{self.prefix}/section/{key}/{leaf}"
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Ownership:
-    """What one daemon owns: ``<prefix>/daemon/<id>/boards``, retained.
-
-    Relays route arbiter commands by it, and a daemon that starts refuses boards or
-    sections another live daemon announced (see :mod:`broadcast.relay.ownership`).
-
-    Attributes:
-        daemon_id: the announcing daemon.
-        boards: its board numbers (every board of its round, e-board or not).
-        sections: its named sections ("" is no section and is never claimed).
-        at: when it was announced (epoch seconds); the newer claim wins on a relay.
-    """
-
-    daemon_id: str
-    boards: tuple[int, ...]
-    sections: tuple[str, ...] = ()
-    at: float = 0.0
-
-    def to_payload(self) -> bytes:
-        """The announcement's JSON."""
-        return _json(
-            {
-                "daemon": self.daemon_id,
-                "boards": sorted(self.boards),
-                "sections": sorted(s for s in self.sections if s),
-                "at": self.at,
-            }
-        )
-
-    @classmethod
-    def from_payload(cls, payload: bytes) -> Ownership | None:
-        """Read an announcement; None when it is not one (garbage, or a cleared topic).
-
-        Untrusted (any client of the broker may write it): validated by pydantic.
-        """
-        try:
-            data = _OwnershipData.model_validate_json(payload)
-        except ValidationError:
-            return None
-        boards = tuple(b for b in data.boards if b >= 1)
-        sections = tuple(s for s in data.sections if s)
-        return cls(daemon_id=data.daemon, boards=boards, sections=sections, at=data.at)
-
-
-class _OwnershipData(BaseModel):
-    daemon: str
-    boards: list[int]
-    sections: list[str]
-    at: float
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -200,67 +78,6 @@ class MqttMessage:
     payload: bytes
     qos: int = 1
     retain: bool = False
-
-
-def _json(data: Any) -> bytes:
-    return json.dumps(data, separators=(",", ":"), ensure_ascii=False).encode()
-
-
-def clocks_payload(state: BoardState) -> bytes:
-    """``/clocks``: seconds left at ``at`` (epoch seconds), and the side whose time runs."""
-    return _json(
-        {
-            "white": state.white_clock,
-            "black": state.black_clock,
-            "running": state.running,
-            "at": state.clock_at,
-        }
-    )
-
-
-def evaluation_payload(evaluation: Evaluation) -> bytes:
-    """``/eval``: the :class:`Evaluation` as JSON (no ``cp`` nor ``mate``: none)."""
-    return _json(to_json_dict(evaluation))
-
-
-def status_payload(state: BoardState) -> bytes:
-    """``/status``: the board and its game without the moves."""
-    return _json(
-        {
-            "board": state.board,
-            "section": state.section,
-            "round": state.round,
-            "white": state.white,
-            "black": state.black,
-            "status": state.status.value,
-            "result": state.result,
-            "result_final": state.result_final,
-            "variant": state.variant,
-            "plies": len(state.moves),
-            "last_move": state.last_move,
-            "updated_at": state.updated_at,
-        }
-    )
-
-
-def result_payload(state: BoardState) -> bytes:
-    """``/results`` and ``/board/<n>/result``: a result, for a pairing program.
-
-    ``final`` is false for a provisional result (published only with ``results =
-    "provisional"``); a pairing program takes the ``final`` ones.
-    """
-    return _json(
-        {
-            "board": state.board,
-            "section": state.section,
-            "round": state.round,
-            "white": state.white,
-            "black": state.black,
-            "result": state.result,
-            "final": state.result_final,
-            "at": state.updated_at,
-        }
-    )
 
 
 def _game_of(state: BoardState) -> tuple[str, str, str, str]:
@@ -283,9 +100,12 @@ class MqttOutbox:
         max_pending: int = 1000,
         max_retained: int = 4096,
         results: ResultsPolicy = "confirmed",
+        signed: bool = False,
     ):
         self.topics = topics
         self.results = results
+        #: With an event key: the alert lists go as objects, which can carry a signature.
+        self.signed = signed
         self._max_pending = max_pending
         self._max_retained = max_retained
         self._retained: collections.OrderedDict[str, bytes] = collections.OrderedDict()
@@ -317,7 +137,7 @@ class MqttOutbox:
             self._set_retained(self.topics.board(board, "pgn"), state.pgn.encode())
             self._set_retained(self.topics.board(board, "fen"), state.fen.encode())
             self._set_retained(self.topics.board(board, "status"), status_payload(state))
-            self._set_retained(self.topics.board(board, "state"), _json(to_json_dict(state)))
+            self._set_retained(self.topics.board(board, "state"), encode(to_json_dict(state)))
         published = state.result_final or self.results == "provisional"
         if published and state.result != "*":
             self.receive_result(state)
@@ -353,7 +173,7 @@ class MqttOutbox:
         ``<prefix>/daemon/<id>/alerts`` follows every version too, and a resolved one
         joins the retained list of the last resolutions (``…/resolved``) first.
         """
-        self._queue(MqttMessage(topic=self.topics.alerts, payload=_json(alert_to_json(alert))))
+        self._queue(MqttMessage(topic=self.topics.alerts, payload=encode(alert_to_json(alert))))
         if self._open_alerts is None:
             return
         if not alert.is_open:
@@ -382,12 +202,14 @@ class MqttOutbox:
 
     def _set_open_alerts(self) -> None:
         assert self._open_alerts is not None
-        alerts = [to_json_dict(self._open_alerts[i]) for i in sorted(self._open_alerts)]
-        self._set_retained(self.topics.daemon(OPEN_ALERTS), _json(alerts))
+        alerts = [self._open_alerts[i] for i in sorted(self._open_alerts)]
+        payload = alert_list_payload(alerts, signed=self.signed)
+        self._set_retained(self.topics.daemon(OPEN_ALERTS), payload)
 
     def _set_resolved_alerts(self) -> None:
-        alerts = [to_json_dict(alert) for alert in self._resolved_alerts.values()]
-        self._set_retained(self.topics.daemon(RESOLVED_ALERTS), _json(alerts))
+        alerts = list(self._resolved_alerts.values())
+        payload = alert_list_payload(alerts, signed=self.signed)
+        self._set_retained(self.topics.daemon(RESOLVED_ALERTS), payload)
 
     def receive_retained(self, topic: str, payload: bytes) -> None:
         """Keep ``topic`` retained with ``payload`` (empty: cleared on the broker)."""
@@ -448,6 +270,7 @@ class MqttPublisher(HubOutput):
             max_pending=settings.max_pending,
             max_retained=settings.max_retained_topics,
             results=results,
+            signed=settings.event_key is not None,
         )
         self._work = WorkLoop()
         self.link = MqttLink(settings, "publisher", self._new_client)

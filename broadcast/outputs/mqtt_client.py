@@ -88,8 +88,9 @@ class MqttSettings:
         time_limit: seconds for connecting and for each acknowledgement.
         ca_file: with ``tls``, trust this CA bundle instead of the system's (a venue's
             own certificate authority).
-        event_key: signs commands and announcements of boards, and only messages it
-            signed are taken (:mod:`broadcast.feed.signing`); None: nothing is signed.
+        event_key: signs commands, answers and what a daemon publishes as JSON, and
+            only messages it signed are taken (:mod:`broadcast.feed.signing`); None:
+            nothing is signed.
     """
 
     host: str = "localhost"

@@ -30,7 +30,7 @@ from broadcast.feed.events import encode_json
 from broadcast.feed.inbound import board_state_from_broker
 from broadcast.feed.messages import decode_untrusted_json, to_json_dict
 from broadcast.feed.signing import AUTH
-from broadcast.outputs.mqtt import Topics
+from broadcast.outputs.mqtt_wire import Topics
 
 __all__ = [
     "SectionMessage",

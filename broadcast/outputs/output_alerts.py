@@ -13,7 +13,6 @@ fixed).
 from __future__ import annotations
 
 import itertools
-import logging
 from collections.abc import Callable
 from typing import Any
 
@@ -23,8 +22,6 @@ from broadcast.feed.hub import Hub
 from broadcast.feed.messages import to_json_dict
 
 __all__ = ["FIRST_ID", "RELAY_FIRST_ID", "OutputAlerts"]
-
-log = logging.getLogger(__name__)
 
 #: The first id of a daemon's output alert.
 FIRST_ID = 1_000_000
@@ -68,8 +65,8 @@ class OutputAlerts:
             details=details,
             action=action,
         )
-        self._open[alert.id] = (alert, on_ack)
-        log.warning("= alert %d %s: %s", alert.id, alert.kind, action)
+        self._open[alert.id] = (alert, on_ack)  # logged by whoever shows alerts (the
+        # console, or the alert log: daemon/shell/logs.py), once
         self._hub.publish_alert(alert)
         return alert
 

@@ -1,7 +1,7 @@
 """Keep a folder of PGN files in the layout broadcast uploaders watch.
 
 Uploaders (the lichess Broadcaster app and the like) watch one folder per round holding
-``game-N.pgn`` per board and ``games.pgn`` with every game (tournament-rules.md §5)::
+``game-N.pgn`` per board and ``games.pgn`` with every game (docs/integrations.md, "PGN folder")::
 
     <path>/round-3/game-1.pgn          single-section event
     <path>/round-3/games.pgn

@@ -1,8 +1,11 @@
-"""The start-up ownership check: no two live daemons claim the same board or section.
+"""The start-up ownership check: which live daemons claim this daemon's boards or sections.
 
 At start, :func:`check_ownership` reads the other daemons' retained announcements
 (``<prefix>/daemon/<id>/boards`` and ``…/status``): a board or section that a live
-daemon owns is a clash, and the daemon refuses to start.
+daemon owns is a clash. With an event key only signed announcements count, and a clash is
+a second daemon of the event given the same boards: the daemon refuses to start. Without
+one, a clash may be forged by anyone who can write to the broker: the daemon starts, keeps
+its boards and raises an alert (docs/deployment.md, "Board ownership at start").
 """
 
 from __future__ import annotations
@@ -19,7 +22,6 @@ import aiomqtt
 
 from broadcast.feed.inbound import LIMITS
 from broadcast.feed.signing import EventKey, NotSigned
-from broadcast.outputs.mqtt import Ownership, Topics
 from broadcast.outputs.mqtt_client import (
     MqttSettings,
     client_log,
@@ -27,8 +29,9 @@ from broadcast.outputs.mqtt_client import (
     new_client,
     raise_if_cancelled,
 )
+from broadcast.outputs.mqtt_wire import Ownership, Topics
 
-__all__ = ["check_ownership", "find_clashes"]
+__all__ = ["StartClaims", "check_ownership", "find_clashes"]
 
 log = logging.getLogger(__name__)
 _client_log = client_log("broadcast.relay.remote.client")
@@ -71,6 +74,34 @@ def find_clashes(
     return lines
 
 
+@dataclass(frozen=True, slots=True)
+class StartClaims:
+    """What the broker says about this daemon's boards at start.
+
+    Attributes:
+        clashes: one line per live daemon that claims some of its boards or sections
+            (only signed claims with an event key).
+        same_id: a line when a daemon with this daemon's id is online (statuses are not
+            signed: this may be forged even with a key).
+        signed: whether the claims were checked with an event key.
+    """
+
+    clashes: tuple[str, ...] = ()
+    same_id: str | None = None
+    signed: bool = False
+
+    @property
+    def lines(self) -> list[str]:
+        """Every problem, one line each (empty: none)."""
+        return [*([self.same_id] if self.same_id else []), *self.clashes]
+
+    @property
+    def refusing(self) -> list[str]:
+        """The problems that stop the daemon: clashes of signed claims, which only a
+        daemon of the event can make; nothing forged stops a daemon from starting."""
+        return list(self.clashes) if self.signed else []
+
+
 @dataclass
 class _ClaimsSeen:
     claims: dict[str, Ownership] = field(default_factory=dict)
@@ -111,8 +142,8 @@ class _ClaimsSeen:
 
 async def check_ownership(
     settings: MqttSettings, own: Ownership, *, grace: float | None = None
-) -> list[str] | None:
-    """Problems with claiming ``own`` on the broker (empty: none); None when unreachable.
+) -> StartClaims | None:
+    """Problems with claiming ``own`` on the broker; None when unreachable.
 
     Reads every retained announcement and status. When a daemon with our own id is still
     online (our previous run before a crash, not yet noticed by the broker), waits up to
@@ -132,14 +163,14 @@ async def check_ownership(
             " key: ignored (forged, or that daemon has another [mqtt] event_key)",
             daemon_id[:80],
         )
-    lines = find_clashes(own, seen.claims.values(), seen.online)
+    clashes = find_clashes(own, seen.claims.values(), seen.online)
+    same_id = None
     if seen.online.get(own.daemon_id, False):
-        lines.insert(
-            0,
+        same_id = (
             f'mqtt.daemon_id: "{own.daemon_id}" is online on the broker already'
-            " (another daemon with the same id?): give each daemon its own mqtt.daemon_id",
+            " (another daemon with the same id?): give each daemon its own mqtt.daemon_id"
         )
-    return lines
+    return StartClaims(tuple(clashes), same_id, signed=settings.event_key is not None)
 
 
 async def _read_claims(settings: MqttSettings, seen: _ClaimsSeen, grace: float) -> None:

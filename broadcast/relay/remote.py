@@ -34,9 +34,11 @@ import asyncio
 import collections
 import itertools
 import logging
+import os
 import secrets
 import time
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 
 import aiomqtt
 
@@ -48,8 +50,7 @@ from broadcast.feed.commands import (
     SetClocks,
 )
 from broadcast.feed.inbound import LIMITS, BadMessage, check_size
-from broadcast.feed.signing import NotSigned
-from broadcast.outputs.mqtt import Topics
+from broadcast.feed.signing import EventKey, NotSigned
 from broadcast.outputs.mqtt_client import (
     MqttLink,
     MqttSettings,
@@ -58,6 +59,7 @@ from broadcast.outputs.mqtt_client import (
     new_client,
     raise_if_cancelled,
 )
+from broadcast.outputs.mqtt_wire import Topics
 from broadcast.relay.routing import (
     Delivery,
     Router,
@@ -65,7 +67,7 @@ from broadcast.relay.routing import (
     plan_command,
     with_relay_ids,
 )
-from broadcast.relay.wire import CommandRequest, answer_payload, read_answer
+from broadcast.relay.wire import CommandRequest, ReplayGuard, answer_payload, read_answer
 from broadcast.web.log_limit import LogLimit
 
 __all__ = [
@@ -95,6 +97,7 @@ class RemoteCommands:
         reply_to: the topic this relay reads answers on (:meth:`receive_answer`).
         timeout: seconds to wait for a daemon's answer.
         wall_clock: time source for ``sent_at``.
+        key: the event key: only answers signed with it are taken.
     """
 
     def __init__(
@@ -105,7 +108,9 @@ class RemoteCommands:
         reply_to: str,
         timeout: float = 8.0,
         wall_clock: Callable[[], float] = time.time,
+        key: EventKey | None = None,
     ) -> None:
+        self._key = key
         self._router = router
         self._send = send
         self.reply_to = reply_to
@@ -128,10 +133,17 @@ class RemoteCommands:
     def receive_answer(self, payload: bytes) -> None:
         """An answer arrived on :attr:`reply_to`; wakes the command waiting for it."""
         answer = read_answer(payload) if len(payload) <= LIMITS["replies"] else None
+        if answer is not None and self._key is not None:
+            try:
+                self._key.verify(self.reply_to, payload)
+            except NotSigned:
+                answer = None  # forged: the daemon's own answer is still awaited
         if answer is None:
             if (count := self._refused.due()) is not None:
                 log.warning(
-                    "< unreadable command answer %r (%d since the last line)", payload[:80], count
+                    "< unreadable or unsigned command answer %r (%d since the last line)",
+                    payload[:80],
+                    count,
                 )
             return
         waiter = self._waiting.pop(answer[0], None)
@@ -198,6 +210,8 @@ class CommandListener:
             for an offline daemon are refused instead of carried out.
         wall_clock: time source, to judge ``sent_at``.
         remembered: answers kept to answer a redelivered request again.
+        seen_file: with an event key, where the :class:`ReplayGuard` is kept across
+            restarts (None: in memory only).
     """
 
     def __init__(
@@ -208,6 +222,7 @@ class CommandListener:
         max_age: float = 60.0,
         wall_clock: Callable[[], float] = time.time,
         remembered: int = 256,
+        seen_file: Path | None = None,
     ) -> None:
         self._settings = settings
         self._handler = handler
@@ -219,6 +234,8 @@ class CommandListener:
         self.subscribed = asyncio.Event()
         self.link = MqttLink(settings, "commands", self._new_client)
         self._refused = LogLimit()
+        self._seen_file = seen_file
+        self.guard = _load_guard(seen_file) if settings.event_key is not None else None
 
     async def run(self) -> None:
         """Listen, execute, answer; reconnect after losses; until cancelled."""
@@ -259,19 +276,39 @@ class CommandListener:
         except NotSigned as exc:
             self._refuse(payload, str(exc))
             reason = f"{exc}: not carried out (the relay's [mqtt] event_key must be the daemon's)"
-            return request.reply_to, answer_payload(
-                request.request, self._settings.daemon_id, CommandReply(ok=False, reason=reason)
-            )
+            return request.reply_to, self._answer(request, CommandReply(ok=False, reason=reason))
         except (BadMessage, CommandRejected) as exc:
             self._refuse(payload, exc.reason if isinstance(exc, CommandRejected) else str(exc))
             return None, None
-        known = self._answers.get(request.request)
-        if known is None:
-            known = answer_payload(
-                request.request, self._settings.daemon_id, await self._execute(request)
-            )
-            self._remember(request.request, known)
+        known = self._answers.get(request.request)  # delivered again: answered again
+        if known is not None:
+            return request.reply_to, known
+        guard, now = self.guard, self._wall_clock()
+        if guard is not None and (why := guard.refusal(request, now)) is not None:
+            self._refuse(payload, why)
+            return request.reply_to, self._answer(request, CommandReply(ok=False, reason=why))
+        known = self._answer(request, await self._execute(request))
+        self._remember(request.request, known)
+        if guard is not None:
+            guard.record(request, now)
+            self._save_guard(guard)
         return request.reply_to, known
+
+    def _answer(self, request: CommandRequest, reply: CommandReply) -> bytes:
+        """The answer to ``request``, signed with the event key when there is one."""
+        answer = answer_payload(request.request, self._settings.daemon_id, reply)
+        key = self._settings.event_key
+        return answer if key is None else key.sign(request.reply_to, answer)
+
+    def _save_guard(self, guard: ReplayGuard) -> None:
+        if self._seen_file is None:
+            return
+        try:
+            part = self._seen_file.with_name(self._seen_file.name + ".part")
+            part.write_text(guard.to_json())
+            os.replace(part, self._seen_file)
+        except OSError as exc:
+            log.warning("= commands carried out not kept in %s: %s", self._seen_file, exc)
 
     def _refuse(self, payload: bytes, why: str) -> None:
         """One WARNING line every 10 s at most about refused commands."""
@@ -309,3 +346,15 @@ class CommandListener:
         self._answers[request] = answer
         while len(self._answers) > self._remembered:
             self._answers.popitem(last=False)
+
+
+def _load_guard(path: Path | None) -> ReplayGuard:
+    """The guard kept in ``path``; a new one when there is none. One that cannot be read
+    remembers nothing but refuses every request sent before now."""
+    if path is None or not path.exists():
+        return ReplayGuard()
+    try:
+        return ReplayGuard.from_json(path.read_text())
+    except (OSError, ValueError) as exc:
+        log.warning("= %s unreadable (%s): commands sent before now are refused", path, exc)
+        return ReplayGuard(floor=time.time())

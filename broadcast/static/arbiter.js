@@ -3,8 +3,8 @@
  * The arbiters' page at `/arbiter` (docs/viewer.md): asks for the token, connects to
  * `ws://host/ws/arbiter` with {"type":"auth","token":…}, shows the alerts live and the
  * boards with their result controls, sends the commands of docs/broadcast.md
- * (ack_alert, set_result, confirm_result, accept_position, choose_line, set_clocks,
- * next_round) and shows each reply. The channel is always live: no public delay here.
+ * (ack_alert, set_result, confirm_result, rebuild_from_memory, accept_position,
+ * choose_line, set_clocks, next_round) and shows each reply. The channel is always live: no public delay here.
  */
 
 import { AlertList, clockTime } from "./alerts.js";
@@ -28,7 +28,7 @@ const TOKEN_KEY = "dgtcast.arbiterToken";
 const POLICY_VIOLATION = 1008; // the server refused the token (docs/broadcast.md)
 const TICK_MS = 500;
 
-/** Results an arbiter may set (broadcast/feed/messages.py RESULTS; forfeits: tournament-rules.md §4). */
+/** Results an arbiter may set (broadcast/feed/messages.py RESULTS; forfeits: docs/pairing.md, "Result codes"). */
 const RESULT_CHOICES = [
   ["1-0", "1-0"],
   ["0-1", "0-1"],
@@ -70,6 +70,7 @@ export function replyText(message) {
     const moved = sections.map((s) => `${s.section ? `${s.section} ` : ""}round ${s.round}`);
     return `ok: ${moved.join(", ")}`;
   }
+  if (message.details?.reading !== undefined) return "ok: reading the board's memory again";
   return "ok";
 }
 
@@ -87,6 +88,11 @@ class BoardRow {
     this.choice = resultSelect(number);
     this.set = button("set-result", "Set result", "Enter this board's result (set_result)");
     this.confirm = button("confirm-result", "Confirm", "Make the provisional result final (confirm_result)");
+    this.rebuild = button(
+      "rebuild-from-memory",
+      "Rebuild from memory",
+      "Read the board's memory again now and recover the moves played since the last agreed position (rebuild_from_memory)",
+    );
     this.accept = button(
       "accept-position",
       "Accept position",
@@ -101,7 +107,7 @@ class BoardRow {
     blackLine.append(el("span", "swatch black"), " ", this.black, this.clocks.black);
     players.append(whiteLine, blackLine);
     const controls = el("div", "controls");
-    controls.append(this.choice, this.set, this.confirm, this.accept);
+    controls.append(this.choice, this.set, this.confirm, this.rebuild, this.accept);
     const commands = el("td", "commands");
     commands.append(controls, this.reply);
     const resultCell = el("td", "result-cell");
@@ -114,6 +120,9 @@ class BoardRow {
     this.choice.addEventListener("change", () => this.enable());
     this.set.addEventListener("click", () => page.setResult(this, this.choice.value));
     this.confirm.addEventListener("click", () => page.boardCommand(this, "confirm_result", "Confirm result"));
+    this.rebuild.addEventListener("click", () =>
+      page.boardCommand(this, "rebuild_from_memory", "Rebuild from memory"),
+    );
     this.accept.addEventListener("click", () =>
       page.boardCommand(this, "accept_position", "Accept position"),
     );
@@ -145,7 +154,9 @@ class BoardRow {
     const board = this.board;
     this.set.disabled = this.choice.value === "";
     this.confirm.disabled = board === null || board.result === "*" || board.result_final;
-    this.accept.disabled = board === null || board.status !== "out_of_sync";
+    const outOfSync = board !== null && board.status === "out_of_sync";
+    this.rebuild.disabled = !outOfSync;
+    this.accept.disabled = !outOfSync;
   }
 
   tick(serverNow) {

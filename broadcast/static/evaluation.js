@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 /**
- * The engine's evaluation as spectators read it (docs/viewer.md, "Evaluation"): a line
+ * The engine's evaluation as spectators read it (docs/viewer.md, "The engine's evaluation"): a line
  * "+0.34 d22 Nf3 Nc6 Bb5" and a bar, both from White's point of view. Pure: no DOM.
  *
  * An evaluation (docs/broadcast.md, `eval`) has `cp` (centipawns) or `mate` (moves to

@@ -209,7 +209,7 @@ const RESULT_TEXT = {
   "*": "",
 };
 
-/** A result as spectators read it (forfeits are the TRF codes, tournament-rules.md §4). */
+/** A result as spectators read it (forfeits are the TRF codes, docs/pairing.md, "Result codes"). */
 export function resultText(result) {
   return Object.hasOwn(RESULT_TEXT, result) ? RESULT_TEXT[result] : String(result);
 }

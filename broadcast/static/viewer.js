@@ -23,7 +23,7 @@ function sectionTitle(boards) {
   return [first.section, round ? `Round ${round}` : "", variant].filter(Boolean).join(" · ");
 }
 
-/** "15 min", "90 s": the public delay (tournament-rules.md §5). */
+/** "15 min", "90 s": the public delay (docs/broadcast.md, "Public delay"). */
 function delayText(seconds) {
   return seconds >= 120 ? `${Math.round(seconds / 60)} min` : `${Math.round(seconds)} s`;
 }

@@ -32,7 +32,7 @@ other work (the spectators served one by one, new connections, the moves coming 
 A relay with a few hundred spectators thus ticks every ``interval``; one with so many
 that writing them all takes longer (13-19 ms a thousand on a 2.1 GHz core) ticks less
 often and sends more in each frame, rather than falling behind the round and taking
-the whole core (docs/performance.md, change 20).
+the whole core (docs/performance.md, "Spectator ticks").
 """
 
 from __future__ import annotations

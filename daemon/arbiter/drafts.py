@@ -151,8 +151,10 @@ def out_of_sync_for_good(board: int, game: Game, event: OutOfSync) -> AlertDraft
         action=f"Board {board}: the pieces match no position of the game, and the board's"
         " memory does not hold the game as recorded (it was overwritten, or another board"
         " is on this port), so dgtcast cannot recover the moves played since. Reinstate the"
-        " expected position (FIDE 7.5), or accept the board's position: the record keeps"
-        " its moves up to the last agreement and goes on from the board as it stands.",
+        " expected position (FIDE 7.5); rebuild from the board's memory once the right"
+        " board is back on its port; or accept the board's position: the record keeps its"
+        " moves up to the last agreement, goes on from the board as it stands and says"
+        " how many plies it lacks.",
         episode=("out_of_sync", board, game, "memory"),
         update_note="the board's memory does not hold the game as recorded",
     )
@@ -175,7 +177,7 @@ def clock_not_mode_23(board: int, game: Game) -> AlertDraft:
 
 
 def result_signalled(board: int, game: Game, event: ResultSignalled) -> AlertDraft:
-    """The players signalled a result with the kings (tournament-rules.md §3)."""
+    """The players signalled a result with the kings (docs/protocol.md §9.1)."""
     return AlertDraft(
         kind=AlertKind.RESULT_SIGNALLED,
         details={"result": event.result},

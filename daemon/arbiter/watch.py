@@ -5,7 +5,8 @@ A :class:`BoardWatch` takes a board's game events and clock readings as the
 :class:`AlertDraft` values (a kind, details, the action to suggest, the episode key and
 the condition's scope) and :class:`Cleared` values (a condition that no longer holds);
 the engine raises each draft once per episode and resolves what cleared. The rules: FIDE
-Laws 6.7 (default time) and the clock settings of tournament-rules.md §2 (start times, increments).
+Laws 6.7 (default time) and the clock settings (start times, increments; docs/alerts.md,
+"The Laws it follows").
 """
 
 from __future__ import annotations

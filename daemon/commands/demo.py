@@ -65,7 +65,7 @@ class DemoGame:
     Attributes:
         pgn: a file in ``config/games``.
         plies: stop after this many plies (the flag of the side to move falls).
-        kings: after the moves, signal this result with the kings (dgt-protocol.md §9.1).
+        kings: after the moves, signal this result with the kings (docs/protocol.md §9.1).
     """
 
     pgn: str

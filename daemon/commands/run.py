@@ -22,8 +22,9 @@ from daemon.journal.identity import abandon_journal
 from daemon.journal.records import JournalError
 from daemon.pairing import PairingFileError
 from daemon.shell import runtime
-from daemon.shell.app import Daemon, DaemonOptions, unless_stopped
+from daemon.shell.app import Daemon, DaemonOptions
 from daemon.shell.logs import configure_logging
+from daemon.shell.startup import unless_stopped
 
 __all__ = ["add_arguments", "arbiter_address", "run"]
 

@@ -1,6 +1,6 @@
 """``[prizes]`` / ``[sections.prizes]``: a section's prize groups and how they are settled.
 
-docs/prizes.md describes the rules (tournament-rules.md §6); here are the keys::
+docs/prizes.md, "How the prizes are settled", describes the rules; here are the keys::
 
     [prizes]
     countback = ["PS", "BH", "SB"]     # trophies and titles: FIDE tie-break codes

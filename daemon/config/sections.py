@@ -48,7 +48,7 @@ class EventConfig:
         black_time_control: Black's control under time odds (Armageddon), else None.
         draw_odds: ``"black"`` (or ``"white"``) when a draw counts as that colour's win.
         variant: ``"standard"`` or ``"chess960"``.
-        dgt_mode: 23 when the clocks are computer-controlled (dgt-protocol.md §8).
+        dgt_mode: 23 when the clocks are computer-controlled (docs/protocol.md §8).
         default_time: seconds after the round's start a player absent from the board
             loses (FIDE 6.7); 0 when the regulations state none (then no late-arrival
             alert: a board cannot prove absence at the very start).

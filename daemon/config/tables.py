@@ -102,7 +102,7 @@ def _datetime(value: object) -> dt.datetime:
 def _dgt_mode(value: object) -> int:
     if value != 23 or isinstance(value, bool):
         raise ValueError(
-            f"only 23 (computer-controlled clocks, dgt-protocol.md §8) is supported,"
+            f"only 23 (computer-controlled clocks, docs/protocol.md §8) is supported,"
             f" got {shown(value)}"
         )
     return 23
@@ -210,11 +210,11 @@ class BoardConfig(_Table):
     """One ``[[boards]]`` table: a board, its e-board port if any, and its players.
 
     A board without ``port`` or ``serial`` has no e-board: arbiters enter its result by
-    hand. ``serial`` (the number the board reports, dgt-protocol.md §4) picks the board
+    hand. ``serial`` (the number the board reports, docs/protocol.md §4) picks the board
     among the ports ``port`` names (a path or glob; default every serial port), so
     cables plugged back in another order never swap games.
     ``clock_white_side`` overrides the side of the clock that is learned from the
-    first moves (dgt-protocol.md §7.2, "Which clock side is White").
+    first moves (docs/protocol.md §7.2, "Which clock side is White").
     """
 
     number: int = Field(ge=1, le=MAX_BOARD)  # TRF: 4 digits

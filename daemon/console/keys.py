@@ -1,8 +1,10 @@
-"""Results from the keyboard: what ``dgtcast result`` and the live console's keys mean (pure).
+"""Commands from the keyboard: what ``dgtcast result`` and the live console's keys mean (pure).
 
-Both send the arbiter page's commands (``set_result``, ``confirm_result``) to the
-running daemon: ``dgtcast result`` over its arbiter channel (daemon/commands/result.py),
-the console straight to the daemon it shows (daemon/console/link.py).
+Both send the arbiter page's commands (``set_result``, ``confirm_result``;
+``rebuild_from_memory`` and ``accept_position`` for a board out of sync) to the running
+daemon: ``dgtcast result`` and ``dgtcast sync`` over its arbiter channel
+(daemon/commands/result.py, sync.py), the console straight to the daemon it shows
+(daemon/console/link.py).
 
 The console's keys (docs/daemon.md, "The live console"):
 
@@ -10,6 +12,8 @@ The console's keys (docs/daemon.md, "The live console"):
   ``+-``, ``-+``, ``--`` forfeits, ``*`` clears it), then Enter.
 * ``c``: confirm a result. Type the board, or ``all`` (``all U12``: one section's),
   then Enter.
+* ``r``: rebuild a board's record from its memory (read again now); ``a``: accept the
+  position on a board (the game goes on from it). Type the board, then Enter.
 * Esc cancels, Backspace deletes a character.
 
 :func:`press` is the prompt's state machine: a key in, the next prompt and, on Enter, a
@@ -23,15 +27,17 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from broadcast.feed.commands import ConfirmResult, SetResult
+from broadcast.feed.commands import AcceptPosition, ConfirmResult, RebuildFromMemory, SetResult
 from broadcast.feed.messages import RESULTS, BoardState
 
 __all__ = [
     "HINT",
     "ConfirmRequest",
     "KeyPrompt",
+    "KeyRequest",
     "Request",
     "SetRequest",
+    "SyncRequest",
     "confirmable",
     "contradictions",
     "keys_in",
@@ -55,12 +61,18 @@ _ALIASES = {
 }
 
 #: The console's line while no prompt is open.
-HINT = "keys: s set a result · c confirm a result (a board, or all)"
+HINT = (
+    "keys: s set a result · c confirm a result (a board, or all) · r rebuild a board from"
+    " its memory · a accept a board's position"
+)
 
 _ASKS = {
     "set": "set result (board and result, e.g. 12 1-0; Enter sends, Esc cancels): ",
     "confirm": "confirm (a board, all, or all SECTION; Enter sends, Esc cancels): ",
+    "rebuild": "rebuild from the board's memory (a board; Enter sends, Esc cancels): ",
+    "accept": "accept the board's position (a board; Enter sends, Esc cancels): ",
 }
+_KEYS = {"s": "set", "c": "confirm", "r": "rebuild", "a": "accept"}
 _ENTER = ("\r", "\n")
 _ESCAPE = "\x1b"
 _BACKSPACE = ("\x7f", "\b")
@@ -108,7 +120,24 @@ class ConfirmRequest:
         return [ConfirmResult(board=board) for board in confirmable(states, self.section)[0]]
 
 
+@dataclass(frozen=True, slots=True)
+class SyncRequest:
+    """A board out of sync: ``rebuild`` its record from its memory, or ``accept`` its
+    position."""
+
+    board: int
+    action: str
+
+    def commands(self) -> list[RebuildFromMemory | AcceptPosition]:
+        if self.action == "rebuild":
+            return [RebuildFromMemory(board=self.board)]
+        return [AcceptPosition(board=self.board)]
+
+
+#: What ``dgtcast result`` sends.
 Request = SetRequest | ConfirmRequest
+#: What the console's keys send.
+KeyRequest = SetRequest | ConfirmRequest | SyncRequest
 
 
 def confirmable(states: Sequence[BoardState], section: str = "") -> tuple[list[int], list[int]]:
@@ -150,7 +179,7 @@ def contradictions(details: Mapping[str, Any]) -> list[str]:
 
 
 def summary(
-    request: Request, answers: Sequence[tuple[int, str | None]], missing: Sequence[int] = ()
+    request: KeyRequest, answers: Sequence[tuple[int, str | None]], missing: Sequence[int] = ()
 ) -> str:
     """One line for the console: what the daemon did with ``request``.
 
@@ -163,6 +192,8 @@ def summary(
     parts: list[str] = []
     if isinstance(request, SetRequest) and done:
         parts.append(f"board {request.board}: {request.result} set (provisional until confirmed)")
+    elif isinstance(request, SyncRequest) and done:
+        parts.append(f"board {request.board}: {_SYNC_DONE[request.action]}")
     elif done:
         parts.append(f"confirmed: board{'s' if len(done) > 1 else ''} {_listed(done)}")
     elif request.board is None and not refused:
@@ -171,6 +202,12 @@ def summary(
     if missing:
         parts.append(f"no result yet: board{'s' if len(missing) > 1 else ''} {_listed(missing)}")
     return "; ".join(parts)
+
+
+_SYNC_DONE = {
+    "rebuild": "its memory is being read again",
+    "accept": "the game goes on from the board's position",
+}
 
 
 def refusal(board: int, reason: str) -> str:
@@ -187,7 +224,8 @@ class KeyPrompt:
     """The console's prompt: which question is open and what is typed so far.
 
     Attributes:
-        action: ``"set"``, ``"confirm"``, or None (no prompt open).
+        action: ``"set"``, ``"confirm"``, ``"rebuild"``, ``"accept"``, or None (no
+            prompt open).
         text: what was typed.
         reply: the last answer (or problem) to show.
     """
@@ -214,10 +252,10 @@ def keys_in(text: str) -> list[str]:
     return list(_SEQUENCE.sub("", text))
 
 
-def press(prompt: KeyPrompt, key: str) -> tuple[KeyPrompt, Request | None]:
+def press(prompt: KeyPrompt, key: str) -> tuple[KeyPrompt, KeyRequest | None]:
     """The prompt after ``key``, and the request when Enter sends a good line."""
     if prompt.action is None:
-        action = {"s": "set", "c": "confirm"}.get(key.lower())
+        action = _KEYS.get(key.lower())
         return (prompt if action is None else KeyPrompt(action=action, reply=prompt.reply)), None
     if key == _ESCAPE:
         return KeyPrompt(reply=prompt.reply), None
@@ -234,12 +272,16 @@ def press(prompt: KeyPrompt, key: str) -> tuple[KeyPrompt, Request | None]:
     return prompt, None
 
 
-def _request(action: str, text: str) -> Request:
+def _request(action: str, text: str) -> KeyRequest:
     words = text.split()
     if action == "set":
         if len(words) != 2:
             raise ValueError("type the board and the result, e.g. 12 1-0")
         return SetRequest(board=_board(words[0]), result=parse_result(words[1]))
+    if action in ("rebuild", "accept"):
+        if len(words) != 1:
+            raise ValueError("type a board number")
+        return SyncRequest(board=_board(words[0]), action=action)
     if words and words[0].lower() == "all" and len(words) <= 2:
         return ConfirmRequest(board=None, section=words[1] if len(words) == 2 else "")
     if len(words) != 1:

@@ -24,8 +24,7 @@ from rich.logging import RichHandler
 from daemon.console.keys import (
     ConfirmRequest,
     KeyPrompt,
-    Request,
-    SetRequest,
+    KeyRequest,
     confirmable,
     contradictions,
     keys_in,
@@ -148,14 +147,16 @@ class ConsoleKeys:
                 self._tasks.add(task)
                 task.add_done_callback(self._tasks.discard)
 
-    async def carry_out(self, request: Request) -> str:
+    async def carry_out(self, request: KeyRequest) -> str:
         """Send ``request``'s commands; show and return the answer."""
         states = sorted(self.daemon.hub.states(), key=lambda state: state.board)
         section = request.section if isinstance(request, ConfirmRequest) else ""
         answer = section_problem(states, section, request.board)
         if answer is None:
             commands = (
-                request.commands() if isinstance(request, SetRequest) else request.commands(states)
+                request.commands(states)
+                if isinstance(request, ConfirmRequest)
+                else request.commands()
             )
             answers: list[tuple[int, str | None]] = []
             warnings: list[str] = []

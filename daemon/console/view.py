@@ -92,7 +92,7 @@ class ConsoleFrame:
 
 
 def memory_progress(states: Sequence[BoardState]) -> str | None:
-    """The progress line while e-boards' memories are read, or None (dgt-protocol.md §6).
+    """The progress line while e-boards' memories are read, or None (docs/protocol.md §6).
 
     A board catching up sends the moves it logged while dgtcast could not see it: about
     8 s for its whole memory at 9600 baud.

@@ -1,4 +1,4 @@
-"""Clock tracking from :class:`ClockObserved` readings, in whole seconds (dgt-protocol.md §7).
+"""Clock tracking from :class:`ClockObserved` readings, in whole seconds (docs/protocol.md §7).
 
 What the clock tells the game:
 

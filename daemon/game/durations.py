@@ -216,7 +216,7 @@ class TimeControl:
         """Times a correctly set clock may show before the first move.
 
         DGT clocks add the first increment before move 1, so a Fischer clock shows
-        base + increment (dgt-protocol.md §7.2, "Observed in the real recordings").
+        base + increment (docs/protocol.md §7.2, "Observed in the real recordings").
         """
         return frozenset({self.base, self.base + self.increment})
 
@@ -242,7 +242,7 @@ class TimeControl:
         return added
 
 
-#: The longest time a DGT clock displays (one hours digit, dgt-protocol.md §7.2).
+#: The longest time a DGT clock displays (one hours digit, docs/protocol.md §7.2).
 _CLOCK_MAX = 9 * 3600 + 59 * 60 + 59
 
 

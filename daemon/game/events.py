@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Final, get_args
 
 from base.colors import Color
+from daemon.game.gap import MAX_GAP
 from drivers.observations import ClockSide
 
 __all__ = [
@@ -58,11 +59,11 @@ def _check_seconds(name: str, value: float | None) -> None:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class GameStarted:
-    """The start position stood on the board: a new game begins (dgt-protocol.md §9.2).
+    """The start position stood on the board: a new game begins (docs/protocol.md §9.2).
 
     Attributes:
         rotated: the board stands turned by 180° (the sensors report ``square ^ 63``,
-            dgt-protocol.md §5.2); every later event is in real board coordinates.
+            docs/protocol.md §5.2); every later event is in real board coordinates.
         chess960: the Chess960 start position (0-959) of a Chess960 game; None in
             standard chess. Chess960 castling moves are then written king-to-rook in
             UCI (``e1h1``), as python-chess and lichess write them.
@@ -154,15 +155,32 @@ class InSync:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PositionAccepted:
-    """The arbiter accepted the board as it stands; the game goes on from ``fen``."""
+    """The arbiter accepted the board as it stands; the game goes on from ``fen``.
+
+    ``unrecovered``: the plies played between the last agreed position and ``fen`` that
+    the record lacks (the fewest legal moves that lead there; None when no legal line of
+    a few plies does: they cannot be counted). 0 for a game set up, with nothing before.
+    """
 
     fen: str
     at: float
+    unrecovered: int | None = 0
+
+    @property
+    def unrecovered_text(self) -> str:
+        """The plies not recovered, in words ("" when there are none)."""
+        if self.unrecovered is None:
+            return (
+                f"the plies since cannot be counted (no legal line of up to {MAX_GAP} plies found)"
+            )
+        if self.unrecovered == 0:
+            return ""
+        return f"{self.unrecovered} pl{'y' if self.unrecovered == 1 else 'ies'} not recovered"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ResultSignalled:
-    """Both kings were put on the centre squares: the players' result (dgt-protocol.md §9.1).
+    """Both kings were put on the centre squares: the players' result (docs/protocol.md §9.1).
 
     d5 + e4 (both light) = 1-0, d4 + e5 (both dark) = 0-1, one light and one dark = ½-½.
     """
@@ -196,7 +214,7 @@ class FlagFell:
     """A flag fell (FIDE Laws 6.9): a loss, or a draw if the opponent cannot mate.
 
     Always ``provisional``: a flag counts when the arbiter sees it or a player claims it,
-    and ``has_insufficient_material`` misses some dead positions (tournament-rules.md §2).
+    and ``has_insufficient_material`` misses some dead positions (docs/alerts.md, "flag_fall").
     """
 
     color: Color
@@ -228,7 +246,7 @@ class ClockUpdated:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ClockSidesLearned:
-    """Which physical side of the clock is White's, learned from play (dgt-protocol.md §7.2)."""
+    """Which physical side of the clock is White's, learned from play (docs/protocol.md §7.2)."""
 
     white_side: ClockSide
     at: float
@@ -244,7 +262,7 @@ class MovesRecovered:
 
     Attributes:
         from_ply / plies: the first ply recovered and how many.
-        source: ``"memory"`` (replayed from the board's log, dgt-protocol.md §6, each with
+        source: ``"memory"`` (replayed from the board's log, docs/protocol.md §6, each with
             the ``[%clk]`` the board wrote at its lever press) or ``"search"`` (the one
             legal sequence from the last known position to the board's placement).
     """

@@ -1,5 +1,5 @@
 """The kings gesture as the board shows it: the result it signals and since when
-(dgt-protocol.md §9.1, :func:`daemon.game.rules.result_of_kings`). It signals once it has
+(docs/protocol.md §9.1, :func:`daemon.game.rules.result_of_kings`). It signals once it has
 stood still for the hold time; kings passing through the centre signal nothing. Pure.
 """
 

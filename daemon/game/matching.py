@@ -1,6 +1,6 @@
 """Which position of the game does the board show? Whole-placement matching (§12.2).
 
-Single sensor changes are never read as moves (dgt-protocol.md §12.1: pieces are slid
+Single sensor changes are never read as moves (docs/protocol.md §12.1: pieces are slid
 across squares, captures arrive in either order). Instead the whole placement is compared
 with the positions reachable from the game, cheapest and most likely first:
 
@@ -47,7 +47,7 @@ __all__ = [
 PlacementKey = tuple[int, int, int, int, int, int, int, int]
 """The eight bitboards of a placement: white, black, then pawns … kings."""
 
-#: The four centre squares of the result gesture (dgt-protocol.md §9.1).
+#: The four centre squares of the result gesture (docs/protocol.md §9.1).
 CENTRE = chess.BB_D4 | chess.BB_D5 | chess.BB_E4 | chess.BB_E5
 
 

@@ -3,11 +3,12 @@
 * Tags: the Seven Tag Roster plus WhiteElo, BlackElo, TimeControl, Termination and the
   optional WhiteFideId, BlackFideId, WhiteTitle, BlackTitle from :class:`GameHeaders`
   (lichess identifies a broadcast game by Event, Site, Round and the FIDE ids or names:
-  they never change during a game, tournament-rules.md §5).
+  they never change during a game, docs/integrations.md, "What lichess expects").
 * Every move carries ``[%clk h:mm:ss]`` (the mover's time right after it) and
   ``[%emt h:mm:ss]`` when the clock gave them, the last move included.
 * A withdrawn move is cut from the main line; its replacement takes its place. Nothing
-  is ever kept as a variation (lichess would analyse it, tournament-rules.md §5).
+  is ever kept as a variation (lichess would analyse it: docs/integrations.md,
+  "What lichess expects").
 * Chess960: ``[Variant "Chess960"]``, ``[SetUp "1"]`` and ``[FEN ...]`` (the start
   position, castling rights included) from the start on, and a comment before the first
   move naming the start position's number, ``{Chess960 start position 518}``. Castling
@@ -15,8 +16,10 @@
 * A position accepted by the arbiter (an illegal move that stands, FIDE Laws 7.5) cannot
   be written as a move. The record then goes on from that position: ``[SetUp "1"]`` and
   ``[FEN ...]`` name it, and a comment before the first move keeps the moves played
-  before it, e.g. ``{Position accepted by the arbiter after 1. e4 e5; play went on from
-  the board as it stood.}``.
+  before it and says how many plies between the last agreed position and the board the
+  record lacks (or that they cannot be counted), e.g. ``{Position accepted by the arbiter
+  after 1. e4 e5, then 3 plies not recovered; play went on from the board as it stood.}``.
+  Nothing is thrown away silently.
 
 Results: mate, stalemate and dead positions end the game with Termination "normal";
 the kings gesture gives the result ("time forfeit" if it confirms a flag fall's
@@ -65,7 +68,7 @@ class GameHeaders:
             draw odds, ``WhiteTimeControl``, ``BlackTimeControl``, ``DrawOdds``); they
             replace ``time_control``.
         white_fide_id / black_fide_id: FIDE ids, digits only.
-        white_title / black_title: GM, IM, WGM, FM, ... (tournament-rules.md §4).
+        white_title / black_title: GM, IM, WGM, FM, ... (docs/pairing.md, "The TRF file").
     """
 
     event: str = "?"
@@ -173,7 +176,7 @@ class GameRecord:
         elif isinstance(event, MovesWithdrawn):
             self._moves = [move for move in self._moves if move.ply < event.from_ply]
         elif isinstance(event, PositionAccepted):
-            self._accept(event.fen)
+            self._accept(event)
         else:
             self._receive_result(event)
 
@@ -229,11 +232,13 @@ class GameRecord:
         elif isinstance(event, FlagFell):
             self._flag_result = event.result
 
-    def _accept(self, fen: str) -> None:
+    def _accept(self, event: PositionAccepted) -> None:
         earlier = list(self._earlier)
-        if self._moves:
-            earlier.append(self._movetext())
-        self._restart(chess.Board(fen, chess960=self._start.chess960), earlier=earlier)
+        lost = event.unrecovered_text
+        if self._moves or lost:
+            played = self._movetext() if self._moves else "no move"
+            earlier.append(f"{played}, then {lost}" if lost else played)
+        self._restart(chess.Board(event.fen, chess960=self._start.chess960), earlier=earlier)
 
     def _restart(self, start: chess.Board, *, earlier: list[str]) -> None:
         if not earlier:

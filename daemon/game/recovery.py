@@ -2,7 +2,7 @@
 
 When a board comes (back) online and its placement does not match the game (a cable
 pull, a daemon restart, a daemon started mid-round), its log (:class:`BoardMemory`, read
-from the EEPROM, dgt-protocol.md §6) holds every change and lever press since. This
+from the EEPROM, docs/protocol.md §6) holds every change and lever press since. This
 module finds where in that log the game as the tracker knows it stands, and turns the
 rest into the observations live input would have given — placements after each change,
 clock readings around each press — so that the very same reconstruction

@@ -1,7 +1,7 @@
 """Results the board can decide: the kings gesture, a flag fall, the end of the game.
 
-Pure functions of a placement or a position (FIDE Laws; dgt-protocol.md §9.1;
-tournament-rules.md §2, §3).
+Pure functions of a placement or a position (FIDE Laws, docs/alerts.md, "The Laws it follows";
+docs/protocol.md §9.1).
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ __all__ = [
     "color_name",
     "continued_from",
     "flag_result",
+    "fullmove_after",
     "game_outcome",
     "result_of_kings",
     "win_for",
@@ -114,3 +115,9 @@ def continued_from(
     if board.status() & _UNPLAYABLE:
         return None
     return board
+
+
+def fullmove_after(board: chess.Board, plies: int) -> int:
+    """The move number ``plies`` plies after ``board``."""
+    ply = 2 * (board.fullmove_number - 1) + (board.turn == chess.BLACK) + plies
+    return ply // 2 + 1

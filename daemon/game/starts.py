@@ -1,7 +1,7 @@
 """Which placements start a game: the standard start position, or any Chess960 one.
 
 A game starts when the board shows a start position, set up either way round (a board
-turned by 180° reports every square as ``square ^ 63``, dgt-protocol.md §5.2). In
+turned by 180° reports every square as ``square ^ 63``, docs/protocol.md §5.2). In
 standard chess that is the one start position. In Chess960 it is any of the 960:
 pawns on the second and seventh ranks, the pieces behind them with the bishops on
 squares of both colours and the king between the rooks, Black mirroring White

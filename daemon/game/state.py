@@ -96,7 +96,7 @@ class TrackerSettings:
         clock_settle_time: with a running clock but no lever press, the same, longer:
             the press is the normal signal, this only catches a forgotten one.
         out_of_sync_hold: a placement matching nothing this long is reported.
-        result_settle_time: the kings gesture must stand this long (dgt-protocol.md §9.1).
+        result_settle_time: the kings gesture must stand this long (docs/protocol.md §9.1).
         centre_king_hold: a king move onto d4, d5, e4 or e5 without a lever press waits
             at least this long: it may be the first half of the kings gesture.
         new_game_after_plies: the start position seen after this many plies is a new

@@ -26,11 +26,12 @@ from daemon.game.events import (
     PositionAccepted,
     ResultSignalled,
 )
+from daemon.game.gap import plies_between
 from daemon.game.gesture import KingsGesture
 from daemon.game.line import GameLine
 from daemon.game.matching import START, Match, MatchKind, placement_key, rotated
 from daemon.game.pending import Pending, Presses, reply_completes, settle_time, showing
-from daemon.game.rules import game_outcome
+from daemon.game.rules import fullmove_after, game_outcome
 from daemon.game.starts import (
     STANDARD_NUMBER,
     StartPosition,
@@ -224,7 +225,10 @@ class GameTracker:
         board = self._line.continued(self._seen, self._clock.running_color)
         if board is None:
             return False
-        self._restart_from(board, now)
+        unrecovered = plies_between(self._line.board, self._seen, board.turn)
+        if unrecovered is not None:  # the move number goes on past the plies not recovered
+            board.fullmove_number = fullmove_after(self._line.board, unrecovered)
+        self._restart_from(board, now, unrecovered)
         return True
 
     def shows_game(self, sensed: chess.BaseBoard) -> bool:
@@ -484,11 +488,11 @@ class GameTracker:
             self._restart_from(board, now)
         return True
 
-    def _restart_from(self, board: chess.Board, now: float) -> None:
+    def _restart_from(self, board: chess.Board, now: float, unrecovered: int | None = 0) -> None:
         was_out = self._state is TrackerState.OUT_OF_SYNC
         self._state = next_state(self._state, Trigger.ACCEPT)
         self._reset_game(board, now)
-        self._events.append(PositionAccepted(fen=board.fen(), at=now))
+        self._events.append(PositionAccepted(fen=board.fen(), at=now, unrecovered=unrecovered))
         if was_out:
             self._events.append(InSync(at=now))
         self._end_if_over(now)

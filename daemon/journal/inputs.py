@@ -172,7 +172,7 @@ def link_payload(
     """``{"state": "online"|"offline", "reason": …}``, plus ``"serial"`` and ``"port"``.
 
     A link coming up names the e-board's serial number (read at the handshake,
-    dgt-protocol.md §4) and the device path it answered on.
+    docs/protocol.md §4) and the device path it answered on.
     """
     payload: dict[str, Any] = {"state": observation.state.value, "reason": reason}
     if serial is not None:

@@ -29,12 +29,14 @@ from broadcast.outputs.output_alerts import OutputAlerts
 from daemon.config.lichess import lichess_targets
 from daemon.config.model import Config, ConfigError, load_config
 
-__all__ = ["WATCH_INTERVAL", "LichessLink"]
+__all__ = ["REFUSAL_FIX", "WATCH_INTERVAL", "LichessLink"]
 
 log = logging.getLogger(__name__)
 
 #: Seconds between two looks at the configuration file.
 WATCH_INTERVAL = 2.0
+#: What mends a lichess refusal on a daemon, besides lichess itself.
+REFUSAL_FIX = "fix the token or the round id in the configuration and save it"
 
 
 class LichessLink:
@@ -62,8 +64,7 @@ class LichessLink:
             tasks.create_task(self._watch())
 
     def _refused(self, refusal: Refusal) -> None:
-        fix = "fix the token or the round id in the configuration and save it"
-        raise_refusal_alert(self._alerts, refusal, self.pusher.resume, fix=fix)
+        raise_refusal_alert(self._alerts, refusal, self.pusher.resume, fix=REFUSAL_FIX)
 
     async def _watch(self) -> None:
         stamp = _stamp(self._source)

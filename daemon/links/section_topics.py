@@ -29,13 +29,13 @@ from typing import Any
 from broadcast.feed.archive import ArchivedRound, RoundArchive
 from broadcast.feed.hub import Hub
 from broadcast.feed.public_results import ResultsPolicy, public_state
-from broadcast.outputs.mqtt import Topics
 from broadcast.outputs.mqtt_rounds import (
     round_payload,
     round_topic,
     standings_payload,
     standings_topic,
 )
+from broadcast.outputs.mqtt_wire import Topics
 from daemon.links.standings import StandingsRoutes
 
 __all__ = ["SectionTopics"]

@@ -7,7 +7,7 @@ recomputed (scoring from ``XXS``/``162`` if present, else FIDE 1/½/0, Laws 10.1
 :class:`ResultHandoff` is the shell: it saves the TRF atomically after every change and
 can run a configured command on it (e.g. the pairing engine), without blocking.
 
-Result codes (tournament-rules.md §4; docs/pairing.md has the full table):
+Result codes (docs/pairing.md, "Result codes", has the full table):
 
 * ``1-0`` ``0-1`` ``1/2-1/2``: ``1 0``, ``0 1``, ``= =``. When the daemon knows that
   fewer than two plies were made (``moves_played`` < 2: not both players made a move),

@@ -1,8 +1,8 @@
 """A round's pairings as the pairing engine writes them, and the players of each board.
 
-The format of JaVaFo and bbpPairings (``-p``), tournament-rules.md §4: the first line is
-the number of pairs; then one ``white black`` pair of starting ranks per line, in board
-order; ``0`` as the opponent is the pairing-allocated bye (``U`` in the TRF)::
+The format of JaVaFo and bbpPairings (``-p``), docs/pairing.md, "The pairings file": the
+first line is the number of pairs; then one ``white black`` pair of starting ranks per line,
+in board order; ``0`` as the opponent is the pairing-allocated bye (``U`` in the TRF)::
 
     6
     2 1

@@ -1,4 +1,4 @@
-"""A player's round in a TRF file, and the points it is worth (tournament-rules.md §4).
+"""A player's round in a TRF file, and the points it is worth (docs/pairing.md, "Points").
 
 A round is three fields of the ``001`` line: the opponent's starting rank (``0000`` for
 none), the scheduled colour (``w``, ``b``, ``-``) and the result code:

@@ -1,6 +1,6 @@
 """FIDE TRF-16 files with TRF-2026 and TRF(x) extension lines: read, update, write.
 
-The tournament the pairing program keeps (tournament-rules.md §4). A
+The tournament the pairing program keeps (docs/pairing.md, "The TRF file"). A
 :class:`Tournament` keeps every line of the file as it was, with its own line ending;
 writing it back changes only the lines of players whose rounds changed, and in them only
 the points (columns 81-84) and the changed round's ten columns. Every other line,

@@ -3,7 +3,7 @@
 Part of :mod:`daemon.pairing.trf` (which users import): :func:`read_lines` turns the
 lines of a file into :class:`Player` records, the number of rounds, the scoring and the
 byes given ahead, and collects every problem as one line ``file:line:column: message``
-(tournament-rules.md §4: the columns; bbpPairings refuses files whose points do not add
+(docs/pairing.md, "The TRF file": the columns; bbpPairings refuses files whose points do not add
 up, and so does this).
 """
 

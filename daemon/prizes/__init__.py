@@ -1,4 +1,4 @@
-"""Prizes: who wins what, from the standings and the prize rules (tournament-rules.md §6).
+"""Prizes: who wins what, from the standings and the prize rules (docs/prizes.md).
 
 * :mod:`~daemon.prizes.lists`: prize groups, their places, who is eligible, and each
   group's conditional list (tied players share the total of the prizes they tie for).

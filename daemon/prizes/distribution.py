@@ -1,6 +1,6 @@
 """One cash prize per player by the conditional lists, and trophies by countback.
 
-tournament-rules.md §6, as written:
+The regulations' rule (docs/prizes.md, "One cash prize per player"):
 
 1. Each prize group has a conditional list (:func:`~daemon.prizes.lists.conditional_list`):
    what each player would receive there after sharing among tied players.

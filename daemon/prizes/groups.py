@@ -1,6 +1,6 @@
 """Rating groups formed after a round by the regulation's rule, and TRF birth dates.
 
-tournament-rules.md §6, "Rating groups formed after round two": the number of rated
+docs/prizes.md, "Rating groups formed after round N": the number of rated
 players divided by the number of groups (9) and rounded down is the minimum size of each
 group; starting with the lowest-rated group and going up, groups are increased by one
 player until every rated player is placed. Players with identical ratings split across

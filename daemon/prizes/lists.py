@@ -1,6 +1,6 @@
 """Prize groups, their places, who is eligible, and each group's conditional list.
 
-tournament-rules.md §6: each prize group has places, each with an amount and/or a
+docs/prizes.md, "Configuration": each prize group has places, each with an amount and/or a
 trophy. A group may be restricted by rating (a band, or a rating group formed after a
 round: :mod:`daemon.prizes.groups`), by birth date (an age group) and to girls. Unrated
 players are not eligible for a rating-restricted group.

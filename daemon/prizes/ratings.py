@@ -1,4 +1,4 @@
-"""The rating that counts for prizes, from a CSV of ratings (tournament-rules.md §6).
+"""The rating that counts for prizes, from a CSV of ratings (docs/prizes.md).
 
 A player's rating is the one in the highest-listed system that has one (ACF Classical,
 then FIDE Classical, then ACF Rapid-play, or the order the configuration names). ACF

@@ -26,6 +26,7 @@ from broadcast.feed.commands import (
     ChooseLine,
     ConfirmResult,
     NextRound,
+    RebuildFromMemory,
     SetClocks,
     SetResult,
 )
@@ -36,7 +37,7 @@ from daemon.arbiter.results import CommandRefused
 from daemon.arbiter.watch import BoardRules
 from daemon.config.model import BoardConfig, Config
 from daemon.config.sections import Section
-from daemon.game.events import GameEvent, MoveMade, MovesWithdrawn
+from daemon.game.events import GameEvent, MoveMade, MovesWithdrawn, PositionAccepted
 from daemon.game.record import GameRecord
 from daemon.game.recovery import memory_needed
 from daemon.game.state import TrackerSettings, TrackerState
@@ -369,13 +370,10 @@ class RoundCore:
                 self.engine.confirm_result(board, at)
                 outcome.boards.add(board)
             case AcceptPosition(board=board):
-                tracker = self._game(board).tracker
-                if tracker is None:
-                    raise CommandRefused(f"board {board} has no e-board")
-                if not tracker.accept_position(at):
-                    raise CommandRefused(f"board {board}: no position to accept")
-                self.engine.accept_position(board, at)
-                self._drain_tracker(board, outcome)
+                self._accept_position(board, at, outcome)
+            case RebuildFromMemory(board=board):
+                self._tracker(board)  # the board's session reads its memory (``recovery``
+                # inputs follow); journalled for the record
             case ChooseLine(board=board, line=line):
                 self._choose_line(board, line, at, outcome)
             case SetClocks():
@@ -384,6 +382,23 @@ class RoundCore:
                 pass  # carried out by the round keeper as ``round`` records (never journalled)
             case _:
                 assert_never(command)
+
+    def _tracker(self, board: int) -> GameTracker:
+        tracker = self._game(board).tracker
+        if tracker is None:
+            raise CommandRefused(f"board {board} has no e-board")
+        return tracker
+
+    def _accept_position(self, board: int, at: float, outcome: Outcome) -> None:
+        """The game goes on from the board as it stands; the alert engine hears of the
+        jump (how many plies the record lacks) before the game's events."""
+        tracker = self._tracker(board)
+        if not tracker.accept_position(at):
+            raise CommandRefused(f"board {board}: no position to accept")
+        events = tracker.events_received()
+        jump = next((e for e in events if isinstance(e, PositionAccepted)), None)
+        self.engine.accept_position(board, at, jump)
+        self._drain_tracker(board, outcome, extra=events)
 
     def _game(self, board: int) -> BoardGame:
         game = self.games.get(board)

@@ -1,6 +1,6 @@
 """Increments and periods for clocks in mode 23, where the computer is in charge (pure).
 
-A DGT clock in mode 23 ("computer controlled", dgt-protocol.md §8) counts down the running
+A DGT clock in mode 23 ("computer controlled", docs/protocol.md §8) counts down the running
 side and, with the lever flag set, switches sides on a lever press — but adds nothing:
 no increment, no next period. The computer must. :class:`IncrementControl` watches the
 clock readings of one board; at each lever press it answers with the reading as it must
@@ -141,6 +141,7 @@ class IncrementControl:
         self._owed: dict[ClockSide, int] = {}  # what the clock lacks from a gap (see owe)
         self._deferring = False  # readings are old: owe what presses earn (see defer)
         self._due: dict[ClockSide, int] = {}  # what the last SETNRUN added per side
+        self._heard: ClockObserved | None = None  # the last reading as the clock showed it
         self._stale: ClockObserved | None = None  # the last reading while SETTING
 
     @property
@@ -162,6 +163,7 @@ class IncrementControl:
         self._last = None
         self._seed = last
         self._reply = None
+        self._heard = None
         self._owed = {}
         self._deferring = False
         self.state = IncrementState.WATCHING
@@ -191,6 +193,7 @@ class IncrementControl:
         read again while the readings were held): the next reading starts afresh."""
         self._last = None
         self._reply = None
+        self._heard = None
 
     def defer(self, deferring: bool) -> None:
         """While ``deferring``, readings arrive long after the clock showed them (the
@@ -214,11 +217,11 @@ class IncrementControl:
         After a command, call :meth:`receive_done` when the clock acknowledged it (or failed).
         """
         if self.state is IncrementState.SETTING:
-            sent = self._last
-            if sent is not None and reading.running not in (None, sent.running):
+            if self._is_reply(reading):
                 self._reply = reading
             self._stale = reading
             return None, None
+        self._heard = reading
         reading = self._unheard(reading)
         last, self._last = self._last, reading
         if self._white_side is None and reading.running is not None:
@@ -236,6 +239,15 @@ class IncrementControl:
                 due[side] = due.get(side, 0) + seconds
             self._owed = {}
         return (reading, None) if not due else self._set(reading, due)
+
+    def _is_reply(self, reading: ClockObserved) -> bool:
+        """Whether a reading that came while a SETNRUN was on its way shows a press: the
+        clock runs neither the side the SETNRUN set running nor the side it ran before it
+        (a reading sent before the command reached the clock shows the latter)."""
+        sent, before = self._last, self._heard
+        if sent is None or reading.running in (None, sent.running):
+            return False
+        return before is None or reading.running is not before.running
 
     def _earned(self, last: ClockObserved | None, reading: ClockObserved) -> dict[ClockSide, int]:
         """What the press between ``last`` and ``reading`` earns its mover (none: no press,

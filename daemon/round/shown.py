@@ -26,8 +26,8 @@ def shown_result(game: BoardGame, engine: AlertEngine, board: int) -> tuple[str,
 
 def _termination(engine: AlertEngine, board: int) -> str | None:
     """``"time forfeit"`` once an arbiter confirmed a flag fall's result (FIDE 6.9,
-    tournament-rules.md §5), ``"forfeit"`` (``"double forfeit"``) once one confirmed
-    a forfeit; None leaves the record's Termination."""
+    docs/daemon.md, "Game records"), ``"forfeit"`` (``"double forfeit"``) once one
+    confirmed a forfeit; None leaves the record's Termination."""
     state = engine.result_of(board)
     if state is None or not state.confirmed:
         return None

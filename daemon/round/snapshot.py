@@ -4,7 +4,7 @@ The journal keeps every input for good; a snapshot is an *addition* to it: the p
 state of the :class:`~daemon.round.core.RoundCore` after every record up to a sequence number
 (``snapshots`` table, :meth:`~daemon.journal.store.Journal.write_snapshot`). A restart loads
 the newest usable snapshot and replays the inputs after it; the core being deterministic,
-that gives the state a replay of the whole journal gives (tests/daemon/test_snapshots.py
+that gives the state a replay of the whole journal gives (tests/daemon/round/test_snapshots.py
 checks it at random cut points).
 
 A snapshot is used only by the same code on the same configuration: its *fingerprint*

@@ -7,58 +7,19 @@ once, so what it reads of the game through its :class:`~daemon.session.actions.B
 is always current) and returns the rest as actions (:mod:`daemon.session.actions`). It
 never awaits, sleeps, reads a clock or opens a port; daemon/shell/pipeline.py is its shell.
 
-States (:class:`SessionState`) and their transitions (:data:`TRANSITIONS`)::
-
-    OFFLINE ──link up──► CONNECTED ──first whole read, game shown──────────────► LIVE
-                             │ first whole read, game not shown: ask the memory    ▲
-                             ▼                                                     │
-    LIVE ──out of sync (heal)──► READING ──memory──► BACKLOG ──caught up────────────┘
-                                    │ no memory in time, link refused ─────────────┘
-    any ──link down──► OFFLINE      any ──stop, link down──► STOPPED
-
-* **CONNECTED**: the link is up, the board not yet read whole. Clock readings wait for
-  that read (one queued while nobody listened would complete a move left pending at a
-  stop with a later press's time).
-* **READING**: the board's memory was asked. What the board sends meanwhile was sent
-  before it took the request, so it is in the memory: the latest placement and clock
-  reading are kept, nothing goes on.
-* **BACKLOG**: the memory is in and replayed. What the board sent after it took the
-  request queued behind the ~8 s memory on the line and arrives now in a burst: every
-  report is applied in order, as live input. The clock's times in it are old by the time
-  they arrive, so no clock command is computed from them (mode 23: the increments of its
-  presses are owed, :meth:`IncrementControl.defer`); a marker asked when the memory came
-  answers after the burst (:class:`~daemon.session.actions.AskCaughtUp`): LIVE.
-* **LIVE**: reports go on as they come. A placement that matches nothing has the board
-  read again (``refresh_after``); one that still matches nothing of a game under way
-  after ``heal_after`` has the memory read again (READING), which replays what was
-  played since the last agreement; while the board stays out of sync this is tried
-  again with a growing back-off (``heal_backoff``), for as long as the board answers.
+Its states, their transitions as data and its waits are in :mod:`daemon.session.states`;
+when it reads the board again on its own is :mod:`daemon.session.heal`.
 """
 
 from __future__ import annotations
 
-import enum
 import logging
 import math
-from collections import deque
-from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import assert_never
 
-import chess
-
-from base.backoff import Backoff, BackoffPolicy
 from base.drain import drain
-from daemon.config.model import BoardConfig
-from daemon.config.sections import Section
-from daemon.round.inputs import (
-    BatteryInput,
-    ClockInput,
-    FloodInput,
-    LinkInput,
-    PlacementInput,
-    RecoveryInput,
-)
+from daemon.round.inputs import BatteryInput, ClockInput, LinkInput, RecoveryInput
 from daemon.round.mode23 import IncrementControl, IncrementState
 from daemon.session.actions import (
     Action,
@@ -71,13 +32,24 @@ from daemon.session.actions import (
     SetClock,
 )
 from daemon.session.flood import FloodGuard
+from daemon.session.heal import Healing
+from daemon.session.placements import PlacementGate
+from daemon.session.states import (
+    HEAL_BACKOFF,
+    HOLDING,
+    MEMORY_TIMEOUT,
+    TRANSITIONS,
+    Observed,
+    SessionSettings,
+    SessionState,
+    increment_control,
+)
 from drivers.memory import BoardMemory, MemoryObserved
 from drivers.observations import (
     BatteryObserved,
     BoardRead,
     CaughtUp,
     ClockObserved,
-    ClockSide,
     LinkObserved,
     LinkState,
     PlacementObserved,
@@ -94,79 +66,7 @@ __all__ = [
     "increment_control",
 ]
 
-#: Seconds to wait for the memory (7,939 bytes ≈ 8.3 s at 9600 baud, docs/protocol.md §6)
-#: and the messages queued before it.
-MEMORY_TIMEOUT = 30.0
-
-
-#: The observations a session takes from its board's driver (drivers/dgt/observer.py).
-Observed = (
-    PlacementObserved | BoardRead | ClockObserved | BatteryObserved | MemoryObserved | CaughtUp
-)
-
-
-class SessionState(enum.Enum):
-    """Where a board session is (see the module docstring)."""
-
-    OFFLINE = "offline"
-    CONNECTED = "connected"
-    READING = "reading"
-    BACKLOG = "backlog"
-    LIVE = "live"
-    STOPPED = "stopped"
-
-
 _S = SessionState
-
-#: Allowed transitions; anything else is a bug and raises.
-TRANSITIONS: Mapping[SessionState, frozenset[SessionState]] = {
-    _S.OFFLINE: frozenset({_S.CONNECTED, _S.STOPPED}),
-    _S.CONNECTED: frozenset({_S.READING, _S.LIVE, _S.OFFLINE, _S.STOPPED}),
-    _S.READING: frozenset({_S.BACKLOG, _S.LIVE, _S.OFFLINE, _S.STOPPED}),
-    _S.BACKLOG: frozenset({_S.LIVE, _S.OFFLINE, _S.STOPPED}),
-    _S.LIVE: frozenset({_S.READING, _S.OFFLINE, _S.STOPPED}),
-    _S.STOPPED: frozenset(),
-}
-
-#: Memory reads while a board stays out of sync: 10 s after the last, doubling to 2 min.
-HEAL_BACKOFF = BackoffPolicy(initial=10.0, factor=2.0, maximum=120.0)
-
-_HOLDING = frozenset({_S.CONNECTED, _S.READING})  # clock readings wait
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class SessionSettings:
-    """How long a session waits, in seconds.
-
-    Attributes:
-        refresh_after: a placement matching nothing of the game this long has the whole
-            board read again (a lost field update, docs/faults.md); once per episode.
-        heal_after: a placement matching nothing of a game under way this long has the
-            board's memory read again (it replays what the game missed).
-        heal_backoff: the waits between further memory reads while the board stays out
-            of sync (doubling from ``initial`` to ``maximum``).
-        memory_timeout: the memory not in by then: read failed, the board goes on live.
-        caught_up_timeout: the marker after the memory unanswered by then: live anyway.
-    """
-
-    refresh_after: float = 0.5
-    heal_after: float = 6.0
-    heal_backoff: BackoffPolicy = HEAL_BACKOFF
-    memory_timeout: float = MEMORY_TIMEOUT
-    caught_up_timeout: float = 10.0
-
-
-def increment_control(
-    board: BoardConfig, section: Section | None, view: BoardView
-) -> IncrementControl | None:
-    """Who adds a board's clock increments: dgtcast on a ``dgt_mode = 23`` section (White's
-    side from ``clock_white_side`` when configured), else nobody (None)."""
-    if section is None or section.event.dgt_mode != 23:
-        return None
-    side = ClockSide(board.clock_white_side) if board.clock_white_side else None
-    return IncrementControl(
-        section.event.clock_rules, white_side=side, move_number=view.move_number
-    )
 
 
 class SessionCore:
@@ -198,24 +98,22 @@ class SessionCore:
         self.increments = increments
         self.settings = settings or SessionSettings()
         self.state = SessionState.OFFLINE
-        self.flood = FloodGuard()
         self._actions: list[Action] = []
         #: The daemon stops: the link closing next is no board going offline.
         self.stopping = False
         self._sensed: PlacementObserved | None = None  # the latest placement
         self._held_clock: ClockObserved | None = None  # waiting for a read (CONNECTED, READING)
-        self._held: PlacementObserved | None = None  # held back by the flood guard
         self._last_clock: ClockInput | None = None
         self._last_battery: BatteryObserved | None = None  # journalled on this connection
-        self._last_placement: PlacementObserved | None = None
-        self._recent: deque[chess.BaseBoard] = deque(maxlen=2)  # the last placements offered
         self._memory_due = math.inf
         self._caught_up_due = math.inf
-        self._flood_due = math.inf
-        self._refreshed_episode: float | None = None
-        self._healing = False  # the memory read under way is a heal's
-        self._heal_backoff = Backoff(self.settings.heal_backoff)
-        self._heal_not_before = -math.inf
+        self._heal = Healing(self.settings)
+        self._placements = PlacementGate(number, record, self._say)
+
+    @property
+    def flood(self) -> FloodGuard:
+        """The flood guard of the board's placements."""
+        return self._placements.flood
 
     # -- outputs ------------------------------------------------------------------------
 
@@ -228,7 +126,7 @@ class SessionCore:
         due = min(
             self._memory_due,
             self._caught_up_due,
-            self._flood_due,
+            self._placements.due,
             self._refresh_due(),
             self._heal_due(),
         )
@@ -270,19 +168,18 @@ class SessionCore:
         self._record(LinkInput(self.number, link, reason))
 
     def _forget_connection(self) -> None:
-        self._sensed = self._held_clock = self._held = None
-        self._last_clock = self._last_battery = self._last_placement = None
+        self._sensed = self._held_clock = None
+        self._last_clock = self._last_battery = None
+        self._placements.forget_connection()
         self._memory_due = self._caught_up_due = math.inf
-        self._healing = False
-        self._heal_not_before = -math.inf
-        self._heal_backoff.reset()
+        self._heal.reset()
         if self.increments is not None:
             self.increments.defer(False)
 
     def stop(self) -> None:
         """The daemon stops: the link closing next is no board going offline."""
         self.stopping = True
-        self._flood_due = math.inf
+        self._placements.due = math.inf
 
     # -- inputs: the board --------------------------------------------------------------
 
@@ -317,7 +214,7 @@ class SessionCore:
                 return
             self._first_read(placement)
             return
-        self._offer_placement(placement, placement.at)
+        self._placements.offer(placement, placement.at)
 
     def _first_read(self, placement: PlacementObserved) -> None:
         at = placement.at
@@ -325,12 +222,12 @@ class SessionCore:
             self._ask_memory(at, healing=False)
             return
         self._enter(_S.LIVE)
-        self._offer_placement(placement, at)
+        self._placements.offer(placement, at)
         self._release_held_clock(at)
 
     def receive_clock(self, reading: ClockObserved) -> None:
         """A clock reading."""
-        if self.state in _HOLDING:
+        if self.state in HOLDING:
             self._held_clock = reading
         elif self.state in (_S.BACKLOG, _S.LIVE):
             self._apply_clock(reading)
@@ -353,7 +250,7 @@ class SessionCore:
         self._say(logging.INFO, f"= board {self.number} memory read: {len(memory.steps)} steps")
         # a heal's presses were answered live (mode 23: nothing owed)
         read = RecoveryInput(
-            board=self.number, at=at, state="read", memory=memory, heal=self._healing
+            board=self.number, at=at, state="read", memory=memory, heal=self._heal.reading
         )
         self._end_reading(read, release=True)
 
@@ -412,26 +309,42 @@ class SessionCore:
             self._end_reading(self._failed("no answer", now), release=True)
         if now >= self._caught_up_due:
             self._go_live(now)
-        if now >= self._flood_due:
-            self._flood_tick(now)
+        if now >= self._placements.due:
+            self._placements.receive_time(now, stopping=self.stopping)
         if now >= self._refresh_due():
-            self._refreshed_episode = self.view.unmatched_since()
+            self._heal.refreshed(self.view.unmatched_since())
             self._actions.append(AskBoard())
         if now >= self._heal_due():
-            self._ask_memory(now, healing=True)
+            since = self.view.unmatched_since()
+            why = f"out of sync since {since:.0f}: reading its memory again"
+            self._ask_memory(now, healing=True, why=f"{why} (try {self._heal.tries + 1})")
+
+    def rebuild(self, at: float) -> str | None:
+        """An arbiter's ``rebuild_from_memory``: read the board's memory now and recover
+        the moves since the last agreed position (the heal's path, whatever its back-off
+        says). Returns why it cannot be done now (None: the memory is asked)."""
+        number = self.number
+        match self.state:
+            case _S.LIVE if not self.stopping:
+                why = "an arbiter asked to rebuild its record: reading its memory again"
+                self._ask_memory(at, healing=True, why=why)
+                return None
+            case _S.READING | _S.BACKLOG:
+                return f"board {number}'s memory is being read already"
+            case _S.CONNECTED:
+                return f"board {number} is being read: its memory is asked if the game needs it"
+            case _S.OFFLINE:
+                return f"board {number} is offline: its memory is read when it is back"
+            case _:
+                return "the daemon is stopping"
 
     # -- the memory ---------------------------------------------------------------------
 
-    def _ask_memory(self, at: float, *, healing: bool) -> None:
+    def _ask_memory(self, at: float, *, healing: bool, why: str = "") -> None:
         self._enter(_S.READING)
-        self._healing = healing
+        self._heal.reading = healing
         if healing:
-            since = self.view.unmatched_since()
-            self._say(
-                logging.WARNING,
-                f"= board {self.number} out of sync since {since:.0f}: reading its memory"
-                f" again (try {self._heal_backoff.failures + 1})",
-            )
+            self._say(logging.WARNING, f"= board {self.number} {why}")
         else:
             self._say(logging.INFO, f"= board {self.number} catching up: reading its memory")
         self._actions.append(AskMemory())
@@ -458,7 +371,7 @@ class SessionCore:
         if not release:
             return
         if ended.state == "read":
-            if self._healing and self.increments is not None:
+            if self._heal.reading and self.increments is not None:
                 self.increments.forget_last()  # the presses meanwhile are the memory's
             self._owe_increments(recovered=True)
             self._enter(_S.BACKLOG)
@@ -469,10 +382,9 @@ class SessionCore:
             self._actions.append(AskBoard())  # the sensed board checked against the memory
         else:
             self._go_live(at)
-        if self._healing:
-            self._heal_not_before = at + self._heal_backoff.next_delay()
+        self._heal.read_ended(at)
         if sensed is not None:
-            self._send_placement(replace(sensed, at=at))
+            self._placements.send(replace(sensed, at=at))
         if held is not None:
             self._apply_clock(replace(held, at=at))
 
@@ -496,73 +408,19 @@ class SessionCore:
         elif self.view.clock_owed():
             self.increments.owe(self.view.clock_owed())
 
-    # -- placements ---------------------------------------------------------------------
-
-    def _offer_placement(self, placement: PlacementObserved, at: float) -> None:
-        """Send a placement on, unless the board floods the line (daemon/session/flood.py)."""
-        was_flooding = self.flood.flooding
-        board, recent = placement.board, self._recent
-        flicker = len(recent) == 2 and board == recent[0] != recent[1]
-        recent.append(board)
-        if self.flood.admit(at, flicker=flicker):
-            self._held = None
-            self._send_placement(placement)
-        else:
-            self._held = placement
-        if self.flood.flooding and not was_flooding:
-            self._say(
-                logging.WARNING,
-                f"= board {self.number} floods the line ({self.flood.rate} placements a"
-                f" second): one in every {self.flood.interval:.1f} s goes on until it calms"
-                " down",
-            )
-            self._record(FloodInput(board=self.number, at=at, flooding=True, rate=self.flood.rate))
-        if self.flood.flooding and not math.isfinite(self._flood_due):
-            self._flood_due = max(at, self.flood.next_release())
-
-    def _flood_tick(self, now: float) -> None:
-        """While flooding: send the latest held placement, and notice the calm."""
-        self._flood_due = math.inf
-        if self._held is not None:
-            placement, self._held = self._held, None
-            self.flood.released(now)
-            self._send_placement(replace(placement, at=now))
-        if self.flood.calmed(now):
-            self._say(logging.WARNING, f"= board {self.number} calmed down")
-            self._record(
-                FloodInput(board=self.number, at=now, flooding=False, rate=self.flood.rate)
-            )
-            return
-        if self.flood.flooding and not self.stopping:
-            self._flood_due = now + (self.flood.interval if self._held is not None else 0.5)
-
-    def _send_placement(self, placement: PlacementObserved) -> None:
-        last = self._last_placement
-        if last is not None and placement.board == last.board:
-            return  # a flicker back to what was sent last: nothing new
-        self._last_placement = placement
-        self._record(PlacementInput(self.number, placement))
+    # -- timers ------------------------------------------------------------------------
 
     def _refresh_due(self) -> float:
         """When the board is read again: its placement has matched nothing for a moment."""
         if self.state is not _S.LIVE:
             return math.inf
-        since = self.view.unmatched_since()
-        if since is None or since == self._refreshed_episode:
-            return math.inf
-        return since + self.settings.refresh_after
+        return self._heal.refresh_due(self.view.unmatched_since())
 
     def _heal_due(self) -> float:
         """When the memory is read again: the game under way and the board disagree."""
         if self.state is not _S.LIVE or self.stopping:
             return math.inf
-        since = self.view.unmatched_since()
-        if since is None:
-            if self._heal_backoff.failures:  # in sync again: the next episode starts afresh
-                self._heal_backoff.reset()
-                self._heal_not_before = -math.inf
-            return math.inf
-        return max(since + self.settings.heal_after, self._heal_not_before)
+        return self._heal.heal_due(self.view.unmatched_since())
 
     # -- clock readings -----------------------------------------------------------------
 

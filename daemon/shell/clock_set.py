@@ -1,29 +1,36 @@
 """Setting e-board clocks to the time control, and which clocks a ``set_clocks`` names.
 
 :func:`set_clock` sets one clock with SETNRUN, paused, each side to its colour's first
-period plus its first increment, and shows the board on a DGT 3000 (dgt-protocol.md
+period plus its first increment, and shows the board on a DGT 3000 (docs/protocol.md
 §7.5, §8); the daemon's sessions (``--set-clocks``, **Set clocks**, ``dgtcast clocks
 set`` through the arbiter channel) and ``dgtcast clocks set`` on the ports use it alike.
 :func:`choose_clocks` picks the boards a ``set_clocks`` command names (every one, a
-board's, a section's) and :func:`clock_reply` answers the arbiter.
+board's, a section's) and :func:`clock_reply` answers the arbiter. :class:`DaemonClocks`
+sets a running daemon's clocks: on the arbiter's ``set_clocks``, or at start
+(``--set-clocks``) as each e-board answers.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import unicodedata
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 from broadcast.feed.commands import CommandReply, SetClocks
 from daemon.config.model import BoardConfig
 from daemon.config.sections import Section
+from daemon.round.core import RoundCore
 from drivers.dgt.aio.link import ClockRefused, DgtLinkError, LinkClosed
 from drivers.dgt.aio.supervisor import BoardSupervisor
 from drivers.dgt.commands import ClockAscii, ClockSetAndRun
 
 __all__ = [
     "ClockSetResult",
+    "ClockedBoard",
+    "DaemonClocks",
     "choose_clocks",
     "clock_reply",
     "clock_text",
@@ -69,7 +76,7 @@ def start_times(board: BoardConfig, section: Section) -> tuple[int, int] | str:
     """(left, right) seconds a clock is set to before the game, or why it cannot be set.
 
     Each side gets its colour's first period plus its first increment (Fischer clocks
-    start so, dgt-protocol.md §7.2 "Observed"). Under time odds the sides differ, so
+    start so, docs/protocol.md §7.2 "Observed"). Under time odds the sides differ, so
     White's side must be known (``clock_white_side``).
     """
     rules = section.event.clock_rules
@@ -141,3 +148,54 @@ def clock_reply(results: Sequence[ClockSetResult]) -> CommandReply:
         reasons = "; ".join(f"board {b}: {why}" for b, why in failed.items())
         return CommandReply(ok=False, reason=reasons, details={"set": done, "failed": failed})
     return CommandReply(ok=True, details={"set": done})
+
+
+class ClockedBoard(Protocol):
+    """An e-board's session as its clock is set (daemon/shell/pipeline.py)."""
+
+    online: asyncio.Event
+
+    async def set_clock(self, section: Section) -> ClockSetResult: ...
+
+
+class DaemonClocks:
+    """The e-board clocks of a running daemon.
+
+    Args:
+        boards: each e-board's session, by board number.
+        core: the round (each board's section, whether its game is under way).
+    """
+
+    def __init__(self, boards: Mapping[int, ClockedBoard], core: RoundCore) -> None:
+        self.boards = boards
+        self.core = core
+
+    async def set_clocks(self, command: SetClocks | None = None) -> CommandReply:
+        """Set the e-board clocks to their time control (arbiter ``set_clocks``): every
+        one, or the board's or the section's that ``command`` names.
+
+        Each clock set decides afresh who adds its increments (daemon/round/mode23.py).
+        """
+        games = self.core.games
+        chosen = choose_clocks({n: games[n].section.name for n in self.boards}, command)
+        if isinstance(chosen, str):
+            return CommandReply(ok=False, reason=chosen)
+        sessions = [(self.boards[n], games[n].section) for n in chosen]
+        return clock_reply(await asyncio.gather(*(s.set_clock(sec) for s, sec in sessions)))
+
+    async def set_when_online(self) -> None:
+        """``--set-clocks``: each clock as soon as its e-board answers (a board missing
+        holds no other back), unless its game is under way: a restart during the round
+        keeps the clocks the players are using."""
+        await asyncio.gather(*(self._set_when_online(n) for n in self.boards))
+
+    async def _set_when_online(self, number: int) -> None:
+        await self.boards[number].online.wait()
+        if self.core.games[number].record.moves:
+            log.info("= board %d: its game is under way, its clock is not set", number)
+            return
+        reply = await self.set_clocks(SetClocks(board=number))
+        if reply.ok:
+            log.info("= board %d: clock set at round start", number)
+        else:
+            log.warning("clock not set at round start: %s", reply.reason)

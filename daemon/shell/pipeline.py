@@ -16,10 +16,11 @@ import contextlib
 import logging
 import math
 import time
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Mapping
 from typing import Any
 
 from base.backoff import BackoffPolicy
+from broadcast.feed.commands import CommandReply, RebuildFromMemory
 from daemon.config.model import BoardConfig
 from daemon.config.sections import Section
 from daemon.round.inputs import BoardInput, FloodInput
@@ -46,6 +47,7 @@ from drivers.observations import LinkObserved, LinkState
 __all__ = [
     "BoardSession",
     "board_supervisor",
+    "read_memory",
 ]
 
 log = logging.getLogger(__name__)
@@ -79,6 +81,8 @@ class BoardSession:
         section: Section | None = None,
         wall_clock: Callable[[], float] = time.time,
         settings: SessionSettings | None = None,
+        on_fault: Callable[[str, BaseException], None] | None = None,
+        new_supervisor: Callable[[], BoardSupervisor] | None = None,
     ) -> None:
         if not board.has_eboard:
             raise ValueError(f"board {board.number} has no e-board port or serial")
@@ -86,9 +90,9 @@ class BoardSession:
         self.service = service
         self.supervisor = supervisor or board_supervisor(board)
         #: Makes the next supervisor when :meth:`run` runs again after a failure.
-        self.new_supervisor: Callable[[], BoardSupervisor] = lambda: board_supervisor(self.board)
+        self.new_supervisor = new_supervisor or (lambda: board_supervisor(self.board))
         #: Told ``(where, exception)`` of a bug the session survives; None: it ends run().
-        self.on_fault: Callable[[str, BaseException], None] | None = None
+        self.on_fault = on_fault
         self._runs = 0
         self._observer = DgtObserver()
         self._wall_clock = wall_clock
@@ -121,6 +125,13 @@ class BoardSession:
         moment the clock took the times (a press may follow before its text is shown), and
         who adds its increments is decided anew."""
         return await set_clock(self.supervisor, self.board, section, on_set=self.core.new_round)
+
+    def read_memory(self) -> str | None:
+        """An arbiter's ``rebuild_from_memory``: read the board's memory now and recover
+        the moves since the last agreed position; why not, when it cannot be done now."""
+        refused = self.core.rebuild(self._wall_clock())
+        self._carry_out()
+        return refused
 
     async def stop(self) -> None:
         """Stop the board's supervisor; the link closing then is no ``board_offline``."""
@@ -304,3 +315,15 @@ def board_supervisor(
     return BoardSupervisor(
         spec, timeouts=timeouts, backoff=backoff, serial=board.serial, sightings=sightings
     )
+
+
+def read_memory(sessions: Mapping[int, BoardSession], command: RebuildFromMemory) -> CommandReply:
+    """Carry out an arbiter's ``rebuild_from_memory`` on the board's session (the service's
+    :data:`~daemon.shell.service.MemoryReader`)."""
+    session = sessions.get(command.board)
+    if session is None:
+        return CommandReply(ok=False, reason=f"board {command.board} has no e-board session")
+    refused = session.read_memory()
+    if refused is not None:
+        return CommandReply(ok=False, reason=refused)
+    return CommandReply(ok=True, details={"reading": command.board})

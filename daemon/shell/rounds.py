@@ -29,7 +29,7 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from broadcast.feed.commands import CommandReply
@@ -79,6 +79,8 @@ class RoundKeeper:
         service: journals and applies the round change.
         links: each section's TRF hand-off, by section name.
         wall_clock: time source (epoch seconds).
+        listeners: called after a section changed round (section name, round).
+        before_change: called just before a section changes round (section name).
     """
 
     def __init__(
@@ -88,16 +90,18 @@ class RoundKeeper:
         links: dict[str, PairingLink],
         *,
         wall_clock: Callable[[], float] = time.time,
+        listeners: Sequence[Callable[[str, int], None]] = (),
+        before_change: Sequence[Callable[[str], None]] = (),
     ) -> None:
         self.core = core
         self.service = service
         self.links = links
         self._wall_clock = wall_clock
         #: Called after a section changed round (section name, round).
-        self.listeners: list[Callable[[str, int], None]] = []
+        self.listeners = list(listeners)
         #: Called just before a section changes round (section name): its old round is
         #: still in the hub (the spectators' archive keeps it).
-        self.before_change: list[Callable[[str], None]] = []
+        self.before_change = list(before_change)
 
     def sections(self, name: str) -> list[str]:
         """The sections ``name`` selects ("" = every section)."""

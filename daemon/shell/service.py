@@ -35,14 +35,19 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import pickle
-import sqlite3
 import sys
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
-from broadcast.feed.commands import AckAlert, ArbiterCommand, CommandReply, NextRound, SetClocks
+from broadcast.feed.commands import (
+    AckAlert,
+    ArbiterCommand,
+    CommandReply,
+    NextRound,
+    RebuildFromMemory,
+    SetClocks,
+)
 from broadcast.feed.hub import Hub
 from broadcast.feed.messages import BoardState, ClockReading, to_json_dict
 from broadcast.outputs.output_alerts import OutputAlerts
@@ -63,16 +68,20 @@ from daemon.round.inputs import (
     RoundInput,
     TickInput,
 )
-from daemon.round.snapshot import SnapshotPolicy, dump_state, load_state
-from daemon.shell.snapshot_job import ChildSnapshots
+from daemon.round.snapshot import SnapshotPolicy
+from daemon.shell.snapshot_job import RoundSnapshots
 
-__all__ = ["ClockSetter", "RoundService"]
+__all__ = ["ClockSetter", "MemoryReader", "ResultListener", "RoundService"]
 
 log = logging.getLogger(__name__)
 
 #: Sets the e-board clocks a ``set_clocks`` names to the time control; returns a reply
 #: for the arbiter.
 ClockSetter = Callable[[SetClocks], Awaitable[CommandReply]]
+#: Told the board state and the decision of a result decision.
+ResultListener = Callable[[BoardState, Mapping[str, Any]], None]
+#: Has the board a ``rebuild_from_memory`` names read its memory again; returns a reply.
+MemoryReader = Callable[[RebuildFromMemory], CommandReply]
 
 #: Seconds a group of clock readings waits for its commit (see the module docstring).
 GROUP_WINDOW = 0.02
@@ -92,6 +101,9 @@ class RoundService:
             None: no snapshots, replays read the whole journal.
         snapshots: when to take them.
         group_window: seconds a clock reading waits for its group commit.
+        clock_setter: sets the e-board clocks a ``set_clocks`` names (None: there are none).
+        round_changer: moves sections on to their next round (daemon/shell/rounds.py).
+        result_listeners: told the board state and the decision of every result decision.
     """
 
     def __init__(
@@ -104,26 +116,27 @@ class RoundService:
         fingerprint: str | None = None,
         snapshots: SnapshotPolicy | None = None,
         group_window: float = GROUP_WINDOW,
+        clock_setter: ClockSetter | None = None,
+        round_changer: Callable[[NextRound], CommandReply] | None = None,
+        result_listeners: Sequence[ResultListener] = (),
+        memory_reader: MemoryReader | None = None,
     ) -> None:
         self.core = core
         self.journal = journal
         self.writer = HeldJournal(journal)
         self.hub = hub
-        self.fingerprint = fingerprint
-        self.snapshots = snapshots or SnapshotPolicy()
+        #: When the core's state is added to the journal, and by whom.
+        self._snapshots = RoundSnapshots(
+            core, journal, fingerprint, snapshots or SnapshotPolicy(), wall_clock()
+        )
         #: The record the last replay started after (0: the whole journal was replayed).
         self.replayed_from = 0
-        self._since_snapshot = 0
-        self._snapshot_at = wall_clock()
-        self._cost_since_snapshot = 0.0  # seconds the core took for those inputs
         self._failing = False
-        self.clock_setter: ClockSetter | None = None
-        #: Told (records read, records in all) while :meth:`replay` reads a long journal.
-        self.replay_progress: Callable[[int, int], None] | None = None
-        #: Moves sections on to their next round (daemon/shell/rounds.py).
-        self.round_changer: Callable[[NextRound], CommandReply] | None = None
+        self.clock_setter = clock_setter
+        self.round_changer = round_changer
+        self.memory_reader = memory_reader
         #: Called with the board state and the decision for every result decision.
-        self.result_listeners: list[Callable[[BoardState, Mapping[str, Any]], None]] = []
+        self.result_listeners: list[ResultListener] = list(result_listeners)
         #: Alerts the outputs raise (not journalled); ``ack_alert`` reaches them too.
         self.output_alerts = OutputAlerts(hub, wall_clock)
         self._wall_clock = wall_clock
@@ -133,29 +146,28 @@ class RoundService:
         self._unpublished: list[Outcome | ClockReading] = []  # waiting for that commit
         self._commit_handle: asyncio.TimerHandle | asyncio.Handle | None = None
         self._commit_soon = False
-        self._children: ChildSnapshots | None = None  # snapshots off the loop
-        self._written_here = 0
 
     # -- recovery ----------------------------------------------------------------------
 
-    def replay(self) -> int:
+    def replay(self, *, progress: Callable[[int, int], None] | None = None) -> int:
         """Rebuild the round from the journal's inputs; publish the result. Returns #inputs.
 
         Records of boards the configuration does not have are kept, not replayed.
+        ``progress`` is told (records read, records in all) while a long journal is read.
 
         Raises:
             JournalDamaged: a record was changed, removed or cannot be read.
         """
         began = time.perf_counter()
-        after = self.replayed_from = self._load_snapshot()
+        after = self.replayed_from = self._snapshots.load()
         self.journal.verify(after=after)
         count = 0
         unknown: set[int] = set()
         failed = 0
         total = self.journal.last_seq
         for record in self.journal.records(after=after, kinds=INPUT_KINDS):
-            if self.replay_progress is not None and count % 5000 == 4999:
-                self.replay_progress(record.seq, total)
+            if progress is not None and count % 5000 == 4999:
+                progress(record.seq, total)
             if record.board != EVENT_BOARD and record.board not in self.core.games:
                 unknown.add(record.board)
                 continue
@@ -173,8 +185,8 @@ class RoundService:
             self.hub.publish_board(self.core.board_state(number, now))
         for alert in self.core.engine.alerts:  # the hub keeps the open and the latest resolved
             self.hub.publish_alert(alert)
-        self._since_snapshot = count
-        self._cost_since_snapshot = time.perf_counter() - began
+        self._snapshots.inputs = count
+        self._snapshots.cost = time.perf_counter() - began
         return count
 
     def _replay_one(self, record: Record, *, first: bool) -> bool:
@@ -198,42 +210,17 @@ class RoundService:
         game = self.core.games.get(record.board)
         return record.kind in BOARD_KINDS and game is not None and game.tracker is None
 
-    def _load_snapshot(self) -> int:
-        """Load the newest usable snapshot; returns its record (0: none, replay it all)."""
-        if self.fingerprint is None:
-            return 0
-        found = self.journal.latest_snapshot(self.fingerprint)
-        if found is None:
-            return 0
-        seq, data = found
-        try:
-            load_state(self.core, data)
-        except Exception as exc:  # any failure to load: the inputs are all there
-            log.warning("= snapshot at record %d not used (%s): replaying every input", seq, exc)
-            return 0
-        return seq
+    @property
+    def fingerprint(self) -> str | None:
+        """What snapshots are made with (None: no snapshots)."""
+        return self._snapshots.fingerprint
 
     def take_snapshot(self) -> bool:
         """Add the core's state to the journal now; False when it cannot (held records)."""
         self.commit_group()
         if self.fingerprint is None or self.writer.held:
             return False
-        now = self._wall_clock()
-        try:
-            data = dump_state(self.core)
-            self.journal.write_snapshot(self.journal.last_seq, now, self.fingerprint, data)
-            self._written_here += 1
-        except (sqlite3.DatabaseError, pickle.PicklingError, TypeError, AttributeError) as exc:
-            # a full disk, or state that cannot be pickled: the inputs are all journalled
-            log.warning("= snapshot not written (%s); the journal still has every input", exc)
-            return False
-        finally:
-            self._snapshot_taken(now)
-        return True
-
-    def _snapshot_taken(self, now: float) -> None:
-        self._since_snapshot, self._snapshot_at = 0, now
-        self._cost_since_snapshot = 0.0
+        return self._snapshots.write(self._wall_clock())
 
     def _snapshot_in_child(self) -> None:
         """Start a snapshot pickled by a forked child (:mod:`daemon.shell.snapshot_job`)."""
@@ -247,17 +234,12 @@ class RoundService:
         if sys.platform == "win32":  # no fork: pickled here, on the loop, as before
             self.take_snapshot()
             return
-        if self._children is None:
-            self._children = ChildSnapshots(self.journal, self.fingerprint)
-        now = self._wall_clock()
-        if self._children.start(self.core, now):
-            self._snapshot_taken(now)
+        self._snapshots.start_in_child(self._wall_clock())
 
     @property
     def snapshots_written(self) -> int:
         """Snapshots written since the service was made (for bench/)."""
-        children = self._children.written if self._children is not None else 0
-        return self._written_here + children
+        return self._snapshots.written
 
     # -- inputs ------------------------------------------------------------------------
 
@@ -295,8 +277,8 @@ class RoundService:
             raise
         finally:
             self._deadlines_changed.set()
-        self._cost_since_snapshot += time.perf_counter() - began
-        self._since_snapshot += 1
+        self._snapshots.cost += time.perf_counter() - began
+        self._snapshots.inputs += 1
         self._group.append(entry)
         self._group += _outcome_entries(outcome)
         if _moves_clocks_only(item, outcome):
@@ -353,9 +335,7 @@ class RoundService:
                     self._publish(item)
                 elif not self.hub.publish_clock(item, now):
                     self.hub.publish_board(self.core.board_state(item.board, now))
-        if self.snapshots.due(
-            self._since_snapshot, now - self._snapshot_at, self._cost_since_snapshot
-        ):
+        if self._snapshots.due(now):
             self._snapshot_in_child()
 
     def _act(self, item: RoundInput, *, journalled: bool) -> Outcome:
@@ -375,13 +355,11 @@ class RoundService:
             self._deadlines_changed.set()
         # what a replay of this input will cost: the core's work (here and rendering in
         # _publish), not the journal's or the spectators'
-        self._cost_since_snapshot += time.perf_counter() - began
+        self._snapshots.cost += time.perf_counter() - began
         self._journal(None if journalled else entry, outcome)
         self._publish(outcome)
-        self._since_snapshot += 1
-        if self.snapshots.due(
-            self._since_snapshot, item.at - self._snapshot_at, self._cost_since_snapshot
-        ):
+        self._snapshots.inputs += 1
+        if self._snapshots.due(entry.at):
             self._snapshot_in_child()  # on a running loop; else here and now
         return outcome
 
@@ -400,8 +378,9 @@ class RoundService:
             if self.round_changer is None:
                 return CommandReply(ok=False, reason="rounds cannot change here")
             return self.round_changer(command)
-        if isinstance(command, SetClocks) and self.clock_setter is None:
-            return CommandReply(ok=False, reason="no e-board clocks to set")
+        missing = self._missing_hand(command)
+        if missing is not None:
+            return CommandReply(ok=False, reason=missing)
         if not self.writer.retry():
             return CommandReply(
                 ok=False,
@@ -415,10 +394,21 @@ class RoundService:
         if isinstance(command, SetClocks):
             assert self.clock_setter is not None
             return await self.clock_setter(command)
+        if isinstance(command, RebuildFromMemory):
+            assert self.memory_reader is not None
+            return self.memory_reader(command)
         details: dict[str, Any] = {}
         if outcome.alerts:
             details["alerts"] = [to_json_dict(a) for a in outcome.alerts]
         return CommandReply(ok=True, details=details)
+
+    def _missing_hand(self, command: ArbiterCommand) -> str | None:
+        """Why a command carried out on the e-boards cannot be here (None: it can)."""
+        if isinstance(command, SetClocks) and self.clock_setter is None:
+            return "no e-board clocks to set"
+        if isinstance(command, RebuildFromMemory) and self.memory_reader is None:
+            return "no e-board sessions here"
+        return None
 
     # -- timers ------------------------------------------------------------------------
 
@@ -468,7 +458,7 @@ class RoundService:
         for number in sorted(outcome.boards):
             began = time.perf_counter()
             state = self.core.board_state(number, now)
-            self._cost_since_snapshot += time.perf_counter() - began
+            self._snapshots.cost += time.perf_counter() - began
             self.hub.publish_board(state)
             for decision in outcome.decisions:
                 if decision.kind == "result" and decision.board == number:

@@ -1,4 +1,4 @@
-"""DGT e-board and clock driver (see ../shared/spec/dgt-protocol.md and docs/protocol.md).
+"""DGT e-board and clock driver (see docs/protocol.md).
 
 Layer L0, sans-I/O, in this package: ``events`` (board → PC messages), ``commands`` (PC →
 board), ``protocol`` (framing, ``DgtProtocol``), ``boardside`` (the board's side of the

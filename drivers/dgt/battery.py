@@ -1,6 +1,6 @@
 """When to ask a board's battery level (DGT_SEND_BATTERY_STATUS 0x4C), sans I/O.
 
-Bluetooth e-boards answer 0x4C with BATTERY_STATUS 0xA0 (dgt-protocol.md §4.1); USB boards
+Bluetooth e-boards answer 0x4C with BATTERY_STATUS 0xA0 (docs/protocol.md §4.1); USB boards
 stay silent. :class:`BatteryPoll` asks once the handshake is done and then every
 ``period`` seconds, with these rules:
 

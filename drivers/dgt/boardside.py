@@ -5,7 +5,7 @@ exact inverse of :mod:`drivers.dgt.protocol` and :mod:`drivers.dgt.commands`:
 ``decode_message(encode_event(event)) == event`` and parsing ``encode(command)`` with
 :class:`CommandParser` gives ``command`` back.
 
-PC → board bytes have no framing marks (dgt-protocol.md §2.1): a command is one byte, or
+PC → board bytes have no framing marks (docs/protocol.md §2.1): a command is one byte, or
 0x60 / 0x2B followed by a size byte counting the bytes after it. Bytes that are no known
 command (including bus-mode bytes ≥ 0x80, the boot loader 0x4E and the persistent
 draughts scans) become one :class:`ProtocolViolation` each; nothing raises on peer data.
@@ -170,7 +170,7 @@ def _(event: UnknownMessage) -> tuple[int, bytes]:
 
 
 def encode_event(event: Event) -> bytes:
-    """The bytes a board sends for ``event`` (dgt-protocol.md §2.2, §4, §6, §7).
+    """The bytes a board sends for ``event`` (docs/protocol.md §2.2, §4, §6, §7).
 
     A :class:`ProtocolViolation` encodes to the bytes it reported, so a recorded stream of
     events, faults included, replays byte for byte. A :class:`ClockAck` is sent with
@@ -288,7 +288,7 @@ def _parse_set_leds(message: bytes) -> SetLeds | None:
 
 
 class CommandParser:
-    """Parse the bytes a PC sends to a board into commands (dgt-protocol.md §3, §7.5, §11).
+    """Parse the bytes a PC sends to a board into commands (docs/protocol.md §3, §7.5, §11).
 
     Attributes:
         bytes_received: every byte passed to :meth:`receive_data`.

@@ -1,4 +1,4 @@
-"""PC → board commands of the DGT protocol, and their encoding (dgt-protocol.md §3, §7.5).
+"""PC → board commands of the DGT protocol, and their encoding (docs/protocol.md §3, §7.5).
 
 Board commands are one byte in 0x40–0x55 (§2.1); the Revelation II LED command 0x60 and the
 clock message 0x2B carry more bytes. Clock commands travel wrapped in DGT_CLOCK_MESSAGE::
@@ -143,7 +143,7 @@ SingleByteCommand = (
     | RequestLongSerialNumber
 )
 
-#: The byte of each single-byte command (dgt-protocol.md §3).
+#: The byte of each single-byte command (docs/protocol.md §3).
 SINGLE_BYTE_COMMANDS: Final[Mapping[type[SingleByteCommand], int]] = {
     Reset: 0x40,
     RequestClock: 0x41,

@@ -1,7 +1,7 @@
 """The decisions of one connected DGT board, sans I/O (see :mod:`drivers.dgt.aio.device`).
 
 :class:`DeviceCore` decides, given events and ``now``: which clock command goes out next,
-when an unacknowledged one is resent or given up (dgt-protocol.md §7.4), when a silent
+when an unacknowledged one is resent or given up (docs/protocol.md §7.4), when a silent
 line is probed and when it is declared dead (§12.3), when the board is read again
 (drivers/dgt/refresh.py) and when its battery is asked (drivers/dgt/battery.py). It never
 awaits or reads a clock.
@@ -148,7 +148,7 @@ class _Watchdog:
 class DeviceCore:
     """The decisions of one board connection, pure: events and ``now`` in, commands out.
 
-    * Clock queue (dgt-protocol.md §7.4): one clock command in flight at a time; it is
+    * Clock queue (docs/protocol.md §7.4): one clock command in flight at a time; it is
       done when the clock acks *that* command (ack1 = its id, §7.3), resent after
       ``clock_ack`` seconds without one, given up after ``clock_resends`` resends. A
       clock-times BWTIME does not complete it: a running clock sends one every second,
@@ -240,7 +240,7 @@ class DeviceCore:
     def receive_bytes(self, at: float) -> None:
         """Bytes arrived at ``at`` (maybe part of a long message): the line is alive.
 
-        A board sending its ~8 s EEPROM dump (dgt-protocol.md §3, §6) is heard all along,
+        A board sending its ~8 s EEPROM dump (docs/protocol.md §3, §6) is heard all along,
         though no whole message arrives meanwhile; the watchdog must not probe it.
         """
         self._watchdog.receive_heard(at)

@@ -1,4 +1,4 @@
-"""The board's EEPROM stream split into records, and records encoded (dgt-protocol.md §6).
+"""The board's EEPROM stream split into records, and records encoded (docs/protocol.md §6).
 
 The board keeps every field change, lever press and power-up in an 8 kB memory that it
 sends as ``EE_MOVES`` (:class:`~drivers.dgt.events.EEMoves`). :func:`parse_ee_records`
@@ -27,7 +27,7 @@ __all__ = [
 
 
 class EETagCode(enum.IntEnum):
-    """Single-byte records of the EEPROM stream (dgt-protocol.md §6)."""
+    """Single-byte records of the EEPROM stream (docs/protocol.md §6)."""
 
     NOP2 = 0x00
     POWERUP = 0x6A
@@ -123,8 +123,6 @@ class EEUnknown:
 
 EERecord = EEFieldChange | EEClockTime | EETag | EEUnknown
 
-_EE_TAGS = frozenset(int(code) for code in EETagCode)
-
 
 def _to_bcd(value: int) -> int:
     return (value // 10) << 4 | value % 10
@@ -139,10 +137,14 @@ def _from_bcd(byte: int) -> int | None:
 
 def _parse_field_change(raw: bytes, at: int) -> tuple[EERecord, int]:
     if at + 1 < len(raw) and raw[at + 1] < 64:
-        first = raw[at]
-        record = EEFieldChange(field=raw[at + 1], piece=first & 0x0F, quick=bool(first & 0x10))
+        key = raw[at] << 8 | raw[at + 1]
+        record = _FIELD_CHANGES.get(key)
+        if record is None:
+            first = raw[at]
+            record = EEFieldChange(field=raw[at + 1], piece=first & 0x0F, quick=bool(first & 0x10))
+            _FIELD_CHANGES[key] = record
         return record, at + 2
-    return EEUnknown(data=raw[at : at + 1]), at + 1
+    return _unknown(raw, at), at + 1
 
 
 def _parse_clock_time(raw: bytes, at: int) -> tuple[EERecord, int]:
@@ -153,22 +155,35 @@ def _parse_clock_time(raw: bytes, at: int) -> tuple[EERecord, int]:
             side: Literal["left", "right"] = "left" if first & 0x10 else "right"
             record = EEClockTime(side=side, hours=first & 0x0F, minutes=minutes, seconds=seconds)
             return record, at + 3
-    return EEUnknown(data=raw[at : at + 1]), at + 1
+    return _unknown(raw, at), at + 1
 
 
 def _parse_ee_record(raw: bytes, at: int) -> tuple[EERecord, int]:
     first = raw[at]
     if 0x40 <= first <= 0x5F:
         return _parse_field_change(raw, at)
-    if first in _EE_TAGS:
-        return EETag(tag=EETagCode(first)), at + 1
+    tag = _TAG_RECORDS.get(first)
+    if tag is not None:
+        return tag, at + 1
     if 0x60 <= first <= 0x79:
         return _parse_clock_time(raw, at)
-    return EEUnknown(data=raw[at : at + 1]), at + 1
+    return _unknown(raw, at), at + 1
+
+
+def _unknown(raw: bytes, at: int) -> EEUnknown:
+    first = raw[at]
+    return _UNKNOWN[first] if first < 0x80 else EEUnknown(data=raw[at : at + 1])
+
+
+#: Records are frozen: the one-byte ones, and the field changes met so far (at most
+#: 32 x 64), are shared rather than built anew for each of a dump's ~8,000 bytes.
+_TAG_RECORDS = {int(code): EETag(tag=code) for code in EETagCode}
+_UNKNOWN = tuple(EEUnknown(data=bytes((value,))) for value in range(0x80))
+_FIELD_CHANGES: dict[int, EEFieldChange] = {}
 
 
 def parse_ee_records(raw: bytes) -> tuple[EERecord, ...]:
-    """Split an EEPROM stream into records by their first byte (dgt-protocol.md §6).
+    """Split an EEPROM stream into records by their first byte (docs/protocol.md §6).
 
     Bytes that start no valid record become one-byte :class:`EEUnknown` records, so the
     records always re-encode to ``raw`` exactly.

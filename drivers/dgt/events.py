@@ -1,4 +1,4 @@
-"""Board → PC messages of the DGT protocol, as typed events (dgt-protocol.md §4, §6, §7).
+"""Board → PC messages of the DGT protocol, as typed events (docs/protocol.md §4, §6, §7).
 
 Every message the board sends becomes one of these frozen, keyword-only dataclasses. They
 validate their fields when constructed, so an event that exists is well formed.
@@ -11,7 +11,7 @@ Errors of the DGT package, drawn once here::
         TypeError    encoding something that is no event or command
 
 Sides of the clock are the clock's physical ``right`` (message bytes 3–5) and ``left``
-(bytes 6–8), never colours (dgt-protocol.md §7.2).
+(bytes 6–8), never colours (docs/protocol.md §7.2).
 """
 
 from __future__ import annotations
@@ -51,7 +51,7 @@ __all__ = [
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class BoardDump:
-    """BOARD_DUMP 0x86: the piece code of all 64 fields (dgt-protocol.md §4, §5).
+    """BOARD_DUMP 0x86: the piece code of all 64 fields (docs/protocol.md §4, §5).
 
     Attributes:
         squares: 64 piece codes (§5.1) in DGT field order, 0 = a8, 7 = h8, … 63 = h1
@@ -70,7 +70,7 @@ class BoardDump:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class FieldUpdated:
-    """FIELD_UPDATE 0x8E: one field changed (dgt-protocol.md §4).
+    """FIELD_UPDATE 0x8E: one field changed (docs/protocol.md §4).
 
     Attributes:
         field: DGT field 0..63 (0 = a8, 63 = h1, §5.2).
@@ -111,7 +111,7 @@ class DraughtsDump:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ClockFace:
-    """One side of a BWTIME clock reading (dgt-protocol.md §7.2, bytes 3–5 or 6–8).
+    """One side of a BWTIME clock reading (docs/protocol.md §7.2, bytes 3–5 or 6–8).
 
     Attributes:
         hours: 0–9 (low nibble of the first byte).
@@ -140,7 +140,7 @@ class ClockFace:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ClockTimes:
-    """BWTIME 0x8D in its clock-times form (dgt-protocol.md §7.1, §7.2).
+    """BWTIME 0x8D in its clock-times form (docs/protocol.md §7.1, §7.2).
 
     Attributes:
         right: the side in message bytes 3–5.
@@ -188,7 +188,7 @@ class ClockTimes:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ClockAck:
-    """BWTIME 0x8D in its clock-ack form: four ack bytes (dgt-protocol.md §7.1, §7.3).
+    """BWTIME 0x8D in its clock-ack form: four ack bytes (docs/protocol.md §7.1, §7.3).
 
     Attributes:
         ack0: 0x10 normal ack, 0x40 error, anything else treated as error.
@@ -311,7 +311,7 @@ _BATTERY_FIELDS = (
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class BatteryStatus:
-    """BATTERY_STATUS 0xA0 of Bluetooth boards (dgt-protocol.md §4.1).
+    """BATTERY_STATUS 0xA0 of Bluetooth boards (docs/protocol.md §4.1).
 
     The documented length is inconsistent (7 or 12 bytes), so the payload length comes
     from the header: fields the board did not send are None, bytes beyond the nine
@@ -410,7 +410,7 @@ class UnknownMessage:
 
 
 class ViolationReason(enum.StrEnum):
-    """Why bytes could not become an event or a command (dgt-protocol.md §2)."""
+    """Why bytes could not become an event or a command (docs/protocol.md §2)."""
 
     # board → PC (§2.2)
     GARBAGE = "garbage"  # bytes with MSB 0 where a message id was expected

@@ -1,6 +1,6 @@
 """The board's EEPROM log → a vendor-neutral :class:`~drivers.memory.BoardMemory` (§6).
 
-Rules of dgt-protocol.md §6 applied here:
+Rules of docs/protocol.md §6 applied here:
 
 * The buffer is cyclic, oldest first: its first record may be cut and everything before
   the oldest ``EE_POWERUP`` still held lies on a board nobody knows (the start was

@@ -22,7 +22,7 @@ __all__ = [
     "square_of_field",
 ]
 
-#: DGT piece codes 0x01–0x0C → pieces (dgt-protocol.md §5.1; note the order R N B K Q).
+#: DGT piece codes 0x01–0x0C → pieces (docs/protocol.md §5.1; note the order R N B K Q).
 PIECES: Mapping[int, chess.Piece] = {
     code: chess.Piece(piece_type, color)
     for color, first in ((chess.WHITE, 0x01), (chess.BLACK, 0x07))
@@ -37,7 +37,7 @@ _SQUARES = tuple(chess.square(field % 8, 7 - field // 8) for field in range(64))
 
 
 def square_of_field(field: int) -> chess.Square:
-    """The python-chess square of DGT field 0..63 (0 = a8, 63 = h1; dgt-protocol.md §5.2)."""
+    """The python-chess square of DGT field 0..63 (0 = a8, 63 = h1; docs/protocol.md §5.2)."""
     return _SQUARES[field]
 
 
@@ -116,7 +116,7 @@ class SensorBoard:
 
 
 def clock_observation(times: ClockTimes, at: float) -> ClockObserved:
-    """Turn a BWTIME clock reading into a :class:`ClockObserved` (dgt-protocol.md §7.2).
+    """Turn a BWTIME clock reading into a :class:`ClockObserved` (docs/protocol.md §7.2).
 
     The running side comes from D0 (running) and D1 (lever up on the right: the right
     side's time counts down), not from the conflicting turn bits D3/D4; flags come from
@@ -136,7 +136,7 @@ def clock_observation(times: ClockTimes, at: float) -> ClockObserved:
 
 
 def battery_observation(status: BatteryStatus, at: float) -> BatteryObserved:
-    """Turn a BATTERY_STATUS into a :class:`BatteryObserved` (dgt-protocol.md §4.1).
+    """Turn a BATTERY_STATUS into a :class:`BatteryObserved` (docs/protocol.md §4.1).
 
     Byte 0 is the remaining capacity in %; a value above 100 (the field holds 0..127) is
     read as 100. Status bit 0 means charging.

@@ -9,7 +9,7 @@ Usage (the asyncio link is a short recipe around this)::
     for event in protocol.events_received():
         ...
 
-Framing (dgt-protocol.md §2.2): every message is ``id`` (MSB set), two 7-bit length bytes
+Framing (docs/protocol.md §2.2): every message is ``id`` (MSB set), two 7-bit length bytes
 (total length, header included) and a payload whose bytes have MSB 0. The parser trusts
 the length bytes; a byte with MSB set inside a header or payload cuts that frame short and
 starts a new header; bytes with MSB 0 where an id is expected are skipped up to the next
@@ -61,7 +61,7 @@ DEFAULT_MAX_LENGTH = 8192
 
 
 class MessageId(enum.IntEnum):
-    """Message ids of the board → PC messages, ``0x80 | code`` (dgt-protocol.md §4)."""
+    """Message ids of the board → PC messages, ``0x80 | code`` (docs/protocol.md §4)."""
 
     BOARD_DUMP = 0x86
     BWTIME = 0x8D
@@ -214,7 +214,7 @@ _DECODERS: dict[int, Callable[[bytes], Event | None]] = {
 
 
 def decode_payload(message_id: int, payload: bytes) -> Event | None:
-    """Decode the 7-bit payload of a well-framed message (dgt-protocol.md §4–§7).
+    """Decode the 7-bit payload of a well-framed message (docs/protocol.md §4–§7).
 
     Returns:
         The event; :class:`UnknownMessage` for an undocumented id; None when the payload
@@ -247,7 +247,7 @@ def decode_message(frame: bytes) -> Event:
 
 
 class DgtProtocol:
-    """Board → PC framing and decoding, PC → board encoding (dgt-protocol.md §2).
+    """Board → PC framing and decoding, PC → board encoding (docs/protocol.md §2).
 
     Attributes:
         bytes_received: every byte passed to :meth:`receive_data`.
@@ -305,7 +305,7 @@ class DgtProtocol:
         return drain(self._events)
 
     def send(self, command: Command) -> bytes:
-        """Return the bytes to write to the board for ``command`` (dgt-protocol.md §3)."""
+        """Return the bytes to write to the board for ``command`` (docs/protocol.md §3)."""
         data = encode(command)
         self.bytes_sent += len(data)
         return data

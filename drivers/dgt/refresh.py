@@ -1,7 +1,7 @@
 """When to read the whole board again (DGT_SEND_BRD 0x42), sans I/O (issue 17.2).
 
 The sensed board is built from FIELD_UPDATE messages on top of a board dump
-(dgt-protocol.md §4, §5). One lost or torn update leaves it wrong for good: every later
+(docs/protocol.md §4, §5). One lost or torn update leaves it wrong for good: every later
 placement is off by that square and the game matches nothing again. A fresh dump
 (67 bytes) puts it right, so :class:`BoardRefresh` asks for one
 

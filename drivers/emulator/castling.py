@@ -1,6 +1,6 @@
 """How hands castle, in standard chess and in Chess960 (pure).
 
-Castling moves two pieces, and people do it in several orders (dgt-protocol.md §12.1):
+Castling moves two pieces, and people do it in several orders (docs/protocol.md §12.1):
 
 * ``king``: the king to its square, then the rook (FIDE Laws 3.8.2 ask for this order);
 * ``rook``: the rook first, then the king;

@@ -1,7 +1,7 @@
 """A DGT XL / DGT 3000 chess clock: two Fischer times, a lever, a display, acks.
 
 Pure model: every method takes ``now`` (seconds, any monotonic origin) and nothing here
-reads a clock or sleeps. What it implements (dgt-protocol.md):
+reads a clock or sleeps. What it implements (docs/protocol.md):
 
 * Fischer "from move 1": both sides start at base + one increment, and the mover gains
   the increment on each lever press (§7.2 "Observed").
@@ -52,7 +52,7 @@ _EPSILON = 1e-9
 
 
 class CommandId(enum.IntEnum):
-    """Clock command ids echoed in ack1 (dgt-protocol.md §7.5)."""
+    """Clock command ids echoed in ack1 (docs/protocol.md §7.5)."""
 
     DISPLAY = 0x01
     ICONS = 0x02

@@ -11,8 +11,8 @@ Usage::
 The shell owns three things: the pty (:class:`~drivers.emulator.pty.VirtualSerialPort`), a
 reader callback feeding commands to :class:`~drivers.emulator.firmware.BoardFirmware`,
 and a ticker that wakes the firmware at its deadlines (the clock's seconds). Bytes go out
-as fast as the pty takes them, or paced like a real 9600 baud line (10 bits a byte, §1)
-when ``baud`` is given. ``now`` is the event loop's clock.
+through :class:`~drivers.emulator.line.BoardLine`: as fast as the pty takes them, or paced
+like a real 9600 baud line when ``baud`` is given. ``now`` is the event loop's clock.
 """
 
 from __future__ import annotations
@@ -36,15 +36,12 @@ from drivers.emulator.castling import CastlingOrder
 from drivers.emulator.clock import ChessClock, ClockSettings, Side
 from drivers.emulator.eeprom import EEPROM_SIZE
 from drivers.emulator.firmware import BoardFirmware, BoardIdentity, BoardMode
+from drivers.emulator.line import MAX_PENDING_BYTES, BoardLine
 from drivers.emulator.physical import PhysicalBoard
 from drivers.emulator.player import Action, HumanPlayer, PressLever, StartClock, TimedAction
 from drivers.emulator.pty import VirtualSerialPort
 
 __all__ = ["MAX_PENDING_BYTES", "EmulatedBoard"]
-
-#: Bytes kept for a reader that does not read; older ones are lost, as on a real line.
-MAX_PENDING_BYTES = 1 << 20
-_PACE_CHUNK = 8  # bytes written at once when pacing (≈ 8 ms at 9600 baud)
 
 
 class EmulatedBoard:
@@ -86,15 +83,13 @@ class EmulatedBoard:
         self._rotate = rotate
         self._settings = dataclasses.replace(clock or ClockSettings(), lever_up=white_side)
         self.white_side: Side = white_side
-        self.baud = baud
         self._rng = random.Random(seed)
         self._identity = identity
         self._placement = placement
         self._earlier = tuple(earlier)
         self._memory_size = memory_size
         self._firmware: BoardFirmware | None = None
-        self._pending = bytearray()
-        self._data_ready = asyncio.Event()
+        self._line = BoardLine(self._port_or_raise, lambda: self.plugged, self.now, baud)
         self._wake = asyncio.Event()
         self._ahead = 0.0  # seconds the board's time is ahead of the event loop's
         self._flash_until: float | None = None  # a pass_time under way, until then
@@ -102,10 +97,6 @@ class EmulatedBoard:
         self._caught_up = asyncio.Event()  # a perform reached the end of the jump
         self._performing = 0
         self._tasks: list[asyncio.Task[None]] = []
-        #: Bytes lost because nobody read them (beyond :data:`MAX_PENDING_BYTES`).
-        self.bytes_dropped = 0
-        #: Bytes written to the line so far.
-        self.bytes_sent = 0
         #: Set once a driver asks for the board's changes (any update mode, §3).
         self.followed = asyncio.Event()
 
@@ -127,7 +118,7 @@ class EmulatedBoard:
         self._plug_in()
         self._tasks = [
             asyncio.create_task(self._tick_loop(), name="emulator-ticks"),
-            asyncio.create_task(self._write_loop(), name="emulator-writes"),
+            asyncio.create_task(self._line.run(), name="emulator-writes"),
         ]
         return self
 
@@ -177,9 +168,24 @@ class EmulatedBoard:
         return self._port is not None and self._port.is_open
 
     @property
+    def baud(self) -> int | None:
+        """The line's speed: None = as fast as the pty takes bytes."""
+        return self._line.baud
+
+    @property
     def bytes_pending(self) -> int:
         """Bytes waiting for room in the pty (a driver that does not read)."""
-        return len(self._pending)
+        return len(self._line.pending)
+
+    @property
+    def bytes_dropped(self) -> int:
+        """Bytes lost because nobody read them (beyond :data:`MAX_PENDING_BYTES`)."""
+        return self._line.bytes_dropped
+
+    @property
+    def bytes_sent(self) -> int:
+        """Bytes written to the line so far."""
+        return self._line.bytes_sent
 
     def now(self) -> float:
         """The emulator's time: the running event loop's clock, plus the time that passed
@@ -402,7 +408,7 @@ class EmulatedBoard:
         loop.remove_reader(port.master_fd)
         loop.remove_writer(port.master_fd)
         port.close()
-        self._pending.clear()
+        self._line.clear()
 
     def _on_readable(self) -> None:
         port = self._port_or_raise()
@@ -421,18 +427,8 @@ class EmulatedBoard:
 
     def _flush(self) -> None:
         """Queue what the firmware produced; let the ticker look at the new deadline."""
-        self._queue(self.firmware.data_to_send())
+        self._line.queue(self.firmware.data_to_send())
         self._wake.set()
-
-    def _queue(self, data: bytes) -> None:
-        if not data or not self.plugged:
-            return
-        self._pending += data
-        overflow = len(self._pending) - MAX_PENDING_BYTES
-        if overflow > 0:
-            del self._pending[:overflow]
-            self.bytes_dropped += overflow
-        self._data_ready.set()
 
     async def _tick_loop(self) -> None:
         """Wake the firmware at its deadlines (clock seconds, UPDATE-mode reports)."""
@@ -443,51 +439,7 @@ class EmulatedBoard:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._wake.wait(), timeout)
             self.firmware.receive_tick(self.now())
-            self._queue(self.firmware.data_to_send())
-
-    async def _write_loop(self) -> None:
-        """Move pending bytes to the pty, paced when ``baud`` is set."""
-        while True:
-            await self._data_ready.wait()
-            self._data_ready.clear()
-            line_free_at = self.now()  # pacing: when the last byte has left the line
-            while self._pending and self.plugged:
-                chunk = self._pending if self.baud is None else self._pending[:_PACE_CHUNK]
-                written = self._write(bytes(chunk))
-                del self._pending[:written]
-                if written < len(chunk):
-                    await self._writable()
-                if self.baud is not None:
-                    line_free_at = max(line_free_at, self.now() - 0.05)
-                    line_free_at += written * 10 / self.baud
-                    await asyncio.sleep(max(0.0, line_free_at - self.now()))
-
-    def _write(self, data: bytes) -> int:
-        try:
-            written = os.write(self._port_or_raise().master_fd, data)
-        except BlockingIOError:
-            written = 0
-        self.bytes_sent += written
-        return written
-
-    async def _writable(self) -> None:
-        """Wait until the pty takes bytes again (or the cable is pulled)."""
-        loop = asyncio.get_running_loop()
-        ready: asyncio.Future[None] = loop.create_future()
-        fd = self._port_or_raise().master_fd
-
-        def writable() -> None:
-            if not ready.done():
-                ready.set_result(None)
-
-        loop.add_writer(fd, writable)
-        try:
-            await asyncio.wait_for(ready, 0.5)
-        except TimeoutError:
-            pass
-        finally:
-            if self.plugged and self._port_or_raise().master_fd == fd:
-                loop.remove_writer(fd)
+            self._line.queue(self.firmware.data_to_send())
 
 
 def _result_to_signal(game: chess.pgn.Game, plies: int | None) -> str | None:

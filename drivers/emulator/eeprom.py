@@ -1,7 +1,7 @@
 """The board's EEPROM log: what it writes as pieces move and levers are pressed (§6).
 
 A cyclic buffer of 0x1F00 bytes, sent oldest first and always ending with EE_EOF in
-answer to DGT_SEND_EE_MOVES (dgt-protocol.md §3, §6). The records written here:
+answer to DGT_SEND_EE_MOVES (docs/protocol.md §3, §6). The records written here:
 
 * at power-up: three EE_NOP, EE_POWERUP, then one field record per piece present;
 * a field record per sensor change, with the ``r`` bit set when it follows the previous

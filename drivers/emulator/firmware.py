@@ -1,6 +1,6 @@
 """The e-board's firmware, sans I/O: commands in, physical actions in, messages out.
 
-What it emulates (dgt-protocol.md):
+What it emulates (docs/protocol.md):
 
 * Modes (§3), an enum plus a transition table: IDLE after power-up and DGT_SEND_RESET,
   UPDATE_BOARD (field updates only), UPDATE (field updates, and the clock at least once a
@@ -68,7 +68,7 @@ _UPDATE_PERIOD = 1.0  # UPDATE mode: BWTIME "at least every second" (§3)
 
 
 class BoardMode(enum.Enum):
-    """What the board sends unasked (dgt-protocol.md §3)."""
+    """What the board sends unasked (docs/protocol.md §3)."""
 
     IDLE = "idle"
     UPDATE_BOARD = "update_board"

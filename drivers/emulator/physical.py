@@ -3,7 +3,7 @@
 Players act on *real* squares (python-chess numbering, a1 = 0 … h8 = 63). The sensor grid
 numbers its fields 0 = a8 … 63 = h1 with the connector on White's left and never
 re-numbers when the board is turned around: on a board rotated by 180° the real square
-``s`` lies under field ``(s ^ 56) ^ 63`` (dgt-protocol.md §5.2). Piece codes follow §5.1.
+``s`` lies under field ``(s ^ 56) ^ 63`` (docs/protocol.md §5.2). Piece codes follow §5.1.
 
 The model is pure: lifting and placing return the sensor changes they cause; nothing here
 knows about time, modes or bytes.
@@ -25,7 +25,7 @@ __all__ = [
     "square_of",
 ]
 
-#: Piece code of an empty field (dgt-protocol.md §5.1).
+#: Piece code of an empty field (docs/protocol.md §5.1).
 EMPTY = 0
 
 # §5.1: white P R N B K Q = 1..6, black = 7..12 (note the R, N, B, K, Q order).
@@ -39,7 +39,7 @@ _PIECES: dict[int, chess.Piece] = {code: piece for piece, code in _CODES.items()
 
 
 def code_of(piece: chess.Piece | None) -> int:
-    """DGT piece code of ``piece`` (0 for an empty square), dgt-protocol.md §5.1."""
+    """DGT piece code of ``piece`` (0 for an empty square), docs/protocol.md §5.1."""
     return EMPTY if piece is None else _CODES[piece]
 
 
@@ -117,7 +117,7 @@ class PhysicalBoard:
         """Put ``piece`` on ``square``; a piece already there is pushed off the board.
 
         Pushing a captured piece away with the capturing one leaves the field occupied
-        throughout, so the sensor never reports it empty (dgt-protocol.md §12.1).
+        throughout, so the sensor never reports it empty (docs/protocol.md §12.1).
         """
         before = self._board.piece_at(square)
         self._board.set_piece_at(square, piece)

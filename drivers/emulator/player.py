@@ -1,7 +1,7 @@
 """A human at the board: plays a game as a schedule of timed physical actions.
 
 People do not move pieces the way a move list reads. The schedule shows what the board's
-sensors are made to cope with (dgt-protocol.md §12.1, the real recordings):
+sensors are made to cope with (docs/protocol.md §12.1, the real recordings):
 
 * captures in either order: the captured piece lifted first, or the mover lifted first,
   or the mover put on the square and the captured piece pushed away (its field is then
@@ -84,7 +84,7 @@ class TimedAction:
     action: Action
 
 
-#: Where the kings go to signal a result (dgt-protocol.md §9.1): light d5+e4 = 1-0,
+#: Where the kings go to signal a result (docs/protocol.md §9.1): light d5+e4 = 1-0,
 #: dark d4+e5 = 0-1, one light and one dark (side by side) = draw.
 RESULT_SQUARES: dict[str, tuple[tuple[chess.Square, chess.Square], ...]] = {
     "1-0": ((chess.D5, chess.E4),),

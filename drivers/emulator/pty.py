@@ -3,7 +3,7 @@
 The emulator holds the master end; a driver opens the slave end through ``path``, a
 symlink to ``/dev/pts/N``, exactly as it would open ``/dev/ttyACM0``. The slave is put in
 raw mode (no echo, no line editing, no CR/LF translation) so that bytes pass unchanged in
-both directions, like a real 9600 8N1 line (dgt-protocol.md §1).
+both directions, like a real 9600 8N1 line (docs/protocol.md §1).
 
 Unplugging closes both ends and removes the symlink: a driver reading the slave sees
 EIO / hang-up, as with a USB cable pulled. Plugging in again creates a new pair and points

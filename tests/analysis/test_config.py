@@ -12,7 +12,7 @@ from broadcast.analysis.engine import DEFAULT_TIME
 from daemon.config.model import Config, ConfigError, load_config
 from daemon.links.analysis import analysis_off, analysis_settings
 from daemon.shell.app import Daemon, DaemonOptions
-from tests.daemon.test_config import GOOD
+from tests.daemon.config.test_config import GOOD
 
 NOW = dt.datetime(2026, 6, 24, 10, 0, tzinfo=dt.UTC)
 

@@ -13,6 +13,7 @@ from broadcast.feed.delay import DelayLine, PublicDelay
 from broadcast.feed.hub import Hub
 from broadcast.feed.messages import BoardState
 from tests.broadcast.feed_client import state_after
+from tests.hand_clock import HandClock
 
 
 def _tick(board: int, plies: int, at: float, running: str = "white") -> BoardState:
@@ -110,17 +111,9 @@ def test_released_states_are_received_ones_never_early(
 # --- The asyncio shell -------------------------------------------------------------
 
 
-class _HandClock:
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
 async def test_public_hub_follows_the_hand_driven_clock() -> None:
     live = Hub()
-    clock = _HandClock()
+    clock = HandClock(1000.0)
     live.publish_board(state_after(1, 1))  # already live before the delay started
     async with PublicDelay(live, 30.0, clock=clock) as delayed:
         assert delayed.public.state(1) is None

@@ -21,15 +21,10 @@ from base.backoff import BackoffPolicy
 from broadcast.feed.alerts import Alert, AlertKind, alert_from_json, alerts_from_json
 from broadcast.feed.hub import Hub
 from broadcast.feed.messages import BoardState, BoardStatus, MoveInfo
-from broadcast.outputs.mqtt import (
-    RESOLVED_KEPT,
-    MqttMessage,
-    MqttOutbox,
-    MqttPublisher,
-    Ownership,
-    Topics,
-)
+from broadcast.feed.signing import EventKey
+from broadcast.outputs.mqtt import RESOLVED_KEPT, MqttMessage, MqttOutbox, MqttPublisher
 from broadcast.outputs.mqtt_client import MqttLinkState, MqttSettings
+from broadcast.outputs.mqtt_wire import Ownership, Topics, read_alert_list
 from tests.conftest import ROOT
 from tests.mosquitto import Mosquitto
 from tests.waiting import wait_until
@@ -186,6 +181,21 @@ def test_the_last_resolutions_stay_retained_and_go_before_the_open_list() -> Non
     kept = next(m for m in drain(outbox) if m.topic == TOPICS.daemon("resolved"))
     ids = [a.id for a in alerts_from_json(kept.payload)]
     assert ids == [*range(7, RESOLVED_KEPT + 6), 99]
+
+
+def test_with_an_event_key_the_alert_lists_are_objects_that_can_be_signed() -> None:
+    outbox = MqttOutbox(TOPICS, signed=True)
+    outbox.receive_ownership(Ownership(daemon_id=TOPICS.daemon_id, boards=(1,)))
+    outbox.receive_alert(alert(1))
+    outbox.receive_alert(alert(2))
+    outbox.receive_alert(alert(2).resolve(1_782_259_400.0, "cleared"))
+    sent = {m.topic: m.payload for m in drain(outbox) if m.retain}
+    for leaf, ids in (("alerts", [1]), ("resolved", [2])):
+        payload = sent[TOPICS.daemon(leaf)]
+        assert list(json.loads(payload)) == ["alerts"]
+        assert [a.id for a in read_alert_list(payload)] == ids
+        signed = EventKey("the-event-key-of-open-2026").sign(TOPICS.daemon(leaf), payload)
+        assert [a.id for a in read_alert_list(signed)] == ids
 
 
 def test_a_reconnect_makes_every_retained_topic_due_again() -> None:

@@ -8,7 +8,8 @@ from broadcast.feed.hub import Hub
 from broadcast.feed.messages import BoardState
 from broadcast.feed.pgn import PROVISIONAL_COMMENT, game_pgn, public_pgn
 from broadcast.feed.public_results import PublicResults, public_state
-from broadcast.outputs.mqtt import MqttOutbox, Topics
+from broadcast.outputs.mqtt import MqttOutbox
+from broadcast.outputs.mqtt_wire import Topics
 
 PGN = '[Event "Club Open"]\n[Round "3.1"]\n[Result "0-1"]\n\n1. f3 e5 2. g4 Qh4# 0-1\n'
 MATED = BoardState(board=1, round="3.1", pgn=PGN, result="0-1", updated_at=10.0)

@@ -19,18 +19,9 @@ from tests.broadcast.feed_client import (
     recv_json,
     state_after,
 )
+from tests.hand_clock import HandClock
 
 TOKEN = "t0ken"
-
-
-class HandClock:
-    """A clock the test moves; the delay line reads it instead of the loop's."""
-
-    def __init__(self) -> None:
-        self.now = 5000.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 @dataclass
@@ -52,7 +43,7 @@ class Delayed:
 @pytest.fixture
 async def delayed() -> AsyncIterator[Delayed]:
     hub = Hub()
-    clock = HandClock()
+    clock = HandClock(5000.0)
     async with BroadcastServer(
         hub, RecordingHandler(), arbiter_token=TOKEN, delay=900.0, clock=clock
     ) as server:

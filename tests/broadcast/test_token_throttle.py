@@ -1,6 +1,6 @@
 """The arbiter channel's token throttle on its own: who counts as one client, how long a
 wrong token's answer is held, the bounds on held answers, and holds that end when
-their connection does (the channel itself: tests/daemon/test_arbiter_guard.py)."""
+their connection does (the channel itself: tests/daemon/shell/test_arbiter_guard.py)."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import logging
 import pytest
 
 from broadcast.web.arbiter_guard import TokenThrottle, client_key
+from tests.hand_clock import HandClock
 from tests.waiting import wait_until
 
 
@@ -31,18 +32,10 @@ def test_rotating_over_loopback_or_a_64_is_one_client(address: str, key: str) ->
     assert client_key(address) == key
 
 
-class _Clock:
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
 async def test_answers_are_held_within_bounds_and_end_with_their_connection(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    clock = _Clock()
+    clock = HandClock(1000.0)
     throttle = TokenThrottle(first_delay=60.0, max_held_per_client=2, max_held=3, clock=clock)
     closed = {name: asyncio.Event() for name in ("a", "b", "c", "d", "e")}
 

@@ -148,6 +148,7 @@ async def test_the_viewer_reconnects_and_resumes_after_its_last_seq(
     seen = hub.seq
 
     pages.tolerate("WebSocket connection to")  # refused while the server is away
+    pages.tolerate("net::ERR_CONNECTION_REFUSED")  # and so is a fetch the page makes then
     await server.close()
     hub.publish_board(board_state(1, ("e4",)))  # played while the viewer is cut off
     hub.publish_board(board_state(3, ("d4", "Nf6")))

@@ -16,8 +16,8 @@ from daemon.journal.store import Journal
 from daemon.round.codec import input_of
 from daemon.round.core import RoundCore
 from daemon.round.snapshot import dump_state, fingerprint, load_state
-from daemon.shell.app import load_round_config
 from daemon.shell.service import RoundService
+from daemon.shell.startup import load_round_config
 
 __all__ = ["check_restarts_from_snapshots", "observed"]
 

@@ -1,4 +1,6 @@
-"""Helpers for daemon tests: configurations around emulated boards, journal readers."""
+"""Helpers for daemon tests: daemons around emulated boards, journal readers.
+
+The configuration file is written by ``tests/daemon/config_file.py`` (re-exported here)."""
 
 from __future__ import annotations
 
@@ -6,8 +8,8 @@ import asyncio
 import contextlib
 import signal
 import subprocess
-from collections.abc import AsyncIterator, Callable, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import AsyncIterator, Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +27,7 @@ from drivers.dgt.device_core import DeviceTimeouts
 from drivers.emulator.device import EmulatedBoard
 from drivers.emulator.player import PressLever, TimedAction
 from drivers.observations import ClockObserved, ClockSide
+from tests.daemon.config_file import BoardSpec, write_config
 from tests.emulator.support import read_game
 from tests.serving import START_LIMIT, dgtcast, dgtcast_run, serving, spawn_dgtcast
 from tests.waiting import wait_until
@@ -60,60 +63,6 @@ FAST_TRACKER = TrackerSettings(
 #: with the emulator and other workers, so a reply may be seconds late on a loaded machine
 #: (the default second would close a healthy link: "closed by us").
 FAST_TIMEOUTS = DeviceTimeouts(reply=3.0, quiet=3.0, probe=3.0)
-
-
-@dataclass(frozen=True, slots=True)
-class BoardSpec:
-    """One ``[[boards]]`` table."""
-
-    number: int
-    port: str | None
-    white: str = ""
-    black: str = ""
-    clock_white_side: str | None = None
-
-
-def write_config(
-    folder: Path,
-    boards: Sequence[BoardSpec],
-    *,
-    time_control: str = "180+2",
-    default_time: str = "30m",
-    round_start: str | None = None,
-    token: str | None = "arbiter-secret",
-    results: str | None = None,
-    extra: str = "",
-) -> Path:
-    """A configuration file for a test round; the journal lives in ``folder``."""
-    lines = [
-        "[event]",
-        'name = "Test Open"',
-        'site = "Test Club"',
-        "round = 2",
-        f'time_control = "{time_control}"',
-        f'default_time = "{default_time}"',
-    ]
-    if round_start is not None:
-        lines.append(f'round_start = "{round_start}"')
-    lines += ["", "[server]", 'host = "127.0.0.1"', "port = 8080"]
-    if token is not None:  # None: loopback without a token (the daemon makes its own)
-        lines.append(f'arbiter_token = "{token}"')
-    if results is not None:
-        lines.append(f'results = "{results}"')
-    lines += ["", "[storage]", 'path = "journal.db"', ""]
-    for board in boards:
-        lines += ["[[boards]]", f"number = {board.number}"]
-        if board.port is not None:
-            lines.append(f'port = "{board.port}"')
-        white = board.white or f"White, Board {board.number}"
-        black = board.black or f"Black, Board {board.number}"
-        lines += [f'white = "{white}"', f'black = "{black}"']
-        if board.clock_white_side:
-            lines.append(f'clock_white_side = "{board.clock_white_side}"')
-        lines.append("")
-    path = folder / "round.toml"
-    path.write_text("\n".join(lines) + extra)
-    return path
 
 
 @contextlib.asynccontextmanager

@@ -1,4 +1,4 @@
-"""Golden bytes from dgt-protocol.md, shared by the protocol and board-side tests.
+"""Golden bytes from docs/protocol.md, shared by the protocol and board-side tests.
 
 Messages (board → PC) come from the spec's worked examples: §2.2 headers, §4 examples,
 §5.2 the first dump and moves of a real capture, §7.2 clock readings, §7.3 the version ack.

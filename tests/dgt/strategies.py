@@ -44,7 +44,7 @@ _seven_bit = st.integers(0, 0x7F)
 
 
 def seven_bit_bytes(min_size: int = 0, max_size: int = 40) -> st.SearchStrategy[bytes]:
-    """Payload bytes: every byte has MSB 0 (dgt-protocol.md §2.2)."""
+    """Payload bytes: every byte has MSB 0 (docs/protocol.md §2.2)."""
     return st.lists(_seven_bit, min_size=min_size, max_size=max_size).map(bytes)
 
 

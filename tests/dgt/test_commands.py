@@ -1,4 +1,4 @@
-"""Golden bytes of every PC → board command (dgt-protocol.md §3, §7.5, §11)."""
+"""Golden bytes of every PC → board command (docs/protocol.md §3, §7.5, §11)."""
 
 from __future__ import annotations
 

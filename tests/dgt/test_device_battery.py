@@ -1,4 +1,4 @@
-"""The battery asked during the round, over a pty against the emulator (dgt-protocol.md
+"""The battery asked during the round, over a pty against the emulator (docs/protocol.md
 §4.1): a Bluetooth board's level comes with the other events and never disturbs the
 move and clock stream or the memory dump; a USB board's silence costs two bytes."""
 

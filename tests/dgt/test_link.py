@@ -1,4 +1,4 @@
-"""The serial link over a real pty, against the emulated board (dgt-protocol.md §1, §2)."""
+"""The serial link over a real pty, against the emulated board (docs/protocol.md §1, §2)."""
 
 from __future__ import annotations
 

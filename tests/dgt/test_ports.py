@@ -1,4 +1,4 @@
-"""Port specs: paths and globs resolved at each connect (dgt-protocol.md §1, §12.3)."""
+"""Port specs: paths and globs resolved at each connect (docs/protocol.md §1, §12.3)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Golden bytes of every board → PC message, fed whole, byte by byte and with junk around.
 
-The golden messages (tests/dgt/golden.py) are the worked examples of dgt-protocol.md; the
+The golden messages (tests/dgt/golden.py) are the worked examples of docs/protocol.md; the
 framing faults follow §2.2.
 """
 

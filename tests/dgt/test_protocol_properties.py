@@ -1,4 +1,4 @@
-"""Property tests of the framing (dgt-protocol.md §2.2): splits, garbage, counters."""
+"""Property tests of the framing (docs/protocol.md §2.2): splits, garbage, counters."""
 
 from __future__ import annotations
 

@@ -1,11 +1,11 @@
 """The three real recordings (../shared/data/dgt-recordings) decode exactly as expected.
 
-Each ``*.inbytes`` line is one complete board → PC message in base64 (dgt-protocol.md §13);
+Each ``*.inbytes`` line is one complete board → PC message in base64 (docs/protocol.md §13);
 the ``*.json`` beside it is another driver's decoding of the same message, line by line.
 Every message must decode without a protocol violation and agree with that decoding.
 
 About ``no_clock``: the brief warned that the json's ``no_clock`` is inverted in the driver
-that wrote it (dgt-protocol.md §7.2, D5). The data says otherwise: in all three recordings
+that wrote it (docs/protocol.md §7.2, D5). The data says otherwise: in all three recordings
 the status byte is only ever 0x08/0x09/0x12/0x13, so D5 is never set, the times tick, and
 the json says ``"no_clock": false`` on every reading. The json therefore agrees with the
 §7.2 meaning (D5 = 1 ⇒ no clock), which is what ``ClockTimes.no_clock`` implements; the

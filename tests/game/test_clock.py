@@ -1,4 +1,4 @@
-"""Clock tracking: which side is White, [%clk] and [%emt], flags (dgt-protocol.md §7.2)."""
+"""Clock tracking: which side is White, [%clk] and [%emt], flags (docs/protocol.md §7.2)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Every kind of move, made the ways people make them (dgt-protocol.md §12.1, §12.2)."""
+"""Every kind of move, made the ways people make them (docs/protocol.md §12.1, §12.2)."""
 
 from __future__ import annotations
 

@@ -155,8 +155,9 @@ def test_an_accepted_position_is_a_set_up_with_the_earlier_moves_in_a_comment() 
     assert game.headers["SetUp"] == "1"
     assert game.headers["FEN"] == "rnbqkbnr/pppp1ppp/8/4p3/4P3/6N1/PPPP1PPP/RNBQKB1R b KQkq - 0 2"
     assert game.comment == (
-        "Position accepted by the arbiter after 1. e4 e5; play went on from the board as it stood."
-    )
+        "Position accepted by the arbiter after 1. e4 e5, then the plies since cannot be counted"
+        " (no legal line of up to 8 plies found); play went on from the board as it stood."
+    )  # Ng1-g3 is no legal move: the jump is marked, nothing counted that cannot be
     assert [node.san() for node in game.mainline()] == ["Nc6"]
     assert "2... Nc6" in record.pgn_text()
 

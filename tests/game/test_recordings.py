@@ -1,4 +1,4 @@
-"""The three real DGT recordings reproduce their games exactly (dgt-protocol.md §13).
+"""The three real DGT recordings reproduce their games exactly (docs/protocol.md §13).
 
 The recordings carry no timestamps: message ``i`` is given the time ``i * DT``. Real boards
 send a clock reading once a second while a clock runs, with the field updates of a move
@@ -144,7 +144,7 @@ def test_every_move_carries_the_clock_after_its_lever_press(
 def test_elapsed_times_add_up_to_the_time_used(
     recordings_dir: Path, name: str, start: int, increment: int
 ) -> None:
-    # Fischer clocks start at base + one increment (dgt-protocol.md §7.2 "Observed").
+    # Fischer clocks start at base + one increment (docs/protocol.md §7.2 "Observed").
     settings = TrackerSettings(increment=increment)
     result = replay(recordings_dir / f"{name}.inbytes", settings=settings)
     moves = [e for e in result.events if isinstance(e, MoveMade)]

@@ -1,4 +1,4 @@
-"""Results on the board: the kings gesture (dgt-protocol.md §9.1), flags (FIDE Laws 6.9),
+"""Results on the board: the kings gesture (docs/protocol.md §9.1), flags (FIDE Laws 6.9),
 checkmate, stalemate and dead positions (FIDE Laws 5)."""
 
 from __future__ import annotations

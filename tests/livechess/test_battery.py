@@ -29,7 +29,7 @@ from tests.livechess.client import LiveChessClient
 
 #: The battery asked every 0.3 s instead of every minute.
 TIMEOUTS = DeviceTimeouts(quiet=3.0, probe=3.0, battery=0.3)
-LIVECHESS = "\n[livechess]\nenabled = true\n"
+LIVECHESS = {"livechess": {"enabled": True}}
 BLUETOOTH, USB = "23946", "07425"
 
 
@@ -86,7 +86,7 @@ async def test_battery_levels_reach_livechess_and_spectators_and_survive_a_resta
         EmulatedBoard(identity=BoardIdentity.from_serial(USB), seed=4) as two,
     ):
         specs = [BoardSpec(1, str(one.path)), BoardSpec(2, str(two.path))]
-        config = write_config(tmp_path, specs, extra=LIVECHESS)
+        config = write_config(tmp_path, specs, tables=LIVECHESS)
         async with daemon_on(config) as daemon, livechess_client(daemon) as client:
             await eboards_until(client, {BLUETOOTH: "84%", USB: None})
             async with connect(f"ws://127.0.0.1:{daemon.server.port}/ws") as ws:

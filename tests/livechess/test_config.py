@@ -9,6 +9,7 @@ import pytest
 from daemon.config.model import ConfigError, load_config
 from daemon.links.livechess import livechess_folder, livechess_settings, tournaments
 from daemon.round.core import RoundCore
+from tests.daemon.config_file import TomlTable
 from tests.daemon.support import BoardSpec, write_config
 
 
@@ -20,8 +21,8 @@ def test_without_the_table_nothing_is_served(tmp_path: Path) -> None:
 
 
 def test_enabled_serves_on_1982_and_the_folder_is_relative_to_the_file(tmp_path: Path) -> None:
-    extra = '\n[livechess]\nenabled = true\nfolder = "lc"\n'
-    config = load_config(write_config(tmp_path, [BoardSpec(1, None, "Doe, Jane")], extra=extra))
+    tables: dict[str, TomlTable] = {"livechess": {"enabled": True, "folder": "lc"}}
+    config = load_config(write_config(tmp_path, [BoardSpec(1, None, "Doe, Jane")], tables=tables))
     settings = livechess_settings(config)
     assert settings is not None
     assert (settings.host, settings.port) == ("127.0.0.1", 1982)
@@ -34,9 +35,9 @@ def test_enabled_serves_on_1982_and_the_folder_is_relative_to_the_file(tmp_path:
 
 
 def test_allowed_origins_reach_the_api(tmp_path: Path) -> None:
-    extra = '\n[livechess]\nenabled = true\nallowed_origins = ["https://Overlay.example.org/"]\n'
+    livechess: TomlTable = {"enabled": True, "allowed_origins": ["https://Overlay.example.org/"]}
     settings = livechess_settings(
-        load_config(write_config(tmp_path, [BoardSpec(1, None)], extra=extra))
+        load_config(write_config(tmp_path, [BoardSpec(1, None)], tables={"livechess": livechess}))
     )
     assert settings is not None
     assert settings.allowed_origins == ("https://overlay.example.org",)
@@ -44,7 +45,7 @@ def test_allowed_origins_reach_the_api(tmp_path: Path) -> None:
 
 def test_the_folder_alone_does_not_open_the_port(tmp_path: Path) -> None:
     config = load_config(
-        write_config(tmp_path, [BoardSpec(1, None)], extra='\n[livechess]\nfolder = "lc"\n')
+        write_config(tmp_path, [BoardSpec(1, None)], tables={"livechess": {"folder": "lc"}})
     )
     assert livechess_settings(config) is None
     assert livechess_folder(config) is not None

@@ -27,7 +27,7 @@ from tests.daemon.support import BoardSpec, read_game, running_daemon, wait_for,
 from tests.livechess.client import LiveChessClient
 
 SPEED = 25.0
-LIVECHESS = "\n[livechess]\nenabled = true\n"
+LIVECHESS = {"livechess": {"enabled": True}}
 
 
 def _sans(game: chess.pgn.Game) -> list[str]:
@@ -39,7 +39,7 @@ def _sans(game: chess.pgn.Game) -> list[str]:
 
 
 def _check_types(event: dict[str, Any]) -> None:
-    """The field types of livechess-api.md §4-§5."""
+    """The field types of docs/integrations.md, "The websocket API"."""
     assert isinstance(event["serialnr"], str)
     assert isinstance(event["flipped"], bool)
     assert isinstance(event["san"], list)
@@ -73,7 +73,7 @@ async def test_a_whole_emulated_game_through_the_livechess_api(
         EmulatedBoard(clock=clock, seed=4, identity=BoardIdentity(serial="07425")) as two,
     ):
         specs = [BoardSpec(1, str(one.path)), BoardSpec(2, str(two.path))]
-        config = write_config(tmp_path, specs, extra=LIVECHESS)  # results = "confirmed"
+        config = write_config(tmp_path, specs, tables=LIVECHESS)  # results = "confirmed"
         async with running_daemon(config, livechess_port=0) as daemon:
             for number in (1, 2):
                 await wait_for(daemon.sessions[number].online.is_set, 10, f"board {number} up")
@@ -167,8 +167,8 @@ async def test_a_busy_livechess_port_stops_the_start_in_one_line(tmp_path: Path)
         busy.bind(("127.0.0.1", 0))
         busy.listen()
         port = busy.getsockname()[1]
-        extra = f"\n[livechess]\nenabled = true\nport = {port}\n"
-        config = write_config(tmp_path, [BoardSpec(1, None)], extra=extra)
+        livechess = {"livechess": {"enabled": True, "port": port}}
+        config = write_config(tmp_path, [BoardSpec(1, None)], tables=livechess)
         daemon = await Daemon.open(config, DaemonOptions(port=0))
         try:
             with pytest.raises(ListenError) as raised:

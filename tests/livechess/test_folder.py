@@ -54,7 +54,7 @@ async def test_the_folder_through_a_round_with_a_result_and_an_accepted_illegal_
         EmulatedBoard(clock=clock, seed=6) as two,
     ):
         specs = [BoardSpec(1, str(one.path)), BoardSpec(2, str(two.path))]
-        config = write_config(tmp_path, specs, extra='\n[livechess]\nfolder = "lc"\n')
+        config = write_config(tmp_path, specs, tables={"livechess": {"folder": "lc"}})
         folder = tmp_path / "lc"
         round_dir = folder / "round-2"
         async with running_daemon(config) as daemon:

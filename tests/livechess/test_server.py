@@ -92,7 +92,8 @@ async def test_eboards_lists_every_heard_board_with_the_documented_fields(
     assert second["battery"] is None  # never reported: a USB board
     server.hub.publish_board(board_state(2, [], serial="10002", battery=84, battery_charging=True))
     listed = await client.call("eboards", {})
-    assert listed["param"][1]["battery"] == "84%"  # a Bluetooth board (livechess-api.md §3)
+    # A Bluetooth board (docs/integrations.md, "Battery levels").
+    assert listed["param"][1]["battery"] == "84%"
     sources = await client.call("sources", {})
     assert [s["device"] for s in sources["param"]] == ["/dev/ttyACM1", "/dev/ttyACM2"]
     assert sources["param"][0] == {

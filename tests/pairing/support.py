@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from tests.conftest import ROOT
@@ -13,8 +14,11 @@ __all__ = [
     "block",
     "column",
     "copy_example",
+    "pairings_text",
     "player_line",
+    "starting_line",
     "trf_text",
+    "write_pairings",
 ]
 
 EXAMPLE_TRF = ROOT / "config" / "tournament-example.trf"
@@ -53,9 +57,32 @@ def player_line(
     return line + "".join(f"  {r}" for r in rounds)
 
 
+def starting_line(rank: int, name: str, fide_base: int) -> str:
+    """A player's ``001`` line before round 1: rated ``2000 - rank``, FIDE ID
+    ``fide_base + rank``, born 2000/01/01, no points, placed at the starting rank."""
+    rating, fide_id = 2000 - rank, fide_base + rank
+    return player_line(
+        rank, name, "0.0", rating=rating, fide_id=fide_id, birth="2000/01/01", place=rank
+    )
+
+
 def trf_text(*lines: str, ending: str = "\r\n") -> str:
     """A file: the lines, each ended by ``ending``."""
     return "".join(line + ending for line in lines)
+
+
+def pairings_text(pairs: Sequence[tuple[int, int]]) -> str:
+    """The pairing program's output for a round: how many pairs, then each pair's white
+    and black by starting rank (0: a bye)."""
+    return f"{len(pairs)}\n" + "".join(f"{white} {black}\n" for white, black in pairs)
+
+
+def write_pairings(
+    folder: Path, stem: str, rounds: Mapping[int, Sequence[tuple[int, int]]]
+) -> None:
+    """``folder/STEM-rN.txt`` for each round N, as ``pairings = "STEM-r{round}.txt"`` reads."""
+    for number, pairs in rounds.items():
+        (folder / f"{stem}-r{number}.txt").write_text(pairings_text(pairs))
 
 
 def block(line: str, round_number: int) -> str:

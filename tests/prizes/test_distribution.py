@@ -1,4 +1,4 @@
-"""The prize distribution against examples worked out by hand from tournament-rules.md §6.
+"""The prize distribution against examples worked out by hand from docs/prizes.md.
 
 Each example's arithmetic is in its comment; the code must agree with it to the cent
 (amounts are exact fractions; :func:`cents` rounds down).

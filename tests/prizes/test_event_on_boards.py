@@ -11,11 +11,9 @@ from __future__ import annotations
 
 import asyncio
 import io
-from collections.abc import AsyncIterator
-from contextlib import AsyncExitStack, asynccontextmanager, redirect_stderr, redirect_stdout
+from contextlib import AbstractAsyncContextManager, redirect_stderr, redirect_stdout
 from pathlib import Path
 
-import chess.pgn
 import httpx
 
 from broadcast.feed.commands import ConfirmResult, NextRound, SetResult
@@ -23,9 +21,10 @@ from daemon.cli import main
 from daemon.shell.app import Daemon
 from drivers.emulator.clock import ClockSettings
 from drivers.emulator.device import EmulatedBoard
-from drivers.emulator.firmware import BoardIdentity
+from tests.daemon.config_file import BoardSpec, SectionSpec, write_config
+from tests.daemon.playing import pgn_game, plugged
 from tests.daemon.support import running_daemon, wait_for
-from tests.pairing.support import player_line, trf_text
+from tests.pairing.support import player_line, trf_text, write_pairings
 
 FOOLS_MATE = "1. f3 e5 2. g4 Qh4# 0-1"
 SCHOLARS_MATE = "1. e4 e5 2. Bc4 Nc6 3. Qh5 Nf6 4. Qxf7# 1-0"
@@ -123,47 +122,26 @@ def _write_event(folder: Path) -> Path:
     for name, first, players in (("Open", 1, OPEN), ("U12", 11, U12)):
         low = name.lower()
         (folder / f"{low}.trf").write_text(trf_text(f"012 {name}", "XXR 3", *players))
-        for number, pairs in PAIRS.items():
-            text = f"{len(pairs)}\n" + "".join(f"{w} {b}\n" for w, b in pairs)
-            (folder / f"{low}-r{number}.txt").write_text(text)
-        boards = "".join(
-            f'[[sections.boards]]\nnumber = {n}\nport = "{folder}/dgt-*"\nserial = "{SERIALS[n]}"\n'
-            for n in (first, first + 1)
-        )
-        sections.append(
-            f'[[sections]]\nname = "{name}"\n{boards}[sections.pairing]\ntrf = "{low}.trf"\n'
-            f'pairings = "{low}-r{{round}}.txt"\n{PRIZES[name]}'
-        )
-    path = folder / "congress.toml"
-    path.write_text(
-        '[event]\nname = "Prize Congress 2026"\nround = 1\ntime_control = "180+2"\n\n'
-        '[server]\narbiter_token = "arbiter-secret"\n\n[storage]\npath = "congress.db"\n\n'
-        + "\n".join(sections)
+        write_pairings(folder, low, PAIRS)
+        boards = [BoardSpec(n, f"{folder}/dgt-*", serial=SERIALS[n]) for n in (first, first + 1)]
+        pairing = {"trf": f"{low}.trf", "pairings": f"{low}-r{{round}}.txt"}
+        sections.append(SectionSpec(name, boards, pairing=pairing, extra=PRIZES[name]))
+    return write_config(
+        folder,
+        [],
+        name="Prize Congress 2026",
+        site=None,
+        round_number=1,
+        default_time=None,
+        journal="congress.db",
+        sections=sections,
+        file="congress.toml",
     )
-    return path
 
 
-@asynccontextmanager
-async def _boards(folder: Path) -> AsyncIterator[dict[int, EmulatedBoard]]:
-    clock = ClockSettings.from_text("3+2")
-    async with AsyncExitStack() as stack:
-        yield {
-            number: await stack.enter_async_context(
-                EmulatedBoard(
-                    path=folder / f"dgt-{number}",
-                    clock=clock,
-                    seed=number,
-                    identity=BoardIdentity.from_serial(serial),
-                )
-            )
-            for number, serial in SERIALS.items()
-        }
-
-
-def _game(text: str) -> chess.pgn.Game:
-    game = chess.pgn.read_game(io.StringIO(text))
-    assert game is not None
-    return game
+def _boards(folder: Path) -> AbstractAsyncContextManager[dict[int, EmulatedBoard]]:
+    at = {number: folder / f"dgt-{number}" for number in SERIALS}
+    return plugged(at, SERIALS, ClockSettings.from_text("3+2"))
 
 
 async def _play_round(daemon: Daemon, boards: dict[int, EmulatedBoard], number: int) -> None:
@@ -176,12 +154,12 @@ async def _play_round(daemon: Daemon, boards: dict[int, EmulatedBoard], number: 
 
         await wait_for(in_round, 20, f"board {board} in round {number}")
     played = {b: text for b, text in games.items() if text is not None}
-    await asyncio.gather(*(boards[b].play(_game(text), speed=20) for b, text in played.items()))
+    await asyncio.gather(*(boards[b].play(pgn_game(text), speed=20) for b, text in played.items()))
     for board, text in games.items():
         if text is None:
             assert (await daemon.service.execute(SetResult(board=board, result="1/2-1/2"))).ok
             continue
-        result = _game(text).headers["Result"]
+        result = pgn_game(text).headers["Result"]
 
         def decided(b: int = board, r: str = result) -> bool:
             state = daemon.core.engine.result_of(b)

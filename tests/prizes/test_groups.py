@@ -1,4 +1,4 @@
-"""Rating groups formed by the rule of tournament-rules.md §6, worked out by hand."""
+"""Rating groups formed by the rule of docs/prizes.md, worked out by hand."""
 
 from __future__ import annotations
 

@@ -14,6 +14,7 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake
 
 from base.backoff import BackoffPolicy
+from broadcast.feed.signing import EventKey
 from broadcast.outputs.mqtt_client import MqttSettings
 from broadcast.relay.server import Relay, RelaySettings
 from daemon.journal.store import Journal
@@ -22,6 +23,7 @@ from tests.mosquitto import Mosquitto
 from tests.serving import serving
 
 __all__ = [
+    "KEY",
     "PREFIX",
     "TOKEN",
     "Arbiter",
@@ -37,22 +39,27 @@ __all__ = [
 
 PREFIX = "event"
 TOKEN = "arbiter-secret"
+#: The event key of the tests that sign (``[mqtt] event_key``).
+KEY = "the-event-key-of-open-2026"
 
 
-def mqtt_table(broker: Mosquitto, daemon_id: str) -> str:
-    """The ``[mqtt]`` table of a daemon on ``broker``."""
+def mqtt_table(broker: Mosquitto, daemon_id: str, key: str | None = None) -> str:
+    """The ``[mqtt]`` table of a daemon on ``broker`` (signing with ``key``)."""
     return (
         f'\n[mqtt]\nhost = "127.0.0.1"\nport = {broker.port}\nprefix = "{PREFIX}"\n'
-        f'daemon_id = "{daemon_id}"\n'
+        f'daemon_id = "{daemon_id}"\n' + ("" if key is None else f'event_key = "{key}"\n')
     )
 
 
-def relay_file(folder: Path, broker: Mosquitto, relay_id: str, extra: str = "") -> Path:
-    """A relay's configuration file."""
+def relay_file(
+    folder: Path, broker: Mosquitto, relay_id: str, extra: str = "", key: str | None = None
+) -> Path:
+    """A relay's configuration file (with ``key`` as its event key)."""
     folder.mkdir(parents=True, exist_ok=True)
+    signing = "" if key is None else f'event_key = "{key}"\n'
     text = (
         f'[server]\nhost = "127.0.0.1"\nport = 8080\narbiter_token = "{TOKEN}"\n\n'
-        f'[mqtt]\nhost = "127.0.0.1"\nport = {broker.port}\nprefix = "{PREFIX}"\n\n'
+        f'[mqtt]\nhost = "127.0.0.1"\nport = {broker.port}\nprefix = "{PREFIX}"\n{signing}\n'
         f'[relay]\nid = "{relay_id}"\ncommand_timeout = "5s"\n{extra}'
     )
     path = folder / "relay.toml"
@@ -60,9 +67,12 @@ def relay_file(folder: Path, broker: Mosquitto, relay_id: str, extra: str = "") 
     return path
 
 
-def relay_settings(broker: Mosquitto, relay_id: str, **changes: Any) -> RelaySettings:
-    """An in-process relay on a free port, reconnecting fast."""
+def relay_settings(
+    broker: Mosquitto, relay_id: str, key: str | None = None, **changes: Any
+) -> RelaySettings:
+    """An in-process relay on a free port, reconnecting fast (with ``key`` as its event key)."""
     mqtt = MqttSettings(
+        event_key=None if key is None else EventKey(key),
         host="127.0.0.1",
         port=broker.port,
         prefix=PREFIX,

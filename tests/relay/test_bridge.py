@@ -13,10 +13,11 @@ import pytest
 from broadcast.feed.alerts import Alert
 from broadcast.feed.messages import BoardStatus
 from broadcast.outputs.lichess import LichessTarget
-from broadcast.outputs.mqtt import MqttPublisher, Ownership
+from broadcast.outputs.mqtt import MqttPublisher
 from broadcast.outputs.mqtt_client import MqttLinkState, MqttSettings
+from broadcast.outputs.mqtt_wire import Ownership
 from broadcast.outputs.pgn_folder import PgnFolderSettings
-from broadcast.relay.ownership import check_ownership
+from broadcast.relay.ownership import StartClaims, check_ownership
 from broadcast.relay.server import Relay
 from daemon.config.model import ConfigError
 from daemon.journal.store import Journal
@@ -28,6 +29,7 @@ from tests.daemon.support import BoardSpec, running_daemon, wait_for, write_conf
 from tests.mosquitto import Mosquitto
 from tests.pairing.support import player_line, trf_text
 from tests.relay.support import (
+    KEY,
     PREFIX,
     Arbiter,
     journal_open_alerts,
@@ -38,10 +40,16 @@ from tests.relay.support import (
 
 
 def daemon_config(
-    folder: Path, broker: Mosquitto, name: str, boards: list[BoardSpec], **options: str
+    folder: Path,
+    broker: Mosquitto,
+    name: str,
+    boards: list[BoardSpec],
+    *,
+    key: str | None = None,
+    **options: str,
 ) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
-    return write_config(folder, boards, extra=mqtt_table(broker, name), **options)
+    return write_config(folder, boards, extra=mqtt_table(broker, name, key), **options)
 
 
 def arbiter_records(journal_path: Path) -> list[dict[str, object]]:
@@ -246,16 +254,15 @@ async def test_a_lichess_refusal_on_a_relay_is_its_own_alert_acknowledged_there(
     assert arbiter_records(tmp_path / "a" / "journal.db") == []  # answered by the relay
 
 
-async def test_a_daemon_claiming_a_live_daemons_board_or_section_is_refused(
+async def test_with_the_event_key_a_daemon_claiming_a_live_daemons_board_is_refused(
     tmp_path: Path, mosquitto: Mosquitto
 ) -> None:
-    hall_a = daemon_config(
-        tmp_path / "a", mosquitto, "hall-a", [BoardSpec(1, None), BoardSpec(2, None)]
-    )
+    boards = [BoardSpec(1, None), BoardSpec(2, None)]
+    hall_a = daemon_config(tmp_path / "a", mosquitto, "hall-a", boards, key=KEY)
     clash = daemon_config(
-        tmp_path / "c", mosquitto, "hall-c", [BoardSpec(2, None), BoardSpec(3, None)]
+        tmp_path / "c", mosquitto, "hall-c", [BoardSpec(2, None), BoardSpec(3, None)], key=KEY
     )
-    async with running_daemon(hall_a), running_relay(relay_settings(mosquitto, "r1")) as relay:
+    async with running_daemon(hall_a), running_relay(relay_settings(mosquitto, "r1", KEY)) as relay:
         await wait_for(lambda: relay.view.owner_of(2) == "hall-a", 10, "hall-a announced")
         await wait_for(lambda: relay.view.is_online("hall-a"), 10, "hall-a online")
         with pytest.raises(ConfigError) as caught:
@@ -269,12 +276,12 @@ async def test_a_daemon_claiming_a_live_daemons_board_or_section_is_refused(
         pass
 
 
-async def test_a_second_daemon_with_the_same_id_is_refused(mosquitto: Mosquitto) -> None:
+async def test_a_second_daemon_with_the_same_id_is_reported(mosquitto: Mosquitto) -> None:
     settings = MqttSettings(
         host="127.0.0.1", port=mosquitto.port, prefix=PREFIX, daemon_id="x", keepalive=5
     )
     own = Ownership(daemon_id="x", boards=(1,))
-    assert await check_ownership(settings, own, grace=0.2) == []
+    assert await check_ownership(settings, own, grace=0.2) == StartClaims()
     publisher = MqttPublisher(settings)  # a daemon "x" is online
     task = asyncio.create_task(publisher.run())
     try:
@@ -284,11 +291,11 @@ async def test_a_second_daemon_with_the_same_id_is_refused(mosquitto: Mosquitto)
         task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await task
-    assert problems == [
-        'mqtt.daemon_id: "x" is online on the broker already (another daemon with the same'
-        " id?): give each daemon its own mqtt.daemon_id"
-    ]
-    assert await check_ownership(settings, own, grace=0.2) == []  # it said offline
+    assert problems == StartClaims(
+        same_id='mqtt.daemon_id: "x" is online on the broker already (another daemon with the'
+        " same id?): give each daemon its own mqtt.daemon_id"
+    )
+    assert await check_ownership(settings, own, grace=0.2) == StartClaims()  # it said offline
 
 
 async def test_an_unreachable_broker_is_no_clash(mosquitto: Mosquitto) -> None:

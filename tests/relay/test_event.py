@@ -8,6 +8,7 @@ and started again, and the broker is restarted. In the end both spectators know 
 move of every board, in order; both relays show what the daemons show (moves, clocks,
 results, PGN) and the alerts that the daemons' journals leave open; arbiter commands sent
 to a relay are carried out by the owning daemon, also by one that was down meanwhile.
+Every daemon and relay has the event key (``[mqtt] event_key``): everything is signed.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from tests.broadcast.feed_client import http_get
 from tests.daemon.support import BoardSpec, journal_moves, read_game, write_config
 from tests.mosquitto import Mosquitto, free_port
 from tests.relay.support import (
+    KEY,
     Arbiter,
     Spectator,
     journal_alerts,
@@ -94,7 +96,7 @@ class Event:
             folder.mkdir()
             ports = {n: str(self.boards[n].path) for n in numbers if n in self.boards}
             specs = [BoardSpec(n, ports.get(n)) for n in numbers]
-            table = mqtt_table(self.broker, hall)
+            table = mqtt_table(self.broker, hall, KEY)
             write_config(folder, specs, time_control=TIME_CONTROL, extra=table)
 
     async def start(self, hall: str) -> None:
@@ -106,7 +108,7 @@ class Event:
         await stop_process(self.daemons.pop(hall).process, kill=True)
 
     async def start_relay2(self) -> None:
-        config = relay_file(self.folder / "r2", self.broker, "r2")
+        config = relay_file(self.folder / "r2", self.broker, "r2", key=KEY)
         args = ("relay", "--config", str(config), "--http-port", str(self.relay2_port))
         self.relay2 = await start_dgtcast(*args, log=self.folder / "r2" / "relay.log")
 
@@ -322,7 +324,7 @@ async def check_clash_is_refused(event: Event) -> None:
     folder = event.folder / "hall-d"
     folder.mkdir()
     specs = [BoardSpec(3, None), BoardSpec(6, None)]
-    config = write_config(folder, specs, extra=mqtt_table(event.broker, "hall-d"))
+    config = write_config(folder, specs, extra=mqtt_table(event.broker, "hall-d", KEY))
     process = await asyncio.create_subprocess_exec(
         *dgtcast_run(config),
         stdout=asyncio.subprocess.DEVNULL,
@@ -372,7 +374,7 @@ async def test_three_daemons_two_relays_through_kills_and_a_broker_restart(
         event.write_configs()
         try:
             await asyncio.gather(*(event.start(hall) for hall in HALLS), event.start_relay2())
-            async with running_relay(relay_settings(mosquitto, "r1")) as r1:
+            async with running_relay(relay_settings(mosquitto, "r1", KEY)) as r1:
                 spectators = await watch_the_event(event, r1)
                 await check_clash_is_refused(event)
                 await relays_show_what_daemons_show(event, r1)

@@ -20,13 +20,13 @@ from broadcast.feed.commands import (
     SetResult,
 )
 from broadcast.feed.hub import Hub
-from broadcast.outputs.mqtt import Ownership
 from broadcast.outputs.mqtt_client import MqttSettings
+from broadcast.outputs.mqtt_wire import Ownership
 from broadcast.relay.ownership import find_clashes
 from broadcast.relay.remote import CommandListener, RelayOffline, RemoteCommands
 from broadcast.relay.routing import plan_command
 from broadcast.relay.server import RelayView
-from broadcast.relay.wire import CommandRequest
+from broadcast.relay.wire import CommandRequest, ReplayGuard
 from daemon.journal.inputs import ARBITER, LINK
 from daemon.journal.store import Journal
 from daemon.round.codec import input_of
@@ -298,3 +298,32 @@ async def test_a_position_accepted_long_ago_is_not_carried_out(tmp_path: Path) -
         assert arbiter_records(a) == []
     with Journal(tmp_path / "a" / "journal.db") as journal:
         assert not list(journal.records(kinds={ARBITER}))
+
+
+def test_the_replay_guard_takes_each_request_once_and_none_too_old_or_ahead() -> None:
+    def request(name: str, sent_at: float) -> CommandRequest:
+        return CommandRequest(
+            request=name, reply_to=REPLIES, sent_at=sent_at, command=AckAlert(id=1)
+        )
+
+    guard = ReplayGuard(window=100.0, ahead=5.0, kept=2)
+    now = 1000.0
+    assert guard.refusal(request("a", now - 99), now) is None
+    assert guard.refusal(request("old", now - 101), now) == (
+        "sent 101 s ago, before what this daemon remembers (a replay, or it was away too"
+        " long): send it again"
+    )
+    assert guard.refusal(request("ahead", now + 6), now) == (
+        "sent 6 s ahead of this daemon's clock (keep the PCs on NTP)"
+    )
+    for name, sent in (("a", now - 50), ("b", now - 40), ("c", now - 30)):
+        guard.record(request(name, sent), now)
+    assert guard.refusal(request("b", now - 40), now) == (
+        "carried out already: a command is carried out once (a replay?)"
+    )
+    assert set(guard.seen) == {"b", "c"}  # "a" forgotten: nothing as old is taken now
+    assert guard.refusal(request("a", now - 50), now) is not None
+    assert guard.refusal(request("d", now - 50), now) is not None
+    assert guard.refusal(request("d", now - 45), now) is None  # newer than the forgotten
+    kept = ReplayGuard.from_json(guard.to_json())
+    assert (kept.floor, kept.seen) == (guard.floor, guard.seen)

@@ -18,8 +18,8 @@ from pathlib import Path
 
 from broadcast.feed.archive import RoundArchive
 from broadcast.feed.hub import Hub
-from broadcast.outputs.mqtt import Topics
 from broadcast.outputs.mqtt_rounds import round_payload, section_key
+from broadcast.outputs.mqtt_wire import Topics
 from broadcast.relay.server import RelayView
 from daemon.links.pairing import PairingLink
 from daemon.links.section_topics import SectionTopics

@@ -19,7 +19,7 @@ from broadcast.feed.messages import (
     board_state_from_json,
     to_json_dict,
 )
-from broadcast.outputs.mqtt import Ownership
+from broadcast.outputs.mqtt_wire import Ownership
 from broadcast.relay.routing import relay_alert_id
 from broadcast.relay.server import RelayHub, RelayView
 

@@ -22,12 +22,12 @@ import heapq
 import itertools
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import chess
 
-from broadcast.feed.commands import ArbiterCommand
+from broadcast.feed.commands import ArbiterCommand, RebuildFromMemory
 from daemon.config.model import Config
 from daemon.round.codec import input_of, payload_of
 from daemon.round.core import RoundCore
@@ -62,11 +62,8 @@ class Entry:
     at: float
 
 
-@dataclass(order=True)
-class _Due:
-    at: float
-    seq: int
-    run: Callable[[], object] = field(compare=False)
+#: An event on the heap: when, a sequence number (first come, first run), what to run.
+_Due = tuple[float, int, Callable[[], object]]
 
 
 class World:
@@ -103,19 +100,20 @@ class World:
         self._line_generation = 0  # bumped when the cable is pulled: bytes in flight lost
         self._pc_buffer = bytearray()  # arrived while no daemon reads (the port's buffer)
         self._firmware_due = math.inf
+        self._firmware_wake = -1  # the one firmware tick on the heap that counts
 
     # -- the event heap -----------------------------------------------------------------
 
     def at(self, when: float, run: Callable[[], object]) -> None:
         """Run ``run`` at ``when`` (virtual seconds)."""
-        heapq.heappush(self._heap, _Due(max(when, self.now), next(self._seq), run))
+        heapq.heappush(self._heap, (max(when, self.now), next(self._seq), run))
 
     def run_until(self, end: float) -> None:
         """Run every event due up to ``end``; the clock then stands at ``end``."""
-        while self._heap and self._heap[0].at <= end:
-            due = heapq.heappop(self._heap)
-            self.now = due.at
-            due.run()
+        heap = self._heap
+        while heap and heap[0][0] <= end:
+            self.now, _, run = heapq.heappop(heap)
+            run()
         self.now = max(self.now, end)
 
     def should_have_shown(self, added_after: Callable[[int], int]) -> list[int]:
@@ -173,9 +171,12 @@ class World:
         due = self.firmware.next_deadline(self.now)
         if due is not None and due < self._firmware_due:
             self._firmware_due = due
-            self.at(due, self._firmware_tick)
+            self._firmware_wake = next(self._seq)
+            self.at(due, functools.partial(self._firmware_tick, self._firmware_wake))
 
-    def _firmware_tick(self) -> None:
+    def _firmware_tick(self, wake: int) -> None:
+        if wake != self._firmware_wake:
+            return  # an earlier deadline took this one's place
         self._firmware_due = math.inf
         self.firmware.receive_tick(self.now)
         self._board_sent()
@@ -266,6 +267,8 @@ class VirtualDaemon:
         self.linked = False
         self._clock_tickets: set[int] = set()
         self._woken_at = math.inf
+        self._wakes = itertools.count()
+        self._wake_token = -1  # the one wake-up on the heap that counts
         self._device: DeviceCore | None = None
         self.core = RoundCore(world.config)
         for entry in world.journal:  # the replay of a restart
@@ -437,6 +440,10 @@ class VirtualDaemon:
             if device.dead_reason is not None:
                 self.link_lost(device.dead_reason)
         self._carry_out()
+        if device is not None and self.linked:  # what the session asked meanwhile goes out
+            device.receive_time(now)  # at once, as DgtDevice's submit_clock does
+            for command in device.commands_to_send():
+                self._write(command)
         self._wake_at_next_deadline()
 
     def _wake_at_next_deadline(self) -> None:
@@ -446,11 +453,12 @@ class VirtualDaemon:
         due = min((d for d in dues if d is not None), default=math.inf)
         if math.isfinite(due) and due < self._woken_at:
             self._woken_at = due
-            self.world.at(due, self._wake)
+            self._wake_token = next(self._wakes)
+            self.world.at(due, functools.partial(self._wake, self._wake_token))
 
-    def _wake(self) -> None:
-        if self.killed:
-            return
+    def _wake(self, token: int) -> None:
+        if self.killed or token != self._wake_token:
+            return  # killed, or an earlier deadline took this one's place
         self._woken_at = math.inf
         now = self.world.now
         core_due = self.core.next_deadline()
@@ -466,9 +474,15 @@ class VirtualDaemon:
         self.core.apply(item)
         self._wake_at_next_deadline()
 
-    def execute(self, command: ArbiterCommand) -> None:
-        """An arbiter's command, journalled and applied as the service does."""
+    def execute(self, command: ArbiterCommand) -> str | None:
+        """An arbiter's command, journalled and applied as the service does; a
+        ``rebuild_from_memory`` then goes to the session (why it cannot be done, or None)."""
         self._record_input(ArbiterInput(at=self.world.now, command=command))
+        if not isinstance(command, RebuildFromMemory):
+            return None
+        refused = self.session.rebuild(self.world.now)
+        self._pump()
+        return refused
 
     # -- what the daemon shows ----------------------------------------------------------
 

@@ -4,14 +4,14 @@ Two parts, in the sans-I/O manner:
 
 * :class:`~drivers.dgt.device_core.DeviceCore` (its own module) decides, given events and
   ``now``: which clock command goes out next, when an unacknowledged one is resent or
-  given up (dgt-protocol.md §7.4), when a silent line is probed and when it is declared
+  given up (docs/protocol.md §7.4), when a silent line is probed and when it is declared
   dead (§12.3). It never awaits or reads a clock.
 * :class:`DgtDevice` is the asyncio shell: one task reads the
   :class:`~drivers.dgt.aio.link.DgtLink`, feeds the core, writes what the core asks for,
   resolves waiting requests, and hands every event on to
   :meth:`DgtDevice.events_received`.
 
-Handshake (:meth:`DgtDevice.handshake`, dgt-protocol.md §3, §12.3, §15): reset 0x40 (the
+Handshake (:meth:`DgtDevice.handshake`, docs/protocol.md §3, §12.3, §15): reset 0x40 (the
 board goes IDLE), version 0x4D, serial number 0x45, long serial number 0x55 (only newer
 boards answer), board dump 0x42, update-nice 0x4B (field updates and clock changes flow
 from now on; clock commands are acknowledged only in this mode, §7.4), then the clock
@@ -154,7 +154,7 @@ class DgtDevice:
         return self._core.battery.silent
 
     async def handshake(self) -> BoardIdentity:
-        """Identify the board and start its event stream (dgt-protocol.md §3, §15).
+        """Identify the board and start its event stream (docs/protocol.md §3, §15).
 
         Update-nice mode is asked before the board dump: a piece moved between the two
         is then in the dump or in a field update after it. The other way round, a piece
@@ -253,7 +253,7 @@ class DgtDevice:
     async def request_battery(self, wait: float) -> BatteryStatus | None:
         """Ask the battery status (0x4C → 0xA0); None when no answer came within ``wait``.
 
-        Only Bluetooth boards answer (dgt-protocol.md §4.1), so silence is no fault.
+        Only Bluetooth boards answer (docs/protocol.md §4.1), so silence is no fault.
         """
         try:
             return await self._request(RequestBattery(), BatteryStatus, wait)

@@ -1,7 +1,7 @@
 """The asyncio serial link to one DGT board (layer L1): port bytes in and out of a protocol.
 
 A :class:`DgtLink` opens the port at 9600 baud, 8 data bits, no parity, one stop bit, no
-flow control (dgt-protocol.md §1), feeds every byte it reads into a sans-I/O
+flow control (docs/protocol.md §1), feeds every byte it reads into a sans-I/O
 :class:`~drivers.dgt.protocol.DgtProtocol` and stamps the decoded events with their arrival
 time (``loop.time()``). It knows nothing of handshakes or clocks: that is
 :mod:`drivers.dgt.aio.device`.
@@ -21,7 +21,7 @@ board, the cable, the port), never a bug of ours::
     │   └── PortUnavailable   the port could not be opened (missing, busy, no permission)
     ├── ReplyTimeout          a request got no answer in time
     │   └── HandshakeFailed   the board did not answer the connect handshake
-    └── ClockError            a clock command failed (dgt-protocol.md §7.3, §7.4)
+    └── ClockError            a clock command failed (docs/protocol.md §7.3, §7.4)
         ├── ClockRefused      the clock answered with an error ack
         └── ClockTimeout      no ack after every resend
 
@@ -65,7 +65,7 @@ log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
-#: dgt-protocol.md §1: 9600 baud, 8N1, neither RTS/CTS nor XON/XOFF.
+#: docs/protocol.md §1: 9600 baud, 8N1, neither RTS/CTS nor XON/XOFF.
 BAUD_RATE = 9600
 
 
@@ -90,14 +90,14 @@ class HandshakeFailed(ReplyTimeout):
 
 
 class ClockError(DgtLinkError):
-    """A clock command did not succeed (dgt-protocol.md §7.3, §7.4)."""
+    """A clock command did not succeed (docs/protocol.md §7.3, §7.4)."""
 
 
 class ClockRefused(ClockError):
     """The clock acknowledged the command with an error (ack0 other than 0x10).
 
     The usual cause is a SetAndRun while the DGT XL is not in option 23, the computer
-    mode (dgt-protocol.md §7.3, §8).
+    mode (docs/protocol.md §7.3, §8).
 
     Attributes:
         ack: the error acknowledgement as received.
@@ -289,7 +289,7 @@ class DgtLink:
     async def open(
         cls, path: str, *, open_timeout: float = 2.0, protocol: DgtProtocol | None = None
     ) -> DgtLink:
-        """Open ``path`` at 9600 8N1 without flow control (dgt-protocol.md §1).
+        """Open ``path`` at 9600 8N1 without flow control (docs/protocol.md §1).
 
         The port is opened exclusively (``flock``) so that two supervisors never share a
         board, and its input buffer is flushed by pyserial. Send the handshake next.

@@ -1,10 +1,10 @@
 """Where a board is plugged in: a port path or a glob, resolved again at every connect.
 
 A DGT USB board appears as a CDC-ACM device (``/dev/ttyACM*``), some adapters as
-``/dev/ttyUSB*``, Bluetooth boards as ``/dev/rfcomm*`` (dgt-protocol.md §1). After an
+``/dev/ttyUSB*``, Bluetooth boards as ``/dev/rfcomm*`` (docs/protocol.md §1). After an
 unplug the kernel may give the board another number, so a udev symlink such as
 ``/dev/dgt-board-3`` is resolved anew at each connect, never once at start-up
-(dgt-protocol.md §12.3, picochess issue #150).
+(docs/protocol.md §12.3, picochess issue #150).
 
 A glob names every port a board may sit on. The supervisor tries the candidates in order
 and keeps the one whose board answers the version handshake; the port that answered last
@@ -72,7 +72,7 @@ _PATTERNS = {
 
 def patterns_for(platform: str) -> tuple[str, ...]:
     """Where a DGT board shows up on ``platform`` (a ``sys.platform`` value); Linux's
-    names for any other POSIX system (dgt-protocol.md §1)."""
+    names for any other POSIX system (docs/protocol.md §1)."""
     return _PATTERNS.get(platform, _PATTERNS["linux"])
 
 

@@ -1,6 +1,6 @@
 """Which serial ports hold a DGT board, and why a port does not answer (layer L1).
 
-:func:`probe_port` opens one port, runs the handshake (dgt-protocol.md §3, §15) and asks
+:func:`probe_port` opens one port, runs the handshake (docs/protocol.md §3, §15) and asks
 the clock (0x41, §7.2) and, briefly, the battery (0x4C, §4.1: Bluetooth boards only);
 :func:`probe_ports` does that for many ports at once. A port that does not answer as a
 DGT board gives a :class:`PortProblem` with the reason and the fix in words, for

@@ -4,7 +4,7 @@ A :class:`BoardSupervisor` owns its retry loop: find the port, open it, run the
 handshake, hand on every event, and when the link dies (unplug: EOF/EIO; a silent line:
 the watchdog) report :class:`LinkDown`, wait a capped exponential backoff and start again.
 After each reconnect the handshake's board dump resynchronises the consumer
-(dgt-protocol.md §12.3: the board comes back in IDLE and must be put in update-nice mode
+(docs/protocol.md §12.3: the board comes back in IDLE and must be put in update-nice mode
 again, §3). Peer faults never raise out of it; only bugs do.
 
 States and their transitions (:data:`TRANSITIONS`)::

@@ -1,0 +1,1 @@
+"""Tests of daemon/cli.py and daemon/commands/: the dgtcast command line."""

@@ -1,0 +1,1 @@
+"""Tests of daemon/config/: the configuration's checks, time controls, [lichess], refused starts."""

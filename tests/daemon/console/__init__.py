@@ -1,0 +1,1 @@
+"""Tests of daemon/console/: the live console, its view and its keys."""
