@@ -21,6 +21,7 @@ from daemon.arbiter.decisions import AlertSettings, Decision
 from daemon.arbiter.results import ResultLedger, ResultSource
 from daemon.arbiter.watch import AlertDraft, BoardWatch, Cleared
 from daemon.game.events import (
+    ClocksCorrected,
     ClockSidesLearned,
     ClockUpdated,
     FlagFell,
@@ -88,7 +89,7 @@ class GameAlerts:
                 self._sync_alert(board, watch, event)
             case ResultSignalled() | GameEnded() | FlagFell():
                 self._game_decided(board, watch, event)
-            case ClockSidesLearned():
+            case ClockSidesLearned() | ClocksCorrected():
                 pass
             case _:
                 assert_never(event)

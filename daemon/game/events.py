@@ -25,6 +25,7 @@ __all__ = [
     "WITHDRAW_REASONS",
     "ClockSidesLearned",
     "ClockUpdated",
+    "ClocksCorrected",
     "FlagFell",
     "GameEnded",
     "GameEvent",
@@ -280,6 +281,26 @@ class MovesRecovered:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class ClocksCorrected:
+    """Plies already in the record get the ``[%clk]`` the board's memory logged at their
+    lever press (docs/protocol.md §6): a press seen live before its move (a field update
+    lost on the line) had lent the move a later press's time.
+
+    Attributes:
+        clocks: ``(ply, seconds)`` for each ply whose time changes.
+    """
+
+    clocks: tuple[tuple[int, float], ...]
+    at: float
+
+    def __post_init__(self) -> None:
+        for ply, seconds in self.clocks:
+            if ply < 1:
+                raise ValueError(f"ply starts at 1, got {ply}")
+            _check_seconds("clock", seconds)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class GapCandidates:
     """The board is some plies ahead and several legal sequences lead there (no memory).
 
@@ -298,6 +319,7 @@ class GapCandidates:
 GameEvent = (
     GameStarted
     | MoveMade
+    | ClocksCorrected
     | MovesWithdrawn
     | OutOfSync
     | InSync

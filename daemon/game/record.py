@@ -28,6 +28,7 @@ result); a flag fall alone stays provisional until :meth:`GameRecord.set_result`
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import chess
@@ -35,6 +36,7 @@ import chess.pgn
 
 from base.pgn_tags import escape_tag_value
 from daemon.game.events import (
+    ClocksCorrected,
     FlagFell,
     GameEnded,
     GameEvent,
@@ -175,6 +177,12 @@ class GameRecord:
             )
         elif isinstance(event, MovesWithdrawn):
             self._moves = [move for move in self._moves if move.ply < event.from_ply]
+        elif isinstance(event, ClocksCorrected):
+            clocks = dict(event.clocks)
+            self._moves = [
+                dataclasses.replace(move, clock=clocks.get(move.ply, move.clock))
+                for move in self._moves
+            ]
         elif isinstance(event, PositionAccepted):
             self._accept(event)
         else:

@@ -55,10 +55,13 @@ class Anchor:
     Attributes:
         index: the first step to feed.
         how: ``"start"`` (replayed from a start position) or ``"placement"``.
+        clocks: from a start, the ``[%clk]`` the log gives each ply of the known game
+            (None where it gives none).
     """
 
     index: int
     how: str
+    clocks: tuple[float | None, ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -124,9 +127,10 @@ def _start_anchor(
     for first, start in reversed(starts):
         if start.key != root:
             continue  # another game's start (or the game began from an accepted position)
-        index = _where_line_reached(tracker, memory, first, known, start_seconds)
-        if index is not None:
-            return Anchor(index=index, how="start")
+        reached = _where_line_reached(tracker, memory, first, known, start_seconds)
+        if reached is not None:
+            index, clocks = reached
+            return Anchor(index=index, how="start", clocks=clocks)
     return None
 
 
@@ -142,10 +146,11 @@ def _where_line_reached(
     start: int,
     known: list[str],
     start_seconds: int | None,
-) -> int | None:
-    """The first step after which a replay from ``start`` has played exactly ``known``."""
+) -> tuple[int, tuple[float | None, ...]] | None:
+    """The first step after which a replay from ``start`` has played exactly ``known``,
+    and the ``[%clk]`` the replay gave each of its plies."""
     scratch = GameTracker(tracker.settings)
-    line: list[str] = []
+    line: list[tuple[str, float | None]] = []
     model = _ClockModel.of(None, start_seconds)
     for index, fed in _observations(memory, start, model, 0.0):
         if isinstance(fed, PlacementObserved):
@@ -153,19 +158,19 @@ def _where_line_reached(
         else:
             scratch.receive_clock(fed)
         _follow(line, scratch)
-        if line == known and scratch.state is not TrackerState.WAITING:
-            return index + 1
+        if [uci for uci, _ in line] == known and scratch.state is not TrackerState.WAITING:
+            return index + 1, tuple(clock for _, clock in line)
     return None
 
 
-def _follow(line: list[str], scratch: GameTracker) -> None:
-    """Apply the scratch tracker's events to ``line``."""
+def _follow(line: list[tuple[str, float | None]], scratch: GameTracker) -> None:
+    """Apply the scratch tracker's events to ``line`` (each ply's move and clock)."""
     for event in scratch.events_received():
         if isinstance(event, GameStarted):
             line.clear()
         elif isinstance(event, MoveMade):
             del line[event.ply - 1 :]
-            line.append(event.uci)
+            line.append((event.uci, event.clock))
         elif isinstance(event, MovesWithdrawn):
             del line[event.from_ply - 1 :]
 

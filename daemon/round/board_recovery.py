@@ -20,7 +20,7 @@ from collections.abc import Sequence
 import chess
 
 from daemon.game.durations import TimeControl
-from daemon.game.events import GameEvent, GapCandidates
+from daemon.game.events import ClocksCorrected, GameEvent, GapCandidates
 from daemon.game.gap import search_gap
 from daemon.game.matching import rotated
 from daemon.game.recovery import plan_recovery
@@ -43,27 +43,32 @@ __all__ = ["fill_gap", "replay_memory"]
 _GAP_NODES = 40_000
 
 
-def replay_memory(game: BoardGame, tracker: GameTracker, item: RecoveryInput) -> bool:
+def replay_memory(
+    game: BoardGame, tracker: GameTracker, item: RecoveryInput
+) -> tuple[bool, tuple[GameEvent, ...]]:
     """Pause the tracker while the memory is read; replay the log into it once read.
 
     Returns:
-        False when a log was read that does not hold the game as known (no anchor).
+        False when a log was read that does not hold the game as known (no anchor); and
+        the events for the record beside the tracker's: the ``[%clk]`` the log gives
+        plies already recorded, where they differ (:class:`ClocksCorrected`).
     """
     at = item.at
     if item.state == "reading":
         game.catching_up = True
         tracker.receive_link(LinkObserved(state=LinkState.OFFLINE, at=at))
-        return True
+        return True, ()
     game.catching_up = False
     tracker.receive_link(LinkObserved(state=LinkState.ONLINE, at=at))
     if item.state != "read":
-        return True
+        return True, ()
     control = game.section.event.time_control
     memory = item.memory
     assert memory is not None, "a memory read holds the memory"
     plan = plan_recovery(tracker, memory, at, start_seconds=control.base + control.increment)
     if plan is None:
-        return False
+        return False, ()
+    corrected = _clocks_corrected(game, plan.anchor.clocks, at)
     tracker.forget_presses()
     ledger = game.ledger if item.heal else None
     gap = _gap_increments(game, tracker, plan.observations, ledger=ledger)
@@ -75,7 +80,24 @@ def replay_memory(game: BoardGame, tracker: GameTracker, item: RecoveryInput) ->
     if gap is not None:
         gap.finish()
         game.clock_owed = gap.owed
-    return True
+    return True, corrected
+
+
+def _clocks_corrected(
+    game: BoardGame, logged: Sequence[float | None], at: float
+) -> tuple[GameEvent, ...]:
+    """The recorded plies whose ``[%clk]`` the log tells otherwise: a press followed live
+    before its move was seen (a field update lost on the line) lent the move a later
+    press's time. Not on a clock dgtcast adds to (mode 23): its log lacks the increments."""
+    if game.section.event.dgt_mode == 23 and not game.clock_adds:
+        return ()
+    told = {ply: seconds for ply, seconds in enumerate(logged, start=1) if seconds is not None}
+    clocks = tuple(
+        (move.ply, told[move.ply])
+        for move in game.record.moves
+        if move.ply in told and move.clock is not None and move.clock != told[move.ply]
+    )
+    return (ClocksCorrected(clocks=clocks, at=at),) if clocks else ()
 
 
 def _gap_increments(

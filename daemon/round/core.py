@@ -232,8 +232,8 @@ class RoundCore:
         """Catching up from the board's memory (:mod:`daemon.round.board_recovery`)."""
         game = self.games[board]
         self.engine.receive_gap(board, unseen=True)  # the memory's presses: no clock check
-        anchored = replay_memory(game, tracker, item)
-        self._drain_tracker(board, outcome, recovered="memory")
+        anchored, corrected = replay_memory(game, tracker, item)
+        self._drain_tracker(board, outcome, recovered="memory", extra=corrected)
         # A log that holds the game covers the gap: what the board shows beyond it is a
         # move on its way or a square still wrong, live input's business (no search, which
         # may take a second of the loop). Searched: a log that could not, or none.

@@ -177,17 +177,25 @@ INJECT = {
 #: Not drawn yet (docs/faults.md, "What is not exact yet"): a lost or torn field update
 #: (``lost_update``, ``torn_update``) hides a move until the next whole read, and a lost
 #: clock reading (``lost_clock``) hides a press when the reply comes within the second;
-#: the tracker then now and then gives a move the wrong press's time. The moves end exact;
-#: a [%clk] may not. ``DGTCAST_ALL_FAULTS=1`` draws them too.
+#: the tracker then now and then gives a move the wrong press's time. A memory read mends
+#: it on a clock that adds its own time (FOUND below); a whole-board read alone does not.
+#: The moves end exact; a [%clk] may not. ``DGTCAST_ALL_FAULTS=1`` draws them too.
 UNSURE = {"lost_update", "torn_update", "lost_clock"}
-DRAWN = sorted(set(INJECT) - (set() if os.environ.get("DGTCAST_ALL_FAULTS") else UNSURE))
 
-faults = st.builds(
-    Fault,
-    kind=st.sampled_from(DRAWN),
-    share=st.floats(0.0, 1.0),
-    seconds=st.floats(1.0, 20.0),
-)
+
+def drawn() -> list[str]:
+    """The kinds of fault drawn."""
+    return sorted(set(INJECT) - (set() if os.environ.get("DGTCAST_ALL_FAULTS") else UNSURE))
+
+
+def faults() -> st.SearchStrategy[Fault]:
+    """A fault of a kind drawn, at a moment, lasting some seconds."""
+    return st.builds(
+        Fault,
+        kind=st.sampled_from(drawn()),
+        share=st.floats(0.0, 1.0),
+        seconds=st.floats(1.0, 20.0),
+    )
 
 
 def schedules(*, mode23: bool, chess960: bool) -> st.SearchStrategy[Schedule]:
@@ -201,7 +209,7 @@ def schedules(*, mode23: bool, chess960: bool) -> st.SearchStrategy[Schedule]:
         mode23=st.just(mode23),
         rotate=st.booleans(),
         right=st.booleans(),
-        faults=st.lists(faults, max_size=4).map(tuple),
+        faults=st.lists(faults(), max_size=4).map(tuple),
     )
 
 
@@ -255,6 +263,22 @@ FOUND = {
             Fault(kind="duplicate", share=0.8119430770112224, seconds=11.410394990592982),
             Fault(kind="cable", share=0.266962094651883, seconds=1.0),
             Fault(kind="kill", share=0.9545925663442376, seconds=9.352136743095103),
+        ),
+    ),
+    # a torn update hid a move whose press came first: a later press's time stood until
+    # the memory read after the restart gave the ply its own
+    "torn update, then a restart": Schedule(
+        game=6,
+        seed=42710,
+        speed=1.5,
+        mode23=False,
+        rotate=True,
+        right=True,
+        faults=(
+            Fault(kind="cable", share=0.05444968137184791, seconds=19.85832401343558),
+            Fault(kind="torn_update", share=0.11498448813031215, seconds=7.376611526542466),
+            Fault(kind="kill", share=0.8601807567228166, seconds=17.685682273876573),
+            Fault(kind="duplicate", share=0.4409560649493458, seconds=14.363906068725521),
         ),
     ),
     # a memory read cut by the cable: the gap search guessed moves
