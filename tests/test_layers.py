@@ -61,6 +61,8 @@ ALLOWED: dict[str, set[str]] = {
 
 #: No room holds more modules than this (``__init__`` not counted).
 MAX_MODULES = 15
+#: No module is longer than this (docs/architecture.md): split along its seams instead.
+MAX_LINES = 500
 
 
 def room_of(module: str) -> str | None:
@@ -129,6 +131,16 @@ def test_every_room_is_small_and_says_what_it_holds() -> None:
         assert ast.get_docstring(ast.parse(init.read_text(encoding="utf-8"))), (
             f"{room}: no docstring"
         )
+
+
+def test_no_module_is_over_500_lines() -> None:
+    long = [
+        f"{path.relative_to(ROOT)}: {lines} lines"
+        for package in SOURCE
+        for path in sorted((ROOT / package).rglob("*.py"))
+        if (lines := len(path.read_text(encoding="utf-8").splitlines())) > MAX_LINES
+    ]
+    assert not long, "\n".join(long)
 
 
 def test_every_package_is_a_room() -> None:
