@@ -6,15 +6,19 @@ the only functions that read or write an input's payload: the observations' payl
 :mod:`daemon.journal.inputs`, an arbiter command's its JSON form with ``command`` for
 ``type``, a round change's :meth:`~daemon.round.change.RoundChange.payload`. The records'
 form never changes with the code, so every journal ever written replays.
+:func:`outcome_records` writes what an input caused (its game events and decisions).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, assert_never
 
 from base.fen import board_fen, board_from_fen
 from broadcast.feed.commands import ArbiterCommand, command_from_json, command_to_json
+from broadcast.feed.messages import to_json_dict
+from daemon.arbiter.decisions import Decision
+from daemon.game.events import ClockUpdated, GameEvent
 from daemon.journal.inputs import (
     ARBITER,
     BATTERY,
@@ -66,6 +70,7 @@ __all__ = [
     "command_payload",
     "entry_of",
     "input_of",
+    "outcome_records",
     "payload_of",
 ]
 
@@ -252,3 +257,20 @@ _DECODERS: dict[str, Callable[[int, Mapping[str, Any], float], RoundInput]] = {
     ARBITER: _arbiter,
     ROUND: _round,
 }
+
+
+def outcome_records(
+    game_events: Iterable[tuple[int, GameEvent]], decisions: Sequence[Decision]
+) -> list[Entry | Decision]:
+    """The records of what an input caused: its game events (``game.<Event>``), then its
+    decisions. A ``ClockUpdated`` is left out: it is the clock input read by colour, which
+    a replay makes again, and at a reading a second per clock it would double the journal.
+    """
+    entries: list[Entry | Decision] = [
+        Entry(board=board, kind="game." + type(event).__name__, at=event.at, payload=payload)
+        for board, event in game_events
+        if type(event) is not ClockUpdated
+        for payload in (to_json_dict(event),)
+    ]
+    entries.extend(decisions)
+    return entries

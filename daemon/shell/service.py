@@ -53,12 +53,12 @@ from broadcast.feed.messages import BoardState, ClockReading, to_json_dict
 from broadcast.outputs.output_alerts import OutputAlerts
 from daemon.arbiter.decisions import Decision
 from daemon.arbiter.results import CommandRefused
-from daemon.game.events import ClockUpdated, GameEvent, MoveMade, MovesWithdrawn
+from daemon.game.events import ClockUpdated, MoveMade, MovesWithdrawn
 from daemon.journal.hold import HeldJournal
 from daemon.journal.inputs import INPUT_KINDS
 from daemon.journal.records import Entry, Record
 from daemon.journal.store import EVENT_BOARD, Journal
-from daemon.round.codec import entry_of, input_of
+from daemon.round.codec import entry_of, input_of, outcome_records
 from daemon.round.core import Outcome, RoundCore
 from daemon.round.inputs import (
     BOARD_KINDS,
@@ -280,7 +280,7 @@ class RoundService:
         self._snapshots.cost += time.perf_counter() - began
         self._snapshots.inputs += 1
         self._group.append(entry)
-        self._group += _outcome_entries(outcome)
+        self._group += outcome_records(outcome.game_events, outcome.decisions)
         if _moves_clocks_only(item, outcome):
             reading = self.core.clock_reading(item.board) if outcome.boards else None
             if reading is not None:
@@ -433,7 +433,7 @@ class RoundService:
 
     def _journal(self, entry: Entry | None, outcome: Outcome) -> None:
         entries: list[Entry | Decision] = [] if entry is None else [entry]
-        self._write(entries + _outcome_entries(outcome))
+        self._write(entries + outcome_records(outcome.game_events, outcome.decisions))
 
     def _write(self, entries: list[Entry | Decision]) -> None:
         if not self.writer.append_many(entries):
@@ -478,21 +478,6 @@ class RoundService:
                 )
 
 
-def _outcome_entries(outcome: Outcome) -> list[Entry | Decision]:
-    """The records of what an input caused: its game events, then its decisions.
-
-    A ``ClockUpdated`` is left out: it is the clock input read by colour, which a replay
-    makes again, and at a reading a second per clock it would double the journal.
-    """
-    entries: list[Entry | Decision] = [
-        _event_entry(board, event)
-        for board, event in outcome.game_events
-        if type(event) is not ClockUpdated
-    ]
-    entries.extend(outcome.decisions)
-    return entries
-
-
 def _moves_clocks_only(item: RoundInput, outcome: Outcome) -> bool:
     """Whether a clock reading changed nothing but its board's clocks (or nothing)."""
     return (
@@ -502,8 +487,3 @@ def _moves_clocks_only(item: RoundInput, outcome: Outcome) -> bool:
         and outcome.boards <= {item.board}
         and all(isinstance(event, ClockUpdated) for _, event in outcome.game_events)
     )
-
-
-def _event_entry(board: int, event: GameEvent) -> Entry:
-    payload = to_json_dict(event)
-    return Entry(board=board, kind="game." + type(event).__name__, at=event.at, payload=payload)
