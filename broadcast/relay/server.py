@@ -168,8 +168,8 @@ class Relay:
             limits=settings.limits,
             frame_interval=settings.frame_interval,
             public_hub=public,
+            extra_routes=lambda shown: self.view.rounds.routes(shown, settings.results),
         )
-        self.server.routes.extra += self.view.rounds.routes(public, settings.results)
 
     async def start(self) -> None:
         """Listen on the configured address (idempotent).

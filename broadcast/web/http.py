@@ -29,7 +29,7 @@ from __future__ import annotations
 import hashlib
 import re
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -201,14 +201,15 @@ class HttpRoutes:
         static_root: Path = STATIC_ROOT,
         vendor_root: Path = CHESSGROUND_ROOT,
         clock: Callable[[], float] = time.time,
+        extra: Sequence[ExtraRoutes] = (),
     ) -> None:
         self.hub = hub
         self.delay = delay
         self._static_root = static_root
         self._vendor_root = vendor_root
         self._clock = clock
-        #: Routes added by the daemon (past rounds, standings), asked in order.
-        self.extra: list[ExtraRoutes] = []
+        #: Routes the daemon or relay adds (past rounds, standings, prizes), asked in order.
+        self.extra: tuple[ExtraRoutes, ...] = tuple(extra)
 
     def route(self, method: str, target: str, headers: Mapping[str, str]) -> HttpReply | None:
         """The reply to one request; None for a websocket path (the server upgrades it)."""

@@ -55,6 +55,7 @@ from broadcast.web.http import (
     ARBITER_PATH,
     CHESSGROUND_ROOT,
     STATIC_ROOT,
+    ExtraRoutes,
     HttpReply,
     HttpRoutes,
 )
@@ -185,6 +186,8 @@ class BroadcastServer:
         backlog: listen backlog (many spectators may connect at once).
         static_root: folder served at ``/``.
         vendor_root: folder served at ``/vendor/chessground/``.
+        extra_routes: given the public hub, the routes answered besides a round's boards
+            (past rounds, standings, prizes), asked in order.
     """
 
     def __init__(
@@ -211,6 +214,7 @@ class BroadcastServer:
         backlog: int = 1024,
         static_root: Path = STATIC_ROOT,
         vendor_root: Path = CHESSGROUND_ROOT,
+        extra_routes: Callable[[Hub], Sequence[ExtraRoutes]] | None = None,
     ) -> None:
         if delay < 0:
             raise ValueError("delay cannot be negative")
@@ -239,7 +243,11 @@ class BroadcastServer:
         self._refused_pages = LogLimit()
         self._malformed = LogLimit()
         self.routes = HttpRoutes(
-            self.public_hub, delay=delay, static_root=static_root, vendor_root=vendor_root
+            self.public_hub,
+            delay=delay,
+            static_root=static_root,
+            vendor_root=vendor_root,
+            extra=() if extra_routes is None else extra_routes(self.public_hub),
         )
         self._requested_port = port
         self.limits = limits

@@ -164,14 +164,9 @@ class Daemon:
         self.token = token
         #: When the daemon was opened (epoch seconds): the first start, if it is one.
         self.opened_at = time.time() if opened_at is None else opened_at
+        #: The standings the server answers (``/standings.json``), made with the server.
+        self.standings: StandingsRoutes
         self.server = self._server(open_files)
-        self.standings = StandingsRoutes(
-            self.pairings,
-            self.server.public_hub,
-            self._section_names,
-            configured=self._configured_tiebreaks,
-        )
-        self.server.routes.extra += self._routes()
         #: Bugs the daemon survives: logged once, one ``internal_error`` alert each.
         self.faults = Faults(self.service.output_alerts)
         self._sightings = SerialSightings()  # boards by serial on the same ports
@@ -222,6 +217,7 @@ class Daemon:
             limits=connection_limits(open_files, server.max_connections_per_client),
             results=server.results,
             public_hub=Hub() if analysis_settings(self.config.analysis) is not None else None,
+            extra_routes=self._routes,
         )
 
     def _session(self, board: BoardConfig) -> BoardSession:
@@ -251,9 +247,13 @@ class Daemon:
             livechess=self._livechess(),
         )
 
-    def _routes(self) -> list[RoundRoutes | StandingsRoutes | PrizeRoutes]:
-        """What the server answers besides a round's boards: past rounds, standings, prizes."""
-        server, public = self.config.server, self.server.public_hub
+    def _routes(self, public: Hub) -> list[RoundRoutes | StandingsRoutes | PrizeRoutes]:
+        """What the server answers besides a round's boards, from its ``public`` hub: past
+        rounds, standings, prizes."""
+        server = self.config.server
+        self.standings = StandingsRoutes(
+            self.pairings, public, self._section_names, configured=self._configured_tiebreaks
+        )
         past = RoundRoutes(
             self.archive, public, delay=float(server.public_delay), results=server.results
         )

@@ -39,9 +39,9 @@ def _routes(now: list[float], results: str = "provisional") -> tuple[HttpRoutes,
         board_state(3, (), section="Open", round="3.3", white="", black=""),  # nobody: left out
     ]
     archive.keep("Open", 3, old, at=1000.0)
-    http = HttpRoutes(hub)
-    http.extra.append(
-        RoundRoutes(archive, hub, delay=60.0, results=results, clock=lambda: now[0])  # type: ignore[arg-type]
+    http = HttpRoutes(
+        hub,
+        extra=[RoundRoutes(archive, hub, delay=60.0, results=results, clock=lambda: now[0])],  # type: ignore[arg-type]
     )
     return http, archive
 

@@ -166,8 +166,9 @@ async def test_standings_that_reach_a_relay_after_the_result_are_shown(pages: Pa
     rounds = RelayRounds()
     rounds.receive_message(["Open", "standings"], _standings(2.5))
     counted = CountedRoutes(rounds)
-    async with BroadcastServer(hub, NoArbiter(), port=0) as server:
-        server.routes.extra.append(counted)
+    async with BroadcastServer(
+        hub, NoArbiter(), port=0, extra_routes=lambda _: [counted]
+    ) as server:
         page = await pages.open(f"http://127.0.0.1:{server.port}/")
         await page.locator('nav.views a[data-view="standings"]').click()
         points = page.locator('#standings tr[data-rank="1"] td.points')
@@ -184,8 +185,9 @@ async def test_a_phone_shows_the_first_three_tie_breaks(pages: Pages, tmp_path: 
     rounds = RelayRounds()
     codes = ("BH-C1", "BH", "SB", "WIN", "BPG", "ARO")
     rounds.receive_message(["Open", "standings"], _standings(2.5, codes))
-    async with BroadcastServer(Hub(), NoArbiter(), port=0) as server:
-        server.routes.extra.append(rounds)
+    async with BroadcastServer(
+        Hub(), NoArbiter(), port=0, extra_routes=lambda _: [rounds]
+    ) as server:
         base = f"http://127.0.0.1:{server.port}/"
         page = await pages.open(base, width=1280)
         await page.locator('nav.views a[data-view="standings"]').click()
