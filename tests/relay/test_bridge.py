@@ -46,10 +46,11 @@ def daemon_config(
     boards: list[BoardSpec],
     *,
     key: str | None = None,
-    **options: str,
+    round_start: str | None = None,
 ) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
-    return write_config(folder, boards, extra=mqtt_table(broker, name, key), **options)
+    extra = mqtt_table(broker, name, key)
+    return write_config(folder, boards, extra=extra, round_start=round_start)
 
 
 def arbiter_records(journal_path: Path) -> list[dict[str, object]]:
