@@ -114,8 +114,7 @@ def _leading_comment(movetext: str) -> str | None:
 
 
 def _first_ply(fen: str) -> int:
-    board = chess.Board(fen)
-    return (board.fullmove_number - 1) * 2 + (0 if board.turn == chess.WHITE else 1)
+    return chess.Board(fen).ply()
 
 
 def _placeholder(state: BoardState) -> str:

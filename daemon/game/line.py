@@ -31,7 +31,7 @@ class GameLine:
 
     def __init__(self, board: chess.Board, at: float) -> None:
         self.board = board
-        self._base_ply = 2 * (board.fullmove_number - 1) + (board.turn == chess.BLACK)
+        self._base_ply = board.ply()
         self.keys = [placement_key(board)]  # the placement of every position, in order
         self._turn_began = [at]
 

@@ -119,5 +119,4 @@ def continued_from(
 
 def fullmove_after(board: chess.Board, plies: int) -> int:
     """The move number ``plies`` plies after ``board``."""
-    ply = 2 * (board.fullmove_number - 1) + (board.turn == chess.BLACK) + plies
-    return ply // 2 + 1
+    return (board.ply() + plies) // 2 + 1
