@@ -66,6 +66,30 @@ class Entry:
 _Due = tuple[float, int, Callable[[], object]]
 
 
+class _Alarm:
+    """One wake-up on the world's heap that only moves earlier: :meth:`set` at a later time
+    than the pending one does nothing, at an earlier one supersedes it (the superseded heap
+    entry then runs nothing). Without it every moved deadline left an entry behind that
+    rescheduled itself."""
+
+    def __init__(self, world: World, run: Callable[[], object]) -> None:
+        self._world = world
+        self._run = run
+        self._due = math.inf
+        self._token = 0
+
+    def set(self, when: float) -> None:
+        if when < self._due:
+            self._due = when
+            self._token += 1
+            self._world.at(when, functools.partial(self._fire, self._token))
+
+    def _fire(self, token: int) -> None:
+        if token == self._token:
+            self._due = math.inf
+            self._run()
+
+
 class World:
     """One board, its line and a daemon, in virtual time (see the module docstring)."""
 
@@ -99,8 +123,7 @@ class World:
         self._line_free = 0.0
         self._line_generation = 0  # bumped when the cable is pulled: bytes in flight lost
         self._pc_buffer = bytearray()  # arrived while no daemon reads (the port's buffer)
-        self._firmware_due = math.inf
-        self._firmware_wake = -1  # the one firmware tick on the heap that counts
+        self._firmware_alarm = _Alarm(self, self._firmware_tick)
 
     # -- the event heap -----------------------------------------------------------------
 
@@ -169,15 +192,10 @@ class World:
         if data and self.plugged:
             self._transmit(data)
         due = self.firmware.next_deadline(self.now)
-        if due is not None and due < self._firmware_due:
-            self._firmware_due = due
-            self._firmware_wake = next(self._seq)
-            self.at(due, functools.partial(self._firmware_tick, self._firmware_wake))
+        if due is not None:
+            self._firmware_alarm.set(due)
 
-    def _firmware_tick(self, wake: int) -> None:
-        if wake != self._firmware_wake:
-            return  # an earlier deadline took this one's place
-        self._firmware_due = math.inf
+    def _firmware_tick(self) -> None:
         self.firmware.receive_tick(self.now)
         self._board_sent()
 
@@ -266,9 +284,7 @@ class VirtualDaemon:
         self.killed = False
         self.linked = False
         self._clock_tickets: set[int] = set()
-        self._woken_at = math.inf
-        self._wakes = itertools.count()
-        self._wake_token = -1  # the one wake-up on the heap that counts
+        self._alarm = _Alarm(world, self._wake)
         self._device: DeviceCore | None = None
         self.core = RoundCore(world.config)
         for entry in world.journal:  # the replay of a restart
@@ -413,10 +429,12 @@ class VirtualDaemon:
             self._write(cmd.RequestEEMoves())
         elif isinstance(action, AskBoard):
             device.request_refresh(now)
+            self._send_queued()  # at once, as DgtDevice.request_refresh does
         elif isinstance(action, AskCaughtUp):
             self._write(cmd.RequestVersion())
         elif isinstance(action, SetClock):
             self._clock_tickets.add(device.submit_clock(action.command, now))
+            self._send_queued()  # at once, as DgtDevice.submit_clock does
 
     def _write(self, command: cmd.Command) -> None:
         self.world.send_to_board(self._protocol.send(command))
@@ -428,9 +446,7 @@ class VirtualDaemon:
         now = self.world.now
         device = self._device
         if device is not None and self.linked:
-            device.receive_time(now)
-            for command in device.commands_to_send():
-                self._write(command)
+            self._send_queued()
             for done in device.clock_results():
                 if done.ticket in self._clock_tickets:
                     self._clock_tickets.discard(done.ticket)
@@ -440,26 +456,27 @@ class VirtualDaemon:
             if device.dead_reason is not None:
                 self.link_lost(device.dead_reason)
         self._carry_out()
-        if device is not None and self.linked:  # what the session asked meanwhile goes out
-            device.receive_time(now)  # at once, as DgtDevice's submit_clock does
+        self._wake_at_next_deadline()
+
+    def _send_queued(self) -> None:
+        """Let the device core's deadlines pass and write the commands it asks for."""
+        device = self._device
+        if device is not None and self.linked:
+            device.receive_time(self.world.now)
             for command in device.commands_to_send():
                 self._write(command)
-        self._wake_at_next_deadline()
 
     def _wake_at_next_deadline(self) -> None:
         dues = [self.session.next_deadline(), self.core.next_deadline()]
         if self._device is not None and self.linked:
             dues.append(self._device.next_deadline())
         due = min((d for d in dues if d is not None), default=math.inf)
-        if math.isfinite(due) and due < self._woken_at:
-            self._woken_at = due
-            self._wake_token = next(self._wakes)
-            self.world.at(due, functools.partial(self._wake, self._wake_token))
+        if math.isfinite(due):
+            self._alarm.set(due)
 
-    def _wake(self, token: int) -> None:
-        if self.killed or token != self._wake_token:
-            return  # killed, or an earlier deadline took this one's place
-        self._woken_at = math.inf
+    def _wake(self) -> None:
+        if self.killed:
+            return
         now = self.world.now
         core_due = self.core.next_deadline()
         if core_due is not None and core_due <= now:
