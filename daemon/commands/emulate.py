@@ -397,6 +397,8 @@ async def _serve(
         await asyncio.wait({playing, stopping}, return_when=asyncio.FIRST_COMPLETED)
         if playing.done() and not args.exit:
             await stopping
+        elif playing.done():  # --exit: the game's last bytes reach the driver first
+            await board.drained()
         remove()
         for task in (playing, stopping, *cable.tasks):
             task.cancel()

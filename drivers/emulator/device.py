@@ -187,6 +187,24 @@ class EmulatedBoard:
         """Bytes written to the line so far."""
         return self._line.bytes_sent
 
+    async def drained(self, within: float = 2.0) -> bool:
+        """Wait until a driver has read every byte the board sent (at most ``within``
+        seconds): what the board said before it goes, it said. The pty is seen empty twice,
+        50 ms apart (the kernel moves written bytes to the reader's side a moment later).
+        False: nobody read them in time, or the cable is out."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + within
+        empty = 0
+        while self.plugged and empty < 2:
+            if self._line.pending or self._port_or_raise().unread():
+                empty = 0
+            else:
+                empty += 1
+            if loop.time() >= deadline:
+                return False
+            await asyncio.sleep(0.05)
+        return self.plugged
+
     def now(self) -> float:
         """The emulator's time: the running event loop's clock, plus the time that passed
         at once (:meth:`pass_time`)."""

@@ -18,6 +18,7 @@ import sys
 from pathlib import Path
 
 if sys.platform != "win32":
+    import fcntl
     import termios
     import tty
 
@@ -68,6 +69,12 @@ class VirtualSerialPort:
             raise RuntimeError("the virtual serial port is closed")
         return _tty_name(self._slave)
 
+    def unread(self) -> int:
+        """Bytes written to the line that no reader of the slave end has taken yet."""
+        if self._slave is None:
+            return 0
+        return _unread(self._slave)
+
     def open(self) -> None:
         """Create the pty pair, make the slave raw and point ``path`` at it."""
         if self._master is not None:
@@ -109,10 +116,17 @@ if sys.platform != "win32":
     def _tty_name(fd: int) -> str:
         return os.ttyname(fd)
 
+    def _unread(fd: int) -> int:
+        waiting = fcntl.ioctl(fd, termios.FIONREAD, b"\0\0\0\0")
+        return int.from_bytes(waiting, sys.byteorder)
+
 else:
 
     def _raw_pty_pair() -> tuple[int, int]:
         raise OSError(UNSUPPORTED)
 
     def _tty_name(fd: int) -> str:
+        raise OSError(UNSUPPORTED)
+
+    def _unread(fd: int) -> int:
         raise OSError(UNSUPPORTED)

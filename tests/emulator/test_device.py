@@ -331,3 +331,19 @@ async def test_minutes_of_play_pass_at_once(games_dir: Path) -> None:
         for side in ("left", "right"):  # the clock ran: a second or more a move (3+2)
             readings = [seconds for who, seconds in presses if who == side]
             assert 180 + 2 * len(readings) - readings[-1] >= len(readings) - 1
+
+
+async def test_drained_waits_until_the_driver_has_read_everything(
+    board: EmulatedBoard, client: PtyClient
+) -> None:
+    # ``dgtcast emulate --exit`` waits for it: the game's last bytes must not die with the pty.
+    client.send(cmd.RequestEEMoves())
+    async with asyncio.timeout(5):
+        while not board.bytes_sent:  # noqa: ASYNC110
+            await asyncio.sleep(0.01)
+    assert not await board.drained(within=0.3)  # sent, not read
+    reading = asyncio.create_task(client.until(has(EEMoves)))
+    assert await board.drained()
+    await reading
+    board.unplug()
+    assert not await board.drained()  # no cable: nothing can be read

@@ -86,3 +86,16 @@ def test_closed_port_refuses_use(tmp_path: Path) -> None:
     with pytest.raises(RuntimeError, match="already open"):
         port.open()
     port.close()
+
+
+def test_unread_counts_what_no_reader_has_taken(port: VirtualSerialPort) -> None:
+    fd = os.open(port.path, os.O_RDWR | os.O_NOCTTY)
+    try:
+        assert port.unread() == 0
+        os.write(port.master_fd, ALL_BYTES)
+        select.select([fd], [], [], 5.0)  # the kernel has moved them to the reader's side
+        assert port.unread() == 256
+        assert read_exactly(fd, 256) == ALL_BYTES
+        assert port.unread() == 0
+    finally:
+        os.close(fd)
