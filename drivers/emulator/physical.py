@@ -80,6 +80,7 @@ class PhysicalBoard:
         if placement is None:
             self._board.reset_board()
         self._rotated = rotated
+        self._codes = self._read_fields()  # the sensors' reading, kept as pieces move
 
     @property
     def rotated(self) -> bool:
@@ -97,10 +98,13 @@ class PhysicalBoard:
 
     def fields(self) -> tuple[int, ...]:
         """The 64 piece codes the sensors read, indexed by field (the board dump, §4)."""
+        return tuple(self._codes)
+
+    def _read_fields(self) -> list[int]:
         codes = [EMPTY] * 64
         for square, piece in self._board.piece_map().items():
             codes[field_of(square, rotated=self._rotated)] = code_of(piece)
-        return tuple(codes)
+        return codes
 
     def lift(self, square: chess.Square) -> tuple[chess.Piece, list[SensorChange]]:
         """Take the piece off ``square``; returns it and the field that went empty.
@@ -111,6 +115,7 @@ class PhysicalBoard:
         piece = self._board.remove_piece_at(square)
         if piece is None:
             raise ValueError(f"no piece to lift on {chess.square_name(square)}")
+        self._codes[self._field(square)] = EMPTY
         return piece, [SensorChange(field=self._field(square), code=EMPTY)]
 
     def place(self, square: chess.Square, piece: chess.Piece) -> list[SensorChange]:
@@ -121,6 +126,7 @@ class PhysicalBoard:
         """
         before = self._board.piece_at(square)
         self._board.set_piece_at(square, piece)
+        self._codes[self._field(square)] = code_of(piece)
         if before == piece:
             return []
         return [SensorChange(field=self._field(square), code=code_of(piece))]
@@ -129,6 +135,7 @@ class PhysicalBoard:
         """Arrange the whole board at once; returns a change per field that differs."""
         before = self.fields()
         self._board = chess.BaseBoard(placement.board_fen())
+        self._codes = self._read_fields()
         after = self.fields()
         return [
             SensorChange(field=field, code=code)
