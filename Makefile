@@ -39,8 +39,11 @@ typecheck: $(STAMP)
 	$(VENV)/bin/mypy --platform win32 --cache-dir .mypy_cache/win32 base daemon drivers broadcast
 	$(VENV)/bin/mypy --platform darwin --cache-dir .mypy_cache/darwin base daemon drivers broadcast
 
+# Bytecode is written even where the environment says not to (PYTHONDONTWRITEBYTECODE, as
+# in many CI images): the suite starts some 200 Python processes (workers, daemons,
+# emulators), and each would compile every module it imports from source again.
 pytest: setup system
-	$(VENV)/bin/pytest
+	env -u PYTHONDONTWRITEBYTECODE $(VENV)/bin/pytest
 
 # The checks run side by side once set up: pytest mostly waits on emulated players, mypy
 # computes. Each one's output is shown whole when it ends; any failure fails `make test`.
