@@ -87,8 +87,12 @@ async def test_a_spectator_that_stops_reading_is_dropped_and_resumes_with_every_
     async with server:
         url = f"ws://127.0.0.1:{server.port}/ws"
         model = FeedModel()
-        stalled = await connect(url, max_queue=1)
+        # close_timeout: its closing handshake would wait behind all it never read
+        stalled = await connect(url, max_queue=1, close_timeout=0.5)
         model.apply(json.loads(await stalled.recv()))  # the snapshot, then nothing
+        stalled.transport.get_extra_info("socket").setsockopt(
+            socket.SOL_SOCKET, socket.SO_RCVBUF, 4096
+        )
         for conn in server._spectators:  # small kernel buffers: the stalled one fills soon
             conn.transport.get_extra_info("socket").setsockopt(
                 socket.SOL_SOCKET, socket.SO_SNDBUF, 4096
