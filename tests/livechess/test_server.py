@@ -358,7 +358,9 @@ async def test_http_resources_are_json_with_cors(server: LiveChessServer) -> Non
 async def test_a_client_that_never_reads_is_bounded_and_delays_no_one(
     server: LiveChessServer,
 ) -> None:
-    stuck = await connect(f"ws://127.0.0.1:{server.port}/api/v1.0", max_size=None)
+    # close_timeout: its closing handshake would wait behind all it never read
+    url = f"ws://127.0.0.1:{server.port}/api/v1.0"
+    stuck = await connect(url, max_size=None, close_timeout=0.5)
     stuck.transport.pause_reading()  # reads nothing from now on
     for feed in range(1, 4):
         call = {"feed": "eboardevent", "id": feed, "param": {"serialnr": "10001"}}
