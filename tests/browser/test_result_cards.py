@@ -151,9 +151,10 @@ async def test_boards_without_eboard_beside_live_ones_are_a_table(
     await expect(row.locator("td")).to_have_text(["2", "White 2", "1-0", "Black 2"])
     await page.screenshot(path=tmp_path / "listed-boards.png", full_page=True)
 
-    hall = await pages.open(f"{base}/hall?section=Open&every=1", width=1920, height=1080)
+    hall = await pages.open(f"{base}/hall?section=Open", width=1920, height=1080, clock=True)
     grid = hall.locator("#hall-boards")
     await expect(grid).to_have_attribute("data-boards", "1")
+    await hall.clock.fast_forward(20_000)
     await expect(grid).to_have_attribute("data-boards", "2")  # the table's screen, by itself
     await expect(grid.locator("tr.listed[data-board='2'] td.result")).to_have_text("1-0")
     await expect(hall.locator("#hall-page")).to_have_text("2 / 2")
