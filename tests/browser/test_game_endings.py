@@ -16,6 +16,7 @@ from broadcast.feed.commands import ConfirmResult
 from drivers.emulator.clock import ClockSettings
 from drivers.emulator.device import EmulatedBoard
 from tests.browser.conftest import LOOP, Pages
+from tests.browser.pagetools import screenshot
 from tests.daemon.support import BoardSpec, read_game, running_daemon, wait_for, write_config
 
 pytestmark = [pytest.mark.browser, LOOP]
@@ -45,5 +46,5 @@ async def test_a_flag_fall_is_a_time_forfeit(tmp_path: Path, pages: Pages, games
             card = page.locator('.card[data-board="1"]')
             await expect(card.locator(".result")).to_have_text("1-0")
             await expect(card.locator(".status")).to_be_hidden()
-            await page.screenshot(path=tmp_path / "flag-fall.png")
+            await screenshot(page, tmp_path / "flag-fall.png")
             await pages.close()

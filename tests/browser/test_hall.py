@@ -17,7 +17,7 @@ from playwright.async_api import expect
 from broadcast.feed.hub import Hub
 from broadcast.web.server import BroadcastServer
 from tests.browser.conftest import LOOP, Pages
-from tests.browser.pagetools import wait_for_pieces
+from tests.browser.pagetools import screenshot, wait_for_pieces
 from tests.browser.servers import NoArbiter, board_state, free_port
 
 pytestmark = [pytest.mark.browser, LOOP]
@@ -59,7 +59,7 @@ async def test_the_hall_cycles_through_the_boards_and_reads_from_afar(
     board = await page.locator('.hall-card[data-board="1"] cg-board').bounding_box()
     assert board is not None
     assert board["width"] >= 400, "boards are shown large"
-    await page.screenshot(path=tmp_path / "hall.png")
+    await screenshot(page, tmp_path / "hall.png")
     await page.clock.fast_forward(45_000)  # the default 20 s would have turned it by now
     assert await grid.get_attribute("data-boards") == "1,2,3,4", "turned before its minute"
     await page.clock.fast_forward(15_000)
@@ -126,7 +126,7 @@ async def test_a_portrait_hall_screen_shows_every_clock_whole(
     )
     await expect(page.locator("#hall-boards")).to_have_attribute("data-boards", "1,2,3,4")
     await expect(page.locator('.hall-card[data-board="4"] .clock.running')).to_be_visible()
-    await page.screenshot(path=tmp_path / f"hall-{width}x{height}.png")
+    await screenshot(page, tmp_path / f"hall-{width}x{height}.png")
     for card in await page.evaluate(CUT):
         assert card["cut"] <= 0, f"board {card['board']}: {card['cut']} px of its card cut"
         assert card["clock"] <= card["card"] + 0.5, f"board {card['board']}: a clock cut"

@@ -19,7 +19,7 @@ from broadcast.feed.hub import Hub
 from broadcast.feed.messages import BoardStatus, Evaluation
 from broadcast.web.server import BroadcastServer
 from tests.browser.conftest import LOOP, Pages
-from tests.browser.pagetools import wait_for_pieces
+from tests.browser.pagetools import screenshot, wait_for_pieces
 from tests.browser.servers import NoArbiter, board_state
 from tests.browser.test_arbiter_page import sign_in
 
@@ -111,7 +111,7 @@ async def test_every_view_fits_a_phone(
     await expect(page.locator(".card")).to_have_count(len(STATES))
     await expect(page.locator('.card[data-board="148"] .result')).to_have_text("double forfeit")
     await assert_fits(page, width, "the boards")
-    await page.screenshot(path=tmp_path / f"phone-{width}.png", full_page=True)
+    await screenshot(page, tmp_path / f"phone-{width}.png", full_page=True)
     for number in range(148, 148 + len(STATES)):
         await page.locator(f'.card[data-board="{number}"]').click()
         dialog = page.locator("#detail")
@@ -124,7 +124,7 @@ async def test_every_view_fits_a_phone(
         await expect(dialog.locator(".eval-line")).to_be_hidden()
         await assert_fits(page, width, f"board {number} at its start")
         if number == 148:
-            await page.screenshot(path=tmp_path / f"phone-{width}-game.png")
+            await screenshot(page, tmp_path / f"phone-{width}-game.png")
         await page.keyboard.press("Escape")
         await expect(dialog).to_be_hidden()
     for view in ("rounds", "standings"):
@@ -145,5 +145,5 @@ async def test_every_view_fits_a_phone(
     await sign_in(arbiter, TOKEN)
     await expect(arbiter.locator('tr[data-board="148"]')).to_contain_text(LONG_WHITE)
     await assert_fits(arbiter, width, "the arbiter page")
-    await arbiter.screenshot(path=tmp_path / f"phone-{width}-arbiter.png", full_page=True)
+    await screenshot(arbiter, tmp_path / f"phone-{width}-arbiter.png", full_page=True)
     await pages.close()

@@ -23,7 +23,7 @@ from broadcast.feed.commands import ConfirmResult, NextRound, SetResult
 from drivers.emulator.clock import ClockSettings
 from drivers.emulator.device import EmulatedBoard
 from tests.browser.conftest import LOOP, Pages
-from tests.browser.pagetools import clock_text, wait_for_pieces
+from tests.browser.pagetools import clock_text, screenshot, wait_for_pieces
 from tests.conftest import ROOT
 from tests.daemon.support import running_daemon, wait_for
 
@@ -137,7 +137,7 @@ async def check_game_view(page: Page, state: Any, tmp_path: Path) -> None:
     pgn = await fetched(page, await dialog.locator("a.pgn").get_attribute("href") or "")
     assert f'[White "{LONG}"]' in pgn
     assert "Nxe4" in pgn
-    await page.screenshot(path=tmp_path / "game-view.png")
+    await screenshot(page, tmp_path / "game-view.png")
     await page.keyboard.press("f")
 
 
@@ -168,7 +168,7 @@ async def check_standings(page: Page, daemon: Any, tmp_path: Path) -> None:
     pairings = page.locator("#standings table.pairings")
     await expect(pairings.locator("tr").first.locator("td.result")).to_have_text("0-1")
     await assert_table_whole(page, "standings")
-    await page.screenshot(path=tmp_path / "standings.png", full_page=True)
+    await screenshot(page, tmp_path / "standings.png", full_page=True)
 
 
 async def check_past_round(page: Page, tmp_path: Path) -> None:
@@ -180,7 +180,7 @@ async def check_past_round(page: Page, tmp_path: Path) -> None:
     await round4.locator("summary").click()
     row = round4.locator('tr.game[data-board="1"]')
     await expect(row.locator("td.result")).to_have_text("0-1")
-    await page.screenshot(path=tmp_path / "rounds.png", full_page=True)
+    await screenshot(page, tmp_path / "rounds.png", full_page=True)
     await row.click()
     dialog = page.locator("#detail")
     await expect(dialog).to_have_attribute("data-round", "4")
@@ -188,7 +188,7 @@ async def check_past_round(page: Page, tmp_path: Path) -> None:
     await expect(dialog.locator(".ending")).to_have_text("resignation")
     await step_through(page)
     await expect(page).to_have_url(re.compile(r"/#round-4-board-1$"))
-    await page.screenshot(path=tmp_path / "past-game.png")
+    await screenshot(page, tmp_path / "past-game.png")
     await page.keyboard.press("Escape")
     await expect(dialog).to_be_hidden()
 
@@ -204,12 +204,12 @@ async def check_phones(pages: Pages, base: str, tmp_path: Path) -> None:
             await assert_fits(page, width, view)
             if view == "standings":
                 await assert_table_whole(page, f"standings on a {width} px phone")
-            await page.screenshot(path=tmp_path / f"phone-{width}-{view}.png", full_page=True)
+            await screenshot(page, tmp_path / f"phone-{width}-{view}.png", full_page=True)
         await page.goto(f"{base}/#round-4-board-1")
         await expect(page.locator("#detail td.ply")).to_have_count(8)
         await wait_for_pieces(page, "#detail", {"e4": "black knight", "g1": "white king"})
         await assert_fits(page, width, "a past game")
-        await page.screenshot(path=tmp_path / f"phone-{width}-game.png")
+        await screenshot(page, tmp_path / f"phone-{width}-game.png")
 
 
 async def test_games_rounds_and_standings_for_spectators(tmp_path: Path, pages: Pages) -> None:
