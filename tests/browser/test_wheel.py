@@ -97,9 +97,10 @@ async def installed(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[P
     bin_dir = venv / ("Scripts" if os.name == "nt" else "bin")
     python = bin_dir / "python"
     site = Path((await asyncio.to_thread(_run, python, "-I", "-c", PURELIB, cwd=work)).strip())
-    (site / "dgtcast-test-dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
     pip = (sys.executable, "-m", "pip", "--python", python)
     await asyncio.to_thread(_run, *pip, "install", "-q", "--no-deps", "--no-index", wheel, cwd=work)
+    # after the install: pip would otherwise see the checkout's dgtcast and try to remove it
+    (site / "dgtcast-test-dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
     await asyncio.to_thread(_run, *pip, "check", cwd=work)
     imported = json.loads(await asyncio.to_thread(_run, python, "-I", "-c", WHERE, cwd=work))
     outside = {name: path for name, path in imported.items() if not Path(path).is_relative_to(site)}
