@@ -60,9 +60,21 @@ class Pages:
         self._contexts: list[BrowserContext] = []
 
     async def open(
-        self, url: str | None, *, width: int = 1280, height: int = 900, mobile: bool = False
+        self,
+        url: str | None,
+        *,
+        width: int = 1280,
+        height: int = 900,
+        mobile: bool = False,
+        clock: bool = False,
     ) -> Page:
-        """A new page (own cookies and sessionStorage) showing ``url`` (None: blank)."""
+        """A new page (own cookies and sessionStorage) showing ``url`` (None: blank).
+
+        With ``clock``, the page's timers and ``Date`` run on Playwright's clock, installed
+        before the page loads: time flows as usual, and ``page.clock.fast_forward(ms)``
+        fires at once what a page does after a while (a hall's next screen, a second
+        look), instead of the test waiting for it.
+        """
         context = await self.browser.new_context(
             viewport={"width": width, "height": height},
             is_mobile=mobile,
@@ -76,6 +88,8 @@ class Pages:
         page.on("console", self._console)
         page.on("response", self._response)
         page.on("request", self._request)
+        if clock:
+            await page.clock.install()
         if url is not None:
             await page.goto(url)
         return page

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import math
+import os
+from pathlib import Path
 
 from playwright.async_api import Page
 
@@ -13,8 +15,13 @@ __all__ = [
     "last_move_squares",
     "pieces_on",
     "running_clock",
+    "screenshot",
     "wait_for_pieces",
 ]
+
+#: Screenshots are for people (and docs/images/): taken only when asked, since encoding a
+#: page as PNG costs Chromium CPU that a test run shares with the rest of the suite.
+SCREENSHOTS = os.environ.get("DGTCAST_SCREENSHOTS", "") not in ("", "0")
 
 #: Square → "white pawn", from where each chessground ``piece`` element is drawn inside
 #: its board (White at the bottom): the square under the piece's centre.
@@ -93,3 +100,9 @@ async def running_clock(page: Page, root: str) -> tuple[str, int, str] | None:
     if found is None:
         return None
     return found["color"], clock_seconds(found["text"]), found["seq"]
+
+
+async def screenshot(page: Page, path: Path, *, full_page: bool = False) -> None:
+    """Save the page as ``path`` when ``DGTCAST_SCREENSHOTS=1`` (docs/viewer.md)."""
+    if SCREENSHOTS:
+        await page.screenshot(path=path, full_page=full_page)

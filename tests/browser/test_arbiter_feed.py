@@ -16,6 +16,7 @@ from broadcast.feed.hub import Hub
 from broadcast.feed.messages import BoardStatus
 from broadcast.web.server import BroadcastServer
 from tests.browser.conftest import LOOP, Pages
+from tests.browser.pagetools import screenshot
 from tests.browser.servers import NoArbiter, board_state, free_port
 
 pytestmark = [pytest.mark.browser, LOOP]
@@ -104,7 +105,7 @@ async def test_the_page_reconnects_signs_in_again_and_catches_up(
     await expect(row.locator(".reply")).to_have_text("no daemon here to AcceptPosition")
     await expect(page.locator("#console")).to_be_visible()
     await expect(page.locator("#connection")).to_have_text("connected")
-    await page.screenshot(path=tmp_path / "arbiter-reconnected.png", full_page=True)
+    await screenshot(page, tmp_path / "arbiter-reconnected.png", full_page=True)
     await pages.close()
 
 

@@ -17,6 +17,7 @@ from drivers.emulator.clock import ClockSettings
 from drivers.emulator.device import EmulatedBoard
 from drivers.emulator.firmware import BoardIdentity
 from tests.browser.conftest import LOOP, Pages
+from tests.browser.pagetools import screenshot
 from tests.daemon.recovery_support import play_part
 from tests.daemon.support import BoardSpec, running_daemon, wait_for, write_config
 
@@ -51,7 +52,7 @@ async def test_an_alert_is_acknowledged_from_the_arbiter_page(tmp_path: Path, pa
             alert_id = int(await item.get_attribute("data-id") or "0")
             engine = daemon.core.engine
             assert alert_id in {alert.id for alert in engine.open_alerts}
-            await page.screenshot(path=tmp_path / "arbiter-alert.png")
+            await screenshot(page, tmp_path / "arbiter-alert.png")
 
             await item.get_by_role("button", name="Acknowledge").click()
             await expect(item).to_have_class("alert acknowledged")  # seen, still open
@@ -73,7 +74,7 @@ async def test_an_alert_is_acknowledged_from_the_arbiter_page(tmp_path: Path, pa
             await expect(refused).to_have_class("reply error")
             await expect(refused).to_contain_text("board 1: ")
             await expect(page.locator("#replies li.error").first).to_contain_text("Set clocks: ")
-            await page.screenshot(path=tmp_path / "arbiter-acknowledged.png", full_page=True)
+            await screenshot(page, tmp_path / "arbiter-acknowledged.png", full_page=True)
 
             await board.replug()  # back online: the alert resolves by itself
             await expect(page.locator("#alerts li.alert")).to_have_count(0)
@@ -88,7 +89,7 @@ async def test_an_alert_is_acknowledged_from_the_arbiter_page(tmp_path: Path, pa
                 "resolved by dgtcast: the e-board answers again after"
             )
             assert engine.open_alerts == []
-            await page.screenshot(path=tmp_path / "arbiter-resolved.png", full_page=True)
+            await screenshot(page, tmp_path / "arbiter-resolved.png", full_page=True)
             await pages.close()
 
 
@@ -117,7 +118,7 @@ async def test_confirming_results_resolves_the_alerts_of_the_games(
             await over.get_by_role("button", name="Acknowledge").click()
             await expect(page.locator("#alert-count")).to_have_text("2 open (1 acknowledged)")
             await expect(over).to_have_class("alert acknowledged")  # seen: still open
-            await page.screenshot(path=tmp_path / "arbiter-decisions.png", full_page=True)
+            await screenshot(page, tmp_path / "arbiter-decisions.png", full_page=True)
 
             for number, result in ((1, "0-1"), (2, "1/2-1/2")):  # the decisions
                 row = page.locator(f'tr[data-board="{number}"]')
@@ -134,7 +135,7 @@ async def test_confirming_results_resolves_the_alerts_of_the_games(
             await page.locator("#resolved-panel summary").click()
             await expect(page.locator("#resolved-alerts li.alert")).to_have_count(2)
             assert daemon.core.engine.open_alerts == []
-            await page.screenshot(path=tmp_path / "arbiter-confirmed.png", full_page=True)
+            await screenshot(page, tmp_path / "arbiter-confirmed.png", full_page=True)
             await pages.close()
 
 
@@ -180,8 +181,8 @@ async def test_a_manual_result_reaches_the_hub_and_the_viewer(tmp_path: Path, pa
         await arbiter.reload()  # the token is kept for the tab: no sign-in again
         await expect(arbiter.locator("#console")).to_be_visible()
         await expect(row.locator(".result")).to_have_attribute("data-result", "1/2-1/2")
-        await viewer.screenshot(path=tmp_path / "viewer-result.png")
-        await arbiter.screenshot(path=tmp_path / "arbiter-result.png", full_page=True)
+        await screenshot(viewer, tmp_path / "viewer-result.png")
+        await screenshot(arbiter, tmp_path / "arbiter-result.png", full_page=True)
 
         intruder = await pages.open(f"{base}/arbiter")
         await sign_in(intruder, "not-the-token")
@@ -189,7 +190,7 @@ async def test_a_manual_result_reaches_the_hub_and_the_viewer(tmp_path: Path, pa
         await expect(intruder.locator("#console")).to_be_hidden()
         stored = await intruder.evaluate("sessionStorage.getItem('dgtcast.arbiterToken')")
         assert stored is None
-        await intruder.screenshot(path=tmp_path / "arbiter-bad-token.png")
+        await screenshot(intruder, tmp_path / "arbiter-bad-token.png")
         await pages.close()
 
 
@@ -218,7 +219,7 @@ async def test_the_arbiter_chooses_the_line_played_during_a_gap(
             item = page.locator('li.alert[data-kind="gap_ambiguous"]')
             await expect(item).to_be_visible(timeout=30_000)
             await expect(item.locator("button.choose-line")).to_have_count(4)
-            await page.screenshot(path=tmp_path / "arbiter-gap.png", full_page=True)
+            await screenshot(page, tmp_path / "arbiter-gap.png", full_page=True)
             await item.get_by_role("button", name="e5 Nf3 Nc6 Bc4").click()
             await wait_for(lambda: tracker.ply == 5, 10, "the line chosen")
             await page.locator("#resolved-panel summary").click()  # the arbiter decided
@@ -252,7 +253,7 @@ async def test_the_arbiter_page_shows_the_battery_of_wireless_boards(
             await expect(first).to_have_class(re.compile(r"\blow\b"))
             await expect(page.locator('tr[data-board="2"] .status')).to_have_text(re.compile("."))
             await expect(page.locator('tr[data-board="2"] .battery')).to_have_text("")  # USB
-            await page.screenshot(path=tmp_path / "arbiter-battery.png", full_page=True)
+            await screenshot(page, tmp_path / "arbiter-battery.png", full_page=True)
             await pages.close()
 
 

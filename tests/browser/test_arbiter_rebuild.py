@@ -12,6 +12,7 @@ from broadcast.feed.hub import Hub
 from broadcast.feed.messages import BoardStatus
 from broadcast.web.server import BroadcastServer
 from tests.browser.conftest import LOOP, Pages
+from tests.browser.pagetools import screenshot
 from tests.browser.servers import board_state
 
 pytestmark = [pytest.mark.browser, LOOP]
@@ -50,7 +51,7 @@ async def test_a_board_out_of_sync_offers_a_rebuild_from_its_memory(
         buttons = await out.locator(".controls button").all_text_contents()
         assert buttons[-2:] == ["Rebuild from memory", "Accept position"], "side by side"
         await expect(live.get_by_role("button", name="Rebuild from memory")).to_be_disabled()
-        await page.screenshot(path=tmp_path / "arbiter-rebuild.png", full_page=True)
+        await screenshot(page, tmp_path / "arbiter-rebuild.png", full_page=True)
 
         await rebuild.click()
         await expect(out.locator(".reply")).to_have_text("ok: reading the board's memory again")

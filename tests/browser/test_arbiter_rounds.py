@@ -15,6 +15,7 @@ from playwright.async_api import expect
 from broadcast.feed.commands import ConfirmResult, SetResult
 from daemon.pairing import Tournament
 from tests.browser.conftest import LOOP, Pages
+from tests.browser.pagetools import screenshot
 from tests.browser.test_arbiter_page import TOKEN, sign_in
 from tests.conftest import ROOT
 from tests.daemon.support import running_daemon
@@ -61,7 +62,7 @@ async def test_next_round_from_the_arbiter_page(tmp_path: Path, pages: Pages) ->
         await expect(row).to_contain_text("Okafor, Daniel")
         await expect(row).to_contain_text("Ferreira, Beatriz")
         await expect(page.locator('tr[data-board="6"]')).to_contain_text("Brennan, Oscar")
-        await page.screenshot(path=tmp_path / "arbiter-next-round.png", full_page=True)
+        await screenshot(page, tmp_path / "arbiter-next-round.png", full_page=True)
         await pages.close()
     after = Tournament.from_trf(tmp_path / "open.trf")
     entry = after.player(2).entry(4)

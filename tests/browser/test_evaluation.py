@@ -23,6 +23,7 @@ from broadcast.feed.commands import ConfirmResult, SetResult
 from drivers.emulator.clock import ClockSettings
 from drivers.emulator.device import EmulatedBoard
 from tests.browser.conftest import LOOP, Pages
+from tests.browser.pagetools import screenshot
 from tests.daemon.support import BoardSpec, running_daemon, wait_for, write_config
 
 pytestmark = [pytest.mark.browser, LOOP]
@@ -116,7 +117,7 @@ async def test_the_game_view_shows_the_engines_evaluation(tmp_path: Path, pages:
             share = await black_share(page)
             if shown.cp is not None and shown.cp > 50:
                 assert share < 0.5
-            await page.screenshot(path=tmp_path / "game-evaluation.png")
+            await screenshot(page, tmp_path / "game-evaluation.png")
 
             await page.keyboard.press("Home")  # an earlier position: not the one evaluated
             await expect(line).to_be_hidden()

@@ -16,6 +16,7 @@ from broadcast.feed.commands import ConfirmResult
 from drivers.emulator.clock import ClockSettings
 from drivers.emulator.device import EmulatedBoard
 from tests.browser.conftest import LOOP, Pages
+from tests.browser.pagetools import screenshot
 from tests.daemon.support import BoardSpec, read_game, running_daemon, wait_for, write_config
 
 pytestmark = [pytest.mark.browser, LOOP]
@@ -30,7 +31,8 @@ async def test_a_flag_fall_is_a_time_forfeit(tmp_path: Path, pages: Pages, games
         config = write_config(tmp_path, [BoardSpec(1, str(board.path))], default_time="3s")
         async with running_daemon(config) as daemon:
             await wait_for(daemon.sessions[1].online.is_set, 10, "board 1 online")
-            await board.play(game, speed=SPEED, plies=3)  # then Black's 4 seconds run out
+            await board.play(game, speed=SPEED, plies=3)  # then Black's clock runs out:
+            await board.pass_time(10)  # its time passes at once, its flag falls
             await wait_for(lambda: daemon.hub.state(1).result == "1-0", 20, "the flag")  # type: ignore[union-attr]
             assert (await daemon.service.execute(ConfirmResult(board=1))).ok
             base = f"http://127.0.0.1:{daemon.server.port}"
@@ -44,5 +46,5 @@ async def test_a_flag_fall_is_a_time_forfeit(tmp_path: Path, pages: Pages, games
             card = page.locator('.card[data-board="1"]')
             await expect(card.locator(".result")).to_have_text("1-0")
             await expect(card.locator(".status")).to_be_hidden()
-            await page.screenshot(path=tmp_path / "flag-fall.png")
+            await screenshot(page, tmp_path / "flag-fall.png")
             await pages.close()

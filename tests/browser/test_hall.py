@@ -17,7 +17,7 @@ from playwright.async_api import expect
 from broadcast.feed.hub import Hub
 from broadcast.web.server import BroadcastServer
 from tests.browser.conftest import LOOP, Pages
-from tests.browser.pagetools import wait_for_pieces
+from tests.browser.pagetools import screenshot, wait_for_pieces
 from tests.browser.servers import NoArbiter, board_state, free_port
 
 pytestmark = [pytest.mark.browser, LOOP]
@@ -42,10 +42,13 @@ async def test_the_hall_cycles_through_the_boards_and_reads_from_afar(
     server: BroadcastServer, pages: Pages, tmp_path: Path
 ) -> None:
     base = f"http://127.0.0.1:{server.port}"
-    # one screen held long enough to look at it, then one that turns every second
-    page = await pages.open(f"{base}/hall?section=Open&per=4&every=600", width=1920, height=1080)
+    # a screen a minute, on the page's own clock: fast-forwarded, not waited for
+    page = await pages.open(
+        f"{base}/hall?section=Open&per=4&every=60", width=1920, height=1080, clock=True
+    )
     grid = page.locator("#hall-boards")
     await expect(grid).to_have_attribute("data-boards", "1,2,3,4")
+    await expect(page.locator("#hall-page")).to_have_text("1 / 2")
     await wait_for_pieces(page, '.hall-card[data-board="1"]', {"e2": None, "e4": "white pawn"})
     clock = page.locator('.hall-card[data-board="1"] .clock.running')
     await expect(clock).to_be_visible()
@@ -56,16 +59,22 @@ async def test_the_hall_cycles_through_the_boards_and_reads_from_afar(
     board = await page.locator('.hall-card[data-board="1"] cg-board').bounding_box()
     assert board is not None
     assert board["width"] >= 400, "boards are shown large"
-    await page.screenshot(path=tmp_path / "hall.png")
-    turning = await pages.open(f"{base}/hall?section=Open&per=4&every=1", width=1920, height=1080)
-    grid = turning.locator("#hall-boards")
+    await screenshot(page, tmp_path / "hall.png")
+    await page.clock.fast_forward(45_000)  # the default 20 s would have turned it by now
+    assert await grid.get_attribute("data-boards") == "1,2,3,4", "turned before its minute"
+    await page.clock.fast_forward(15_000)
     await expect(grid).to_have_attribute("data-boards", "5,6")  # then the rest, by itself
-    await expect(turning.locator("#hall-page")).to_have_text("2 / 2")
+    await expect(page.locator("#hall-page")).to_have_text("2 / 2")
+    await page.clock.fast_forward(60_000)
     await expect(grid).to_have_attribute("data-boards", "1,2,3,4")
 
-    every = await pages.open(f"{base}/hall?per=4&every=1", width=1280, height=720)
+    every = await pages.open(f"{base}/hall?per=4", width=1280, height=720, clock=True)
+    await expect(every.locator("#hall-boards")).to_have_attribute("data-boards", "1,2,3,4")
+    await expect(every.locator("#hall-title")).to_have_text("Open · Round 3")
+    await every.clock.fast_forward(20_000)  # the default period
     await expect(every.locator("#hall-boards")).to_have_attribute("data-boards", "5,6,41,42")
     await expect(every.locator("#hall-title")).to_have_text("Open · Round 3 / U12 · Round 2")
+    await every.clock.fast_forward(20_000)
     await expect(every.locator("#hall-boards")).to_have_attribute("data-boards", "1,2,3,4")
     await expect(every.locator("#hall-title")).to_have_text("Open · Round 3")
 
@@ -117,7 +126,7 @@ async def test_a_portrait_hall_screen_shows_every_clock_whole(
     )
     await expect(page.locator("#hall-boards")).to_have_attribute("data-boards", "1,2,3,4")
     await expect(page.locator('.hall-card[data-board="4"] .clock.running')).to_be_visible()
-    await page.screenshot(path=tmp_path / f"hall-{width}x{height}.png")
+    await screenshot(page, tmp_path / f"hall-{width}x{height}.png")
     for card in await page.evaluate(CUT):
         assert card["cut"] <= 0, f"board {card['board']}: {card['cut']} px of its card cut"
         assert card["clock"] <= card["card"] + 0.5, f"board {card['board']}: a clock cut"

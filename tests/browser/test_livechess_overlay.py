@@ -59,7 +59,7 @@ async def test_an_overlay_from_another_origin_follows_the_boards(
     site_port = site.sockets[0].getsockname()[1]
     assert site_port != api.port  # another origin
     url = f"http://127.0.0.1:{site_port}/overlay.html?api=127.0.0.1:{api.port}"
-    page = await pages.open(url)
+    page = await pages.open(url, clock=True)
     boards = page.locator(".board")
     await expect(boards).to_have_count(2)
     await expect(page.locator("#status")).to_have_text("live")
@@ -76,4 +76,5 @@ async def test_an_overlay_from_another_origin_follows_the_boards(
     api.hub.publish_board(board_state(1, ["e4", "e5", "Nc3"], serial="23946"))
     await expect(first.locator(".moves")).to_have_text("1. e4 e5 2. Nc3")  # a correction
     api.hub.publish_board(board_state(2, ["d4"], serial="07425", status=BoardStatus.OFFLINE))
-    await expect(second.locator(".state")).to_have_text("NOTRESPONDING", timeout=20_000)
+    await page.clock.fast_forward(5_000)  # the overlay asks for the e-boards every 5 s
+    await expect(second.locator(".state")).to_have_text("NOTRESPONDING")

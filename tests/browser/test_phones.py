@@ -19,7 +19,7 @@ from broadcast.feed.hub import Hub
 from broadcast.feed.messages import BoardStatus, Evaluation
 from broadcast.web.server import BroadcastServer
 from tests.browser.conftest import LOOP, Pages
-from tests.browser.pagetools import wait_for_pieces
+from tests.browser.pagetools import screenshot, wait_for_pieces
 from tests.browser.servers import NoArbiter, board_state
 from tests.browser.test_arbiter_page import sign_in
 
@@ -102,16 +102,18 @@ async def assert_fits(page: Page, width: int, what: str) -> None:
     assert not sideways, f"{what}: these scroll sideways: {sideways}"
 
 
-@pytest.mark.parametrize("width", [360, 390])
-async def test_every_view_fits_a_phone(
-    server: BroadcastServer, pages: Pages, width: int, tmp_path: Path
-) -> None:
-    base = f"http://127.0.0.1:{server.port}"
-    page = await pages.open(f"{base}/", width=width, height=800, mobile=True)
+#: The phones' widths: the viewer and the arbiter page are loaded at the first and
+#: narrowed to the next (laid out again, not loaded again).
+PHONES = (390, 360)
+
+
+async def check_viewer(page: Page, width: int, tmp_path: Path) -> None:
+    """The boards, each game open and at its start, the rounds and the standings."""
+    await page.locator('nav.views a[data-view="boards"]').click()
     await expect(page.locator(".card")).to_have_count(len(STATES))
     await expect(page.locator('.card[data-board="148"] .result')).to_have_text("double forfeit")
     await assert_fits(page, width, "the boards")
-    await page.screenshot(path=tmp_path / f"phone-{width}.png", full_page=True)
+    await screenshot(page, tmp_path / f"phone-{width}.png", full_page=True)
     for number in range(148, 148 + len(STATES)):
         await page.locator(f'.card[data-board="{number}"]').click()
         dialog = page.locator("#detail")
@@ -124,7 +126,7 @@ async def test_every_view_fits_a_phone(
         await expect(dialog.locator(".eval-line")).to_be_hidden()
         await assert_fits(page, width, f"board {number} at its start")
         if number == 148:
-            await page.screenshot(path=tmp_path / f"phone-{width}-game.png")
+            await screenshot(page, tmp_path / f"phone-{width}-game.png")
         await page.keyboard.press("Escape")
         await expect(dialog).to_be_hidden()
     for view in ("rounds", "standings"):
@@ -137,13 +139,29 @@ async def test_every_view_fits_a_phone(
             cut = await shown.evaluate("(cell) => cell.scrollWidth - cell.clientWidth")
             assert cut <= 0, f"the rounds' result 'double forfeit ?' is cut by {cut} px"
 
-    hall = await pages.open(f"{base}/hall", width=width, height=800, mobile=True)
-    await expect(hall.locator(".hall-card")).to_have_count(len(STATES))
-    await assert_fits(hall, width, "the hall screen")
-    arbiter = await pages.open(f"{base}/arbiter", width=width, height=800, mobile=True)
-    await assert_fits(arbiter, width, "the arbiter's sign-in")
+
+async def test_every_view_fits_a_phone(
+    server: BroadcastServer, pages: Pages, tmp_path: Path
+) -> None:
+    base = f"http://127.0.0.1:{server.port}"
+    page = await pages.open(f"{base}/", width=PHONES[0], height=800, mobile=True)
+    for width in PHONES:
+        await page.set_viewport_size({"width": width, "height": 800})
+        await check_viewer(page, width, tmp_path)
+
+    for width in PHONES:  # the hall fits its boards per screen to the screen it loads on
+        hall = await pages.open(f"{base}/hall", width=width, height=800, mobile=True)
+        await expect(hall.locator(".hall-card")).to_have_count(len(STATES))
+        await assert_fits(hall, width, "the hall screen")
+    arbiter = await pages.open(f"{base}/arbiter", width=PHONES[0], height=800, mobile=True)
+    for width in PHONES:
+        await arbiter.set_viewport_size({"width": width, "height": 800})
+        await expect(arbiter.locator("#login")).to_be_visible()
+        await assert_fits(arbiter, width, "the arbiter's sign-in")
     await sign_in(arbiter, TOKEN)
-    await expect(arbiter.locator('tr[data-board="148"]')).to_contain_text(LONG_WHITE)
-    await assert_fits(arbiter, width, "the arbiter page")
-    await arbiter.screenshot(path=tmp_path / f"phone-{width}-arbiter.png", full_page=True)
+    for width in PHONES:
+        await arbiter.set_viewport_size({"width": width, "height": 800})
+        await expect(arbiter.locator('tr[data-board="148"]')).to_contain_text(LONG_WHITE)
+        await assert_fits(arbiter, width, "the arbiter page")
+        await screenshot(arbiter, tmp_path / f"phone-{width}-arbiter.png", full_page=True)
     await pages.close()

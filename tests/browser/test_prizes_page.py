@@ -54,31 +54,38 @@ async def test_the_standings_show_each_groups_race(tmp_path: Path, pages: Pages)
 
 async def test_the_hall_shows_the_race_between_rounds(tmp_path: Path, pages: Pages) -> None:
     async with running_daemon(_config(tmp_path)) as daemon:
-        page = await pages.open(f"{daemon.address}/hall?every=1")
+        page = await pages.open(f"{daemon.address}/hall", clock=True)  # 20 s a screen
+        screen = page.locator("#hall-page")
         await expect(page.locator(".hall-card").first).to_be_visible()
         # while boards play the cycle is their two pages (4 + 1 boards), no race
-        await expect(page.locator("#hall-page")).to_have_text(re.compile(r"^[12] / 2$"))
+        await expect(screen).to_have_text(re.compile(r"^[12] / 2$"))
         await expect(page.locator(".hall-prizes")).to_have_count(0)
         for board in range(1, 6):  # round 4's five games end; the bye needs nothing
             assert (await daemon.service.execute(SetResult(board=board, result="1-0"))).ok
             assert (await daemon.service.execute(ConfirmResult(board=board))).ok
-        await expect(page.locator("#hall-page")).to_have_text(re.compile(r" / 3$"))
+        await expect(screen).to_have_text(re.compile(r" / 3$"))
+        for _ in range(3):  # on the page's clock, to the last screen: the race
+            if await screen.text_content() == "3 / 3":
+                break
+            await page.clock.fast_forward(20_000)
+        await expect(screen).to_have_text("3 / 3")
         panel = page.locator(".hall-prizes")
         await expect(panel).to_be_visible()
         await expect(page.locator("#hall-title")).to_have_text("Prizes if the event ended now")
         async with httpx.AsyncClient(base_url=daemon.address) as client:
             (race,) = (await client.get("/prizes.json")).json()["sections"]
-        # The screens turn every second: read the groups while the race is shown.
-        shown = await page.wait_for_function(
-            "() => { const tables = [...document.querySelectorAll('.hall-prizes table.prizes')];"
-            " return tables.length ? tables.map((t) => t.dataset.group) : null; }"
+        groups = [group["name"] for group in race["groups"]]
+        await expect(panel.locator("table.prizes")).to_have_count(len(groups))
+        shown = await panel.locator("table.prizes").evaluate_all(
+            "(tables) => tables.map((table) => table.dataset.group)"
         )
-        assert await shown.json_value() == [group["name"] for group in race["groups"]]
+        assert shown == groups
         first = race["cash"][0]
         row = panel.locator(
             f'table.prizes[data-group="{first["group"]}"] tr[data-rank="{first["start_rank"]}"]'
         )
         await expect(row.locator("td.player")).to_have_text(first["name"])
-        await expect(page.locator(".hall-card").first).to_be_visible(timeout=20_000)  # it turns on
+        await page.clock.fast_forward(20_000)
+        await expect(page.locator(".hall-card").first).to_be_visible()  # it turns on
         await pages.close()
     assert pages.problems == []

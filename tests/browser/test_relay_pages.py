@@ -31,6 +31,7 @@ from drivers.emulator.clock import ClockSettings
 from drivers.emulator.device import EmulatedBoard
 from tests.broadcast.feed_client import http_get
 from tests.browser.conftest import LOOP, Pages
+from tests.browser.pagetools import screenshot
 from tests.browser.servers import NoArbiter, board_state
 from tests.browser.test_spectators import (
     GAME,
@@ -91,14 +92,14 @@ async def test_rounds_and_standings_through_a_relay(
             row = round4.locator('tr.game[data-board="1"]')
             await expect(row.locator("td.result")).to_have_text("0-1")
             await expect(round4.locator('tr.game[data-board="3"] td.result')).to_have_text("½-½")
-            await page.screenshot(path=tmp_path / "relay-rounds.png", full_page=True)
+            await screenshot(page, tmp_path / "relay-rounds.png", full_page=True)
             await row.click()
             dialog = page.locator("#detail")
             await expect(dialog).to_have_attribute("data-round", "4")
             await expect(dialog.locator("td.ply")).to_have_count(8)
             await step_through(page)
             await expect(page).to_have_url(re.compile(r"/#round-4-board-1$"))
-            await page.screenshot(path=tmp_path / "relay-past-game.png")
+            await screenshot(page, tmp_path / "relay-past-game.png")
             await page.keyboard.press("Escape")
 
             await page.locator('nav.views a[data-view="standings"]').click()
@@ -109,7 +110,7 @@ async def test_rounds_and_standings_through_a_relay(
             # rank 1 won rounds 1, 3 and 4 (round 4: 0-1 with Black on board 1)
             win = table.locator('tr[data-rank="1"] td[data-tiebreak="WIN"]')
             await expect(win).to_have_text("3")
-            await page.screenshot(path=tmp_path / "relay-standings.png", full_page=True)
+            await screenshot(page, tmp_path / "relay-standings.png", full_page=True)
             round4_pgn = await fetched(page, "/round/4.pgn")
             assert round4_pgn.count("[Event ") == 5
             daemon_answer = await http_get(daemon.server.port, "/standings.json")
@@ -160,7 +161,7 @@ def _standings(points: float, codes: tuple[str, ...] = ("BH-C1", "BH", "SB")) ->
 async def test_standings_that_reach_a_relay_after_the_result_are_shown(pages: Pages) -> None:
     # The page looks at the standings 0.8 s after a result; a relay may get them over the
     # broker later than that. Here they change only after the page's look: the page looks
-    # once more by itself and shows them.
+    # once more by itself (3 s later, fast-forwarded on the page's clock) and shows them.
     hub = Hub()
     hub.publish_board(board_state(1, ("e4",), round="4.1"))
     rounds = RelayRounds()
@@ -169,14 +170,17 @@ async def test_standings_that_reach_a_relay_after_the_result_are_shown(pages: Pa
     async with BroadcastServer(
         hub, NoArbiter(), port=0, extra_routes=lambda _: [counted]
     ) as server:
-        page = await pages.open(f"http://127.0.0.1:{server.port}/")
+        page = await pages.open(f"http://127.0.0.1:{server.port}/", clock=True)
         await page.locator('nav.views a[data-view="standings"]').click()
         points = page.locator('#standings tr[data-rank="1"] td.points')
         await expect(points).to_have_text("2½")
         looks = counted.looks
-        hub.publish_board(board_state(1, ("e4",), round="4.1", result="0-1", result_final=True))
-        await wait_for(lambda: counted.looks > looks, 15, "the page looks after the result")
+        async with page.expect_response(lambda reply: "/standings.json" in reply.url) as look:
+            hub.publish_board(board_state(1, ("e4",), round="4.1", result="0-1", result_final=True))
+        await (await look.value).finished()  # the page's look after the result, answered
+        assert counted.looks > looks
         rounds.receive_message(["Open", "standings"], _standings(3.5))
+        await page.clock.fast_forward(3_000)  # the page's second look
         await expect(points).to_have_text("3½", timeout=15_000)
         await pages.close()
 
@@ -199,5 +203,5 @@ async def test_a_phone_shows_the_first_three_tie_breaks(pages: Pages, tmp_path: 
             row = phone.locator('#standings tr[data-rank="1"]')
             await expect(row.locator("td.tb:visible")).to_have_text(["1", "2", "3"])
             await assert_fits(phone, width, "six tie-breaks")
-            await phone.screenshot(path=tmp_path / f"phone-{width}-tiebreaks.png")
+            await screenshot(phone, tmp_path / f"phone-{width}-tiebreaks.png")
         await pages.close()  # before the server stops

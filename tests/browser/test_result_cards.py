@@ -19,7 +19,7 @@ from broadcast.feed.hub import Hub
 from broadcast.feed.messages import BoardStatus, MoveInfo
 from broadcast.web.server import BroadcastServer
 from tests.browser.conftest import LOOP, Pages
-from tests.browser.pagetools import wait_for_pieces
+from tests.browser.pagetools import screenshot, wait_for_pieces
 from tests.browser.servers import NoArbiter, board_state, free_port
 
 pytestmark = [pytest.mark.browser, LOOP]
@@ -67,13 +67,13 @@ async def test_a_board_without_eboard_shows_its_result_not_a_start_position(
     for number in (1, 42):  # a game under way, and a board still waiting for its result
         await expect(cards[number].locator(".result-card")).to_be_hidden()
         await expect(cards[number].locator(".cg-host")).to_be_visible()
-    await page.screenshot(path=tmp_path / "result-cards.png", full_page=True)
+    await screenshot(page, tmp_path / "result-cards.png", full_page=True)
 
     hall = await pages.open(f"{base}/hall?boards=1,2", width=1920, height=1080)
     card = hall.locator('.hall-card[data-board="2"]')
     await expect(card.locator(".result-card .card-result")).to_have_text("1-0")
     await expect(hall.locator('.hall-card[data-board="1"] .result-card')).to_be_hidden()
-    await hall.screenshot(path=tmp_path / "hall-result-card.png")
+    await screenshot(hall, tmp_path / "hall-result-card.png")
     await pages.close()
 
 
@@ -149,13 +149,14 @@ async def test_boards_without_eboard_beside_live_ones_are_a_table(
     await expect(open_section.locator("article.card[data-board='2']")).to_have_count(0)
     row = open_section.locator("table.listed-boards tr.listed[data-board='2']")
     await expect(row.locator("td")).to_have_text(["2", "White 2", "1-0", "Black 2"])
-    await page.screenshot(path=tmp_path / "listed-boards.png", full_page=True)
+    await screenshot(page, tmp_path / "listed-boards.png", full_page=True)
 
-    hall = await pages.open(f"{base}/hall?section=Open&every=1", width=1920, height=1080)
+    hall = await pages.open(f"{base}/hall?section=Open", width=1920, height=1080, clock=True)
     grid = hall.locator("#hall-boards")
     await expect(grid).to_have_attribute("data-boards", "1")
+    await hall.clock.fast_forward(20_000)
     await expect(grid).to_have_attribute("data-boards", "2")  # the table's screen, by itself
     await expect(grid.locator("tr.listed[data-board='2'] td.result")).to_have_text("1-0")
     await expect(hall.locator("#hall-page")).to_have_text("2 / 2")
-    await hall.screenshot(path=tmp_path / "hall-listed.png")
+    await screenshot(hall, tmp_path / "hall-listed.png")
     await pages.close()

@@ -23,7 +23,7 @@ from broadcast.feed.commands import ConfirmResult, NextRound, SetResult
 from drivers.emulator.clock import ClockSettings
 from drivers.emulator.device import EmulatedBoard
 from tests.browser.conftest import LOOP, Pages
-from tests.browser.pagetools import clock_text, wait_for_pieces
+from tests.browser.pagetools import clock_text, screenshot, wait_for_pieces
 from tests.conftest import ROOT
 from tests.daemon.support import running_daemon, wait_for
 
@@ -137,8 +137,16 @@ async def check_game_view(page: Page, state: Any, tmp_path: Path) -> None:
     pgn = await fetched(page, await dialog.locator("a.pgn").get_attribute("href") or "")
     assert f'[White "{LONG}"]' in pgn
     assert "Nxe4" in pgn
-    await page.screenshot(path=tmp_path / "game-view.png")
+    await screenshot(page, tmp_path / "game-view.png")
     await page.keyboard.press("f")
+
+
+async def looked_again(page: Page, daemon: Any) -> None:
+    """Once the page has every event the daemon published, fast-forward its clock past the
+    0.8 s it waits after a result or a round to fetch the standings and rounds again."""
+    seq = str(daemon.server.public_hub.seq)
+    await expect(page.locator("body")).to_have_attribute("data-seq", seq)
+    await page.clock.fast_forward(800)
 
 
 async def finish_round(daemon: Any) -> None:
@@ -158,8 +166,10 @@ async def check_standings(page: Page, daemon: Any, tmp_path: Path) -> None:
     await expect(heading).to_have_text("Standings · after round 3")
     assert (await daemon.service.execute(SetResult(board=2, result="1-0"))).ok
     assert (await daemon.service.execute(ConfirmResult(board=2))).ok
+    await looked_again(page, daemon)
     await expect(heading).to_have_text("Standings · after round 3 · round 4: 1 of 5 results")
     await finish_round(daemon)
+    await looked_again(page, daemon)
     await expect(heading).to_have_text("Standings · after round 4")
     top = table.locator("tbody tr").first
     await expect(top.locator("td.player .name")).to_have_text("Okafor, Daniel")
@@ -168,7 +178,7 @@ async def check_standings(page: Page, daemon: Any, tmp_path: Path) -> None:
     pairings = page.locator("#standings table.pairings")
     await expect(pairings.locator("tr").first.locator("td.result")).to_have_text("0-1")
     await assert_table_whole(page, "standings")
-    await page.screenshot(path=tmp_path / "standings.png", full_page=True)
+    await screenshot(page, tmp_path / "standings.png", full_page=True)
 
 
 async def check_past_round(page: Page, tmp_path: Path) -> None:
@@ -180,7 +190,7 @@ async def check_past_round(page: Page, tmp_path: Path) -> None:
     await round4.locator("summary").click()
     row = round4.locator('tr.game[data-board="1"]')
     await expect(row.locator("td.result")).to_have_text("0-1")
-    await page.screenshot(path=tmp_path / "rounds.png", full_page=True)
+    await screenshot(page, tmp_path / "rounds.png", full_page=True)
     await row.click()
     dialog = page.locator("#detail")
     await expect(dialog).to_have_attribute("data-round", "4")
@@ -188,14 +198,17 @@ async def check_past_round(page: Page, tmp_path: Path) -> None:
     await expect(dialog.locator(".ending")).to_have_text("resignation")
     await step_through(page)
     await expect(page).to_have_url(re.compile(r"/#round-4-board-1$"))
-    await page.screenshot(path=tmp_path / "past-game.png")
+    await screenshot(page, tmp_path / "past-game.png")
     await page.keyboard.press("Escape")
     await expect(dialog).to_be_hidden()
 
 
 async def check_phones(pages: Pages, base: str, tmp_path: Path) -> None:
-    for width in (360, 390):
-        page = await pages.open(f"{base}/", width=width, height=780, mobile=True)
+    """One phone page, 390 px wide, then narrowed to 360: laid out again, not loaded again."""
+    page = await pages.open(f"{base}/", width=390, height=780, mobile=True)
+    for width in (390, 360):
+        await page.set_viewport_size({"width": width, "height": 780})
+        await page.locator('nav.views a[data-view="boards"]').click()
         await expect(page.locator(".card").first).to_be_visible()
         await assert_fits(page, width, "the boards")
         for view in ("rounds", "standings"):
@@ -204,12 +217,14 @@ async def check_phones(pages: Pages, base: str, tmp_path: Path) -> None:
             await assert_fits(page, width, view)
             if view == "standings":
                 await assert_table_whole(page, f"standings on a {width} px phone")
-            await page.screenshot(path=tmp_path / f"phone-{width}-{view}.png", full_page=True)
+            await screenshot(page, tmp_path / f"phone-{width}-{view}.png", full_page=True)
         await page.goto(f"{base}/#round-4-board-1")
         await expect(page.locator("#detail td.ply")).to_have_count(8)
         await wait_for_pieces(page, "#detail", {"e4": "black knight", "g1": "white king"})
         await assert_fits(page, width, "a past game")
-        await page.screenshot(path=tmp_path / f"phone-{width}-game.png")
+        await screenshot(page, tmp_path / f"phone-{width}-game.png")
+        await page.keyboard.press("Escape")
+        await expect(page.locator("#detail")).to_be_hidden()
 
 
 async def test_games_rounds_and_standings_for_spectators(tmp_path: Path, pages: Pages) -> None:
@@ -222,7 +237,7 @@ async def test_games_rounds_and_standings_for_spectators(tmp_path: Path, pages: 
             await wait_for(lambda: daemon.sessions[1].online.is_set(), 10, "board 1 online")
             await board.play(game, speed=SPEED, plies=8)
             await wait_for(lambda: len(daemon.hub.state(1).moves) == 8, 20, "8 plies")  # type: ignore[union-attr]
-            page = await pages.open(f"{base}/#board-1")
+            page = await pages.open(f"{base}/#board-1", clock=True)
             await check_game_view(page, daemon.hub.state(1), tmp_path)
             await page.keyboard.press("Escape")
             await expect(page.locator("#detail")).to_be_hidden()
@@ -235,6 +250,7 @@ async def test_games_rounds_and_standings_for_spectators(tmp_path: Path, pages: 
             playing = page.locator('#rounds details.round[data-round="4"]')
             await expect(playing).to_have_js_property("open", True)
             assert (await daemon.service.execute(NextRound())).ok
+            await looked_again(page, daemon)
             await check_past_round(page, tmp_path)
             round4 = await fetched(page, "/round/4.pgn")
             assert round4.count("[Event ") == 5

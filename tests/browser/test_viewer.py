@@ -16,6 +16,7 @@ from tests.browser.pagetools import (
     clock_text,
     last_move_squares,
     running_clock,
+    screenshot,
     wait_for_pieces,
 )
 from tests.daemon.support import BoardSpec, running_daemon, wait_for, write_config
@@ -82,7 +83,7 @@ async def test_a_move_on_the_eboard_appears_and_the_clock_runs(
             await expect(page.locator(f"{card} .latest-move")).to_have_text("1. e4")
             await expect(page.locator(f'{card} .clock.running[data-color="black"]')).to_be_visible()
             await assert_clock_counts_down(page, card)
-            await page.screenshot(path=tmp_path / "viewer.png")
+            await screenshot(page, tmp_path / "viewer.png")
 
             await page.click(card)
             dialog = page.locator("#detail")
@@ -95,7 +96,7 @@ async def test_a_move_on_the_eboard_appears_and_the_clock_runs(
             await expect(first.locator(".clk")).to_have_text(clock_text(state.moves[0].clock))
             await wait_for_pieces(page, "#detail", {"e2": None, "e4": "white pawn"})
             await assert_clock_counts_down(page, "#detail")
-            await page.screenshot(path=tmp_path / "viewer-board.png")
+            await screenshot(page, tmp_path / "viewer-board.png")
             await page.keyboard.press("Escape")
             await expect(dialog).to_be_hidden()
             await pages.close()

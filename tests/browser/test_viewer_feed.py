@@ -14,7 +14,7 @@ from broadcast.feed.hub import Hub
 from broadcast.feed.messages import BoardState, BoardStatus
 from broadcast.web.server import BroadcastServer
 from tests.browser.conftest import LOOP, Pages
-from tests.browser.pagetools import clock_seconds, wait_for_pieces
+from tests.browser.pagetools import clock_seconds, screenshot, wait_for_pieces
 from tests.browser.servers import NoArbiter, board_state, free_port
 
 pytestmark = [pytest.mark.browser, LOOP]
@@ -267,7 +267,7 @@ async def test_the_viewer_fits_a_phone(
     shown = clock_seconds(await running.inner_text())
     expected = 600.0 - (time.time() - clock_at)  # docs/broadcast.md, "Showing clocks"
     assert expected - 2 <= shown <= expected + 2
-    await page.screenshot(path=tmp_path / f"phone-{phone}.png")
+    await screenshot(page, tmp_path / f"phone-{phone}.png")
 
     await page.locator('.card[data-board="2"]').tap()
     dialog = page.locator("#detail")
@@ -280,7 +280,7 @@ async def test_the_viewer_fits_a_phone(
     assert board_box["x"] >= 0
     assert board_box["x"] + board_box["width"] <= phone
     assert moves_box["y"] >= board_box["y"] + board_box["height"], "moves go below the board"
-    await page.screenshot(path=tmp_path / f"phone-{phone}-board.png")
+    await screenshot(page, tmp_path / f"phone-{phone}-board.png")
     width = await page.evaluate("document.documentElement.scrollWidth")
     assert width <= phone, f"the enlarged board is {width} px wide on a {phone} px phone"
     await pages.close()

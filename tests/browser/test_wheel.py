@@ -1,6 +1,13 @@
 """The built wheel works alone: installed into a fresh venv outside the checkout,
 ``dgtcast demo`` shows live boards in the browser (chessboard, games and configuration all
-come from inside the wheel)."""
+come from inside the wheel).
+
+The wheel's dependencies are not downloaded and installed again (half a minute of pip):
+the fresh venv reaches the project's own site-packages through a ``.pth`` file holding
+its path. A plain path line runs no ``.pth`` file there, so the checkout's editable
+install (an import hook) stays out: the test checks that dgtcast's packages are imported
+from the wheel's files in the fresh venv, and ``pip check`` that the wheel's declared
+requirements are met."""
 
 from __future__ import annotations
 
@@ -12,6 +19,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import sysconfig
 import urllib.request
 import zipfile
 from collections.abc import AsyncIterator
@@ -85,11 +93,28 @@ async def installed(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[P
     assert not missing, f"the wheel lacks {missing}"
     assert not any(name.startswith(("tests/", "bench/", "config/")) for name in names)
     venv = work / "venv"
-    await asyncio.to_thread(_run, sys.executable, "-m", "venv", venv, cwd=work)
+    await asyncio.to_thread(_run, sys.executable, "-m", "venv", "--without-pip", venv, cwd=work)
     bin_dir = venv / ("Scripts" if os.name == "nt" else "bin")
-    await asyncio.to_thread(_run, bin_dir / "python", "-m", "pip", "install", "-q", wheel, cwd=work)
-    await asyncio.to_thread(_run, bin_dir / "python", "-m", "pip", "check", cwd=work)
+    python = bin_dir / "python"
+    site = Path((await asyncio.to_thread(_run, python, "-I", "-c", PURELIB, cwd=work)).strip())
+    pip = (sys.executable, "-m", "pip", "--python", python)
+    await asyncio.to_thread(_run, *pip, "install", "-q", "--no-deps", "--no-index", wheel, cwd=work)
+    # after the install: pip would otherwise see the checkout's dgtcast and try to remove it
+    (site / "dgtcast-test-dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    await asyncio.to_thread(_run, *pip, "check", cwd=work)
+    imported = json.loads(await asyncio.to_thread(_run, python, "-I", "-c", WHERE, cwd=work))
+    outside = {name: path for name, path in imported.items() if not Path(path).is_relative_to(site)}
+    assert not outside, f"imported from outside the wheel's install in {site}: {outside}"
     yield bin_dir
+
+
+#: The fresh venv's site-packages, printed by its python.
+PURELIB = "import sysconfig; print(sysconfig.get_paths()['purelib'])"
+#: Where the fresh venv's python imports dgtcast's packages from (the wheel's files).
+WHERE = (
+    "import json, base, broadcast, daemon, drivers;"
+    "print(json.dumps({m.__name__: m.__file__ for m in (base, broadcast, daemon, drivers)}))"
+)
 
 
 def _get(url: str) -> bytes:
