@@ -61,7 +61,9 @@ def _run(*argv: str | Path, cwd: Path) -> str:
 
 
 def build_wheel(work: Path) -> Path:
-    """Build the wheel from a copy of the source (the checkout's build/ stays untouched)."""
+    """Build the wheel from a copy of the source (the checkout's build/ stays untouched),
+    with the setuptools of the dev extras rather than one downloaded for an isolated build
+    (``make wheel`` builds isolated)."""
     source = work / "source"
     shutil.copytree(ROOT, source, ignore=_SKIPPED)
     shutil.copytree(CHESSGROUND, source / "node_modules" / "chessground")
@@ -72,6 +74,7 @@ def build_wheel(work: Path) -> Path:
         "wheel",
         "-q",
         "--no-deps",
+        "--no-build-isolation",
         "-w",
         work / "dist",
         ".",
