@@ -170,10 +170,10 @@ async def _until_played(folder: Path, port: str) -> None:
         async with arbiter_session(config, http_port=int(port)) as session:
             return {s.board for s in session.boards if s.result != "*"}
 
-    for _ in range(600):
+    for _ in range(240):
         if set(SERIALS) <= await results():
             return
-        await asyncio.sleep(0.2)
+        await asyncio.sleep(0.5)
     raise AssertionError("the e-boards' games never ended")
 
 
@@ -186,10 +186,10 @@ async def _until_links(folder: Path, port: str, *, online: bool) -> None:
             down = (BoardStatus.OFFLINE, BoardStatus.CONNECTING)
             return {s.board for s in session.boards if s.status in down}
 
-    for _ in range(600):
+    for _ in range(240):
         if (await lost() if online else set(SERIALS) - await lost()) == set():
             return
-        await asyncio.sleep(0.2)
+        await asyncio.sleep(0.5)
     raise AssertionError(f"the e-boards never went {'online' if online else 'offline'}")
 
 
@@ -331,11 +331,11 @@ async def _said(process: asyncio.subprocess.Process, words: str) -> None:
 
 async def _until_alert(folder: Path, port: str, kind: str, *, open_: bool = True) -> None:
     """Until an alert of ``kind`` is open (or, ``open_`` false, none is open any more)."""
-    for _ in range(600):
+    for _ in range(240):
         opened, _ = await _alerts(folder, port)
         if (kind in opened) == open_:
             return
-        await asyncio.sleep(0.2)
+        await asyncio.sleep(0.5)
     raise AssertionError(f"{kind}: {'never raised' if open_ else 'still open'}")
 
 
