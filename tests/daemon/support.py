@@ -8,7 +8,7 @@ import asyncio
 import contextlib
 import signal
 import subprocess
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -38,6 +38,7 @@ __all__ = [
     "BoardSpec",
     "clock_input",
     "emulator_process",
+    "emulator_processes",
     "journal_moves",
     "play_after_each_increment",
     "press_readings",
@@ -223,18 +224,38 @@ async def play_after_each_increment(board: EmulatedBoard, schedule: list[TimedAc
 async def emulator_process(pgn: Path, serial: str, *options: str) -> AsyncIterator[Path]:
     """``dgtcast emulate --serial SERIAL`` as a process (stopped with Ctrl-C on exit); its
     device path, in the folder of emulated ports (tests/conftest.py)."""
-    process = await asyncio.create_subprocess_exec(
-        *dgtcast("emulate", "--pgn", str(pgn), "--serial", serial, *options),
-        stdout=asyncio.subprocess.PIPE,
-    )  # fmt: skip
+    async with emulator_processes((pgn, serial, options)) as (path,):
+        yield path
+
+
+@contextlib.asynccontextmanager
+async def emulator_processes(*boards: tuple[Path, str, Sequence[str]]) -> AsyncIterator[list[Path]]:
+    """:func:`emulator_process` for each ``(pgn, serial, options)``, all started at once
+    and stopped at once (each is a Python start-up, a second or more on a busy machine);
+    their device paths, in order."""
+    processes: list[asyncio.subprocess.Process] = []
     try:
-        assert process.stdout is not None
-        async with asyncio.timeout(START_LIMIT):
-            line = (await process.stdout.readline()).decode()
-        assert line.startswith("device: "), line
-        yield Path(line.removeprefix("device: ").strip())
+        for pgn, serial, options in boards:
+            processes.append(
+                await asyncio.create_subprocess_exec(
+                    *dgtcast("emulate", "--pgn", str(pgn), "--serial", serial, *options),
+                    stdout=asyncio.subprocess.PIPE,
+                )
+            )
+        yield list(await asyncio.gather(*(_device_of(process) for process in processes)))
     finally:
-        if process.returncode is None:
+        running = [process for process in processes if process.returncode is None]
+        for process in running:
             process.send_signal(signal.SIGINT)
-            async with asyncio.timeout(30):
+        async with asyncio.timeout(30):
+            for process in running:
                 await process.wait()
+
+
+async def _device_of(process: asyncio.subprocess.Process) -> Path:
+    """The device path an emulator prints first."""
+    assert process.stdout is not None
+    async with asyncio.timeout(START_LIMIT):
+        line = (await process.stdout.readline()).decode()
+    assert line.startswith("device: "), line
+    return Path(line.removeprefix("device: ").strip())

@@ -214,13 +214,16 @@ async def test_a_flag_fall_and_a_pulled_cable_rehearsed_from_the_command_line(
     games_dir: Path, tmp_path: Path
 ) -> None:
     """Issue 33, item 6: ``--plies`` stops the players (the mover's flag falls), a line
-    ``u`` on standard input pulls the cable out and the next plugs it back in."""
+    ``u`` on standard input pulls the cable out and the next plugs it back in.
+
+    A 6-second clock: the four plies take well under a second each side at ``--speed
+    50``, so the flag falls seconds after them, not the twenty a longer clock would take."""
     link = tmp_path / "ttyDGT"
     process = await asyncio.create_subprocess_exec(
         *dgtcast(
             "emulate", "--pgn", str(games_dir / "molinari-bordais-1979.pgn"),
             "--link", str(link), "--speed", "50", "--wait", "0", "--after-driver",
-            "--plies", "4", "--clock", "20", "--clock-mode", "23", "--baud", "0",
+            "--plies", "4", "--clock", "6", "--clock-mode", "23", "--baud", "0",
         ),
         cwd=ROOT,
         stdin=asyncio.subprocess.PIPE,
@@ -230,7 +233,7 @@ async def test_a_flag_fall_and_a_pulled_cable_rehearsed_from_the_command_line(
     assert process.stdout is not None
     try:
         assert await device_of(process) == link
-        config = write_config(tmp_path, [BoardSpec(1, str(link))], time_control="20")
+        config = write_config(tmp_path, [BoardSpec(1, str(link))], time_control="6")
         async with running_daemon(config) as daemon:
             engine = daemon.core.engine
             async with asyncio.timeout(30):

@@ -17,9 +17,9 @@ from pathlib import Path
 
 import chess
 import chess.pgn
-import pytest
 
 from broadcast.feed.alerts import Alert
+from daemon.journal.store import Journal
 from daemon.shell.app import Daemon
 from drivers.emulator.clock import ClockSettings
 from drivers.emulator.device import EmulatedBoard
@@ -27,14 +27,19 @@ from drivers.emulator.player import Lift, Place
 from tests.daemon.conftest import Serve
 from tests.daemon.support import read_game, wait_for
 
-pytestmark = pytest.mark.slow  # games played in real time (docs/development.md)
-
 SPEED = 25.0
 WHITE_KING = chess.Piece(chess.KING, chess.WHITE)
 
 
 def _alerts(daemon: Daemon, board: int, kind: str) -> list[Alert]:
     return [a for a in daemon.core.engine.alerts if a.board == board and a.kind == kind]
+
+
+def _journalled_since(path: Path, seq: int) -> set[int]:
+    """The boards with at least three records journalled after ``seq``."""
+    with Journal(path, read_only=True) as journal:
+        counts = Counter(record.board for record in journal.records(after=seq))
+    return {board for board, count in counts.items() if count >= 3}
 
 
 @contextlib.asynccontextmanager
@@ -73,25 +78,27 @@ async def _unplugged(daemon: Daemon, board: EmulatedBoard) -> None:
 async def test_every_alert_once_with_its_details(serve: Serve, games_dir: Path) -> None:
     game = read_game(games_dir / "kasparov-deep-blue-1997.pgn", 5)  # 1. e4 c6 2. d4 d5 ...
     blitz = ClockSettings.from_text("3+2")
-    four_seconds = ClockSettings(base_seconds=4, increment_seconds=2)
+    three_seconds = ClockSettings(base_seconds=3, increment_seconds=1)
     wrong = ClockSettings(base_seconds=180, increment_seconds=2, start_left=150)
     start = dt.datetime.now().astimezone().isoformat(timespec="seconds")
     async with (
-        _boards([four_seconds, blitz, blitz, blitz, wrong]) as boards,
+        _boards([three_seconds, blitz, blitz, blitz, wrong]) as boards,
         serve(*boards, default_time="3s", round_start=start) as daemon,
     ):
         flag, _late, unplugged, illegal, mismatch = boards
         await asyncio.gather(
-            flag.play(game, speed=SPEED, plies=3),  # then Black's 4 seconds run out
+            flag.play(game, speed=SPEED, plies=3),  # then Black's 3 seconds run out
             _unplugged(daemon, unplugged),
             _illegal_then_restored(daemon, illegal, game),
             mismatch.play(game, speed=SPEED, plies=2),
         )
         await wait_for(lambda: bool(_alerts(daemon, 1, "flag_fall")), 15, "flag fall")
         await wait_for(lambda: bool(_alerts(daemon, 2, "late_arrival")), 15, "late arrival")
-        # A duplicate would come with later inputs: wait for some to be journalled.
-        journalled = daemon.journal.last_seq
-        await wait_for(lambda: daemon.journal.last_seq >= journalled + 10, 30, "more inputs")
+        # A duplicate would come with later inputs: wait for some of each board whose
+        # clock runs on (out of sync, wrong clock; the late arrival's was never started:
+        # seconds pass meanwhile) to be journalled.
+        journalled, path = daemon.journal.last_seq, serve.folder / "journal.db"
+        await wait_for(lambda: _journalled_since(path, journalled) >= {4, 5}, 30, "inputs")
         alerts = daemon.core.engine.alerts
     episodes = Counter((a.board, a.kind, repr(sorted(a.details.items()))) for a in alerts)
     assert all(count == 1 for count in episodes.values()), episodes

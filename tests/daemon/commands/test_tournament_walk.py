@@ -24,13 +24,14 @@ from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
 
+import pytest
 from websockets.asyncio.client import connect
 
 from broadcast.feed.messages import BoardStatus
 from daemon.commands.arbiter_client import arbiter_session, daemon_url
 from daemon.config.model import load_config
 from daemon.pairing import Tournament
-from tests.daemon.support import emulator_process
+from tests.daemon.support import emulator_processes
 from tests.serving import DGTCAST
 
 SERIALS = {1: "12401", 2: "12388", 41: "20455"}
@@ -138,17 +139,27 @@ async def _daemon(folder: Path) -> AsyncIterator[str]:
 
 
 @asynccontextmanager
-async def _boards(folder: Path, round_number: int, *start: str) -> AsyncIterator[None]:
+async def _boards(
+    folder: Path, round_number: int, *start: str, at_once: bool = False
+) -> AsyncIterator[None]:
     """One ``dgtcast emulate`` per e-board, as the rehearsal in tournament.md starts it;
-    ``start``: when its game begins (``--after-driver --wait 3``: once the daemon reads it)."""
+    ``start``: when its game begins (``--after-driver --wait 3``: once the daemon reads it).
+
+    One after the other, as people start them; ``at_once``, together (each is a Python
+    start-up, a second or more on a busy machine), for ``dgtcast boards`` alone: e-boards
+    that appear together before a running daemon are probed by each other's board
+    sessions, and the first probe counts as the daemon following the board
+    (``--after-driver``), seconds before its own session does.
+    """
+    boards = []
+    for number, serial in SERIALS.items():
+        pgn = folder / f"r{round_number}-b{number}.pgn"
+        pgn.write_text(GAMES[round_number][number])
+        options = ("--clock", CLOCKS[number], "--clock-mode", "23", *start, "--speed", "20")
+        boards.append((pgn, serial, options))
     async with AsyncExitStack() as stack:
-        for number, serial in SERIALS.items():
-            pgn = folder / f"r{round_number}-b{number}.pgn"
-            pgn.write_text(GAMES[round_number][number])
-            options = ("--clock", CLOCKS[number], "--clock-mode", "23", *start)
-            await stack.enter_async_context(
-                emulator_process(pgn, serial, *options, "--speed", "20")
-            )
+        for group in [boards] if at_once else [[board] for board in boards]:
+            await stack.enter_async_context(emulator_processes(*group))
         yield
 
 
@@ -203,9 +214,10 @@ async def _alerts(folder: Path, port: str) -> tuple[list[str], list[str]]:
     return open_, open_ + [a["kind"] for a in snapshot["resolved"]]
 
 
+@pytest.mark.slow  # two rounds of games on emulated boards in real time (docs/development.md)
 async def test_tournament_md_walked_with_emulated_boards(tmp_path: Path) -> None:
     _event(tmp_path)
-    async with _boards(tmp_path, 1, "--wait", "3600"):  # checked, nothing played
+    async with _boards(tmp_path, 1, "--wait", "3600", at_once=True):  # checked, nothing played
         code, out, _ = await _dgtcast(tmp_path, "boards", "--config", "congress.toml")
         assert code == 0
         named = {line.split()[1]: line.split()[-1] for line in out.splitlines()[1:]}
@@ -277,8 +289,8 @@ path = "congress.db"
 [[sections]]
 name = "LATE"
 time_control = "600+5"
-default_time = "20s"
-default_time_warning = "10s"
+default_time = "6s"
+default_time_warning = "3s"
 [[sections.boards]]
 number = 1
 serial = "30501"
@@ -287,7 +299,7 @@ black = "Early, Eric"
 
 [[sections]]
 name = "FLAG"
-time_control = "15"
+time_control = "5"
 [[sections.boards]]
 number = 2
 serial = "30502"
@@ -334,7 +346,7 @@ async def test_the_rehearsal_of_what_goes_wrong_from_the_command_line(tmp_path: 
     (tmp_path / "congress.toml").write_text(REHEARSAL)
     async with _daemon(tmp_path) as port:
         late = await _emulate(tmp_path, "30501", "--clock", "600+5", "--late-by", "inf")
-        flag = await _emulate(tmp_path, "30502", "--clock", "15", "--plies", "2", "--wait", "1")
+        flag = await _emulate(tmp_path, "30502", "--clock", "5", "--plies", "2", "--wait", "1")
         try:
             await _said(flag, "stopped after ply 2: the mover's time runs on")
             await _until_alert(tmp_path, port, "late_arrival")

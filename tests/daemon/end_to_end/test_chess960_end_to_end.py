@@ -28,7 +28,7 @@ from tests.daemon.support import wait_for
 from tests.game.chess960_games import chess960_game
 from tests.game.test_chess960 import LINES
 
-SPEED = 40.0
+SPEED = 80.0
 
 
 def _game(number: int) -> chess.pgn.Game:

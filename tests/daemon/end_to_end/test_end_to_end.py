@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import chess
 import chess.pgn
-import pytest
 
 from broadcast.feed.commands import ConfirmResult
 from daemon.journal.store import Journal
@@ -15,9 +15,7 @@ from drivers.emulator.device import EmulatedBoard
 from tests.daemon.conftest import Serve
 from tests.daemon.support import BoardSpec, journal_moves, press_readings, read_game, wait_for
 
-pytestmark = pytest.mark.slow  # games played in real time (docs/development.md)
-
-SPEED = 25.0
+SPEED = 50.0
 
 
 def _mainline_uci(game: chess.pgn.Game) -> list[str]:
@@ -35,8 +33,10 @@ async def test_two_boards_play_real_games_to_the_end(
         EmulatedBoard(clock=clock, seed=2, rotate=True, white_side="right") as two,
         serve(one, two, BoardSpec(3, None)) as daemon,
     ):
-        await one.play(mate, speed=SPEED, noise=0.2)
-        await two.play(long, speed=SPEED, noise=0.2, signal_result=True)
+        await asyncio.gather(
+            one.play(mate, speed=SPEED, noise=0.2),
+            two.play(long, speed=SPEED, noise=0.2, signal_result=True),
+        )
         engine = daemon.core.engine
         await wait_for(lambda: engine.result_of(2) is not None, 10, "result of board 2")
         reply = await daemon.service.execute(ConfirmResult(board=2))

@@ -23,7 +23,6 @@ from decimal import Decimal
 from pathlib import Path
 
 import chess.pgn
-import pytest
 
 from daemon.cli import main
 from daemon.shell.app import Daemon
@@ -35,8 +34,6 @@ from tests.daemon.playing import pgn_game, plugged
 from tests.daemon.support import journal_moves, play_after_each_increment, running_daemon, wait_for
 from tests.pairing.support import starting_line, trf_text, write_pairings
 from tests.relay.support import TOKEN, Arbiter
-
-pytestmark = pytest.mark.slow  # three rounds played on emulated boards (docs/development.md)
 
 SCHOLARS = "1. e4 e5 2. Bc4 Nc6 3. Qh5 Nf6 4. Qxf7# 1-0"
 FOOLS = "1. f3 e5 2. g4 Qh4# 0-1"
@@ -175,7 +172,7 @@ async def _play_round(
         game = pgn_game(GAMES[round_number][number])
         result = game.headers["Result"]
         signal = None if game.end().board().is_checkmate() else result
-        player = HumanPlayer(seed=number, speed=20, think=(8.0, 12.0))
+        player = HumanPlayer(seed=number, speed=80, think=(8.0, 12.0))
         await play_after_each_increment(board, player.play(game, start_clock=False, result=signal))
 
     started = {n: len(b.firmware.presses) for n, b in boards.items()}  # a start by a lever

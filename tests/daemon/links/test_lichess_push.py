@@ -60,7 +60,7 @@ async def test_a_120_board_round_over_two_lichess_rounds(tmp_path: Path, games_d
                 assert {a.details["message"] for a in alerts} == {"No such token"}
                 assert all("No such token" in a.action for a in alerts)
                 await wait_for(daemon.sessions[1].online.is_set, 10, "board online")
-                await board.play(game, speed=20, plies=12)
+                await board.play(game, speed=60, plies=12)
                 await wait_for(lambda: len(daemon.core.games[1].record.moves) >= 10, 20, "moves")
                 assert (len(fake.to(ROUND_A)), len(fake.to(ROUND_B))) == (1, 1)
 
@@ -76,7 +76,7 @@ async def test_a_120_board_round_over_two_lichess_rounds(tmp_path: Path, games_d
                 assert {a.history[-1].note for a in fixed if a is not None} == {
                     "the lichess settings were saved again: pushing again"
                 }
-                await board.play(game, speed=20)  # the rest of the game, clocks running
+                await board.play(game, speed=60)  # the rest of the game, clocks running
                 await wait_for(lambda: daemon.core.engine.result_of(1) is not None, 20, "mate")
                 assert (await daemon.service.execute(ConfirmResult(board=1))).ok  # public now
                 await wait_for(

@@ -26,7 +26,13 @@ from drivers.emulator.clock import ClockSettings
 from drivers.emulator.device import EmulatedBoard
 from drivers.emulator.player import HumanPlayer
 from tests.daemon.conftest import Serve
-from tests.daemon.support import BoardSpec, journal_moves, read_game, wait_for
+from tests.daemon.support import (
+    BoardSpec,
+    journal_moves,
+    play_after_each_increment,
+    read_game,
+    wait_for,
+)
 
 #: A DGT clock in mode 23 showing its own 5 min; dgtcast sets it to 10 min + 5 s.
 MODE_23 = ClockSettings(base_seconds=300, increment_seconds=0, mode=23)
@@ -116,8 +122,8 @@ async def test_a_round_starts_however_the_clock_is_started(
             if board.clock.running is None:  # set (paused) after it was started: again
                 way.start(board)
             await wait_for(lambda: board.clock.running == "left", 5, "White's time runs")
-            player = HumanPlayer(seed=7, speed=25, think=(8.0, 12.0))
-            await board.perform(player.play(game, start_clock=False))
+            player = HumanPlayer(seed=7, speed=100, think=(8.0, 12.0))
+            await play_after_each_increment(board, player.play(game, start_clock=False))
             await wait_for(lambda: daemon.core.engine.result_of(1) is not None, 15, "mate")
             alerts = [a for a in daemon.core.engine.alerts if a.kind == "clock_mismatch"]
             alerts += [a for a in daemon.hub.open_alerts() if a.kind == "internal_error"]
