@@ -33,19 +33,19 @@ SPEED = 20.0
 #: Plies played before the kill, which comes with the next move's piece in the hand.
 BEFORE = 4
 #: Plies played in all; then the players signal the game's result with the kings.
-PLIES = 10
+PLIES = 8
 
 
 async def test_kill_9_mid_move_loses_and_duplicates_nothing(
     tmp_path: Path, games_dir: Path
 ) -> None:
     game = read_game(games_dir / "kasparov-deep-blue-1997.pgn", 5)  # 37 plies
-    moves = list(game.mainline_moves())
-    expected = [move.uci() for move in moves][:PLIES]
+    mainline = list(game.mainline_moves())
+    expected = [move.uci() for move in mainline][:PLIES]
     position = game.board()
-    for move in moves[:BEFORE]:
+    for move in mainline[:BEFORE]:
         position.push(move)
-    hand = moves[BEFORE].from_square  # White's 3. Nc3 is under way ...
+    hand = mainline[BEFORE].from_square  # White's 3. Nc3 is under way ...
     piece = position.piece_at(hand)
     assert piece is not None
     journal_path = tmp_path / "journal.db"
