@@ -4,9 +4,10 @@ Real daemon, emulated boards on ptys: every move and every ``[%clk]`` (the clock
 reading at the lever press) must come out exactly, and the arbiter is told how many
 plies were recovered. The plies before the daemon starts are played while nobody listens,
 the boards' time passing at once; a few plies are then played live. The recovery logic
-with every downtime, cable out and fault runs in virtual time (tests/virtual:
-test_scenarios.py, test_rebuild_from_memory.py, test_fault_schedules.py); this file keeps
-the shell's part: the memory read over a pty, at the real line rate in the second test.
+to the end of whole games, a first start mid-game, downtimes, cables out and random
+faults, runs in virtual time (tests/virtual: test_scenarios.py, test_chess960_recovery.py,
+test_fault_schedules.py); this file keeps the shell's part: the memory read over a pty
+(one memory holding an earlier game too), at the real line rate in the second test.
 """
 
 from __future__ import annotations
