@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -10,9 +11,10 @@ import chess
 import chess.pgn
 
 from drivers.emulator.device import EmulatedBoard
+from drivers.emulator.player import HumanPlayer
 from tests.daemon.support import journal_moves, second_half
 
-__all__ = ["check_record", "play_part"]
+__all__ = ["check_record", "play_part", "play_unwatched"]
 
 
 async def play_part(
@@ -28,6 +30,23 @@ async def play_part(
     part = second_half(game, start)
     plies = None if stop is None else stop - start
     await board.play(part, speed=speed, noise=noise, plies=plies, start_clock=start == 0)
+
+
+async def play_unwatched(
+    board: EmulatedBoard,
+    game: chess.pgn.Game,
+    stop: int,
+    *,
+    speed: float,
+    noise: float = 0.0,
+    seed: int = 0,
+) -> None:
+    """Plies 0 … ``stop`` of ``game`` (the clock started first) while no host listens: the
+    board's time passes at once (:meth:`EmulatedBoard.pass_time`), each action at its own
+    time for the clock and the memory, as in the seconds of play they take."""
+    player = HumanPlayer(seed=seed, speed=speed, noise=noise, white_side=board.white_side)
+    schedule = player.play(game, plies=stop)
+    await asyncio.gather(board.perform(schedule), board.pass_time(schedule[-1].at))
 
 
 def check_record(

@@ -1,10 +1,10 @@
 """Time controls on emulated boards over ptys, served by a real daemon.
 
 * Move-count periods: a mode-23 clock, which adds nothing, gets the next period from the
-  daemon; every [%clk] is the clock's reading right after the press. The move-40 period
-  change on a clock that runs it and on one that misses the bonus runs in virtual time
-  (tests/virtual/test_periods.py).
-* Armageddon: White 20 s, Black 10 s, 2 s from move 61, draw odds for Black; one game is
+  daemon after move 3; every [%clk] is the clock's reading right after the press. The
+  move-40 period change on a mode 23 clock, on a clock that runs it and on one that
+  misses the bonus runs in virtual time (tests/virtual/test_periods.py).
+* Armageddon: White 6 s, Black 3 s, 2 s from move 61, draw odds for Black; one game is
   lost on time, the other drawn on time (White cannot mate), which counts for Black.
 """
 
@@ -14,7 +14,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 import chess
-import pytest
 
 from broadcast.feed.alerts import Alert
 from broadcast.feed.commands import AcceptPosition
@@ -32,11 +31,7 @@ from tests.daemon.support import (
     wait_for,
 )
 
-pytestmark = pytest.mark.slow  # games played in real time (docs/development.md)
-
 SPEED = 25.0
-#: The mode 23 game waits for each SETNRUN: played slower than the short ones.
-LONG_GAME_SPEED = 12.0
 INCREMENT = 1  # of the mode 23 test's control
 
 
@@ -75,23 +70,23 @@ def _shown(board: EmulatedBoard) -> tuple[int, int]:
 async def test_the_daemon_adds_the_next_period_on_a_mode_23_clock(
     tmp_path: Path, games_dir: Path
 ) -> None:
-    """A mode-23 clock adds nothing; the daemon adds the period's 2 minutes after move 10."""
+    """A mode-23 clock adds nothing; the daemon adds the period's 2 minutes after move 3."""
     game = read_game(games_dir / "nepomniachtchi-liren-game1.pgn")
-    plies = 22
+    plies = 8
     async with EmulatedBoard(clock=ClockSettings(base_seconds=60, mode=23), seed=3) as board:
-        keys: TomlTable = {"time_control": "10 moves in 5m + 1s, then 2m + 1s", "dgt_mode": 23}
+        keys: TomlTable = {"time_control": "3 moves in 5m + 1s, then 2m + 1s", "dgt_mode": 23}
         config = _config(tmp_path, "Rapid", keys, [_board(1, board)])
         async with running_daemon(config, set_clocks=True) as daemon:
             await wait_for(lambda: _shown(board) == (301, 301), 15, "mode-23 clock set")
-            player = HumanPlayer(seed=3, speed=LONG_GAME_SPEED, think=(8.0, 12.0))
+            player = HumanPlayer(seed=3, speed=SPEED)
             await play_after_each_increment(board, player.play(game, plies=plies))
             await wait_for(_played(daemon, 1, plies), 60, "the game")
             mismatches = _alerts(daemon, 1, "clock_mismatch")
             final = board.clock.reading(board.now())
     assert mismatches == [], "the daemon adds the period on a mode-23 clock"
     expected = [m.uci() for m in game.mainline_moves()][:plies]
-    _check_record(tmp_path / "journal.db", 1, expected, {19: 121, 20: 121})
-    assert final.left.seconds > 300, "White's clock got its 2 minutes"
+    _check_record(tmp_path / "journal.db", 1, expected, {5: 121, 6: 121})
+    assert final.left.seconds > 301 + 60, "White's clock got its 2 minutes"
 
 
 def _check_record(journal: Path, number: int, expected: list[str], bonuses: dict[int, int]) -> None:
@@ -116,8 +111,8 @@ def _check_record(journal: Path, number: int, expected: list[str], bonuses: dict
 
 
 ARMAGEDDON = {
-    "time_control": "20s, +2s from move 61",
-    "black_time_control": "10s, +2s from move 61",
+    "time_control": "6s, +2s from move 61",
+    "black_time_control": "3s, +2s from move 61",
     "draw_odds": "black",
 }
 #: White: a bare king, which cannot mate (FIDE 6.9); Black: king, rook and pawns.
@@ -126,7 +121,7 @@ DRAWN_ON_TIME = chess.BaseBoard("r5k1/5ppp/8/8/8/8/8/6K1")
 
 async def test_armageddon_ends_on_time_under_draw_odds(tmp_path: Path, games_dir: Path) -> None:
     game = read_game(games_dir / "molinari-bordais-1979.pgn")
-    odds = ClockSettings(base_seconds=20, increment_seconds=0, start_right=10)
+    odds = ClockSettings(base_seconds=6, increment_seconds=0, start_right=3)
     mode_23 = ClockSettings(base_seconds=60, increment_seconds=0, mode=23)
     async with (
         EmulatedBoard(clock=odds, seed=1) as lost,
@@ -142,16 +137,16 @@ async def test_armageddon_ends_on_time_under_draw_odds(tmp_path: Path, games_dir
                 await wait_for(daemon.sessions[number].online.is_set, 10, f"board {number} up")
             reply = await daemon.set_clocks()
             reading = settable.clock.reading(settable.now())
-            assert (reading.left.seconds, reading.right.seconds) == (10, 20)
+            assert (reading.left.seconds, reading.right.seconds) == (3, 6)
             assert reply.details["set"] == [3]
             assert "clock_white_side" in reply.details["failed"]["4"]
             assert "refused" in reply.details["failed"]["1"]
             assert (await daemon.service.execute(AcceptPosition(board=2))).ok
-            await lost.play(game, speed=SPEED, plies=3)  # then Black's 10 s run out
+            await lost.play(game, speed=SPEED, plies=3)  # then Black's 3 s run out
             drawn.start_clock()
             drawn.act(Lift(square=chess.G1))
             drawn.act(Place(square=chess.F1, piece=chess.Piece(chess.KING, chess.WHITE)))
-            drawn.press_lever("left")  # then Black's 10 s run out
+            drawn.press_lever("left")  # then Black's 3 s run out
             for number in (1, 2):
                 await wait_for(_flagged(daemon, number), 30, f"flag on board {number}")
             state = daemon.hub.state(1)
@@ -171,9 +166,9 @@ async def test_armageddon_ends_on_time_under_draw_odds(tmp_path: Path, games_dir
     assert "With draw odds for Black, this draw counts as Black's win." in draw.action
     assert _alerts(daemon, 1, "clock_mismatch") == []
     for tag in (
-        '[TimeControl "60/20:0+2"]',
-        '[WhiteTimeControl "60/20:0+2"]',
-        '[BlackTimeControl "60/10:0+2"]',
+        '[TimeControl "60/6:0+2"]',
+        '[WhiteTimeControl "60/6:0+2"]',
+        '[BlackTimeControl "60/3:0+2"]',
         '[DrawOdds "Black"]',
     ):
         assert tag in pgn

@@ -1,4 +1,9 @@
-"""``kill -9`` in the middle of a move, then a restart: nothing lost, nothing duplicated."""
+"""``kill -9`` in the middle of a move, then a restart: nothing lost, nothing duplicated.
+
+A real process on a real pty, its journal in sqlite: the shell's part. What the record
+ends as after kills at any moment, with the players going on meanwhile, runs in virtual
+time (tests/virtual/test_scenarios.py, test_fault_schedules.py).
+"""
 
 from __future__ import annotations
 
@@ -6,10 +11,6 @@ import asyncio
 import os
 import signal
 from pathlib import Path
-
-import chess
-import chess.pgn
-import pytest
 
 from daemon.journal.store import Journal
 from drivers.emulator.clock import ClockSettings
@@ -28,16 +29,25 @@ from tests.daemon.support import (
 )
 from tests.serving import START_LIMIT
 
-pytestmark = pytest.mark.slow  # games played in real time (docs/development.md)
-
-SPEED = 10.0
+SPEED = 20.0
+#: Plies played before the kill, which comes with the next move's piece in the hand.
+BEFORE = 4
+#: Plies played in all; then the players signal the game's result with the kings.
+PLIES = 8
 
 
 async def test_kill_9_mid_move_loses_and_duplicates_nothing(
     tmp_path: Path, games_dir: Path
 ) -> None:
     game = read_game(games_dir / "kasparov-deep-blue-1997.pgn", 5)  # 37 plies
-    expected = [move.uci() for move in game.mainline_moves()]
+    mainline = list(game.mainline_moves())
+    expected = [move.uci() for move in mainline][:PLIES]
+    position = game.board()
+    for move in mainline[:BEFORE]:
+        position.push(move)
+    hand = mainline[BEFORE].from_square  # White's 3. Nc3 is under way ...
+    piece = position.piece_at(hand)
+    assert piece is not None
     journal_path = tmp_path / "journal.db"
     async with EmulatedBoard(clock=ClockSettings.from_text("3+2"), seed=7) as board:
         config = write_config(tmp_path, [BoardSpec(1, str(board.path)), BoardSpec(2, None)])
@@ -48,11 +58,11 @@ async def test_kill_9_mid_move_loses_and_duplicates_nothing(
                 START_LIMIT,
                 "daemon sees board",
             )
-            await board.play(game, speed=SPEED, plies=10)
+            await board.play(game, speed=SPEED, plies=BEFORE)
             await wait_for(
-                lambda: journal_count(journal_path, "game.MoveMade") >= 10, 15, "10 moves"
+                lambda: journal_count(journal_path, "game.MoveMade") >= BEFORE, 15, "moves"
             )
-            board.act(Lift(square=chess.F1))  # White's 6. Bd3 is under way ...
+            board.act(Lift(square=hand))
             await asyncio.sleep(0.2)
             os.kill(daemon.pid, signal.SIGKILL)  # ... when the daemon is killed
             await daemon.wait()
@@ -60,9 +70,10 @@ async def test_kill_9_mid_move_loses_and_duplicates_nothing(
             await wait_for(
                 lambda: journal_count(journal_path, "link") >= 2, START_LIMIT, "board back"
             )
-            board.act(Place(square=chess.F1, piece=chess.Piece(chess.BISHOP, chess.WHITE)))
-            rest = second_half(game, 10)
-            await board.play(rest, speed=SPEED, start_clock=False, signal_result=True)
+            board.act(Place(square=hand, piece=piece))  # put back; the move comes next
+            rest = second_half(game, BEFORE)
+            await board.play(rest, speed=SPEED, start_clock=False, plies=PLIES - BEFORE)
+            await board.signal_result(game.headers["Result"], speed=SPEED)
             await wait_for(lambda: journal_count(journal_path, "result") > 0, 30, "result proposed")
         finally:
             if daemon.returncode is None:

@@ -16,7 +16,6 @@ import contextlib
 from pathlib import Path
 
 import chess.pgn
-import pytest
 
 from daemon.shell.app import Daemon
 from drivers.dgt.commands import RequestBoard
@@ -24,11 +23,9 @@ from drivers.emulator.clock import ClockSettings
 from drivers.emulator.device import EmulatedBoard
 from tests.daemon.support import BoardSpec, read_game, running_daemon, wait_for, write_config
 
-pytestmark = pytest.mark.slow  # games played in real time (docs/development.md)
-
-SPEED = 4.0
+SPEED = 10.0
 #: Plies played after the fault.
-AFTER = 10
+AFTER = 4
 
 
 def _recorded(daemon: Daemon, board: int) -> list[str]:

@@ -1,8 +1,9 @@
 """Issue 11's scenarios through the real daemon and emulated boards on ptys.
 
-* the daemon killed -9 and started again after 10 s of play (the players go on
-  meanwhile and while the memory is read); longer downtimes and cables out for 1 to 30
-  plies run in virtual time (tests/virtual/test_scenarios.py);
+* the daemon killed -9 after a few plies and started again after a minute of play (the
+  players go on meanwhile, the boards' time passing at once since nobody listens, and
+  while the memory is read); whole games with downtimes of 10 s to 5 minutes and cables
+  out for 1 to 30 plies run in virtual time (tests/virtual/test_scenarios.py);
 * a board whose memory has wrapped (the gap search, or the arbiter's choice) runs in
   virtual time too (tests/virtual/test_wrapped_memory.py).
 
@@ -19,7 +20,6 @@ from functools import partial
 from pathlib import Path
 
 import chess.pgn
-import pytest
 
 from drivers.emulator.clock import ClockSettings
 from drivers.emulator.device import EmulatedBoard
@@ -35,12 +35,12 @@ from tests.daemon.support import (
 )
 from tests.serving import START_LIMIT
 
-pytestmark = pytest.mark.slow  # games played in real time (docs/development.md)
-
 SPEED = 12.0
 CLOCK = ClockSettings.from_text("3+2")
-#: Plies played on each board: the kill falls after 6, the restart some 10 later.
-PLIES = 36
+#: Plies played on each board: the kill falls after 4, the restart some 6 later.
+PLIES = 16
+#: Seconds of the players' time (at human speed) the daemon is down.
+DOWN = 60.0
 
 
 def _plies_at_least(journal_path: Path, board: int, plies: int) -> bool:
@@ -57,7 +57,6 @@ def _games(games_dir: Path) -> list[chess.pgn.Game]:
 async def test_kill_9_and_a_restart_after_play(tmp_path: Path, games_dir: Path) -> None:
     """The shell's part: a real process killed and started again on real ptys (the logic,
     with every downtime and cable-out, runs in virtual time: tests/virtual)."""
-    down = 10
     games = _games(games_dir)
     journal_path = tmp_path / "journal.db"
     async with (
@@ -76,12 +75,12 @@ async def test_kill_9_and_a_restart_after_play(tmp_path: Path, games_dir: Path) 
                 asyncio.create_task(b.play(g, speed=SPEED, plies=PLIES))
                 for b, g in zip(boards, games, strict=True)
             ]
-            await wait_for(lambda: journal_plies(journal_path, 1) >= 6, 60, "a few moves live")
+            await wait_for(lambda: journal_plies(journal_path, 1) >= 4, 60, "a few moves live")
             os.kill(daemon.pid, signal.SIGKILL)
             await daemon.wait()
             before = [journal_plies(journal_path, n) for n in (1, 2)]
             # The players go on: the boards' time passes at once, nobody listens anyway.
-            await asyncio.gather(*(board.pass_time(down / SPEED) for board in boards))
+            await asyncio.gather(*(board.pass_time(DOWN / SPEED) for board in boards))
             daemon = await start_daemon(config)
             await asyncio.gather(*plays)
             for number in (1, 2):

@@ -2,15 +2,17 @@
 
 Real daemon, an emulated board on a pty: the daemon stops while White's move stands on
 the board and its lever is not pressed yet; White presses while nobody watches (and, in
-the longer stop, both players go on); the daemon starts again well after the move's
-settle time. The move is completed by its press (seen live on the clock, or read from
-the board's memory): every ``[%clk]`` is the clock's own time after its press,
-increment included, never the time before it.
+the longer stop, both players go on); the daemon starts again after the settle time of
+a move without a press (the restarted daemon's is short: ``RESTARTED``). The move is
+completed by its press (seen live on the clock, or read from the board's memory): every
+``[%clk]`` is the clock's own time after its press, increment included, never the time
+before it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from pathlib import Path
 
 import chess
@@ -26,13 +28,22 @@ from tests.daemon.support import (
     FAST_TRACKER,
     BoardSpec,
     journal_moves,
+    play_after_each_increment,
     read_game,
     running_daemon,
     wait_for,
     write_config,
 )
 
-SPEED = 12.0
+SPEED = 20.0
+#: White's 3rd move stands on the board after these plies, unpressed.
+PLAYED = 4
+#: The restarted daemon: a move whose placement stood this long with the clock running
+#: but no press is taken without it (FAST_TRACKER: 2 s), so that the daemon need be down
+#: only a moment longer for that to be the wrong answer it must not give.
+RESTARTED = dataclasses.replace(FAST_TRACKER, clock_settle_time=0.5)
+#: How long the daemon is down: longer than the restarted daemon's settle time.
+DOWN = RESTARTED.clock_settle_time * 1.5
 
 
 @pytest.mark.parametrize("later", [0, 5], ids=["only the press", "the press and 5 plies"])
@@ -41,11 +52,13 @@ async def test_a_press_while_the_daemon_is_down_keeps_its_clock(
 ) -> None:
     game = read_game(games_dir / "kasparov-deep-blue-1997.pgn", 5)  # 37 plies
     moves = list(game.mainline_moves())
-    played = 6  # then White's 4th move stands on the board, unpressed
+    played = PLAYED
     async with EmulatedBoard(clock=ClockSettings.from_text("3+2"), seed=40 + later) as board:
         async with serve(board) as daemon:
             await play_part(board, game, 0, played, speed=SPEED)
-            await wait_for(lambda: len(daemon.core.games[1].record.moves) == played, 10, "6")
+            await wait_for(
+                lambda: len(daemon.core.games[1].record.moves) == played, 10, "live plies"
+            )
             position = chess.Board()
             for move in moves[:played]:
                 position.push(move)
@@ -61,9 +74,9 @@ async def test_a_press_while_the_daemon_is_down_keeps_its_clock(
         if later:
             await play_part(board, game, played + 1, played + 1 + later, speed=SPEED)
         # Longer than the settle time of a move without a press (nobody watched it pass).
-        await asyncio.sleep(FAST_TRACKER.clock_settle_time * 1.5)
+        await asyncio.sleep(DOWN)
         plies = played + 1 + later
-        async with running_daemon(serve.config) as daemon:
+        async with running_daemon(serve.config, tracker=RESTARTED) as daemon:
             record = daemon.core.games[1].record
             await wait_for(lambda: len(record.moves) == plies, 30, f"{plies} plies")
             line = check_record(tmp_path / "journal.db", 1, game, board, plies)
@@ -78,26 +91,28 @@ async def test_a_mode_23_press_while_the_daemon_is_down_gets_its_increment(
     from dgtcast once it is back, on the clock and in the ``[%clk]``."""
     game = read_game(games_dir / "kasparov-deep-blue-1997.pgn", 5)
     moves = list(game.mainline_moves())
-    played = 6
+    played = PLAYED
     clock = ClockSettings(base_seconds=300, increment_seconds=0, mode=23)  # set to 3+2
     async with EmulatedBoard(clock=clock, seed=47) as board:
         config = write_config(tmp_path, [BoardSpec(1, str(board.path))], dgt_mode=23)
         async with running_daemon(config, set_clocks=True) as daemon:
             await wait_for(lambda: board.clock.display_text is not None, 15, "clock set")
-            player = HumanPlayer(seed=3, speed=SPEED, think=(8.0, 12.0))
+            player = HumanPlayer(seed=3, speed=SPEED)
             position = chess.Board()
-            await board.perform(player.play(moves[:played]))
+            await play_after_each_increment(board, player.play(moves[:played]))
             for move in moves[:played]:
                 position.push(move)
-            await wait_for(lambda: len(daemon.core.games[1].record.moves) == played, 10, "6")
+            await wait_for(
+                lambda: len(daemon.core.games[1].record.moves) == played, 10, "live plies"
+            )
             schedule = player.move(position, moves[played])
             await board.perform(schedule[:-1])
             tracker = daemon.core.games[1].tracker
             assert tracker is not None
             await wait_for(lambda: tracker.sensed == board.physical.placement, 10, "seen")
         board.act(schedule[-1].action)
-        await asyncio.sleep(FAST_TRACKER.clock_settle_time * 1.5)
-        async with running_daemon(config) as daemon:
+        await asyncio.sleep(DOWN)
+        async with running_daemon(config, tracker=RESTARTED) as daemon:
             record = daemon.core.games[1].record
             await wait_for(lambda: len(record.moves) == played + 1, 30, "the pressed move")
             await wait_for(lambda: board.clock.running == "right", 10, "Black's time runs")
@@ -121,11 +136,13 @@ async def test_readings_queued_while_the_daemon_was_down_wait_for_the_memory(
     asked, so the pending move gets its own press's [%clk], not a later one's."""
     game = read_game(games_dir / "kasparov-deep-blue-1997.pgn", 5)
     moves = list(game.mainline_moves())
-    played, later = 6, 4
+    played, later = PLAYED, 4
     async with EmulatedBoard(clock=ClockSettings.from_text("3+2"), seed=44) as board:
         async with serve(board) as daemon:
             await play_part(board, game, 0, played, speed=SPEED)
-            await wait_for(lambda: len(daemon.core.games[1].record.moves) == played, 10, "6")
+            await wait_for(
+                lambda: len(daemon.core.games[1].record.moves) == played, 10, "live plies"
+            )
             position = chess.Board()
             for move in moves[:played]:
                 position.push(move)
