@@ -1,7 +1,9 @@
 """Random fault schedules in virtual time, the players never waiting (issue 32).
 
 Each example is a real game (every game of ../shared/data/games, two Chess960 games),
-human timings at a random speed, a Fischer clock or a mode 23 clock that dgtcast drives,
+human timings at a random speed, a computer that answers the board at once or up to
+0.25 s late (a busy laptop: its commands, a SETNRUN among them, reach the clock that much
+later while the players go on), a Fischer clock or a mode 23 clock that dgtcast drives,
 a board set up either way round with the clock on either side, and up to four faults at
 random moments of play: ``kill -9`` and a restart after a random downtime (the journal
 replayed), the cable out and in (the board keeps its power and logs on), a duplicated
@@ -67,6 +69,7 @@ class Schedule:
     rotate: bool
     right: bool
     faults: tuple[Fault, ...]
+    latency: float = 0.0  # how late the daemon's commands reach the board (a busy computer)
 
 
 def _games(shared: Path) -> list[chess.pgn.Game]:
@@ -101,7 +104,7 @@ def run_schedule(schedule: Schedule, configs: dict[tuple[bool, bool], Config]) -
         plies=PLIES,
         clock=f"15+{INCREMENT}",
     )
-    world = World(configs[schedule.mode23, chess960], table.firmware)
+    world = World(configs[schedule.mode23, chess960], table.firmware, latency=schedule.latency)
     world.start_daemon()
     world.run_until(3.0)
     origin = 3.0
@@ -210,6 +213,7 @@ def schedules(*, mode23: bool, chess960: bool) -> st.SearchStrategy[Schedule]:
         rotate=st.booleans(),
         right=st.booleans(),
         faults=st.lists(faults(), max_size=4).map(tuple),
+        latency=st.sampled_from([0.0, 0.02, 0.1, 0.25]),
     )
 
 

@@ -101,8 +101,12 @@ class World:
         number: int = 1,
         timeouts: DeviceTimeouts | None = None,
         settings: SessionSettings | None = None,
+        latency: float = 0.0,
     ) -> None:
         self.config = config
+        #: How late the daemon's commands reach the board besides the line's own delay
+        #: (a busy computer: the process answers a reading a moment after it came).
+        self.latency = latency
         self.firmware = firmware
         self.number = number
         self.timeouts = timeouts or DeviceTimeouts()
@@ -219,7 +223,7 @@ class World:
     def send_to_board(self, data: bytes) -> None:
         """The daemon writes ``data``; it reaches the board a moment later."""
         if self.plugged:
-            self.at(self.now + _COMMAND_DELAY, lambda: self._board_reads(data))
+            self.at(self.now + _COMMAND_DELAY + self.latency, lambda: self._board_reads(data))
 
     def _board_reads(self, data: bytes) -> None:
         if self.plugged:
