@@ -169,7 +169,8 @@ class GameTracker:
         self._events.extend(self._clock.events_received())
         if press is None or self._state not in (TrackerState.PLAYING, TrackerState.OUT_OF_SYNC):
             return
-        self._presses.add(press)
+        moving = self._pending is not None or self._unmatched_since is not None
+        self._presses.add(press, moving=moving)
         self._complete_by_press(observation.at)
 
     def receive_link(self, observation: LinkObserved) -> None:
@@ -359,9 +360,9 @@ class GameTracker:
 
     def _assign_presses(self, match: Match) -> list[LeverPress]:
         """The lever presses that completed the leading moves of ``match``, in order."""
-        since = self._line.turn_began(match.back)
-        color = self._line.base_turn(match)
-        return self._presses.assign(since, color, len(match.moves), self._clock.color_of)
+        since, color = self._line.turn_began(match.back), self._line.base_turn(match)
+        returned = self._line.presses(match.back) if match.kind is MatchKind.CORRECTION else []
+        return self._presses.assign(since, color, len(match.moves), self._clock.color_of, returned)
 
     def _complete_by_press(self, at: float) -> None:
         pending = self._pending
@@ -400,7 +401,7 @@ class GameTracker:
         if press is not None:
             self._presses.take(press)
         began = at if press is None else press.at
-        self._events.append(self._line.play(move, times, began, at))
+        self._events.append(self._line.play(move, times, began, at, press))
 
     def _end_if_over(self, at: float) -> None:
         outcome = game_outcome(self._line.board)
