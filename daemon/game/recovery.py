@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 
 import chess
 
+from daemon.game.clock import other_side, running_for
 from daemon.game.events import GameStarted, MoveMade, MovesWithdrawn
 from daemon.game.matching import placement_key
 from daemon.game.starts import StartPosition, find_start
@@ -104,7 +105,9 @@ def plan_recovery(
     anchor = _start_anchor(tracker, memory, start_seconds) or _placement_anchor(tracker, memory)
     if anchor is None:
         return None
-    model = _ClockModel.of(tracker.last_clock, start_seconds)
+    white, turn = tracker.white_side, tracker.board.turn  # as the game's last move left it
+    mover = None if white is None else white if turn == chess.WHITE else other_side(white)
+    model = _ClockModel.of(running_for(tracker.last_clock, mover), start_seconds)
     observations = tuple(fed for _, fed in _observations(memory, anchor.index, model, at))
     return RecoveryPlan(anchor=anchor, observations=observations)
 

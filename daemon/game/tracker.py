@@ -186,10 +186,11 @@ class GameTracker:
             self._gesture.clear()
 
     def forget_presses(self) -> None:
-        """Forget the lever presses no move has taken yet: the board's memory is about to
-        be replayed, and holds every press since the game as known (a press seen live
-        while the board was out of sync would otherwise complete a replayed move)."""
+        """Forget the lever presses no move has taken yet, the clock as the game's last
+        move left it: the board's memory is about to be replayed, and holds every press
+        since the game as known (one seen live would complete a replayed move again)."""
         self._presses.clear()
+        self._clock.rewind(self._line.board.turn)
 
     def receive_tick(self, now: float) -> None:
         """Let time pass: fire every timer due by ``now``.

@@ -70,8 +70,7 @@ def replay_memory(
         return False, ()
     corrected = _clocks_corrected(game, plan.anchor.clocks, at)
     tracker.forget_presses()
-    ledger = game.ledger if item.heal else None
-    gap = _gap_increments(game, tracker, plan.observations, ledger=ledger)
+    gap = _gap_increments(game, tracker, plan.observations, heal=item.heal)
     for observation in plan.observations:
         if isinstance(observation, PlacementObserved):
             tracker.receive_placement(observation)
@@ -105,17 +104,24 @@ def _gap_increments(
     tracker: GameTracker,
     observations: Sequence[object],
     *,
-    ledger: Sequence[tuple[str, int]] | None,
+    heal: bool,
 ) -> GapIncrements | None:
     """What adds the missing increments to the log's readings; None when dgtcast adds
-    nothing to this clock (not mode 23, or a clock that adds its own time). ``ledger``: a
-    log read again to heal the board, whose presses dgtcast followed live (the presses
-    and clock settings since the last move)."""
+    nothing to this clock (not mode 23, or a clock that adds its own time).
+
+    The log's first presses may be ones dgtcast followed live since the game's last move
+    (``game.ledger``: the moves were not seen, a field update lost; a log read again to
+    heal the board, ``heal``, or after a restart or the cable): they take the times
+    recorded for them. A time that grew at a press shows a clock that adds its own,
+    unless dgtcast set the clock in between (a heal's log, or a ledger with a setting:
+    a clock that took a SETNRUN is in mode 23)."""
     if game.section.event.dgt_mode != 23 or game.clock_adds:
         return None
     first = tracker.last_clock
     readings = [o for o in observations if isinstance(o, ClockObserved)]
-    if ledger is None and clock_gained(first, readings):
+    ledger = game.ledger
+    was_set = heal or any(kind == "set" for kind, _ in ledger)
+    if not was_set and clock_gained(first, readings):
         game.clock_adds = True
         game.clock_owed = {}
         return None

@@ -195,8 +195,9 @@ class RoundCore:
 
     def _clock(self, game: BoardGame, tracker: GameTracker, item: ClockInput) -> None:
         board, reading = item.board, item.reading
-        previous, game.reading = game.reading, reading
-        note_press(game.ledger, previous, reading, clock_set=item.clock_set)
+        game.reading = reading
+        # a press since the clock as the game last had it (a memory's replay included)
+        note_press(game.ledger, tracker.last_clock, reading, clock_set=item.clock_set)
         if reading.connected:  # what the clock still lacks (none: the session gave it)
             game.clock_owed = dict(item.lacking)
         game.clock_adds = item.increments == "clock"

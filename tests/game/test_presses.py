@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import chess
 
-from daemon.game.clock import LeverPress
+from daemon.game.clock import LeverPress, running_for
 from daemon.game.events import MoveMade
 from daemon.game.pending import Presses
-from drivers.observations import ClockSide
+from drivers.observations import ClockObserved, ClockSide
 from tests.game.test_sync import started
 
 LEFT, RIGHT = ClockSide.LEFT, ClockSide.RIGHT
@@ -59,3 +59,24 @@ def test_castling_rook_first_keeps_the_press_made_before_the_king_came() -> None
     castling = next(move for move in made if move.uci == "e1g1")
     assert (castling.clock, castling.clock_before) == (rook.clock, rook.clock_before)
     assert table.moves()[-3:] == ["e1g1", "d7d6", "d2d3"]
+
+
+def test_a_replay_starts_from_the_clock_as_the_last_move_left_it() -> None:
+    """Black (right) pressed live for a move the board never showed: the reading says
+    White's time runs, the game says Black is to move. The board's memory tells that
+    press again, so its replay starts with Black's time running: no press of its own."""
+    last = ClockObserved(
+        left_seconds=590,
+        right_seconds=600,
+        left_flag=False,
+        right_flag=False,
+        running=LEFT,
+        lever=LEFT,
+        connected=True,
+        at=9.0,
+    )
+    rewound = running_for(last, RIGHT)
+    assert rewound is not None
+    assert (rewound.running, rewound.left_seconds, rewound.right_seconds) == (RIGHT, 590, 600)
+    assert running_for(last, LEFT) is last
+    assert running_for(last, None) is last

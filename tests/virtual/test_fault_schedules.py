@@ -281,6 +281,63 @@ FOUND = {
             Fault(kind="duplicate", share=0.4409560649493458, seconds=14.363906068725521),
         ),
     ),
+    # a lost update hid the king of a castling made rook first: the rook's move took the
+    # press, and the castling that replaced it a later one
+    "castling's press kept by its correction": Schedule(
+        game=8,
+        seed=17485,
+        speed=1.5,
+        mode23=True,
+        rotate=True,
+        right=False,
+        faults=(Fault(kind="lost_update", share=0.14835499413404984, seconds=14.057601736497206),),
+    ),
+    # Black's press for a move its lost updates hid was dropped when White pressed: Black's
+    # move took its next press, White's its own a move late
+    "a press held for a move not seen yet": Schedule(
+        game=9,
+        seed=7442,
+        speed=2.0,
+        mode23=True,
+        rotate=True,
+        right=False,
+        faults=(
+            Fault(kind="cable", share=0.015709900553161793, seconds=16.5939442603813),
+            Fault(kind="lost_update", share=0.21960874760198212, seconds=3.145639898649445),
+        ),
+    ),
+    # a heal: the clock set after Black's press reset what White's logged time lacked, and
+    # White's next press looked like a clock adding its own time
+    "a heal's setting and the other side's time": Schedule(
+        game=7,
+        seed=18544,
+        speed=5.0,
+        mode23=True,
+        rotate=True,
+        right=False,
+        faults=(
+            Fault(kind="lost_update", share=0.1777811906968635, seconds=7.811270843668317),
+            Fault(kind="read", share=0.6345095850067237, seconds=12.868304366103407),
+            Fault(kind="cable", share=0.5536441130326073, seconds=9.015028721887404),
+            Fault(kind="lost_update", share=0.6256813585705415, seconds=18.961645711262122),
+        ),
+    ),
+    # presses followed live while a lost update hid their moves, then the cable: the
+    # memory read after it took dgtcast's settings for a clock adding its own time
+    "presses followed live, then the cable": Schedule(
+        game=1,
+        seed=38557,
+        speed=3.0,
+        mode23=True,
+        rotate=True,
+        right=True,
+        faults=(
+            Fault(kind="cable", share=0.7147444697321964, seconds=11.566412156143524),
+            Fault(kind="lost_update", share=0.6009602841210302, seconds=4.18460855413273),
+            Fault(kind="cable", share=0.5403436877556778, seconds=4.651974784545079),
+            Fault(kind="torn_update", share=0.3077907503707641, seconds=10.861122701485602),
+        ),
+    ),
     # a memory read cut by the cable: the gap search guessed moves
     "read cut by the cable": Schedule(
         game=8,
