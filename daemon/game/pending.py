@@ -65,10 +65,13 @@ class Presses:
         game's position when it came (a move on its way, or one whose field updates were
         lost): the press is held for that move, whatever the other side presses next."""
         last = self._presses[-1] if self._presses else None
-        if last is not None and last.side is not press.side and last not in self._held:
-            # The other side's press, made while the board showed the game's position,
-            # completed no move and the clock was handed back: it was pressed without a
-            # move (or for one already published); forget it.
+        other = last is not None and last.side is not press.side
+        if other and not moving and last not in self._held:
+            # The other side pressed, then this one, both on a still board: the clock
+            # was handed back, the first press completed no move (or one already
+            # published); forget it. A press on a still board followed by one for a
+            # move on its way is kept: its own move may be one whose field updates
+            # were all lost.
             self._presses.pop()
         if moving:
             self._held.add(press)

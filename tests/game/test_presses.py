@@ -36,9 +36,19 @@ def test_a_press_made_on_a_still_board_is_forgotten_when_the_clock_is_handed_bac
     presses = Presses()
     black, white = _press(RIGHT, 1.0), _press(LEFT, 2.0)
     presses.add(black)  # pressed with nothing moved: no move is coming for it
-    presses.add(white)
+    presses.add(white)  # nor for this one: the clock handed back
     assert presses.assign(0.0, chess.BLACK, 2, _color_of) == []
     assert presses.assign(0.0, chess.WHITE, 1, _color_of) == [white]
+
+
+def test_a_press_on_a_still_board_is_kept_when_the_next_comes_with_a_move() -> None:
+    """White's move was never shown (both its field updates lost): its press came on a
+    still board. Black's reply was on its way when Black pressed: both are kept."""
+    presses = Presses()
+    white, black = _press(LEFT, 1.0), _press(RIGHT, 2.0)
+    presses.add(white)
+    presses.add(black, moving=True)
+    assert presses.assign(0.0, chess.WHITE, 2, _color_of) == [white, black]
 
 
 def test_castling_rook_first_keeps_the_press_made_before_the_king_came() -> None:

@@ -338,6 +338,20 @@ FOUND = {
             Fault(kind="torn_update", share=0.3077907503707641, seconds=10.861122701485602),
         ),
     ),
+    # both field updates of White's move lost: its press came on a still board and was
+    # dropped when Black pressed for the reply, so White's move took its next press
+    "a move none of whose updates came": Schedule(
+        game=2,
+        seed=53093,
+        speed=5.0,
+        mode23=True,
+        rotate=True,
+        right=True,
+        faults=(
+            Fault(kind="lost_update", share=0.2056311928949095, seconds=6.086014268656968),
+            Fault(kind="lost_update", share=0.21636390582817577, seconds=6.047976241074322),
+        ),
+    ),
     # a memory read cut by the cable: the gap search guessed moves
     "read cut by the cable": Schedule(
         game=8,
