@@ -52,7 +52,8 @@ __all__ = ["GameTracker"]
 
 
 class GameTracker:
-    """Follows the game on one board.
+    """Follows the game on one board. After each input (``receive_*``), call
+    :meth:`events_received` and :meth:`next_deadline`.
 
     Args:
         settings: timers and clock options; defaults in :class:`TrackerSettings`.
@@ -140,10 +141,7 @@ class GameTracker:
     # -- inputs ---------------------------------------------------------------------
 
     def receive_placement(self, observation: PlacementObserved) -> None:
-        """Take the whole placement the sensors see now.
-
-        Call :meth:`events_received` and :meth:`next_deadline` next.
-        """
+        """Take the whole placement the sensors see now."""
         self._fire_timers(observation.at)
         self._sensed = observation.board.copy()
         start = self._new_game_start(observation.board)
@@ -154,10 +152,7 @@ class GameTracker:
         self._see(observation.board, observation.at)
 
     def receive_clock(self, observation: ClockObserved) -> None:
-        """Take one clock reading (times, flags, running side).
-
-        Call :meth:`events_received` and :meth:`next_deadline` next.
-        """
+        """Take one clock reading (times, flags, running side)."""
         self._fire_timers(observation.at)
         context = ClockContext(
             board=self._line.board,
@@ -174,10 +169,7 @@ class GameTracker:
         self._complete_by_press(observation.at)
 
     def receive_link(self, observation: LinkObserved) -> None:
-        """Take a link change: while offline no timer runs on a placement nobody sees.
-
-        Call :meth:`events_received` and :meth:`next_deadline` next.
-        """
+        """Take a link change: while offline no timer runs on a placement nobody sees."""
         self._fire_timers(observation.at)
         self._online = observation.state is LinkState.ONLINE
         if not self._online:
@@ -191,6 +183,13 @@ class GameTracker:
         since the game as known (one seen live would complete a replayed move again)."""
         self._presses.clear()
         self._clock.rewind(self._line.board.turn)
+
+    def withdraw(self, plies: int, at: float) -> None:
+        """Withdraw the last ``plies`` moves: the board's memory played others there (a
+        lost field update made a line of the board's own), and its replay makes them."""
+        if plies:
+            self._withdraw(Match(kind=MatchKind.CORRECTION, back=plies), at)
+            self._pending = None
 
     def receive_tick(self, now: float) -> None:
         """Let time pass: fire every timer due by ``now``.

@@ -25,7 +25,7 @@ from daemon.game.gap import search_gap
 from daemon.game.matching import rotated
 from daemon.game.recovery import plan_recovery
 from daemon.game.tracker import GameTracker
-from daemon.round.board_game import BoardGame, line_sans
+from daemon.round.board_game import BoardGame, ledger_since, line_sans
 from daemon.round.inputs import RecoveryInput
 from daemon.round.mode23 import GapIncrements, clock_gained, game_move_number
 from drivers.observations import (
@@ -37,6 +37,10 @@ from drivers.observations import (
 )
 
 __all__ = ["fill_gap", "replay_memory"]
+
+#: A memory read to heal a board out of sync may replace at most this many of the last
+#: plies recorded (ones a lost field update made of a phantom piece, docs/faults.md).
+_WITHDRAWN = 6
 
 #: Positions the gap search visits at most: about a second of one core (it runs on the
 #: event loop); a longer search gives up and the board goes out of sync as before.
@@ -65,10 +69,13 @@ def replay_memory(
     control = game.section.event.time_control
     memory = item.memory
     assert memory is not None, "a memory read holds the memory"
-    plan = plan_recovery(tracker, memory, at, start_seconds=control.base + control.increment)
+    start = control.base + control.increment
+    back = _WITHDRAWN if item.heal else 0
+    plan = plan_recovery(tracker, memory, at, start_seconds=start, back=back)
     if plan is None:
         return False, ()
     corrected = _clocks_corrected(game, plan.anchor.clocks, at)
+    tracker.withdraw(plan.anchor.back, at)
     tracker.forget_presses()
     gap = _gap_increments(game, tracker, plan.observations, heal=item.heal)
     for observation in plan.observations:
@@ -119,7 +126,7 @@ def _gap_increments(
         return None
     first = tracker.last_clock
     readings = [o for o in observations if isinstance(o, ClockObserved)]
-    ledger = game.ledger
+    ledger = ledger_since(game.ledger, tracker.ply)
     was_set = heal or any(kind == "set" for kind, _ in ledger)
     if not was_set and clock_gained(first, readings):
         game.clock_adds = True

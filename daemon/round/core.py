@@ -37,7 +37,12 @@ from daemon.arbiter.results import CommandRefused
 from daemon.arbiter.watch import BoardRules
 from daemon.config.model import BoardConfig, Config
 from daemon.config.sections import Section
-from daemon.game.events import GameEvent, MoveMade, MovesWithdrawn, PositionAccepted
+from daemon.game.events import (
+    GameEvent,
+    GameStarted,
+    MoveMade,
+    PositionAccepted,
+)
 from daemon.game.record import GameRecord
 from daemon.game.recovery import memory_needed
 from daemon.game.state import TrackerSettings, TrackerState
@@ -421,8 +426,10 @@ class RoundCore:
             events += moves_recovered(events, recovered)
         events += extra
         for event in events:
-            if isinstance(event, MoveMade | MovesWithdrawn):
-                game.ledger.clear()  # the ledger follows the last move
+            if isinstance(event, MoveMade):
+                game.ledger.append(("ply", event.ply))  # where a memory read takes it up
+            elif isinstance(event, GameStarted | PositionAccepted):
+                game.ledger.clear()
             apply_event(game, event)
             self.engine.receive_game_event(board, event)
             outcome.game_events.append((board, event))

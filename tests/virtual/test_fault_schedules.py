@@ -352,6 +352,39 @@ FOUND = {
             Fault(kind="lost_update", share=0.21636390582817577, seconds=6.047976241074322),
         ),
     ),
+    # the lift of a knight lost: with the phantom knight Nf5 Bxf5 read as g6 Bf5; the
+    # whole read showed the board out of sync, but the memory read could not anchor on a
+    # line the board never played
+    "a phantom piece's line replaced from the memory": Schedule(
+        game=8,
+        seed=35525,
+        speed=5.0,
+        mode23=True,
+        rotate=False,
+        right=False,
+        faults=(
+            Fault(kind="duplicate", share=0.47397602575962994, seconds=14.594844280439373),
+            Fault(kind="duplicate", share=0.7452161297692185, seconds=9.549034066042173),
+            Fault(kind="cable", share=0.419668507056832, seconds=16.30687023671102),
+            Fault(kind="lost_update", share=0.7333153802765507, seconds=8.792815243028478),
+        ),
+    ),
+    # queenside castling rook first, read up to the rook in a heal: Rd1 stood, the king's
+    # arrival then matched nothing the memory could anchor on
+    "a castling the heal cut in two": Schedule(
+        game=4,
+        seed=43316,
+        speed=1.5,
+        mode23=False,
+        rotate=True,
+        right=False,
+        faults=(
+            Fault(kind="lost_update", share=0.26883421244984596, seconds=4.676091073244235),
+            Fault(kind="duplicate", share=0.7022088773508097, seconds=2.24738204780392),
+            Fault(kind="lost_update", share=0.6408262326947233, seconds=12.752812776113382),
+            Fault(kind="lost_update", share=0.9100960080730557, seconds=15.39361721916302),
+        ),
+    ),
     # a memory read cut by the cable: the gap search guessed moves
     "read cut by the cable": Schedule(
         game=8,

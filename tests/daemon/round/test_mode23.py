@@ -10,6 +10,7 @@ from pathlib import Path
 import chess
 
 from daemon.game.durations import ClockRules, TimeControl
+from daemon.round.board_game import ledger_since
 from daemon.round.mode23 import (
     GapIncrements,
     IncrementControl,
@@ -411,3 +412,22 @@ def test_a_setting_after_a_press_leaves_that_sides_logged_time_short() -> None:
     assert [(r.left_seconds, r.right_seconds) for r in shown] == [(500, 480), (500, 480)]
     gap.finish()
     assert gap.owed == {}
+
+
+def test_the_ledger_is_taken_up_where_the_game_stood() -> None:
+    """A memory read that takes the game up at ply 4 follows the presses made since ply 4
+    was: those of plies it withdraws (5, then 5 again after a correction) included."""
+    ledger = [
+        ("ply", 3),
+        ("left", 500),
+        ("set", 0),
+        ("ply", 4),
+        ("right", 480),
+        ("set", 0),
+        ("ply", 5),
+        ("ply", 5),
+        ("left", 490),
+    ]
+    assert ledger_since(ledger, 4) == [("right", 480), ("set", 0), ("left", 490)]
+    assert ledger_since(ledger, 5) == [("left", 490)]
+    assert ledger_since(ledger, 0) == [entry for entry in ledger if entry[0] != "ply"]
