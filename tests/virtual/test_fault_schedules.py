@@ -385,6 +385,38 @@ FOUND = {
             Fault(kind="lost_update", share=0.9100960080730557, seconds=15.39361721916302),
         ),
     ),
+    # one field update lost and the next torn while the memory was read: Black's h6
+    # never showed, its other moves were read a ply early, and the whole read after
+    # the backlog fitted them as h6 later on (never out of sync)
+    "a move unseen, the others read early": Schedule(
+        game=9,
+        seed=42643,
+        speed=5.0,
+        mode23=True,
+        rotate=True,
+        right=True,
+        faults=(
+            Fault(kind="lost_update", share=0.37796883434360806, seconds=7.591686806689812),
+            Fault(kind="torn_update", share=0.5733827030223086, seconds=18.034749174312147),
+            Fault(kind="read", share=0.1941186449851896, seconds=2.984060233988791),
+            Fault(kind="cable", share=0.29607267308315155, seconds=10.49619852249923),
+        ),
+    ),
+    # the same with White's moves, on a clock that adds its own time
+    "two moves swapped, never out of sync": Schedule(
+        game=5,
+        seed=7972,
+        speed=3.0,
+        mode23=False,
+        rotate=False,
+        right=True,
+        faults=(
+            Fault(kind="torn_update", share=0.4709956299502015, seconds=13.342660352465641),
+            Fault(kind="cable", share=0.33294231233867544, seconds=16.995288173459446),
+            Fault(kind="kill", share=0.9349109190395866, seconds=18.627665616998083),
+            Fault(kind="lost_update", share=0.3872397833406712, seconds=10.664978772879808),
+        ),
+    ),
     # a memory read cut by the cable: the gap search guessed moves
     "read cut by the cable": Schedule(
         game=8,
