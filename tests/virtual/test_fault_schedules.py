@@ -175,11 +175,11 @@ INJECT = {
 
 
 #: Not drawn yet (docs/faults.md, "What is not exact yet"): a lost or torn field update
-#: (``lost_update``, ``torn_update``) hides a move until the next whole read, and a lost
-#: clock reading (``lost_clock``) hides a press when the reply comes within the second;
-#: the tracker then now and then gives a move the wrong press's time. A memory read mends
-#: it on a clock that adds its own time (FOUND below); a whole-board read alone does not.
-#: The moves end exact; a [%clk] may not. ``DGTCAST_ALL_FAULTS=1`` draws them too.
+#: (``lost_update``, ``torn_update``) at the very first moves can make the clock's sides
+#: be learnt the wrong way round from a press whose move was unseen (later ones end
+#: exact: FOUND below), and a lost clock reading (``lost_clock``) hides both presses when
+#: the reply comes within the second: each move then settles with the time shown or
+#: takes its side's next press. ``DGTCAST_ALL_FAULTS=1`` draws them too.
 UNSURE = {"lost_update", "torn_update", "lost_clock"}
 
 
