@@ -29,6 +29,7 @@ What the clock tells the game:
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import chess
@@ -40,7 +41,14 @@ from daemon.game.events import ClockSidesLearned, ClockUpdated, FlagFell, GameEv
 from daemon.game.rules import color_name, flag_result
 from drivers.observations import ClockObserved, ClockSide
 
-__all__ = ["ClockContext", "ClockTracker", "LeverPress", "MoveClock", "other_side"]
+__all__ = [
+    "ClockContext",
+    "ClockTracker",
+    "LeverPress",
+    "MoveClock",
+    "other_side",
+    "running_for",
+]
 
 
 def other_side(side: ClockSide) -> ClockSide:
@@ -98,6 +106,18 @@ class ClockContext:
     start_stands: bool = False
     moving: chess.Color | None = None
     ended: bool = False
+
+
+def running_for(reading: ClockObserved | None, side: ClockSide | None) -> ClockObserved | None:
+    """``reading`` with ``side`` running (the side to move when the game's last move was
+    made), if another ran: presses followed live since then (moves whose field updates
+    were lost) are the board's memory's to tell again when it is replayed, so the first
+    replayed reading is no press of its own."""
+    if reading is None or side is None or not reading.connected:
+        return reading
+    if reading.running in (None, side):
+        return reading
+    return dataclasses.replace(reading, running=side, lever=side)
 
 
 class ClockTracker:
@@ -175,6 +195,11 @@ class ClockTracker:
         if side is None or not self.is_connected or self._last is None:
             return None
         return _seconds(self._last, side)
+
+    def rewind(self, turn: chess.Color) -> None:
+        """Take the last reading as the game's last move left the clock, ``turn``'s side
+        running (:func:`running_for`): the board's memory is about to be replayed."""
+        self._last = running_for(self._last, self.side_of(turn))
 
     def reset(self) -> None:
         """A new game: learn the sides again, measure turns afresh, report a new flag."""

@@ -1,5 +1,5 @@
-"""The game as published: its moves, the placement of each of its positions and when each
-turn began (sans-I/O).
+"""The game as published: its moves, the placement of each of its positions, when each
+turn began and the lever press that completed each move (sans-I/O).
 
 The tracker (:mod:`daemon.game.tracker`) decides when a move is made or withdrawn; the
 line makes it so and says it as an event. It starts from the game's first position (a
@@ -13,7 +13,7 @@ from collections.abc import Sequence
 import chess
 
 from base.fen import position_fen
-from daemon.game.clock import MoveClock
+from daemon.game.clock import LeverPress, MoveClock
 from daemon.game.events import MoveMade, MovesWithdrawn
 from daemon.game.matching import Match, MatchKind, PlacementKey, find_match, placement_key
 from daemon.game.rules import continued_from
@@ -34,6 +34,7 @@ class GameLine:
         self._base_ply = board.ply()
         self.keys = [placement_key(board)]  # the placement of every position, in order
         self._turn_began = [at]
+        self._pressed: list[LeverPress | None] = []  # the press that completed each move
 
     @property
     def ply(self) -> int:
@@ -53,6 +54,11 @@ class GameLine:
         first position's, for a game shorter than that)."""
         return self._turn_began[max(0, len(self._turn_began) - 1 - back)]
 
+    def presses(self, back: int) -> list[LeverPress]:
+        """The lever presses that completed the last ``back`` moves, oldest first."""
+        last = self._pressed[len(self._pressed) - back :] if back else []
+        return [press for press in last if press is not None]
+
     def playable(self, moves: Sequence[chess.Move]) -> bool:
         """Whether ``moves`` can be played, in order, from the current position."""
         board = self.board.copy(stack=False)
@@ -69,12 +75,21 @@ class GameLine:
         turn = (not self.board.turn) if running is None else running
         return continued_from(seen, self.board, turn)
 
-    def play(self, move: chess.Move, times: MoveClock, began: float, at: float) -> MoveMade:
-        """Play ``move`` with its clock annotations; the next turn began at ``began``."""
+    def play(
+        self,
+        move: chess.Move,
+        times: MoveClock,
+        began: float,
+        at: float,
+        press: LeverPress | None = None,
+    ) -> MoveMade:
+        """Play ``move`` with its clock annotations; the next turn began at ``began``;
+        ``press``: the lever press that completed it, if one did."""
         san = self.board.san(move)
         self.board.push(move)
         self.keys.append(placement_key(self.board))
         self._turn_began.append(began)
+        self._pressed.append(press)
         return MoveMade(
             ply=self.ply,
             uci=move.uci(),
@@ -96,6 +111,8 @@ class GameLine:
             self.board.pop()
             self.keys.pop()
             self._turn_began.pop()
+            if self._pressed:  # plies played before the line began have no entry
+                self._pressed.pop()
         if match.kind is MatchKind.TAKEBACK:
             self._turn_began[-1] = at
         reason = "correction" if match.kind is MatchKind.CORRECTION else "takeback"

@@ -5,7 +5,7 @@ completes without either (docs/reconstruction.md). Pure.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import chess
@@ -58,14 +58,25 @@ class Presses:
 
     def __init__(self) -> None:
         self._presses: list[LeverPress] = []
+        self._held: set[LeverPress] = set()  # pressed while a move was on its way
 
-    def add(self, press: LeverPress) -> None:
-        """Keep ``press`` (and the few before it)."""
-        if self._presses and self._presses[-1].side is not press.side:
-            # The other side's press completed no move and the clock was handed back:
-            # it was pressed without a move (or for one already published); forget it.
+    def add(self, press: LeverPress, *, moving: bool = False) -> None:
+        """Keep ``press`` (and the few before it). ``moving``: the board did not show the
+        game's position when it came (a move on its way, or one whose field updates were
+        lost): the press is held for that move, whatever the other side presses next."""
+        last = self._presses[-1] if self._presses else None
+        other = last is not None and last.side is not press.side
+        if other and not moving and last not in self._held:
+            # The other side pressed, then this one, both on a still board: the clock
+            # was handed back, the first press completed no move (or one already
+            # published); forget it. A press on a still board followed by one for a
+            # move on its way is kept: its own move may be one whose field updates
+            # were all lost.
             self._presses.pop()
+        if moving:
+            self._held.add(press)
         self._presses = [*self._presses[-_MAX_PRESSES + 1 :], press]
+        self._held &= set(self._presses)
 
     def assign(
         self,
@@ -73,8 +84,12 @@ class Presses:
         color: chess.Color,
         moves: int,
         color_of: Callable[[ClockSide], chess.Color | None],
+        returned: Sequence[LeverPress] = (),
     ) -> list[LeverPress]:
         """The presses that completed the first of ``moves`` moves, in order.
+
+        ``returned``: the presses of the moves the match withdraws (a correction: the
+        move withdrawn was a stage of the one replacing it, and its press is that one's).
 
         A press counts for a move when it is by the mover (``color`` moves first, then the
         colours alternate) and came after the mover's turn began (``since``, then the press
@@ -82,11 +97,12 @@ class Presses:
         is never taken for a later move.
         """
         assigned: list[LeverPress] = []
+        pool = sorted([*returned, *self._presses], key=lambda press: press.at)
         for _ in range(moves):
             press = next(
                 (
                     p
-                    for p in self._presses
+                    for p in pool
                     if p.at >= since and p not in assigned and color_of(p.side) == color
                 ),
                 None,
@@ -99,16 +115,20 @@ class Presses:
         return assigned
 
     def take(self, press: LeverPress) -> None:
-        """A move took ``press``."""
-        self._presses.remove(press)
+        """A move took ``press`` (one kept here, or one given back by a withdrawn move)."""
+        if press in self._presses:
+            self._presses.remove(press)
+        self._held.discard(press)
 
     def forget_before(self, at: float) -> None:
         """Forget the presses made before ``at``: no move can take them any more."""
         self._presses = [press for press in self._presses if press.at >= at]
+        self._held &= set(self._presses)
 
     def clear(self) -> None:
         """Forget every press."""
         self._presses = []
+        self._held = set()
 
 
 def settle_time(

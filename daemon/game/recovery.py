@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 
 import chess
 
+from daemon.game.clock import other_side, running_for
 from daemon.game.events import GameStarted, MoveMade, MovesWithdrawn
 from daemon.game.matching import placement_key
 from daemon.game.starts import StartPosition, find_start
@@ -57,11 +58,14 @@ class Anchor:
         how: ``"start"`` (replayed from a start position) or ``"placement"``.
         clocks: from a start, the ``[%clk]`` the log gives each ply of the known game
             (None where it gives none).
+        back: the known game's last plies the log does not hold (it played others
+            there): withdraw them, then feed.
     """
 
     index: int
     how: str
     clocks: tuple[float | None, ...] = ()
+    back: int = 0
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -90,7 +94,12 @@ def memory_needed(tracker: GameTracker, placement: chess.BaseBoard) -> bool:
 
 
 def plan_recovery(
-    tracker: GameTracker, memory: BoardMemory, at: float, *, start_seconds: int | None = None
+    tracker: GameTracker,
+    memory: BoardMemory,
+    at: float,
+    *,
+    start_seconds: int | None = None,
+    back: int = 0,
 ) -> RecoveryPlan | None:
     """The observations that bring ``tracker`` up to the end of ``memory``; None if lost.
 
@@ -100,11 +109,18 @@ def plan_recovery(
         at: the time of every observation of the plan (when the log was read).
         start_seconds: each side's time when the clock was set (base + increment), for
             readings before a side's first logged press; None = unknown.
+        back: at most this many of the known game's last plies may be ones the log
+            does not hold (a board out of sync: a lost field update can make a line of
+            its own of a phantom piece); the anchor is then where the log agrees.
     """
-    anchor = _start_anchor(tracker, memory, start_seconds) or _placement_anchor(tracker, memory)
+    anchor = _start_anchor(tracker, memory, start_seconds, back) or _placement_anchor(
+        tracker, memory
+    )
     if anchor is None:
         return None
-    model = _ClockModel.of(tracker.last_clock, start_seconds)
+    white, turn = tracker.white_side, tracker.board.turn ^ (anchor.back % 2 == 1)
+    mover = None if white is None else white if turn == chess.WHITE else other_side(white)
+    model = _ClockModel.of(running_for(tracker.last_clock, mover), start_seconds)
     observations = tuple(fed for _, fed in _observations(memory, anchor.index, model, at))
     return RecoveryPlan(anchor=anchor, observations=observations)
 
@@ -113,7 +129,7 @@ def plan_recovery(
 
 
 def _start_anchor(
-    tracker: GameTracker, memory: BoardMemory, start_seconds: int | None
+    tracker: GameTracker, memory: BoardMemory, start_seconds: int | None, back: int
 ) -> Anchor | None:
     shown = [(i, _start_shown(tracker, board)) for i, board in memory.placements()]
     starts = [(i, start) for i, start in shown if start is not None]
@@ -124,13 +140,15 @@ def _start_anchor(
     board = tracker.board
     root = placement_key(board.root())
     known = [move.uci() for move in board.move_stack]
-    for first, start in reversed(starts):
-        if start.key != root:
-            continue  # another game's start (or the game began from an accepted position)
-        reached = _where_line_reached(tracker, memory, first, known, start_seconds)
-        if reached is not None:
-            index, clocks = reached
-            return Anchor(index=index, how="start", clocks=clocks)
+    for withdrawn in range(min(back, len(known)) + 1):
+        line = known[: len(known) - withdrawn]
+        for first, start in reversed(starts):
+            if start.key != root:
+                continue  # another game's start (or the game began from an accepted one)
+            reached = _where_line_reached(tracker, memory, first, line, start_seconds)
+            if reached is not None:
+                index, clocks = reached
+                return Anchor(index=index, how="start", clocks=clocks, back=withdrawn)
     return None
 
 

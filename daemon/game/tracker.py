@@ -52,7 +52,8 @@ __all__ = ["GameTracker"]
 
 
 class GameTracker:
-    """Follows the game on one board.
+    """Follows the game on one board. After each input (``receive_*``), call
+    :meth:`events_received` and :meth:`next_deadline`.
 
     Args:
         settings: timers and clock options; defaults in :class:`TrackerSettings`.
@@ -140,10 +141,7 @@ class GameTracker:
     # -- inputs ---------------------------------------------------------------------
 
     def receive_placement(self, observation: PlacementObserved) -> None:
-        """Take the whole placement the sensors see now.
-
-        Call :meth:`events_received` and :meth:`next_deadline` next.
-        """
+        """Take the whole placement the sensors see now."""
         self._fire_timers(observation.at)
         self._sensed = observation.board.copy()
         start = self._new_game_start(observation.board)
@@ -154,10 +152,7 @@ class GameTracker:
         self._see(observation.board, observation.at)
 
     def receive_clock(self, observation: ClockObserved) -> None:
-        """Take one clock reading (times, flags, running side).
-
-        Call :meth:`events_received` and :meth:`next_deadline` next.
-        """
+        """Take one clock reading (times, flags, running side)."""
         self._fire_timers(observation.at)
         context = ClockContext(
             board=self._line.board,
@@ -169,14 +164,12 @@ class GameTracker:
         self._events.extend(self._clock.events_received())
         if press is None or self._state not in (TrackerState.PLAYING, TrackerState.OUT_OF_SYNC):
             return
-        self._presses.add(press)
+        moving = self._pending is not None or self._unmatched_since is not None
+        self._presses.add(press, moving=moving)
         self._complete_by_press(observation.at)
 
     def receive_link(self, observation: LinkObserved) -> None:
-        """Take a link change: while offline no timer runs on a placement nobody sees.
-
-        Call :meth:`events_received` and :meth:`next_deadline` next.
-        """
+        """Take a link change: while offline no timer runs on a placement nobody sees."""
         self._fire_timers(observation.at)
         self._online = observation.state is LinkState.ONLINE
         if not self._online:
@@ -185,10 +178,18 @@ class GameTracker:
             self._gesture.clear()
 
     def forget_presses(self) -> None:
-        """Forget the lever presses no move has taken yet: the board's memory is about to
-        be replayed, and holds every press since the game as known (a press seen live
-        while the board was out of sync would otherwise complete a replayed move)."""
+        """Forget the lever presses no move has taken yet, the clock as the game's last
+        move left it: the board's memory is about to be replayed, and holds every press
+        since the game as known (one seen live would complete a replayed move again)."""
         self._presses.clear()
+        self._clock.rewind(self._line.board.turn)
+
+    def withdraw(self, plies: int, at: float) -> None:
+        """Withdraw the last ``plies`` moves: the board's memory played others there (a
+        lost field update made a line of the board's own), and its replay makes them."""
+        if plies:
+            self._withdraw(Match(kind=MatchKind.CORRECTION, back=plies), at)
+            self._pending = None
 
     def receive_tick(self, now: float) -> None:
         """Let time pass: fire every timer due by ``now``.
@@ -359,9 +360,9 @@ class GameTracker:
 
     def _assign_presses(self, match: Match) -> list[LeverPress]:
         """The lever presses that completed the leading moves of ``match``, in order."""
-        since = self._line.turn_began(match.back)
-        color = self._line.base_turn(match)
-        return self._presses.assign(since, color, len(match.moves), self._clock.color_of)
+        since, color = self._line.turn_began(match.back), self._line.base_turn(match)
+        returned = self._line.presses(match.back) if match.kind is MatchKind.CORRECTION else []
+        return self._presses.assign(since, color, len(match.moves), self._clock.color_of, returned)
 
     def _complete_by_press(self, at: float) -> None:
         pending = self._pending
@@ -400,7 +401,7 @@ class GameTracker:
         if press is not None:
             self._presses.take(press)
         began = at if press is None else press.at
-        self._events.append(self._line.play(move, times, began, at))
+        self._events.append(self._line.play(move, times, began, at, press))
 
     def _end_if_over(self, at: float) -> None:
         outcome = game_outcome(self._line.board)

@@ -44,6 +44,7 @@ __all__ = [
     "apply_event",
     "board_status",
     "game_headers",
+    "ledger_since",
     "line_sans",
     "make_tracker",
     "moves_recovered",
@@ -83,10 +84,23 @@ class BoardGame:
     #: The clock adds its own time: the session said so with its last reading, or the
     #: memory showed it (daemon/round/mode23.py); nothing is owed then.
     clock_adds: bool = False
-    #: The presses ``(side, the presser's time)`` and clock settings ``("set", 0)`` read
-    #: since the game's last move, in order: what a memory read again to heal the board
-    #: follows (:class:`~daemon.round.mode23.GapIncrements`).
+    #: The presses ``(side, the presser's time)`` and clock settings ``("set", 0)`` read,
+    #: in order, with ``("ply", n)`` where the game's move ``n`` was made: what a memory
+    #: read follows from where it takes the game up (:func:`ledger_since`,
+    #: :class:`~daemon.round.mode23.GapIncrements`).
     ledger: list[tuple[str, int]] = field(default_factory=list)
+
+
+def ledger_since(ledger: Sequence[tuple[str, int]], ply: int) -> list[tuple[str, int]]:
+    """The presses and settings of ``ledger`` since the game last stood at ``ply`` (its
+    move ``ply`` made; from the start for 0)."""
+    start = 0
+    for index in range(len(ledger) - 1, -1, -1):
+        kind, value = ledger[index]
+        if kind == "ply" and value <= ply:
+            start = index + 1
+            break
+    return [(kind, value) for kind, value in ledger[start:] if kind != "ply"]
 
 
 def note_press(

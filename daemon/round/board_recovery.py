@@ -25,7 +25,7 @@ from daemon.game.gap import search_gap
 from daemon.game.matching import rotated
 from daemon.game.recovery import plan_recovery
 from daemon.game.tracker import GameTracker
-from daemon.round.board_game import BoardGame, line_sans
+from daemon.round.board_game import BoardGame, ledger_since, line_sans
 from daemon.round.inputs import RecoveryInput
 from daemon.round.mode23 import GapIncrements, clock_gained, game_move_number
 from drivers.observations import (
@@ -37,6 +37,10 @@ from drivers.observations import (
 )
 
 __all__ = ["fill_gap", "replay_memory"]
+
+#: A memory read to heal a board out of sync may replace at most this many of the last
+#: plies recorded (ones a lost field update made of a phantom piece, docs/faults.md).
+_WITHDRAWN = 6
 
 #: Positions the gap search visits at most: about a second of one core (it runs on the
 #: event loop); a longer search gives up and the board goes out of sync as before.
@@ -65,13 +69,15 @@ def replay_memory(
     control = game.section.event.time_control
     memory = item.memory
     assert memory is not None, "a memory read holds the memory"
-    plan = plan_recovery(tracker, memory, at, start_seconds=control.base + control.increment)
+    start = control.base + control.increment
+    back = _WITHDRAWN if item.heal else 0
+    plan = plan_recovery(tracker, memory, at, start_seconds=start, back=back)
     if plan is None:
         return False, ()
     corrected = _clocks_corrected(game, plan.anchor.clocks, at)
+    tracker.withdraw(plan.anchor.back, at)
     tracker.forget_presses()
-    ledger = game.ledger if item.heal else None
-    gap = _gap_increments(game, tracker, plan.observations, ledger=ledger)
+    gap = _gap_increments(game, tracker, plan.observations, heal=item.heal)
     for observation in plan.observations:
         if isinstance(observation, PlacementObserved):
             tracker.receive_placement(observation)
@@ -105,17 +111,24 @@ def _gap_increments(
     tracker: GameTracker,
     observations: Sequence[object],
     *,
-    ledger: Sequence[tuple[str, int]] | None,
+    heal: bool,
 ) -> GapIncrements | None:
     """What adds the missing increments to the log's readings; None when dgtcast adds
-    nothing to this clock (not mode 23, or a clock that adds its own time). ``ledger``: a
-    log read again to heal the board, whose presses dgtcast followed live (the presses
-    and clock settings since the last move)."""
+    nothing to this clock (not mode 23, or a clock that adds its own time).
+
+    The log's first presses may be ones dgtcast followed live since the game's last move
+    (``game.ledger``: the moves were not seen, a field update lost; a log read again to
+    heal the board, ``heal``, or after a restart or the cable): they take the times
+    recorded for them. A time that grew at a press shows a clock that adds its own,
+    unless dgtcast set the clock in between (a heal's log, or a ledger with a setting:
+    a clock that took a SETNRUN is in mode 23)."""
     if game.section.event.dgt_mode != 23 or game.clock_adds:
         return None
     first = tracker.last_clock
     readings = [o for o in observations if isinstance(o, ClockObserved)]
-    if ledger is None and clock_gained(first, readings):
+    ledger = ledger_since(game.ledger, tracker.ply)
+    was_set = heal or any(kind == "set" for kind, _ in ledger)
+    if not was_set and clock_gained(first, readings):
         game.clock_adds = True
         game.clock_owed = {}
         return None

@@ -37,7 +37,12 @@ from daemon.arbiter.results import CommandRefused
 from daemon.arbiter.watch import BoardRules
 from daemon.config.model import BoardConfig, Config
 from daemon.config.sections import Section
-from daemon.game.events import GameEvent, MoveMade, MovesWithdrawn, PositionAccepted
+from daemon.game.events import (
+    GameEvent,
+    GameStarted,
+    MoveMade,
+    PositionAccepted,
+)
 from daemon.game.record import GameRecord
 from daemon.game.recovery import memory_needed
 from daemon.game.state import TrackerSettings, TrackerState
@@ -195,8 +200,9 @@ class RoundCore:
 
     def _clock(self, game: BoardGame, tracker: GameTracker, item: ClockInput) -> None:
         board, reading = item.board, item.reading
-        previous, game.reading = game.reading, reading
-        note_press(game.ledger, previous, reading, clock_set=item.clock_set)
+        game.reading = reading
+        # a press since the clock as the game last had it (a memory's replay included)
+        note_press(game.ledger, tracker.last_clock, reading, clock_set=item.clock_set)
         if reading.connected:  # what the clock still lacks (none: the session gave it)
             game.clock_owed = dict(item.lacking)
         game.clock_adds = item.increments == "clock"
@@ -420,8 +426,10 @@ class RoundCore:
             events += moves_recovered(events, recovered)
         events += extra
         for event in events:
-            if isinstance(event, MoveMade | MovesWithdrawn):
-                game.ledger.clear()  # the ledger follows the last move
+            if isinstance(event, MoveMade):
+                game.ledger.append(("ply", event.ply))  # where a memory read takes it up
+            elif isinstance(event, GameStarted | PositionAccepted):
+                game.ledger.clear()
             apply_event(game, event)
             self.engine.receive_game_event(board, event)
             outcome.game_events.append((board, event))

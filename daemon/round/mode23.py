@@ -371,7 +371,9 @@ class GapIncrements:
         self._move_number = move_number
         self._last = first
         self._owed = {side: owed.get(side, 0) for side in ClockSide}
-        self._logged: set[ClockSide] = set()  # sides whose time is the log's own
+        # what each side's logged time lacks, as of its last press in the log: what the
+        # clock lacked then (a setting later gives the clock its due, not the log)
+        self._lags: dict[ClockSide, int] = {}
         self._presses: dict[ClockSide, int] = {}
 
     @property
@@ -393,8 +395,8 @@ class GapIncrements:
                 self._owed[mover] += self._control_of(mover).added_after(move)
             if recorded is not None:  # as the session saw it: the clock lacked the rest
                 self._owed[mover] = max(0, recorded - _seconds(reading, mover))
-            self._logged.add(mover)
-        return _plus(reading, {side: self._owed[side] for side in self._logged})
+            self._lags[mover] = self._owed[mover]
+        return _plus(reading, self._lags)
 
     def _follow_ledger(self) -> int | None:
         """The time recorded for the log's next press (None: beyond the ledger); a setting

@@ -129,6 +129,7 @@ class SessionCore:
             self._placements.due,
             self._refresh_due(),
             self._heal_due(),
+            self._check_due(),
         )
         return due if math.isfinite(due) else None
 
@@ -206,7 +207,11 @@ class SessionCore:
         first whole read of a connection decides whether the memory is read)."""
         if self.state in (_S.OFFLINE, _S.STOPPED):
             return
-        self._sensed = placement
+        sensed, self._sensed = self._sensed, placement
+        lost = sensed is not None and sensed.board != placement.board
+        if whole and lost and self.state in (_S.LIVE, _S.BACKLOG):  # check the moves
+            due = placement.at + self.settings.heal_after
+            self._heal.check_at = min(self._heal.check_at, due)
         if self.state is _S.READING:
             return  # in the memory
         if self.state is _S.CONNECTED:
@@ -318,6 +323,9 @@ class SessionCore:
             since = self.view.unmatched_since()
             why = f"out of sync since {since:.0f}: reading its memory again"
             self._ask_memory(now, healing=True, why=f"{why} (try {self._heal.tries + 1})")
+        elif now >= self._check_due():
+            why = "field updates were lost: reading its memory to check the moves"
+            self._ask_memory(now, healing=True, why=why)
 
     def rebuild(self, at: float) -> str | None:
         """An arbiter's ``rebuild_from_memory``: read the board's memory now and recover
@@ -343,6 +351,7 @@ class SessionCore:
     def _ask_memory(self, at: float, *, healing: bool, why: str = "") -> None:
         self._enter(_S.READING)
         self._heal.reading = healing
+        self._heal.check_at = math.inf
         if healing:
             self._say(logging.WARNING, f"= board {self.number} {why}")
         else:
@@ -415,6 +424,12 @@ class SessionCore:
         if self.state is not _S.LIVE:
             return math.inf
         return self._heal.refresh_due(self.view.unmatched_since())
+
+    def _check_due(self) -> float:
+        """When the memory is read to check the moves: field updates were lost."""
+        if self.state is not _S.LIVE or self.stopping:
+            return math.inf
+        return self._heal.check_at
 
     def _heal_due(self) -> float:
         """When the memory is read again: the game under way and the board disagree."""

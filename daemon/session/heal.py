@@ -6,7 +6,10 @@ nothing of a game under way after ``heal_after`` has the board's memory read aga
 replays what was played since the last agreement. While the board stays out of sync the
 memory is read again with a growing back-off; in sync again, the next episode starts
 afresh. An arbiter's ``rebuild_from_memory`` reads it at once, whatever the back-off says,
-and counts as one of its tries. :class:`~daemon.session.core.SessionCore` asks
+and counts as one of its tries. A whole read that shows the field updates lost something
+has the memory read too, once the board had ``heal_after`` to settle: a move whose updates
+were lost may have let the game be read along another line (docs/faults.md).
+:class:`~daemon.session.core.SessionCore` asks
 :class:`Healing` when, and tells it what happened.
 """
 
@@ -30,6 +33,9 @@ class Healing:
         self._refreshed_episode: float | None = None
         #: The memory read under way is a heal's (or an arbiter's), not a connection's.
         self.reading = False
+        #: When the memory is read to check the moves recorded: a whole read showed the
+        #: field updates had lost something (a move may have been read from a phantom).
+        self.check_at = math.inf
 
     @property
     def tries(self) -> int:
@@ -39,6 +45,7 @@ class Healing:
     def reset(self) -> None:
         """A new connection: nothing read yet."""
         self.reading = False
+        self.check_at = math.inf
         self._not_before = -math.inf
         self._backoff.reset()
 

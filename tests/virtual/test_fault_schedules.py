@@ -178,11 +178,11 @@ INJECT = {
 
 
 #: Not drawn yet (docs/faults.md, "What is not exact yet"): a lost or torn field update
-#: (``lost_update``, ``torn_update``) hides a move until the next whole read, and a lost
-#: clock reading (``lost_clock``) hides a press when the reply comes within the second;
-#: the tracker then now and then gives a move the wrong press's time. A memory read mends
-#: it on a clock that adds its own time (FOUND below); a whole-board read alone does not.
-#: The moves end exact; a [%clk] may not. ``DGTCAST_ALL_FAULTS=1`` draws them too.
+#: (``lost_update``, ``torn_update``) at the very first moves can make the clock's sides
+#: be learnt the wrong way round from a press whose move was unseen (later ones end
+#: exact: FOUND below), and a lost clock reading (``lost_clock``) hides both presses when
+#: the reply comes within the second: each move then settles with the time shown or
+#: takes its side's next press. ``DGTCAST_ALL_FAULTS=1`` draws them too.
 UNSURE = {"lost_update", "torn_update", "lost_clock"}
 
 
@@ -283,6 +283,142 @@ FOUND = {
             Fault(kind="torn_update", share=0.11498448813031215, seconds=7.376611526542466),
             Fault(kind="kill", share=0.8601807567228166, seconds=17.685682273876573),
             Fault(kind="duplicate", share=0.4409560649493458, seconds=14.363906068725521),
+        ),
+    ),
+    # a lost update hid the king of a castling made rook first: the rook's move took the
+    # press, and the castling that replaced it a later one
+    "castling's press kept by its correction": Schedule(
+        game=8,
+        seed=17485,
+        speed=1.5,
+        mode23=True,
+        rotate=True,
+        right=False,
+        faults=(Fault(kind="lost_update", share=0.14835499413404984, seconds=14.057601736497206),),
+    ),
+    # Black's press for a move its lost updates hid was dropped when White pressed: Black's
+    # move took its next press, White's its own a move late
+    "a press held for a move not seen yet": Schedule(
+        game=9,
+        seed=7442,
+        speed=2.0,
+        mode23=True,
+        rotate=True,
+        right=False,
+        faults=(
+            Fault(kind="cable", share=0.015709900553161793, seconds=16.5939442603813),
+            Fault(kind="lost_update", share=0.21960874760198212, seconds=3.145639898649445),
+        ),
+    ),
+    # a heal: the clock set after Black's press reset what White's logged time lacked, and
+    # White's next press looked like a clock adding its own time
+    "a heal's setting and the other side's time": Schedule(
+        game=7,
+        seed=18544,
+        speed=5.0,
+        mode23=True,
+        rotate=True,
+        right=False,
+        faults=(
+            Fault(kind="lost_update", share=0.1777811906968635, seconds=7.811270843668317),
+            Fault(kind="read", share=0.6345095850067237, seconds=12.868304366103407),
+            Fault(kind="cable", share=0.5536441130326073, seconds=9.015028721887404),
+            Fault(kind="lost_update", share=0.6256813585705415, seconds=18.961645711262122),
+        ),
+    ),
+    # presses followed live while a lost update hid their moves, then the cable: the
+    # memory read after it took dgtcast's settings for a clock adding its own time
+    "presses followed live, then the cable": Schedule(
+        game=1,
+        seed=38557,
+        speed=3.0,
+        mode23=True,
+        rotate=True,
+        right=True,
+        faults=(
+            Fault(kind="cable", share=0.7147444697321964, seconds=11.566412156143524),
+            Fault(kind="lost_update", share=0.6009602841210302, seconds=4.18460855413273),
+            Fault(kind="cable", share=0.5403436877556778, seconds=4.651974784545079),
+            Fault(kind="torn_update", share=0.3077907503707641, seconds=10.861122701485602),
+        ),
+    ),
+    # both field updates of White's move lost: its press came on a still board and was
+    # dropped when Black pressed for the reply, so White's move took its next press
+    "a move none of whose updates came": Schedule(
+        game=2,
+        seed=53093,
+        speed=5.0,
+        mode23=True,
+        rotate=True,
+        right=True,
+        faults=(
+            Fault(kind="lost_update", share=0.2056311928949095, seconds=6.086014268656968),
+            Fault(kind="lost_update", share=0.21636390582817577, seconds=6.047976241074322),
+        ),
+    ),
+    # the lift of a knight lost: with the phantom knight Nf5 Bxf5 read as g6 Bf5; the
+    # whole read showed the board out of sync, but the memory read could not anchor on a
+    # line the board never played
+    "a phantom piece's line replaced from the memory": Schedule(
+        game=8,
+        seed=35525,
+        speed=5.0,
+        mode23=True,
+        rotate=False,
+        right=False,
+        faults=(
+            Fault(kind="duplicate", share=0.47397602575962994, seconds=14.594844280439373),
+            Fault(kind="duplicate", share=0.7452161297692185, seconds=9.549034066042173),
+            Fault(kind="cable", share=0.419668507056832, seconds=16.30687023671102),
+            Fault(kind="lost_update", share=0.7333153802765507, seconds=8.792815243028478),
+        ),
+    ),
+    # queenside castling rook first, read up to the rook in a heal: Rd1 stood, the king's
+    # arrival then matched nothing the memory could anchor on
+    "a castling the heal cut in two": Schedule(
+        game=4,
+        seed=43316,
+        speed=1.5,
+        mode23=False,
+        rotate=True,
+        right=False,
+        faults=(
+            Fault(kind="lost_update", share=0.26883421244984596, seconds=4.676091073244235),
+            Fault(kind="duplicate", share=0.7022088773508097, seconds=2.24738204780392),
+            Fault(kind="lost_update", share=0.6408262326947233, seconds=12.752812776113382),
+            Fault(kind="lost_update", share=0.9100960080730557, seconds=15.39361721916302),
+        ),
+    ),
+    # one field update lost and the next torn while the memory was read: Black's h6
+    # never showed, its other moves were read a ply early, and the whole read after
+    # the backlog fitted them as h6 later on (never out of sync)
+    "a move unseen, the others read early": Schedule(
+        game=9,
+        seed=42643,
+        speed=5.0,
+        mode23=True,
+        rotate=True,
+        right=True,
+        faults=(
+            Fault(kind="lost_update", share=0.37796883434360806, seconds=7.591686806689812),
+            Fault(kind="torn_update", share=0.5733827030223086, seconds=18.034749174312147),
+            Fault(kind="read", share=0.1941186449851896, seconds=2.984060233988791),
+            Fault(kind="cable", share=0.29607267308315155, seconds=10.49619852249923),
+        ),
+    ),
+    # the same with White's moves, on a clock that adds its own time
+    "two moves swapped, never out of sync": Schedule(
+        game=5,
+        seed=7972,
+        speed=3.0,
+        mode23=False,
+        rotate=False,
+        right=True,
+        faults=(
+            Fault(kind="torn_update", share=0.4709956299502015, seconds=13.342660352465641),
+            Fault(kind="cable", share=0.33294231233867544, seconds=16.995288173459446),
+            Fault(kind="kill", share=0.9349109190395866, seconds=18.627665616998083),
+            Fault(kind="lost_update", share=0.3872397833406712, seconds=10.664978772879808),
         ),
     ),
     # a memory read cut by the cable: the gap search guessed moves

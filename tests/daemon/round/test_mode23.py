@@ -10,6 +10,7 @@ from pathlib import Path
 import chess
 
 from daemon.game.durations import ClockRules, TimeControl
+from daemon.round.board_game import ledger_since
 from daemon.round.mode23 import (
     GapIncrements,
     IncrementControl,
@@ -390,3 +391,43 @@ def test_a_clock_seen_adding_its_own_in_the_memory_is_left_alone() -> None:
     control.leave_alone()
     assert control.receive_reading(_reading(495, 480, RIGHT)) == (_reading(495, 480, RIGHT), None)
     assert _state(control) is IncrementState.CLOCK_ADDS
+
+
+def test_a_setting_after_a_press_leaves_that_sides_logged_time_short() -> None:
+    """A log read again to heal the board: White's press (logged 490) was recorded 500
+    and the clock set, then Black's (logged 470, recorded 480) and set again. The log
+    keeps White's 490 until White presses again: it still lacks White's 10 s, though
+    the clock does not."""
+    rules = TimeControl.from_pgn("600+10")
+    ledger = [("left", 500), ("set", 0), ("right", 480), ("set", 0)]
+    following = {LEFT: itertools.count(5), RIGHT: itertools.count(5)}
+    gap = GapIncrements(
+        lambda side: rules,
+        lambda side: next(following[side]),
+        _reading(500, 480, LEFT),
+        {},
+        ledger=ledger,
+    )
+    shown = [gap.receive(_reading(490, 480, RIGHT)), gap.receive(_reading(490, 470, LEFT))]
+    assert [(r.left_seconds, r.right_seconds) for r in shown] == [(500, 480), (500, 480)]
+    gap.finish()
+    assert gap.owed == {}
+
+
+def test_the_ledger_is_taken_up_where_the_game_stood() -> None:
+    """A memory read that takes the game up at ply 4 follows the presses made since ply 4
+    was: those of plies it withdraws (5, then 5 again after a correction) included."""
+    ledger = [
+        ("ply", 3),
+        ("left", 500),
+        ("set", 0),
+        ("ply", 4),
+        ("right", 480),
+        ("set", 0),
+        ("ply", 5),
+        ("ply", 5),
+        ("left", 490),
+    ]
+    assert ledger_since(ledger, 4) == [("right", 480), ("set", 0), ("left", 490)]
+    assert ledger_since(ledger, 5) == [("left", 490)]
+    assert ledger_since(ledger, 0) == [entry for entry in ledger if entry[0] != "ply"]
