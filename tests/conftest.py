@@ -71,10 +71,10 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
-    """``-n auto``: two workers per core. Most tests spend their time waiting on emulated
+    """``-n auto``: three workers per core. Most tests spend their time waiting on emulated
     players, brokers and browsers rather than computing."""
     del config
-    return 2 * (os.cpu_count() or 1)
+    return 3 * (os.cpu_count() or 1)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
