@@ -112,11 +112,11 @@ def run_schedule(schedule: Schedule, configs: dict[tuple[bool, bool], Config]) -
     for fault in sorted(schedule.faults, key=lambda f: f.share):
         world.run_until(origin + fault.share * (end - origin))
         INJECT[fault.kind](world, fault)
-    world.run_until(end + 60.0)
+    expected = table.expected(game)[:PLIES]
+    settle(world, end, len(expected))
     daemon = world.daemon
     assert daemon is not None
     got = daemon.moves()
-    expected = table.expected(game)[:PLIES]
     where = f"{schedule}\n" + "\n".join(world.logs[-30:])
     assert [uci for uci, _ in got] == [uci for uci, _ in expected], where
     truth = world.should_have_shown(lambda _: INCREMENT) if schedule.mode23 else table.truth
@@ -129,6 +129,27 @@ def run_schedule(schedule: Schedule, configs: dict[tuple[bool, bool], Config]) -
         if alert.kind.value == "moves_recovered":
             last = alert.details["from_ply"] + alert.details["plies"] - 1
             assert last >= len(got), f"the game went on after ply {last}\n{where}"
+
+
+def settle(world: World, end: float, plies: int) -> None:
+    """Let the world run on after play: 15 s at least, then until two looks 5 s apart find
+    the daemon following the board live, in sync, with ``plies`` plies recorded; 60 s at
+    most (a restart, a memory read and a heal take that long together)."""
+    world.run_until(end + 15.0)
+    looks = 0
+    for after in range(20, 61, 5):
+        daemon = world.daemon
+        settled = (
+            daemon is not None
+            and daemon.linked
+            and daemon.session.state.value == "live"
+            and len(daemon.moves()) >= plies
+            and "out_of_sync" not in daemon.open_alerts()
+        )
+        looks = looks + 1 if settled else 0
+        if looks == 2:
+            return
+        world.run_until(end + after)
 
 
 def _kill(world: World, fault: Fault) -> None:
