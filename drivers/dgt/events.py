@@ -385,8 +385,13 @@ class EEMoves:
 
     @classmethod
     def from_raw(cls, raw: bytes) -> EEMoves:
-        """Parse an EEPROM stream."""
-        return cls(records=parse_ee_records(raw), raw=raw)
+        """Parse an EEPROM stream (its records re-encode to ``raw`` by construction:
+        not checked again, a read's ~8,000 bytes)."""
+        check_7bit("raw", raw)
+        moves = object.__new__(cls)
+        object.__setattr__(moves, "records", parse_ee_records(raw))
+        object.__setattr__(moves, "raw", raw)
+        return moves
 
     @classmethod
     def from_records(cls, records: tuple[EERecord, ...]) -> EEMoves:
