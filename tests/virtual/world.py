@@ -493,7 +493,9 @@ class VirtualDaemon:
         """Journal one input, then apply it (the service's order, without the commit)."""
         self.world.journal.append(Entry(item.board, item.KIND, payload_of(item), item.at))
         self.core.apply(item)
-        self._wake_at_next_deadline()
+        core_due = self.core.next_deadline()  # only the round's deadlines moved
+        if core_due is not None:
+            self._alarm.set(core_due)
 
     def execute(self, command: ArbiterCommand) -> str | None:
         """An arbiter's command, journalled and applied as the service does; a
