@@ -207,15 +207,21 @@ def _setnruns(board: EmulatedBoard) -> int:
 
 async def play_after_each_increment(board: EmulatedBoard, schedule: list[TimedAction]) -> None:
     """The schedule, each move made once the clock has the daemon's SETNRUN for the press
-    before it: a reply inside that round trip is a limit of mode 23 (docs/daemon.md), and
-    how long the round trip takes depends on how busy the machine is, not on the players."""
+    before it and the daemon has read the clock's answer: a reply inside that round trip
+    is a limit of mode 23 (docs/faults.md), and how long the round trip takes depends on
+    how busy the machine is, not on the players. The last press is not waited for: after
+    a mate the game is over, and whether the daemon still sets the clock then depends on
+    whether it saw the mate before the press."""
+    presses = [i for i, timed in enumerate(schedule) if isinstance(timed.action, PressLever)]
+    last = presses[-1] if presses else -1
     start, part = 0.0, []
-    for timed in schedule:
+    for index, timed in enumerate(schedule):
         part.append(replace(timed, at=timed.at - start))
-        if isinstance(timed.action, PressLever):
+        if isinstance(timed.action, PressLever) and index != last:
             sent = _setnruns(board)
             await board.perform(part)
             await wait_for(lambda: _setnruns(board) > sent, 15, "the increment set")  # noqa: B023
+            await board.drained()  # and the daemon has read the clock's ack
             start, part = timed.at, []
     await board.perform(part)
 
