@@ -18,6 +18,7 @@ from daemon.cli import main
 from daemon.console.keys import HINT, KeyPrompt, SyncRequest, press
 from daemon.console.link import ConsoleKeys
 from daemon.session.states import SessionState
+from drivers.dgt.commands import RequestEEMoves
 from drivers.emulator.clock import ClockSettings
 from drivers.emulator.device import EmulatedBoard
 from tests.daemon.support import BoardSpec, running_daemon, wait_for, write_config
@@ -54,6 +55,10 @@ def test_the_keys_r_and_a_ask_for_a_board() -> None:
         assert prompt.reply == "type a board number"
 
 
+def _memory_reads(board: EmulatedBoard) -> int:
+    return sum(isinstance(c, RequestEEMoves) for c in board.firmware.commands)
+
+
 async def test_a_board_rebuilt_and_accepted_from_the_terminal(tmp_path: Path) -> None:
     async with EmulatedBoard(clock=ClockSettings.from_text("3+2"), seed=3) as board:
         config = write_config(tmp_path, [BoardSpec(1, str(board.path)), BoardSpec(2, None)])
@@ -63,10 +68,13 @@ async def test_a_board_rebuilt_and_accepted_from_the_terminal(tmp_path: Path) ->
             await wait_for(lambda: session.state is SessionState.LIVE, 10, "board 1 live")
             options = ["--config", str(config), "--http-port", str(daemon.server.port)]
 
+            reads = _memory_reads(board)
             code, out, err = await _cli("sync", "rebuild", "1", *options)
             assert (code, err) == (0, "")
             assert out.startswith("board 1: its memory is being read: the moves it holds")
-            assert session.state in (SessionState.READING, SessionState.BACKLOG)
+            # the read may be over by now (the command is a process of its own): the board
+            # was asked for its memory, and the session is live again
+            await wait_for(lambda: _memory_reads(board) > reads, 10, "the memory asked for")
             await wait_for(lambda: session.state is SessionState.LIVE, 30, "the memory read")
 
             code, out, err = await _cli("sync", "rebuild", "2", *options)
