@@ -21,6 +21,7 @@ from daemon.game.state import TrackerSettings
 from daemon.journal.inputs import clock_payload
 from daemon.journal.records import JournalMissing
 from daemon.journal.store import Journal
+from daemon.round.mode23 import IncrementState
 from daemon.shell.app import Daemon, DaemonOptions
 from drivers.dgt import commands as cmd
 from drivers.dgt.device_core import DeviceTimeouts
@@ -205,15 +206,29 @@ def _setnruns(board: EmulatedBoard) -> int:
     return sum(isinstance(c, cmd.ClockSetAndRun) for c in board.firmware.commands)
 
 
-async def play_after_each_increment(board: EmulatedBoard, schedule: list[TimedAction]) -> None:
+def _setting(daemon: Daemon) -> bool:
+    """Whether a session of ``daemon`` waits for a clock's ack to a SETNRUN (mode 23)."""
+    return any(
+        session.core.increments is not None
+        and session.core.increments.state is IncrementState.SETTING
+        for session in daemon.sessions.values()
+    )
+
+
+async def play_after_each_increment(
+    board: EmulatedBoard, schedule: list[TimedAction], *, daemon: Daemon | None = None
+) -> None:
     """The schedule, each move made once the clock has the daemon's SETNRUN for the press
     before it and the daemon has read the clock's answer: a reply inside that round trip
     is a limit of mode 23 (docs/faults.md), and how long the round trip takes depends on
     how busy the machine is, not on the players. The last press is not waited for: after
     a mate the game is over, and whether the daemon still sets the clock then depends on
-    whether it saw the mate before the press."""
+    whether it saw the mate before the press. With ``daemon`` (in this process), each
+    move waits until its sessions have taken the clock's ack, not only read it."""
     presses = [i for i, timed in enumerate(schedule) if isinstance(timed.action, PressLever)]
     last = presses[-1] if presses else -1
+    if daemon is not None:
+        await wait_for(lambda: not _setting(daemon), 15, "the clock's ack taken")
     start, part = 0.0, []
     for index, timed in enumerate(schedule):
         part.append(replace(timed, at=timed.at - start))
@@ -222,6 +237,8 @@ async def play_after_each_increment(board: EmulatedBoard, schedule: list[TimedAc
             await board.perform(part)
             await wait_for(lambda: _setnruns(board) > sent, 15, "the increment set")  # noqa: B023
             await board.drained()  # and the daemon has read the clock's ack
+            if daemon is not None:
+                await wait_for(lambda: not _setting(daemon), 15, "the clock's ack taken")
             start, part = timed.at, []
     await board.perform(part)
 

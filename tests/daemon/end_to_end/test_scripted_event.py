@@ -173,7 +173,9 @@ async def _play_round(
         result = game.headers["Result"]
         signal = None if game.end().board().is_checkmate() else result
         player = HumanPlayer(seed=number, speed=80, think=(8.0, 12.0))
-        await play_after_each_increment(board, player.play(game, start_clock=False, result=signal))
+        await play_after_each_increment(
+            board, player.play(game, start_clock=False, result=signal), daemon=daemon
+        )
 
     started = {n: len(b.firmware.presses) for n, b in boards.items()}  # a start by a lever
     await asyncio.gather(*(play(n, b) for n, b in boards.items()))

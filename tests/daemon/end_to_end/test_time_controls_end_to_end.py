@@ -79,7 +79,7 @@ async def test_the_daemon_adds_the_next_period_on_a_mode_23_clock(
         async with running_daemon(config, set_clocks=True) as daemon:
             await wait_for(lambda: _shown(board) == (301, 301), 15, "mode-23 clock set")
             player = HumanPlayer(seed=3, speed=SPEED)
-            await play_after_each_increment(board, player.play(game, plies=plies))
+            await play_after_each_increment(board, player.play(game, plies=plies), daemon=daemon)
             await wait_for(_played(daemon, 1, plies), 60, "the game")
             mismatches = _alerts(daemon, 1, "clock_mismatch")
             final = board.clock.reading(board.now())

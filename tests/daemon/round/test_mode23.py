@@ -99,7 +99,7 @@ async def test_daemon_adds_increments_on_a_mode_23_clock(tmp_path: Path, games_d
             await wait_for(lambda: reading().left.seconds == 605, 15, "clock set")
             started = time.monotonic()
             player = HumanPlayer(seed=5, speed=40)
-            await play_after_each_increment(board, player.play(game))
+            await play_after_each_increment(board, player.play(game), daemon=daemon)
             await wait_for(lambda: daemon.core.engine.result_of(1) is not None, 10, "mate")
             spent = time.monotonic() - started
             final = reading()

@@ -99,7 +99,7 @@ async def test_a_mode_23_press_while_the_daemon_is_down_gets_its_increment(
             await wait_for(lambda: board.clock.display_text is not None, 15, "clock set")
             player = HumanPlayer(seed=3, speed=SPEED)
             position = chess.Board()
-            await play_after_each_increment(board, player.play(moves[:played]))
+            await play_after_each_increment(board, player.play(moves[:played]), daemon=daemon)
             for move in moves[:played]:
                 position.push(move)
             await wait_for(

@@ -123,7 +123,9 @@ async def test_a_round_starts_however_the_clock_is_started(
                 way.start(board)
             await wait_for(lambda: board.clock.running == "left", 5, "White's time runs")
             player = HumanPlayer(seed=7, speed=100, think=(8.0, 12.0))
-            await play_after_each_increment(board, player.play(game, start_clock=False))
+            await play_after_each_increment(
+                board, player.play(game, start_clock=False), daemon=daemon
+            )
             await wait_for(lambda: daemon.core.engine.result_of(1) is not None, 15, "mate")
             alerts = [a for a in daemon.core.engine.alerts if a.kind == "clock_mismatch"]
             alerts += [a for a in daemon.hub.open_alerts() if a.kind == "internal_error"]

@@ -141,7 +141,9 @@ async def test_a_restart_during_the_round_with_set_clocks_keeps_the_clocks(
             await wait_for(lambda: board.clock.display_text is not None, 15, "clock set")
             board.start_clock()
             player = HumanPlayer(seed=5, speed=25, think=(8.0, 12.0))
-            await play_after_each_increment(board, player.play(moves, start_clock=False))
+            await play_after_each_increment(
+                board, player.play(moves, start_clock=False), daemon=daemon
+            )
             record = daemon.core.games[1].record
             await wait_for(lambda: len(record.moves) == 4, 15, "4 plies")
         sent = len(board.firmware.commands)
