@@ -65,7 +65,14 @@ async def serving(server: S) -> AsyncIterator[S]:
         yield server
     finally:
         stop.set()
-        await asyncio.wait_for(task, STOP_LIMIT)
+        # not asyncio.wait_for: a task that does not end when cancelled would hang the
+        # test (and the run) instead of failing it
+        done, _ = await asyncio.wait({task}, timeout=STOP_LIMIT)
+        if not done:
+            task.cancel()
+            await asyncio.wait({task}, timeout=5.0)
+            raise AssertionError(f"{type(server).__name__} did not stop within {STOP_LIMIT} s")
+        task.result()
 
 
 def dgtcast(*args: str) -> list[str]:
