@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import io
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Iterable, Mapping
 from pathlib import Path
 
 import chess.pgn
@@ -14,9 +14,10 @@ from daemon.shell.app import Daemon
 from drivers.emulator.clock import ClockSettings
 from drivers.emulator.device import EmulatedBoard
 from drivers.emulator.firmware import BoardIdentity
+from tests.relay.support import Arbiter
 from tests.waiting import wait_until
 
-__all__ = ["pgn_game", "play_round", "plugged"]
+__all__ = ["next_round_after_cables_out", "open_alerts", "pgn_game", "play_round", "plugged"]
 
 
 def pgn_game(text: str) -> chess.pgn.Game:
@@ -59,3 +60,21 @@ async def play_round(daemon: Daemon, boards: Mapping[int, EmulatedBoard], text: 
         return all(s is not None and s.result == result for s in states)
 
     await wait_until(decided, 20, f"every game ends {result}")
+
+
+def open_alerts(daemon: Daemon) -> list[tuple[int, str]]:
+    """Each open alert of ``daemon`` as (board, kind)."""
+    return [(a.board, a.kind.value) for a in daemon.core.engine.open_alerts]
+
+
+async def next_round_after_cables_out(
+    daemon: Daemon, round_number: int, boards: Iterable[int], *, within: float
+) -> None:
+    """Cables out: every one of ``boards`` offline (waited for up to ``within`` seconds);
+    then every section moves on over the arbiter channel."""
+    offline = [(board, "board_offline") for board in sorted(boards)]
+    await wait_until(lambda: sorted(open_alerts(daemon)) == offline, within, "every board offline")
+    async with Arbiter.connected(daemon.server.port) as arbiter:
+        reply = await arbiter.command({"type": "next_round"})
+    assert reply["type"] == "ok", reply
+    assert daemon.core.board_state(1, 0.0).round == f"{round_number + 1}.1"

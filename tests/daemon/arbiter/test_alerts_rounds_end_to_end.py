@@ -22,8 +22,8 @@ from daemon.shell.app import Daemon
 from drivers.emulator.clock import ClockSettings
 from drivers.emulator.device import EmulatedBoard
 from tests.daemon.config_file import BoardSpec, SectionSpec, write_config
-from tests.daemon.playing import play_round, plugged
-from tests.daemon.support import running_daemon, wait_for
+from tests.daemon.playing import next_round_after_cables_out, open_alerts, play_round, plugged
+from tests.daemon.support import running_daemon
 from tests.pairing.support import starting_line, trf_text, write_pairings
 from tests.relay.support import TOKEN, Arbiter
 
@@ -76,10 +76,6 @@ def _plugged(
     return plugged(at, SERIALS, ClockSettings.from_text("3+2"), seed=100 * round_number)
 
 
-def _open(daemon: Daemon) -> list[tuple[int, str]]:
-    return [(a.board, a.kind.value) for a in daemon.core.engine.open_alerts]
-
-
 async def _confirm_every_result(daemon: Daemon, round_number: int) -> None:
     """Through the arbiter channel, as the page sends it; then nothing is left open."""
     async with Arbiter.connected(daemon.server.port) as arbiter:
@@ -90,7 +86,7 @@ async def _confirm_every_result(daemon: Daemon, round_number: int) -> None:
             assert reply["type"] == "ok", reply
         resolved = await _resolutions(arbiter, len(SERIALS))  # live, as the page sees them
         assert sorted(a["board"] for a in resolved.values()) == sorted(SERIALS), round_number
-    assert _open(daemon) == [], f"round {round_number}"
+    assert open_alerts(daemon) == [], f"round {round_number}"
     async with Arbiter.connected(daemon.server.port) as fresh:
         assert fresh.snapshot["alerts"] == []
         last = {a["id"]: a for a in fresh.snapshot["resolved"]}
@@ -114,20 +110,6 @@ async def _resolutions(arbiter: Arbiter, count: int) -> dict[int, dict[str, Any]
     return resolved()
 
 
-async def _next_round(daemon: Daemon, round_number: int) -> None:
-    """Cables out: every board offline; then both sections move on over the channel."""
-    await wait_for(
-        lambda: sorted(_open(daemon)) == [(b, "board_offline") for b in sorted(SERIALS)],
-        20,
-        "every board offline",
-    )
-    async with Arbiter.connected(daemon.server.port) as arbiter:
-        reply = await arbiter.command({"type": "next_round"})
-    assert reply["type"] == "ok", reply
-    assert daemon.core.board_state(1, 0.0).round == f"{round_number + 1}.1"
-    assert sorted(_open(daemon)) == [(b, "board_offline") for b in sorted(SERIALS)]
-
-
 async def test_every_round_ends_with_no_open_alert_once_every_result_is_confirmed(
     tmp_path: Path,
 ) -> None:
@@ -139,7 +121,9 @@ async def test_every_round_ends_with_no_open_alert_once_every_result_is_confirme
                 await _confirm_every_result(daemon, round_number)
                 alerts = daemon.core.engine.alerts
             if round_number < 3:
-                await _next_round(daemon, round_number)
+                await next_round_after_cables_out(daemon, round_number, SERIALS, within=20)
+                offline_only = [(b, "board_offline") for b in sorted(SERIALS)]
+                assert sorted(open_alerts(daemon)) == offline_only
     offline = [a for a in alerts if a.kind == "board_offline"]
     assert len(offline) == 8  # each board, after rounds 1 and 2: no pile of repeats
     assert all(a.history[-1].note.startswith("the e-board answers again after") for a in offline)

@@ -30,7 +30,7 @@ from drivers.emulator.clock import ClockSettings
 from drivers.emulator.device import EmulatedBoard
 from drivers.emulator.player import HumanPlayer
 from tests.daemon.config_file import BoardSpec, SectionSpec, TomlTable, write_config
-from tests.daemon.playing import pgn_game, plugged
+from tests.daemon.playing import next_round_after_cables_out, open_alerts, pgn_game, plugged
 from tests.daemon.support import journal_moves, play_after_each_increment, running_daemon, wait_for
 from tests.pairing.support import starting_line, trf_text, write_pairings
 from tests.relay.support import TOKEN, Arbiter
@@ -198,13 +198,9 @@ async def _confirm_every_result(daemon: Daemon, round_number: int) -> None:
         for number in (*SERIALS, 3):
             reply = await arbiter.command({"type": "confirm_result", "board": number})
             assert reply["type"] == "ok", (number, reply)
-    await wait_for(lambda: not _open(daemon), 15, f"round {round_number}: no open alert")
+    await wait_for(lambda: not open_alerts(daemon), 15, f"round {round_number}: no open alert")
     async with Arbiter.connected(daemon.server.port) as fresh:  # as a page opened now sees it
         assert fresh.snapshot["alerts"] == [], round_number
-
-
-def _open(daemon: Daemon) -> list[tuple[int, str]]:
-    return [(a.board, a.kind.value) for a in daemon.core.engine.open_alerts]
 
 
 async def _check_games(
@@ -271,19 +267,6 @@ def _check_trf(folder: Path, section: str, rounds: int) -> None:
             assert line[at : at + 8] == f"{paired} {colour} {code}", (line, number)
 
 
-async def _next_round(daemon: Daemon, round_number: int) -> None:
-    """Cables out (every board offline), then both sections move on over the channel."""
-    await wait_for(
-        lambda: sorted(_open(daemon)) == [(b, "board_offline") for b in sorted(SERIALS)],
-        30,
-        "every board offline",
-    )
-    async with Arbiter.connected(daemon.server.port) as arbiter:
-        reply = await arbiter.command({"type": "next_round"})
-    assert reply["type"] == "ok", reply
-    assert daemon.core.board_state(1, 0.0).round == f"{round_number + 1}.1"
-
-
 async def test_the_scripted_event_ends_every_round_exact_and_with_no_open_alert(
     tmp_path: Path,
 ) -> None:
@@ -297,7 +280,7 @@ async def test_the_scripted_event_ends_every_round_exact_and_with_no_open_alert(
                 for section in PLAYERS:
                     _check_trf(tmp_path, section, round_number)
             if round_number < 3:
-                await _next_round(daemon, round_number)
+                await next_round_after_cables_out(daemon, round_number, SERIALS, within=30)
         alerts = daemon.core.engine.alerts
     mismatches = [a.action for a in alerts if a.kind == "clock_mismatch"]
     assert not mismatches, mismatches
