@@ -16,12 +16,14 @@ import dataclasses
 from pathlib import Path
 
 import chess
+import chess.pgn
 import pytest
 
 from daemon.journal.store import Journal
+from daemon.shell.app import Daemon
 from drivers.emulator.clock import ClockSettings
 from drivers.emulator.device import EmulatedBoard
-from drivers.emulator.player import HumanPlayer, PressLever
+from drivers.emulator.player import HumanPlayer, PressLever, TimedAction
 from tests.daemon.conftest import Serve
 from tests.daemon.recovery_support import check_record, play_part
 from tests.daemon.support import (
@@ -42,8 +44,27 @@ PLAYED = 4
 #: but no press is taken without it (FAST_TRACKER: 2 s), so that the daemon need be down
 #: only a moment longer for that to be the wrong answer it must not give.
 RESTARTED = dataclasses.replace(FAST_TRACKER, clock_settle_time=0.5)
+
+
 #: How long the daemon is down: longer than the restarted daemon's settle time.
 DOWN = RESTARTED.clock_settle_time * 1.5
+
+
+async def _followed_then_moved(
+    board: EmulatedBoard, daemon: Daemon, game: chess.pgn.Game, played: int
+) -> list[TimedAction]:
+    """``played`` plies followed live, then the next move's piece moved but its lever not
+    pressed yet: that move's schedule, whose last action is the press."""
+    moves = list(game.mainline_moves())
+    await play_part(board, game, 0, played, speed=SPEED)
+    await wait_for(lambda: len(daemon.core.games[1].record.moves) == played, 10, "live plies")
+    position = chess.Board()
+    for move in moves[:played]:
+        position.push(move)
+    player = HumanPlayer(seed=3, speed=SPEED, white_side=board.white_side)
+    schedule = player.move(position, moves[played])
+    await board.perform(schedule[:-1])
+    return schedule
 
 
 @pytest.mark.parametrize("later", [0, 5], ids=["only the press", "the press and 5 plies"])
@@ -51,22 +72,12 @@ async def test_a_press_while_the_daemon_is_down_keeps_its_clock(
     later: int, tmp_path: Path, games_dir: Path, serve: Serve
 ) -> None:
     game = read_game(games_dir / "kasparov-deep-blue-1997.pgn", 5)  # 37 plies
-    moves = list(game.mainline_moves())
     played = PLAYED
     async with EmulatedBoard(clock=ClockSettings.from_text("3+2"), seed=40 + later) as board:
         async with serve(board) as daemon:
-            await play_part(board, game, 0, played, speed=SPEED)
-            await wait_for(
-                lambda: len(daemon.core.games[1].record.moves) == played, 10, "live plies"
-            )
-            position = chess.Board()
-            for move in moves[:played]:
-                position.push(move)
-            player = HumanPlayer(seed=3, speed=SPEED, white_side=board.white_side)
-            schedule = player.move(position, moves[played])
-            press = schedule[-1].action
+            schedule = await _followed_then_moved(board, daemon, game, played)
+            press = schedule[-1].action  # the piece is moved ...
             assert isinstance(press, PressLever)
-            await board.perform(schedule[:-1])  # the piece is moved ...
             tracker = daemon.core.games[1].tracker
             assert tracker is not None
             await wait_for(lambda: tracker.sensed == board.physical.placement, 10, "seen")
@@ -135,20 +146,10 @@ async def test_readings_queued_while_the_daemon_was_down_wait_for_the_memory(
     before the first board dump of its new connection. They wait until the memory was
     asked, so the pending move gets its own press's [%clk], not a later one's."""
     game = read_game(games_dir / "kasparov-deep-blue-1997.pgn", 5)
-    moves = list(game.mainline_moves())
     played, later = PLAYED, 4
     async with EmulatedBoard(clock=ClockSettings.from_text("3+2"), seed=44) as board:
         async with serve(board) as daemon:
-            await play_part(board, game, 0, played, speed=SPEED)
-            await wait_for(
-                lambda: len(daemon.core.games[1].record.moves) == played, 10, "live plies"
-            )
-            position = chess.Board()
-            for move in moves[:played]:
-                position.push(move)
-            player = HumanPlayer(seed=3, speed=SPEED, white_side=board.white_side)
-            schedule = player.move(position, moves[played])
-            await board.perform(schedule[:-1])
+            schedule = await _followed_then_moved(board, daemon, game, played)
             tracker = daemon.core.games[1].tracker
             assert tracker is not None
             await wait_for(lambda: tracker.sensed == board.physical.placement, 10, "seen")
