@@ -44,9 +44,10 @@ typecheck: $(STAMP)
 # emulators), and each would compile every module it imports from source again. The tests
 # are collected once first, in one process, so that the workers read pytest's rewritten
 # test modules instead of each rewriting all of them (about 10 s of CPU per worker).
+PYTEST  := env -u PYTHONDONTWRITEBYTECODE $(VENV)/bin/pytest
 pytest: setup system
-	-env -u PYTHONDONTWRITEBYTECODE $(VENV)/bin/pytest --collect-only -q -n 0 >/dev/null 2>&1
-	env -u PYTHONDONTWRITEBYTECODE $(VENV)/bin/pytest
+	-$(PYTEST) --collect-only -q -n 0 >/dev/null 2>&1
+	$(PYTEST)
 
 # The checks run side by side once set up: pytest mostly waits on emulated players, mypy
 # computes. Each one's output is shown whole when it ends; any failure fails `make test`.
