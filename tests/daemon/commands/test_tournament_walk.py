@@ -155,9 +155,9 @@ async def _boards(
     for number, serial in SERIALS.items():
         pgn = folder / f"r{round_number}-b{number}.pgn"
         pgn.write_text(GAMES[round_number][number])
-        # speed 8: replies of 0.2 s and more; faster ones than the daemon's answer to a
+        # speed 4: replies of 0.25 s and more; faster ones than the daemon's answer to a
         # press on a busy machine beat its SETNRUN to the clock (docs/faults.md)
-        options = ("--clock", CLOCKS[number], "--clock-mode", "23", *start, "--speed", "8")
+        options = ("--clock", CLOCKS[number], "--clock-mode", "23", *start, "--speed", "4")
         boards.append((pgn, serial, options))
     async with AsyncExitStack() as stack:
         for group in [boards] if at_once else [[board] for board in boards]:
