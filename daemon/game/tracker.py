@@ -138,6 +138,13 @@ class GameTracker:
         completes no move (it starts the clock)."""
         return self._start_stands()
 
+    @property
+    def moving_color(self) -> chess.Color | None:
+        """The colour whose move the board shows on its way (pending), None if none."""
+        pending = self._pending
+        moves = pending is not None and pending.match.moves
+        return self._line.base_turn(pending.match) if pending and moves else None
+
     # -- inputs ---------------------------------------------------------------------
 
     def receive_placement(self, observation: PlacementObserved) -> None:
@@ -157,7 +164,7 @@ class GameTracker:
         context = ClockContext(
             board=self._line.board,
             start_stands=self._start_stands(),
-            moving=self._moving_color(),
+            moving=self.moving_color,
             ended=self._state in (TrackerState.WAITING, TrackerState.ENDED),
         )
         press = self._clock.receive_clock(observation, context)
@@ -468,12 +475,6 @@ class GameTracker:
             and self._pending is None
             and self._unmatched_since is None
         )
-
-    def _moving_color(self) -> chess.Color | None:
-        pending = self._pending
-        if pending is None or not pending.match.moves:
-            return None
-        return self._line.base_turn(pending.match)
 
     # -- accepted positions ---------------------------------------------------------
 

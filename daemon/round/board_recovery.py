@@ -26,8 +26,9 @@ from daemon.game.matching import rotated
 from daemon.game.recovery import plan_recovery
 from daemon.game.tracker import GameTracker
 from daemon.round.board_game import BoardGame, ledger_since, line_sans
+from daemon.round.gap_increments import GapIncrements, clock_gained
 from daemon.round.inputs import RecoveryInput
-from daemon.round.mode23 import GapIncrements, clock_gained, game_move_number
+from daemon.round.mode23 import game_move_number
 from drivers.observations import (
     ClockObserved,
     ClockSide,

@@ -21,7 +21,11 @@ carries the command out after that press, it sets the old running side again and
 press is undone; the first reading after the acknowledgement then shows the opponent's
 time running once more. The press seen meanwhile is then carried out here: the opponent's
 time as it was at the press, plus what that move earns, and the mover's time running
-since then.
+since then. The SETNRUN that carries it out sets running a side the clock does not run,
+so a press by that side while it is on its way does nothing (that lever is already
+down) and no reading shows it: when the clock acknowledges it and the game shows that
+side's move on its way (``moving``), that press is carried out too, and so on, so that
+any number of late SETNRUNs end with the clock running the side to move.
 
 A press that completes no move gains nothing: the press that starts the clock at the
 round's start (Black's lever, to start White's time; or either lever pressed before White
@@ -37,42 +41,38 @@ every round change, reconnection and clock set (docs/daemon.md, "Mode 23").
 Presses made while nobody answered them (the daemon down, the board unplugged) come back
 from the board's memory with the times the clock wrote at each lever change (§6): on a
 mode 23 clock, without any of the increments and periods nobody added. While that log is
-replayed, :class:`GapIncrements` adds to every such press what the control gave the mover
-up to and including it (each move's own increment, plus the earlier ones of the gap the
-clock still lacks), so each move's ``[%clk]`` is the time the clock should have shown;
-what both sides still lack is then given to the clock once, in one SETNRUN
-(:meth:`IncrementControl.owe`). A log in which a side's time grew at a press shows a
-clock that adds its own time (:func:`clock_gained`): nothing is added then.
+replayed, :class:`~daemon.round.gap_increments.GapIncrements` adds to every such press
+what the control gave the mover up to and including it, so each move's ``[%clk]`` is the
+time the clock should have shown; what both sides still lack is then given to the clock
+once, in one SETNRUN (:meth:`IncrementControl.owe`).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import enum
-from collections import deque
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 
 import chess
 
 from daemon.game.durations import ClockRules, TimeControl
 from daemon.game.state import TrackerState
 from daemon.game.tracker import GameTracker
+from daemon.round.gap_increments import MoveNumber, plus_seconds, presser_of, side_seconds
 from drivers.dgt.commands import ClockSetAndRun
 from drivers.observations import ClockObserved, ClockSide
 
 __all__ = [
-    "GapIncrements",
     "IncrementControl",
     "IncrementState",
     "MoveNumber",
-    "clock_gained",
     "game_move_number",
+    "game_moving_side",
     "move_number_of",
 ]
 
-#: The number of the move a press by a side completes, from the game; None = unknown,
-#: 0 = none (the press starts the clock before White's first move).
-MoveNumber = Callable[[ClockSide], int | None]
+#: The side whose move the board shows on its way (not completed yet), from the game.
+Moving = Callable[[], ClockSide | None]
 
 
 def move_number_of(board: chess.Board, color: chess.Color) -> int:
@@ -98,6 +98,14 @@ def game_move_number(tracker: GameTracker, side: ClockSide) -> int | None:
     return move_number_of(tracker.board, chess.WHITE if side is white else chess.BLACK)
 
 
+def game_moving_side(tracker: GameTracker) -> ClockSide | None:
+    """The side whose move the tracker's game holds pending (None: none, or no sides)."""
+    color, white = tracker.moving_color, tracker.white_side
+    if color is None or white is None:
+        return None
+    return white if color == chess.WHITE else _other(white)
+
+
 class IncrementState(enum.Enum):
     """Whether dgtcast adds the increments of this clock."""
 
@@ -120,6 +128,8 @@ class IncrementControl:
         white_side: the clock side White sits at; None = the side that runs first.
         move_number: the move a press by a side completes, from the game; without it
             (or when it answers None) presses are counted.
+        moving: the side whose move the game holds pending; without it a press
+            swallowed by a SETNRUN that switched sides is seen only on the board.
     """
 
     def __init__(
@@ -128,9 +138,11 @@ class IncrementControl:
         *,
         white_side: ClockSide | None = None,
         move_number: MoveNumber | None = None,
+        moving: Moving | None = None,
     ) -> None:
         self.rules = rules if isinstance(rules, ClockRules) else ClockRules.uniform(rules)
         self._move_number = move_number
+        self._moving = moving
         self.state = IncrementState.WATCHING
         self._configured = white_side
         self._white_side = white_side
@@ -143,6 +155,8 @@ class IncrementControl:
         self._due: dict[ClockSide, int] = {}  # what the last SETNRUN added per side
         self._heard: ClockObserved | None = None  # the last reading as the clock showed it
         self._stale: ClockObserved | None = None  # the last reading while SETTING
+        self._carried: ClockSide | None = None  # set running by the SETNRUN, not the clock
+        self._swallowed = False  # that side's press was carried out (see receive_done)
 
     @property
     def presses(self) -> dict[ClockSide, int]:
@@ -166,6 +180,7 @@ class IncrementControl:
         self._heard = None
         self._owed = {}
         self._deferring = False
+        self._carried, self._swallowed = None, False
         self.state = IncrementState.WATCHING
 
     def owe(self, seconds: Mapping[ClockSide, int], *, last: ClockObserved | None = None) -> None:
@@ -252,7 +267,7 @@ class IncrementControl:
     def _earned(self, last: ClockObserved | None, reading: ClockObserved) -> dict[ClockSide, int]:
         """What the press between ``last`` and ``reading`` earns its mover (none: no press,
         the press that starts the clock, or a clock found adding its own time)."""
-        mover = _presser(last, reading)
+        mover = presser_of(last, reading)
         if mover is None or last is None or self.state in _HANDS_OFF:
             return {}
         known = None if self._move_number is None else self._move_number(mover)
@@ -263,7 +278,7 @@ class IncrementControl:
         expected = self._control(mover).added_after(move)
         if expected == 0:
             return {}
-        gained = _seconds(reading, mover) - _seconds(last, mover)
+        gained = side_seconds(reading, mover) - side_seconds(last, mover)
         if 2 * gained >= expected:  # the clock added it itself: never add it again
             self.state = IncrementState.CLOCK_ADDS
             self._owed = {}
@@ -273,7 +288,7 @@ class IncrementControl:
     def _with_owed(self, reading: ClockObserved) -> ClockObserved:
         """While deferring, the reading as the clock should show it: plus what is owed."""
         lacking = self.lacking
-        return _plus(reading, lacking) if lacking and reading.connected else reading
+        return plus_seconds(reading, lacking) if lacking and reading.connected else reading
 
     def _unheard(self, reading: ClockObserved) -> ClockObserved:
         """Presses nobody heard: one made while the daemon was away (the journal's reading
@@ -284,6 +299,9 @@ class IncrementControl:
         reply, self._reply = self._reply, None
         if reply is not None and self._last is not None and reading.running is self._last.running:
             reading = _redo_press(reply, reading, self._last, self._due)
+        swallowed, self._swallowed = self._swallowed, False
+        if swallowed and self._last is not None and self._last.running is not None:
+            reading = _swallowed_press(reading, self._last)
         return reading
 
     def receive_refused(self) -> None:
@@ -299,17 +317,26 @@ class IncrementControl:
         """The SETNRUN was acknowledged, or failed: readings count again.
 
         Returns:
-            A reading to take again at once (:meth:`receive_reading`) when the opponent
-            pressed while the SETNRUN was on its way: the clock then runs the wrong side
-            until the press is carried out, and a player who moves meanwhile presses a
-            lever that does nothing. None otherwise.
+            A reading to take again at once (:meth:`receive_reading`) when a press was
+            undone or swallowed while the SETNRUN was on its way: the opponent pressed
+            (a reading showed it), and the clock runs the wrong side until the press is
+            carried out; or the SETNRUN set running a side the clock did not run and the
+            game shows that side's move on its way: its lever did nothing meanwhile, or
+            its press is still to come (then it does nothing). None otherwise.
         """
         stale, self._stale = self._stale, None
+        carried, self._carried = self._carried, None
         if self.state is IncrementState.SETTING:
             self.state = IncrementState.ADDING
-        if self._reply is None or stale is None or self.state is not IncrementState.ADDING:
+        if self.state is not IncrementState.ADDING:
             return None
-        return stale
+        if self._reply is not None and stale is not None:
+            return stale
+        if carried is None or self._moving is None or self._moving() is not carried:
+            return None
+        self._swallowed = True
+        shown = stale is not None and stale.running is carried  # since the SETNRUN
+        return stale if shown else self._last
 
     def _control(self, side: ClockSide) -> TimeControl:
         white = self._white_side is None or side is self._white_side
@@ -319,7 +346,7 @@ class IncrementControl:
         self, reading: ClockObserved, seconds: Mapping[ClockSide, int]
     ) -> tuple[ClockObserved, ClockSetAndRun]:
         """The reading with ``seconds`` added per side, and the SETNRUN that shows it."""
-        corrected = _plus(reading, seconds)
+        corrected = plus_seconds(reading, seconds)
         running = corrected.running
         command = ClockSetAndRun(
             left_seconds=corrected.left_seconds,
@@ -327,115 +354,13 @@ class IncrementControl:
             run="paused" if running is None else running.value,
             toggle_on_lever=True,
         )
+        heard = self._heard
+        switched = heard is not None and running is not None and heard.running is not running
+        self._carried = running if switched else None
         self._last = corrected
         self._due = dict(seconds)
         self.state = IncrementState.SETTING
         return corrected, command
-
-
-class GapIncrements:
-    """Adds the missing increments to the clock readings replayed from a board's memory.
-
-    Each press of the log completes a move, numbered from the game as it is replayed
-    (``move_number``, else counted per side); the mover is owed what the control adds after
-    it. Every reading then shows each side's time as the clock should have shown it: the
-    logged time plus all that side is owed so far. A side's time that comes from before
-    the log (the last reading the game holds: already what it should be) is left as is
-    until that side presses.
-
-    Args:
-        control_of: the time control of the player at a side.
-        move_number: the move a press by a side completes, from the game.
-        first: the reading the replay starts from (the game's last one).
-        owed: what the clock still lacked before this log (an earlier gap whose times
-            never reached it).
-        ledger: the presses of this log were followed live (a log read again to heal a
-            board out of sync): the presses seen since the game's last move, in order,
-            each ``(side, the presser's time as recorded)``, and ``("set", 0)`` where the
-            session set the clock to all it lacked. A replayed press takes the time
-            recorded for it (what the clock lacked then is that minus the logged time);
-            presses beyond the ledger (made while the log was read) are owed as in a gap.
-    """
-
-    def __init__(
-        self,
-        control_of: Callable[[ClockSide], TimeControl],
-        move_number: MoveNumber,
-        first: ClockObserved | None,
-        owed: Mapping[ClockSide, int],
-        *,
-        ledger: Sequence[tuple[str, int]] | None = None,
-    ) -> None:
-        self._ledger = None if ledger is None else deque(ledger)
-        self._control_of = control_of
-        self._move_number = move_number
-        self._last = first
-        self._owed = {side: owed.get(side, 0) for side in ClockSide}
-        # what each side's logged time lacks, as of its last press in the log: what the
-        # clock lacked then (a setting later gives the clock its due, not the log)
-        self._lags: dict[ClockSide, int] = {}
-        self._presses: dict[ClockSide, int] = {}
-
-    @property
-    def owed(self) -> dict[ClockSide, int]:
-        """Seconds each side's clock lacks after the log (only sides that lack some)."""
-        return {side: value for side, value in self._owed.items() if value}
-
-    def receive(self, reading: ClockObserved) -> ClockObserved:
-        """One replayed reading, as the clock should have shown it. Call it just before the
-        game takes the reading (the move the press completes is then on its way)."""
-        mover = _presser(self._last, reading)
-        self._last = reading
-        if mover is not None:
-            recorded = self._follow_ledger()
-            known = self._move_number(mover)
-            move = self._presses.get(mover, 0) + 1 if known is None else known
-            if move >= 1:
-                self._presses[mover] = move
-                self._owed[mover] += self._control_of(mover).added_after(move)
-            if recorded is not None:  # as the session saw it: the clock lacked the rest
-                self._owed[mover] = max(0, recorded - _seconds(reading, mover))
-            self._lags[mover] = self._owed[mover]
-        return _plus(reading, self._lags)
-
-    def _follow_ledger(self) -> int | None:
-        """The time recorded for the log's next press (None: beyond the ledger); a setting
-        before it gave the clock all it lacked."""
-        ledger = self._ledger
-        while ledger and ledger[0][0] == "set":
-            ledger.popleft()
-            self._owed = dict.fromkeys(ClockSide, 0)
-        return ledger.popleft()[1] if ledger else None
-
-    def finish(self) -> None:
-        """The log is replayed: a setting after its last press gave the clock its due."""
-        if self._ledger and any(kind == "set" for kind, _ in self._ledger):
-            self._owed = dict.fromkeys(ClockSide, 0)
-
-
-def clock_gained(first: ClockObserved | None, readings: Iterable[ClockObserved]) -> bool:
-    """Whether a side's time grew at a press (beyond a second of rounding) in readings
-    that follow ``first``: a clock that adds its own time; a mode 23 clock only counts
-    down (§8)."""
-    last = first
-    for reading in readings:
-        mover = _presser(last, reading)
-        if mover is not None and last is not None and _gain(last, reading, mover) > 1:
-            return True
-        last = reading
-    return False
-
-
-def _gain(before: ClockObserved, after: ClockObserved, side: ClockSide) -> int:
-    return _seconds(after, side) - _seconds(before, side)
-
-
-def _plus(reading: ClockObserved, seconds: Mapping[ClockSide, int]) -> ClockObserved:
-    return dataclasses.replace(
-        reading,
-        left_seconds=reading.left_seconds + seconds.get(ClockSide.LEFT, 0),
-        right_seconds=reading.right_seconds + seconds.get(ClockSide.RIGHT, 0),
-    )
 
 
 def _redo_press(
@@ -452,8 +377,8 @@ def _redo_press(
     opponent, mover = sent.running, reply.running
     ran = max(0, round(now.at - reply.at))
     times = {
-        opponent: _seconds(reply, opponent) + due.get(opponent, 0),
-        mover: max(0, _seconds(sent, mover) - ran),
+        opponent: side_seconds(reply, opponent) + due.get(opponent, 0),
+        mover: max(0, side_seconds(sent, mover) - ran),
     }
     return dataclasses.replace(
         now,
@@ -462,6 +387,18 @@ def _redo_press(
         running=mover,
         lever=mover,
     )
+
+
+def _swallowed_press(now: ClockObserved, sent: ClockObserved) -> ClockObserved:
+    """The reading as it would be had the side the SETNRUN set running (``sent``) pressed
+    at ``now``: its time as the clock shows it, the other side running."""
+    assert sent.running is not None
+    other = _other(sent.running)
+    return dataclasses.replace(now, running=other, lever=other)
+
+
+def _other(side: ClockSide) -> ClockSide:
+    return ClockSide.RIGHT if side is ClockSide.LEFT else ClockSide.LEFT
 
 
 def _only_ran(before: ClockObserved, now: ClockObserved) -> bool:
@@ -473,14 +410,3 @@ def _only_ran(before: ClockObserved, now: ClockObserved) -> bool:
         and now.left_seconds <= before.left_seconds + 1
         and now.right_seconds <= before.right_seconds + 1
     )
-
-
-def _presser(last: ClockObserved | None, reading: ClockObserved) -> ClockSide | None:
-    """The side that pressed its lever between two readings, if one did."""
-    if last is None or last.running is None or reading.running is None:
-        return None
-    return last.running if reading.running is not last.running else None
-
-
-def _seconds(reading: ClockObserved, side: ClockSide) -> int:
-    return reading.left_seconds if side is ClockSide.LEFT else reading.right_seconds

@@ -88,6 +88,9 @@ class BoardView(Protocol):
     def move_number(self, side: ClockSide) -> int | None:
         """The move a press on ``side`` completes (daemon/round/mode23.py)."""
 
+    def moving_side(self) -> ClockSide | None:
+        """The side whose move the game holds pending, not completed by a press yet."""
+
     def clock_adds(self) -> bool:
         """The board's memory showed a clock that adds its own time."""
 

@@ -132,5 +132,8 @@ def increment_control(
         return None
     side = ClockSide(board.clock_white_side) if board.clock_white_side else None
     return IncrementControl(
-        section.event.clock_rules, white_side=side, move_number=view.move_number
+        section.event.clock_rules,
+        white_side=side,
+        move_number=view.move_number,
+        moving=view.moving_side,
     )

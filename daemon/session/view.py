@@ -10,7 +10,7 @@ from daemon.game.recovery import memory_needed
 from daemon.game.state import TrackerState
 from daemon.round.board_game import BoardGame
 from daemon.round.core import RoundCore
-from daemon.round.mode23 import game_move_number
+from daemon.round.mode23 import game_move_number, game_moving_side
 from drivers.observations import ClockObserved, ClockSide
 
 __all__ = ["RoundBoardView"]
@@ -47,6 +47,11 @@ class RoundBoardView:
         game = self._game()
         tracker = None if game is None else game.tracker
         return None if tracker is None else game_move_number(tracker, side)
+
+    def moving_side(self) -> ClockSide | None:
+        game = self._game()
+        tracker = None if game is None else game.tracker
+        return None if tracker is None else game_moving_side(tracker)
 
     def clock_adds(self) -> bool:
         game = self._game()

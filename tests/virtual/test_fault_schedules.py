@@ -484,16 +484,3 @@ def test_fault_schedules_in_chess960(
 def test_the_games_are_there() -> None:
     assert len(GAME_LIST) >= 10
     assert any(game.headers.get("Variant") == "Chess960" for game in GAME_LIST)
-
-
-#: Not exact yet (docs/faults.md, "A reply faster than dgtcast's answer"): players who
-#: reply from 0.05 s on (20 times human speed) to a mode 23 clock whose SETNRUN reaches it
-#: 0.1 s late; the board ends out of sync and its memory does not heal it.
-TOO_FAST = Schedule(
-    game=7, seed=63780, speed=20.0, mode23=True, rotate=False, right=False, faults=(), latency=0.1
-)
-
-
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason="docs/faults.md: too fast a reply")
-def test_replies_faster_than_a_late_setnrun(configs: dict[tuple[bool, bool], Config]) -> None:
-    run_schedule(TOO_FAST, configs)

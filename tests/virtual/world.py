@@ -41,7 +41,7 @@ from drivers.dgt.events import BoardDump, Event, FieldUpdated
 from drivers.dgt.observer import DgtObserver
 from drivers.dgt.protocol import DgtProtocol
 from drivers.emulator.firmware import BoardFirmware
-from drivers.emulator.player import TimedAction
+from drivers.emulator.player import PressLever, TimedAction
 from drivers.observations import ClockSide, LinkObserved, LinkState
 
 __all__ = ["BAUD", "Entry", "VirtualDaemon", "World"]
@@ -116,12 +116,15 @@ class World:
         self.daemon: VirtualDaemon | None = None
         self.plugged = True
         self.logs: list[str] = []
-        #: For each press that switched the clock: whether the daemon followed it live,
-        #: and when it was made.
+        #: For each move's press: whether the daemon followed it live, when it was made,
+        #: and the mover's side and time then. A press that switched the clock, or one
+        #: a SETNRUN swallowed: the clock ran the side that had just pressed (a reply
+        #: undone by a late SETNRUN), so the other player's lever did nothing.
         self.seen_presses: list[bool] = []
         self.press_times: list[float] = []
-        #: When the clock took a SETNRUN (mode 23: dgtcast set both sides).
-        self.clock_sets: list[float] = []
+        self.presses: list[tuple[str, int]] = []
+        #: When dgtcast sent a SETNRUN and when the clock took it (mode 23: both sides set).
+        self.clock_sets: list[tuple[float, float]] = []
         self._heap: list[_Due] = []
         self._seq = itertools.count()
         self._line_free = 0.0
@@ -146,18 +149,19 @@ class World:
     def should_have_shown(self, added_after: Callable[[int], int]) -> list[int]:
         """Mode 23: the time each press should have left its mover, from what the clock
         itself showed: its reading plus what that press earned and what the mover's
-        earlier presses earned that the clock was never given (those made since the last
-        SETNRUN, which dgtcast computes with all that is owed). ``added_after``: what
-        the time control adds after a side's move N."""
+        earlier presses earned that the clock was never given: a SETNRUN gives it all it
+        lacked when dgtcast sent it, so a press is paid by one sent after it that the
+        clock took before the press in question. ``added_after``: what the time control
+        adds after a side's move N."""
         times: list[int] = []
+        sets = self.clock_sets
         for index, ((side, seconds), at) in enumerate(
-            zip(self.firmware.presses, self.press_times, strict=True)
+            zip(self.presses, self.press_times, strict=True)
         ):
-            last_set = max((t for t in self.clock_sets if t <= at), default=-math.inf)
             moves = [
                 number
                 for number, ((earlier, _), when) in enumerate(
-                    zip(self.firmware.presses[:index], self.press_times[:index], strict=True)
+                    zip(self.presses[:index], self.press_times[:index], strict=True)
                 )
                 if earlier == side
             ]
@@ -165,7 +169,7 @@ class World:
             unpaid = [
                 move
                 for move, number in enumerate(moves, start=1)
-                if self.press_times[number] > last_set
+                if not any(self.press_times[number] < sent and taken <= at for sent, taken in sets)
             ]
             times.append(seconds + added_after(own) + sum(added_after(m) for m in unpaid))
         return times
@@ -184,11 +188,19 @@ class World:
         presses = len(self.firmware.presses)
         self.firmware.receive_action(action, self.now)
         if len(self.firmware.presses) > presses:  # a press that switched the clock
-            daemon = self.daemon
-            live = daemon is not None and daemon.linked and daemon.session.state.value == "live"
-            self.seen_presses.append(live)
-            self.press_times.append(self.now)
+            self._pressed(self.firmware.presses[-1])
+        elif isinstance(action, PressLever) and self.presses and self.presses[-1][0] != action.side:
+            faces = self.firmware.clock.reading(self.now)  # swallowed: the mover's time then
+            face = faces.left if action.side == "left" else faces.right
+            self._pressed((action.side, face.seconds))
         self._board_sent()
+
+    def _pressed(self, press: tuple[str, int]) -> None:
+        daemon = self.daemon
+        live = daemon is not None and daemon.linked and daemon.session.state.value == "live"
+        self.seen_presses.append(live)
+        self.press_times.append(self.now)
+        self.presses.append(press)
 
     def _board_sent(self) -> None:
         """Put what the firmware produced on the line; wake it at its next deadline."""
@@ -223,9 +235,10 @@ class World:
     def send_to_board(self, data: bytes) -> None:
         """The daemon writes ``data``; it reaches the board a moment later."""
         if self.plugged:
-            self.at(self.now + _COMMAND_DELAY + self.latency, lambda: self._board_reads(data))
+            sent = self.now
+            self.at(sent + _COMMAND_DELAY + self.latency, lambda: self._board_reads(data, sent))
 
-    def _board_reads(self, data: bytes) -> None:
+    def _board_reads(self, data: bytes, sent: float) -> None:
         if self.plugged:
             commands = len(self.firmware.commands)
             self.firmware.receive_data(data, self.now)
@@ -233,7 +246,7 @@ class World:
                 isinstance(command, cmd.ClockSetAndRun)
                 for command in self.firmware.commands[commands:]
             ):
-                self.clock_sets.append(self.now)
+                self.clock_sets.append((sent, self.now))
             self._board_sent()
 
     def set_up(self, placement: chess.BaseBoard) -> None:

@@ -11,13 +11,8 @@ import chess
 
 from daemon.game.durations import ClockRules, TimeControl
 from daemon.round.board_game import ledger_since
-from daemon.round.mode23 import (
-    GapIncrements,
-    IncrementControl,
-    IncrementState,
-    clock_gained,
-    move_number_of,
-)
+from daemon.round.gap_increments import GapIncrements, clock_gained
+from daemon.round.mode23 import IncrementControl, IncrementState, move_number_of
 from drivers.emulator.clock import ClockReading, ClockSettings
 from drivers.emulator.device import EmulatedBoard
 from drivers.emulator.player import HumanPlayer
@@ -231,6 +226,40 @@ def test_a_reading_from_before_the_redone_press_is_no_second_reply() -> None:
     recorded, command = control.receive_reading(_at(_reading(301, 309, LEFT), 15.0))
     assert recorded == _at(_reading(301, 309, LEFT), 15.0)
     assert command is None
+
+
+def test_a_press_the_redo_swallowed_is_carried_out() -> None:
+    """The SETNRUN that carries out Black's reply runs White, whom the clock did not run:
+    White's press while it is on its way does nothing (Black runs). At its ack the board
+    shows White's move on its way: that press is carried out as well."""
+    moving: list[ClockSide | None] = [None]
+    control = IncrementControl(TimeControl.from_pgn("300+5"), moving=lambda: moving[0])
+    control.receive_reading(_reading(305, 305, LEFT))
+    control.receive_reading(_at(_reading(300, 305, RIGHT), 10.0))
+    control.receive_reading(_at(_reading(300, 304, LEFT), 11.0))  # Black's reply, undone
+    control.receive_done()
+    _, again = control.receive_reading(_at(_reading(305, 303, RIGHT), 13.0))
+    assert again is not None
+    assert again.run == "left"  # the reply carried out
+    moving[0] = LEFT  # White moved and pressed: the clock ran Black, the lever did nothing
+    assert control.receive_reading(_at(_reading(302, 309, LEFT), 14.0)) == (None, None)
+    swallowed = control.receive_done()
+    assert swallowed is not None
+    fixed, command = control.receive_reading(swallowed)
+    assert fixed == _at(_reading(307, 309, RIGHT), 14.0)  # White's time then, plus 5 s
+    assert command is not None
+    assert command.run == "right"
+
+
+def test_a_move_on_its_way_after_an_ordinary_setnrun_waits_for_its_press() -> None:
+    """The SETNRUN after a press runs the side the clock runs already: a press by that
+    side shows in the readings, so a move of it the board shows is left to its press."""
+    control = IncrementControl(TimeControl.from_pgn("300+5"), moving=lambda: RIGHT)
+    control.receive_reading(_reading(305, 305, LEFT))
+    _, command = control.receive_reading(_at(_reading(300, 305, RIGHT), 10.0))
+    assert command is not None
+    assert control.receive_reading(_at(_reading(305, 305, RIGHT), 10.2)) == (None, None)
+    assert control.receive_done() is None
 
 
 def test_a_reply_after_the_setnrun_is_an_ordinary_press() -> None:

@@ -1,0 +1,147 @@
+"""Increments replayed from a board's memory on a mode 23 clock, and what clock readings
+tell about presses (pure; the control of a connected clock: :mod:`daemon.round.mode23`).
+
+Presses made while nobody answered them (the daemon down, the board unplugged) come back
+from the board's memory with the times the clock wrote at each lever change (§6): on a
+mode 23 clock, without any of the increments and periods nobody added.
+:class:`GapIncrements` adds them as the log is replayed; :func:`clock_gained` tells a
+clock that adds its own time.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import deque
+from collections.abc import Callable, Iterable, Mapping, Sequence
+
+from daemon.game.durations import TimeControl
+from drivers.observations import ClockObserved, ClockSide
+
+__all__ = [
+    "GapIncrements",
+    "MoveNumber",
+    "clock_gained",
+    "plus_seconds",
+    "presser_of",
+    "side_seconds",
+]
+
+#: The number of the move a press by a side completes, from the game; None = unknown,
+#: 0 = none (the press starts the clock before White's first move).
+MoveNumber = Callable[[ClockSide], int | None]
+
+
+class GapIncrements:
+    """Adds the missing increments to the clock readings replayed from a board's memory.
+
+    Each press of the log completes a move, numbered from the game as it is replayed
+    (``move_number``, else counted per side); the mover is owed what the control adds after
+    it. Every reading then shows each side's time as the clock should have shown it: the
+    logged time plus all that side is owed so far. A side's time that comes from before
+    the log (the last reading the game holds: already what it should be) is left as is
+    until that side presses.
+
+    Args:
+        control_of: the time control of the player at a side.
+        move_number: the move a press by a side completes, from the game.
+        first: the reading the replay starts from (the game's last one).
+        owed: what the clock still lacked before this log (an earlier gap whose times
+            never reached it).
+        ledger: the presses of this log were followed live (a log read again to heal a
+            board out of sync): the presses seen since the game's last move, in order,
+            each ``(side, the presser's time as recorded)``, and ``("set", 0)`` where the
+            session set the clock to all it lacked. A replayed press takes the time
+            recorded for it (what the clock lacked then is that minus the logged time);
+            presses beyond the ledger (made while the log was read) are owed as in a gap.
+    """
+
+    def __init__(
+        self,
+        control_of: Callable[[ClockSide], TimeControl],
+        move_number: MoveNumber,
+        first: ClockObserved | None,
+        owed: Mapping[ClockSide, int],
+        *,
+        ledger: Sequence[tuple[str, int]] | None = None,
+    ) -> None:
+        self._ledger = None if ledger is None else deque(ledger)
+        self._control_of = control_of
+        self._move_number = move_number
+        self._last = first
+        self._owed = {side: owed.get(side, 0) for side in ClockSide}
+        # what each side's logged time lacks, as of its last press in the log: what the
+        # clock lacked then (a setting later gives the clock its due, not the log)
+        self._lags: dict[ClockSide, int] = {}
+        self._presses: dict[ClockSide, int] = {}
+
+    @property
+    def owed(self) -> dict[ClockSide, int]:
+        """Seconds each side's clock lacks after the log (only sides that lack some)."""
+        return {side: value for side, value in self._owed.items() if value}
+
+    def receive(self, reading: ClockObserved) -> ClockObserved:
+        """One replayed reading, as the clock should have shown it. Call it just before the
+        game takes the reading (the move the press completes is then on its way)."""
+        mover = presser_of(self._last, reading)
+        self._last = reading
+        if mover is not None:
+            recorded = self._follow_ledger()
+            known = self._move_number(mover)
+            move = self._presses.get(mover, 0) + 1 if known is None else known
+            if move >= 1:
+                self._presses[mover] = move
+                self._owed[mover] += self._control_of(mover).added_after(move)
+            if recorded is not None:  # as the session saw it: the clock lacked the rest
+                self._owed[mover] = max(0, recorded - side_seconds(reading, mover))
+            self._lags[mover] = self._owed[mover]
+        return plus_seconds(reading, self._lags)
+
+    def _follow_ledger(self) -> int | None:
+        """The time recorded for the log's next press (None: beyond the ledger); a setting
+        before it gave the clock all it lacked."""
+        ledger = self._ledger
+        while ledger and ledger[0][0] == "set":
+            ledger.popleft()
+            self._owed = dict.fromkeys(ClockSide, 0)
+        return ledger.popleft()[1] if ledger else None
+
+    def finish(self) -> None:
+        """The log is replayed: a setting after its last press gave the clock its due."""
+        if self._ledger and any(kind == "set" for kind, _ in self._ledger):
+            self._owed = dict.fromkeys(ClockSide, 0)
+
+
+def clock_gained(first: ClockObserved | None, readings: Iterable[ClockObserved]) -> bool:
+    """Whether a side's time grew at a press (beyond a second of rounding) in readings
+    that follow ``first``: a clock that adds its own time; a mode 23 clock only counts
+    down (§8)."""
+    last = first
+    for reading in readings:
+        mover = presser_of(last, reading)
+        if mover is not None and last is not None and _gain(last, reading, mover) > 1:
+            return True
+        last = reading
+    return False
+
+
+def _gain(before: ClockObserved, after: ClockObserved, side: ClockSide) -> int:
+    return side_seconds(after, side) - side_seconds(before, side)
+
+
+def plus_seconds(reading: ClockObserved, seconds: Mapping[ClockSide, int]) -> ClockObserved:
+    return dataclasses.replace(
+        reading,
+        left_seconds=reading.left_seconds + seconds.get(ClockSide.LEFT, 0),
+        right_seconds=reading.right_seconds + seconds.get(ClockSide.RIGHT, 0),
+    )
+
+
+def presser_of(last: ClockObserved | None, reading: ClockObserved) -> ClockSide | None:
+    """The side that pressed its lever between two readings, if one did."""
+    if last is None or last.running is None or reading.running is None:
+        return None
+    return last.running if reading.running is not last.running else None
+
+
+def side_seconds(reading: ClockObserved, side: ClockSide) -> int:
+    return reading.left_seconds if side is ClockSide.LEFT else reading.right_seconds
