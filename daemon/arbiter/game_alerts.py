@@ -89,7 +89,9 @@ class GameAlerts:
                 self._sync_alert(board, watch, event)
             case ResultSignalled() | GameEnded() | FlagFell():
                 self._game_decided(board, watch, event)
-            case ClockSidesLearned() | ClocksCorrected():
+            case ClockSidesLearned():
+                self._sides_learnt(board, watch, event)
+            case ClocksCorrected():
                 pass
             case _:
                 assert_never(event)
@@ -173,6 +175,16 @@ class GameAlerts:
                 )
                 kinds = (AlertKind.MOVES_RECOVERED,)
                 self._book.resolve(board, kinds, event.at, note, scope=(str(first),))
+
+    def _sides_learnt(self, board: int, watch: BoardWatch, event: ClockSidesLearned) -> None:
+        """The clock's sides learnt again once moves were made (the board's memory told
+        them otherwise): the clock checks made so far had the colours swapped."""
+        if not watch.moved:
+            return
+        watch.increment_wrong.clear()
+        note = "the clock's sides were learnt again: the check had the colours swapped"
+        for scope in (("start",), ("increment", "white"), ("increment", "black")):
+            self._book.resolve(board, (AlertKind.CLOCK_MISMATCH,), event.at, note, scope=scope)
 
     def _moves_withdrawn(self, board: int, event: MovesWithdrawn) -> None:
         """Moves were taken back: an end of the game on the board no longer holds."""

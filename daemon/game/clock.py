@@ -154,6 +154,11 @@ class ClockTracker:
         return self._white_side
 
     @property
+    def sides_sure(self) -> bool:
+        """White's side is configured, or learnt from a press that completed a move."""
+        return self._white_side is not None and not self._provisional
+
+    @property
     def last(self) -> ClockObserved | None:
         """The last reading taken, None before any."""
         return self._last
@@ -195,6 +200,16 @@ class ClockTracker:
         if side is None or not self.is_connected or self._last is None:
             return None
         return _seconds(self._last, side)
+
+    def correct_sides(self, white_side: ClockSide, at: float) -> bool:
+        """White sits at ``white_side``, as the board's memory tells (a press learnt from
+        was one whose move the field updates hid); True when that changes the sides."""
+        if self._configured is not None or white_side is self._white_side:
+            return False
+        self._white_side, self._provisional = white_side, False
+        self._last_update = None
+        self._events.append(ClockSidesLearned(white_side=white_side, at=at))
+        return True
 
     def rewind(self, turn: chess.Color) -> None:
         """Take the last reading as the game's last move left the clock, ``turn``'s side

@@ -60,12 +60,17 @@ class Anchor:
             (None where it gives none).
         back: the known game's last plies the log does not hold (it played others
             there): withdraw them, then feed.
+        white_side: from a start, White's clock side as the log tells it, where the
+            tracker learnt the other one (a press taken for one that starts the clock
+            completed White's first move, its field updates lost): every ply is withdrawn
+            (``back``) and replayed from the start with the log's sides.
     """
 
     index: int
     how: str
     clocks: tuple[float | None, ...] = ()
     back: int = 0
+    white_side: ClockSide | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -118,7 +123,8 @@ def plan_recovery(
     )
     if anchor is None:
         return None
-    white, turn = tracker.white_side, tracker.board.turn ^ (anchor.back % 2 == 1)
+    white = anchor.white_side or tracker.white_side
+    turn = tracker.board.turn ^ (anchor.back % 2 == 1)
     mover = None if white is None else white if turn == chess.WHITE else other_side(white)
     model = _ClockModel.of(running_for(tracker.last_clock, mover), start_seconds)
     observations = tuple(fed for _, fed in _observations(memory, anchor.index, model, at))
@@ -148,8 +154,36 @@ def _start_anchor(
             reached = _where_line_reached(tracker, memory, first, line, start_seconds)
             if reached is not None:
                 index, clocks = reached
-                return Anchor(index=index, how="start", clocks=clocks, back=withdrawn)
+                anchor = Anchor(index=index, how="start", clocks=clocks, back=withdrawn)
+                return _with_sides(tracker, memory, first, start_seconds, anchor)
     return None
+
+
+def _with_sides(
+    tracker: GameTracker,
+    memory: BoardMemory,
+    first: int,
+    start_seconds: int | None,
+    anchor: Anchor,
+) -> Anchor:
+    """``anchor``, or the game's start with the log's clock sides where the tracker's
+    differ (:attr:`Anchor.white_side`)."""
+    if tracker.settings.white_side is not None or not tracker.board.move_stack:
+        return anchor
+    scratch = GameTracker(tracker.settings)
+    for _, fed in _observations(memory, first, _ClockModel.of(None, start_seconds), 0.0):
+        if isinstance(fed, PlacementObserved):
+            scratch.receive_placement(fed)
+        else:
+            scratch.receive_clock(fed)
+    white = scratch.white_side
+    if not scratch.sides_sure or white is None or white is tracker.white_side:
+        return anchor
+    reached = _where_line_reached(tracker, memory, first, [], start_seconds)
+    if reached is None:
+        return anchor
+    back = len(tracker.board.move_stack)
+    return Anchor(index=reached[0], how="start", back=back, white_side=white)
 
 
 def _start_shown(tracker: GameTracker, placement: chess.BaseBoard) -> StartPosition | None:

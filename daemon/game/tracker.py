@@ -123,6 +123,11 @@ class GameTracker:
         return self._clock.white_side
 
     @property
+    def sides_sure(self) -> bool:
+        """White's clock side is set, or learnt from a press that completed a move."""
+        return self._clock.sides_sure
+
+    @property
     def sensed(self) -> chess.BaseBoard | None:
         """A copy of the last placement sensed (sensor coordinates), None before any."""
         return None if self._sensed is None else self._sensed.copy()
@@ -134,16 +139,14 @@ class GameTracker:
 
     @property
     def start_stands(self) -> bool:
-        """The game's start position stands and no move is on its way: a lever press now
-        completes no move (it starts the clock)."""
+        """The start position stands, no move on its way: a press now only starts the clock."""
         return self._start_stands()
 
     @property
     def moving_color(self) -> chess.Color | None:
         """The colour whose move the board shows on its way (pending), None if none."""
         pending = self._pending
-        moves = pending is not None and pending.match.moves
-        return self._line.base_turn(pending.match) if pending and moves else None
+        return self._line.base_turn(pending.match) if pending and pending.match.moves else None
 
     # -- inputs ---------------------------------------------------------------------
 
@@ -184,10 +187,13 @@ class GameTracker:
             self._unmatched_since = None
             self._gesture.clear()
 
-    def forget_presses(self) -> None:
+    def forget_presses(self, white_side: ClockSide | None = None, at: float = 0.0) -> None:
         """Forget the lever presses no move has taken yet, the clock as the game's last
         move left it: the board's memory is about to be replayed, and holds every press
-        since the game as known (one seen live would complete a replayed move again)."""
+        since the game as known (one seen live would complete a replayed move again), with
+        White's clock side ``white_side`` when the memory tells it otherwise."""
+        if white_side is not None and self._clock.correct_sides(white_side, at):
+            self._events.extend(self._clock.events_received())
         self._presses.clear()
         self._clock.rewind(self._line.board.turn)
 
@@ -199,10 +205,7 @@ class GameTracker:
             self._pending = None
 
     def receive_tick(self, now: float) -> None:
-        """Let time pass: fire every timer due by ``now``.
-
-        Call it at :meth:`next_deadline`, then :meth:`events_received`.
-        """
+        """Let time pass: fire every timer due by ``now`` (call it at :meth:`next_deadline`)."""
         self._fire_timers(now)
 
     def accept_position(self, now: float) -> bool:
@@ -287,8 +290,7 @@ class GameTracker:
 
     def _new_game_start(self, raw: chess.BaseBoard) -> StartPosition | None:
         """The start position this placement shows when it starts a new game, else None
-        (in a Chess960 section any of the 960, :func:`find_start` and :func:`starts_new_game`).
-        """
+        (in a Chess960 section any of the 960, :func:`find_start`, :func:`starts_new_game`)."""
         start = find_start(raw, placement_key(raw), chess960=self.settings.chess960)
         if start is None or self._state in (TrackerState.WAITING, TrackerState.ENDED):
             return start
@@ -345,10 +347,8 @@ class GameTracker:
             self._events.append(InSync(at=at))
 
     def _complete_by_reply(self, match: Match, at: float) -> Match:
-        """Complete the pending move if ``match`` is a reply that does (:func:`reply_completes`).
-
-        Returns what stays pending: the reply, or ``match``.
-        """
+        """Complete the pending move if ``match`` is a reply that does (:func:`reply_completes`);
+        returns what stays pending: the reply, or ``match``."""
         pending = self._pending
         if pending is None or not reply_completes(pending, match, self._clock.is_running):
             return match

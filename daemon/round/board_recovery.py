@@ -77,7 +77,7 @@ def replay_memory(
         return False, ()
     corrected = _clocks_corrected(game, plan.anchor.clocks, at)
     tracker.withdraw(plan.anchor.back, at)
-    tracker.forget_presses()
+    tracker.forget_presses(plan.anchor.white_side, at)
     gap = _gap_increments(game, tracker, plan.observations, heal=item.heal)
     for observation in plan.observations:
         if isinstance(observation, PlacementObserved):

@@ -88,11 +88,16 @@ class GapIncrements:
             recorded = self._follow_ledger()
             known = self._move_number(mover)
             move = self._presses.get(mover, 0) + 1 if known is None else known
+            earned = 0
             if move >= 1:
                 self._presses[mover] = move
-                self._owed[mover] += self._control_of(mover).added_after(move)
+                earned = self._control_of(mover).added_after(move)
+                self._owed[mover] += earned
             if recorded is not None:  # as the session saw it: the clock lacked the rest
-                self._owed[mover] = max(0, recorded - side_seconds(reading, mover))
+                # (all it earned when the session took it for a press that starts the
+                # clock, the move's field updates lost: it recorded the time logged)
+                lacked = recorded - side_seconds(reading, mover)
+                self._owed[mover] = lacked if lacked > 0 else earned
             self._lags[mover] = self._owed[mover]
         return plus_seconds(reading, self._lags)
 

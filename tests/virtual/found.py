@@ -1,0 +1,259 @@
+"""The fault schedules that found bugs (tests/virtual/test_fault_schedules.py), kept and
+run again each time; the game numbers are those of ../shared/data/games."""
+
+from __future__ import annotations
+
+import dataclasses
+
+
+@dataclasses.dataclass(frozen=True)
+class Fault:
+    """A fault at ``share`` of the play (0..1), lasting ``seconds`` where it lasts."""
+
+    kind: str
+    share: float
+    seconds: float
+
+
+@dataclasses.dataclass(frozen=True)
+class Schedule:
+    game: int
+    seed: int
+    speed: float
+    mode23: bool
+    rotate: bool
+    right: bool
+    faults: tuple[Fault, ...]
+    latency: float = 0.0  # how late the daemon's commands reach the board (a busy computer)
+
+
+#: Schedules that found bugs, kept (the numbers are those of ../shared/data/games).
+FOUND = {
+    # a reply pressed while the owed time was being paid: the clock ran the wrong side
+    "reply during the pay": Schedule(
+        game=2,
+        seed=29475,
+        speed=5.0,
+        mode23=True,
+        rotate=True,
+        right=False,
+        faults=(
+            Fault(kind="cable", share=0.177241900591947, seconds=4.083713983031708),
+            Fault(kind="read", share=0.1991711533117949, seconds=18.817202215418945),
+            Fault(kind="read", share=0.07337412633666529, seconds=5.626401006799384),
+            Fault(kind="read", share=0.30168168935856887, seconds=7.572425666390946),
+        ),
+    ),
+    # a kill during the backlog, before the pay: the owed time was lost
+    "kill before the pay": Schedule(
+        game=6,
+        seed=16005,
+        speed=5.0,
+        mode23=True,
+        rotate=False,
+        right=False,
+        faults=(
+            Fault(kind="duplicate", share=0.8119430770112224, seconds=11.410394990592982),
+            Fault(kind="cable", share=0.266962094651883, seconds=1.0),
+            Fault(kind="kill", share=0.9545925663442376, seconds=9.352136743095103),
+        ),
+    ),
+    # a torn update hid a move whose press came first: a later press's time stood until
+    # the memory read after the restart gave the ply its own
+    "torn update, then a restart": Schedule(
+        game=6,
+        seed=42710,
+        speed=1.5,
+        mode23=False,
+        rotate=True,
+        right=True,
+        faults=(
+            Fault(kind="cable", share=0.05444968137184791, seconds=19.85832401343558),
+            Fault(kind="torn_update", share=0.11498448813031215, seconds=7.376611526542466),
+            Fault(kind="kill", share=0.8601807567228166, seconds=17.685682273876573),
+            Fault(kind="duplicate", share=0.4409560649493458, seconds=14.363906068725521),
+        ),
+    ),
+    # a lost update hid the king of a castling made rook first: the rook's move took the
+    # press, and the castling that replaced it a later one
+    "castling's press kept by its correction": Schedule(
+        game=8,
+        seed=17485,
+        speed=1.5,
+        mode23=True,
+        rotate=True,
+        right=False,
+        faults=(Fault(kind="lost_update", share=0.14835499413404984, seconds=14.057601736497206),),
+    ),
+    # Black's press for a move its lost updates hid was dropped when White pressed: Black's
+    # move took its next press, White's its own a move late
+    "a press held for a move not seen yet": Schedule(
+        game=9,
+        seed=7442,
+        speed=2.0,
+        mode23=True,
+        rotate=True,
+        right=False,
+        faults=(
+            Fault(kind="cable", share=0.015709900553161793, seconds=16.5939442603813),
+            Fault(kind="lost_update", share=0.21960874760198212, seconds=3.145639898649445),
+        ),
+    ),
+    # a heal: the clock set after Black's press reset what White's logged time lacked, and
+    # White's next press looked like a clock adding its own time
+    "a heal's setting and the other side's time": Schedule(
+        game=7,
+        seed=18544,
+        speed=5.0,
+        mode23=True,
+        rotate=True,
+        right=False,
+        faults=(
+            Fault(kind="lost_update", share=0.1777811906968635, seconds=7.811270843668317),
+            Fault(kind="read", share=0.6345095850067237, seconds=12.868304366103407),
+            Fault(kind="cable", share=0.5536441130326073, seconds=9.015028721887404),
+            Fault(kind="lost_update", share=0.6256813585705415, seconds=18.961645711262122),
+        ),
+    ),
+    # presses followed live while a lost update hid their moves, then the cable: the
+    # memory read after it took dgtcast's settings for a clock adding its own time
+    "presses followed live, then the cable": Schedule(
+        game=1,
+        seed=38557,
+        speed=3.0,
+        mode23=True,
+        rotate=True,
+        right=True,
+        faults=(
+            Fault(kind="cable", share=0.7147444697321964, seconds=11.566412156143524),
+            Fault(kind="lost_update", share=0.6009602841210302, seconds=4.18460855413273),
+            Fault(kind="cable", share=0.5403436877556778, seconds=4.651974784545079),
+            Fault(kind="torn_update", share=0.3077907503707641, seconds=10.861122701485602),
+        ),
+    ),
+    # both field updates of White's move lost: its press came on a still board and was
+    # dropped when Black pressed for the reply, so White's move took its next press
+    "a move none of whose updates came": Schedule(
+        game=2,
+        seed=53093,
+        speed=5.0,
+        mode23=True,
+        rotate=True,
+        right=True,
+        faults=(
+            Fault(kind="lost_update", share=0.2056311928949095, seconds=6.086014268656968),
+            Fault(kind="lost_update", share=0.21636390582817577, seconds=6.047976241074322),
+        ),
+    ),
+    # the lift of a knight lost: with the phantom knight Nf5 Bxf5 read as g6 Bf5; the
+    # whole read showed the board out of sync, but the memory read could not anchor on a
+    # line the board never played
+    "a phantom piece's line replaced from the memory": Schedule(
+        game=8,
+        seed=35525,
+        speed=5.0,
+        mode23=True,
+        rotate=False,
+        right=False,
+        faults=(
+            Fault(kind="duplicate", share=0.47397602575962994, seconds=14.594844280439373),
+            Fault(kind="duplicate", share=0.7452161297692185, seconds=9.549034066042173),
+            Fault(kind="cable", share=0.419668507056832, seconds=16.30687023671102),
+            Fault(kind="lost_update", share=0.7333153802765507, seconds=8.792815243028478),
+        ),
+    ),
+    # queenside castling rook first, read up to the rook in a heal: Rd1 stood, the king's
+    # arrival then matched nothing the memory could anchor on
+    "a castling the heal cut in two": Schedule(
+        game=4,
+        seed=43316,
+        speed=1.5,
+        mode23=False,
+        rotate=True,
+        right=False,
+        faults=(
+            Fault(kind="lost_update", share=0.26883421244984596, seconds=4.676091073244235),
+            Fault(kind="duplicate", share=0.7022088773508097, seconds=2.24738204780392),
+            Fault(kind="lost_update", share=0.6408262326947233, seconds=12.752812776113382),
+            Fault(kind="lost_update", share=0.9100960080730557, seconds=15.39361721916302),
+        ),
+    ),
+    # one field update lost and the next torn while the memory was read: Black's h6
+    # never showed, its other moves were read a ply early, and the whole read after
+    # the backlog fitted them as h6 later on (never out of sync)
+    "a move unseen, the others read early": Schedule(
+        game=9,
+        seed=42643,
+        speed=5.0,
+        mode23=True,
+        rotate=True,
+        right=True,
+        faults=(
+            Fault(kind="lost_update", share=0.37796883434360806, seconds=7.591686806689812),
+            Fault(kind="torn_update", share=0.5733827030223086, seconds=18.034749174312147),
+            Fault(kind="read", share=0.1941186449851896, seconds=2.984060233988791),
+            Fault(kind="cable", share=0.29607267308315155, seconds=10.49619852249923),
+        ),
+    ),
+    # the same with White's moves, on a clock that adds its own time
+    "two moves swapped, never out of sync": Schedule(
+        game=5,
+        seed=7972,
+        speed=3.0,
+        mode23=False,
+        rotate=False,
+        right=True,
+        faults=(
+            Fault(kind="torn_update", share=0.4709956299502015, seconds=13.342660352465641),
+            Fault(kind="cable", share=0.33294231233867544, seconds=16.995288173459446),
+            Fault(kind="kill", share=0.9349109190395866, seconds=18.627665616998083),
+            Fault(kind="lost_update", share=0.3872397833406712, seconds=10.664978772879808),
+        ),
+    ),
+    # a memory read cut by the cable: the gap search guessed moves
+    "read cut by the cable": Schedule(
+        game=8,
+        seed=2415,
+        speed=3.0,
+        mode23=True,
+        rotate=False,
+        right=True,
+        faults=(
+            Fault(kind="cable", share=0.75, seconds=10.465457478682348),
+            Fault(kind="cable", share=0.5091005019270319, seconds=8.685893667044855),
+            Fault(kind="cable", share=0.0, seconds=3.6822733579351965),
+            Fault(kind="read", share=0.8644118454979381, seconds=15.022531214402468),
+        ),
+    ),
+    # both field updates of White's first move lost: its press, on the start position,
+    # was taken for one that starts the clock, Black's then for White's; the sides were
+    # learnt the wrong way round (every [%clk] to the other colour, and a start check
+    # of the wrong colours) until the memory read told them
+    "White's first move unseen, its press taken to start the clock": Schedule(
+        game=2,
+        seed=382,
+        speed=3.0,
+        mode23=False,
+        rotate=False,
+        right=False,
+        faults=(
+            Fault(kind="torn_update", share=0.0, seconds=5.005596282823106),
+            Fault(kind="torn_update", share=0.0, seconds=10.036764701350085),
+        ),
+    ),
+    # the same on a mode 23 clock: the press then gained no increment, which the
+    # memory's replay of the game from its start did not give move 1 either
+    "White's first move unseen on a mode 23 clock": Schedule(
+        game=6,
+        seed=365,
+        speed=2.0,
+        mode23=True,
+        rotate=True,
+        right=True,
+        faults=(
+            Fault(kind="lost_update", share=0.0, seconds=17.669756509649478),
+            Fault(kind="lost_update", share=0.0, seconds=17.669756509649478),
+            Fault(kind="lost_update", share=0.0, seconds=17.669756509649478),
+        ),
+    ),
+}
