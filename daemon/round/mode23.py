@@ -183,6 +183,24 @@ class IncrementControl:
         self._carried, self._swallowed = None, False
         self.state = IncrementState.WATCHING
 
+    def clock_set(self, left_seconds: int, right_seconds: int) -> None:
+        """The clock took new times (dgtcast set it): as :meth:`reset`, but a reading heard
+        since it took them stays the one the next press is measured from, and its running
+        side is White's (the press that starts the clock). Such a reading comes in the same
+        read as the clock's ack, so it is taken before whoever set the clock hears of the
+        ack; a reading from before the set is told apart by times above the set ones."""
+        heard = self._heard
+        self.reset()
+        if (
+            heard is not None
+            and heard.connected
+            and heard.left_seconds <= left_seconds + 1
+            and heard.right_seconds <= right_seconds + 1
+        ):
+            self._seed = heard
+            if self._white_side is None:
+                self._white_side = heard.running
+
     def owe(self, seconds: Mapping[ClockSide, int], *, last: ClockObserved | None = None) -> None:
         """The clock lacks ``seconds`` per side: the increments of presses nobody answered,
         already in their moves' ``[%clk]`` (:class:`GapIncrements`). The next connected

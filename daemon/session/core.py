@@ -307,6 +307,13 @@ class SessionCore:
         if self.increments is not None:
             self.increments.reset()
 
+    def clock_set(self, left_seconds: int, right_seconds: int) -> None:
+        """dgtcast set the clock to these times (paused): who adds its increments is
+        decided afresh, and readings taken since the clock took them count
+        (:meth:`IncrementControl.clock_set`)."""
+        if self.increments is not None:
+            self.increments.clock_set(left_seconds, right_seconds)
+
     def receive_time(self, now: float) -> None:
         """Let the session's deadlines up to ``now`` pass."""
         if now >= self._memory_due:

@@ -92,14 +92,14 @@ async def set_clock(
     supervisor: BoardSupervisor,
     board: BoardConfig,
     section: Section,
-    on_set: Callable[[], None] | None = None,
+    on_set: Callable[[int, int], None] | None = None,
 ) -> ClockSetResult:
     """Set one clock to the time control, paused, and show the board (mode 23, §7.5, §8).
 
     SETNRUN sets both times and what runs; the clock itself adds nothing in mode 23, so
     the daemon adds increments and periods while it runs (daemon/round/mode23.py).
-    ``on_set`` is called as soon as the clock acknowledged the times (a lever press may
-    follow before the text is shown).
+    ``on_set`` is called with the times set (left, right) as soon as the clock
+    acknowledged them (a lever press may follow before the text is shown).
     """
     times = start_times(board, section)
     if isinstance(times, str):
@@ -116,7 +116,7 @@ async def set_clock(
     except DgtLinkError as exc:
         return ClockSetResult(board=board.number, ok=False, reason=str(exc) or type(exc).__name__)
     if on_set is not None:
-        on_set()
+        on_set(*times)
     try:
         await supervisor.send_clock(ClockAscii(text=clock_text(board)))
     except DgtLinkError as exc:

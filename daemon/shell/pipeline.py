@@ -124,7 +124,7 @@ class BoardSession:
         """Set this board's clock (:func:`set_clock`); its move counters start afresh the
         moment the clock took the times (a press may follow before its text is shown), and
         who adds its increments is decided anew."""
-        return await set_clock(self.supervisor, self.board, section, on_set=self.core.new_round)
+        return await set_clock(self.supervisor, self.board, section, on_set=self.core.clock_set)
 
     def read_memory(self) -> str | None:
         """An arbiter's ``rebuild_from_memory``: read the board's memory now and recover

@@ -336,6 +336,29 @@ def test_a_reset_decides_again_who_adds_the_time() -> None:
     assert command is not None
 
 
+def test_readings_taken_before_the_clock_set_was_heard_of_still_count() -> None:
+    control = IncrementControl(TimeControl.from_pgn("600+5"))
+    # the clock's ack, its paused times and Black's start press come in one read: the
+    # session takes the readings before the shell that set the clock hears of the ack
+    control.receive_reading(_reading(605, 605, None))
+    control.receive_reading(_reading(605, 605, LEFT))
+    control.clock_set(605, 605)
+    corrected, command = control.receive_reading(_reading(605, 605, RIGHT))  # White's e4
+    assert corrected == _reading(610, 605, RIGHT)
+    assert command is not None, "White's first press gets its increment"
+
+
+def test_a_reading_from_before_the_clock_set_is_no_press() -> None:
+    control = IncrementControl(TimeControl.from_pgn("600+5"))
+    control.receive_reading(_reading(700, 650, RIGHT))  # the last game's clock
+    control.clock_set(605, 605)
+    reading = _reading(605, 604, LEFT)  # set, and started at once
+    assert control.receive_reading(reading) == (reading, None)
+    corrected, command = control.receive_reading(_reading(600, 604, RIGHT))
+    assert corrected == _reading(605, 604, RIGHT)
+    assert command is not None
+
+
 def test_a_press_made_while_nobody_listened_gets_its_increment() -> None:
     control = IncrementControl(TimeControl.from_pgn("5400+30"))
     control.reset(_reading(5000, 5100, LEFT))  # the journal's last reading, White running
