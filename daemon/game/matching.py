@@ -167,8 +167,19 @@ def _one_ply(
     board: chess.Board, target: PlacementKey, changed: chess.Bitboard
 ) -> tuple[chess.Move] | None:
     """A legal move from ``board`` to ``target``: it starts and ends on changed squares
-    (castling: any legal castling)."""
+    (castling: any legal castling).
+
+    A move other than castling leaves its square empty and the mover's piece on the
+    square it goes to: one that ``target`` does not show so is not tried.
+    """
+    mine = target[0 if board.turn == chess.WHITE else 1]
+    empty = ~(target[0] | target[1])
     for move in _candidates(board, changed, changed):
+        shown = (
+            chess.BB_SQUARES[move.to_square] & mine and chess.BB_SQUARES[move.from_square] & empty
+        )
+        if not shown and not board.is_castling(move):
+            continue
         board.push(move)
         found = placement_key(board) == target
         board.pop()
