@@ -155,8 +155,12 @@ def _takeback(history: Sequence[PlacementKey], target: PlacementKey) -> Match | 
 def _candidates(
     board: chess.Board, from_mask: chess.Bitboard, to_mask: chess.Bitboard
 ) -> Iterator[chess.Move]:
-    """Legal moves from and to the masks, then every other legal castling move."""
+    """Legal moves from and to the masks, then every other legal castling move (castling
+    moves the king or the rook, or both, on the mover's back rank: none if no square of
+    it is in ``from_mask``)."""
     yield from board.generate_legal_moves(from_mask=from_mask, to_mask=to_mask)
+    if not from_mask & (chess.BB_RANK_1 if board.turn == chess.WHITE else chess.BB_RANK_8):
+        return
     for move in board.generate_castling_moves():
         inside = chess.BB_SQUARES[move.from_square] & from_mask
         if not (inside and chess.BB_SQUARES[move.to_square] & to_mask):
@@ -169,16 +173,21 @@ def _one_ply(
     """A legal move from ``board`` to ``target``: it starts and ends on changed squares
     (castling: any legal castling).
 
-    A move other than castling leaves its square empty and the mover's piece on the
-    square it goes to: one that ``target`` does not show so is not tried.
+    A move leaves the mover's piece on the square it goes to and its own square empty,
+    castling the king on the g- or c-file: one that ``target`` does not show so is not
+    tried.
     """
     mine = target[0 if board.turn == chess.WHITE else 1]
     empty = ~(target[0] | target[1])
     for move in _candidates(board, changed, changed):
-        shown = (
+        if board.is_castling(move):
+            file = 6 if move.to_square > move.from_square else 2
+            king = chess.square(file, chess.square_rank(move.from_square))
+            if not chess.BB_SQUARES[king] & mine & target[7]:
+                continue
+        elif not (
             chess.BB_SQUARES[move.to_square] & mine and chess.BB_SQUARES[move.from_square] & empty
-        )
-        if not shown and not board.is_castling(move):
+        ):
             continue
         board.push(move)
         found = placement_key(board) == target
