@@ -175,10 +175,16 @@ def _one_ply(
 
     A move leaves the mover's piece on the square it goes to and its own square empty,
     castling the king on the g- or c-file: one that ``target`` does not show so is not
-    tried.
+    tried. Nor is any when ``target`` shows the mover with another number of pieces
+    (a piece lifted), or the opponent with more or with two fewer (a move takes one).
     """
-    mine = target[0 if board.turn == chess.WHITE else 1]
-    empty = ~(target[0] | target[1])
+    mover = 0 if board.turn == chess.WHITE else 1
+    mine, theirs = target[mover], target[1 - mover]
+    if mine.bit_count() != board.occupied_co[board.turn].bit_count():
+        return None
+    if not 0 <= board.occupied_co[not board.turn].bit_count() - theirs.bit_count() <= 1:
+        return None
+    empty = ~(mine | theirs)
     for move in _candidates(board, changed, changed):
         if board.is_castling(move):
             file = 6 if move.to_square > move.from_square else 2
