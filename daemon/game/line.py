@@ -85,8 +85,7 @@ class GameLine:
     ) -> MoveMade:
         """Play ``move`` with its clock annotations; the next turn began at ``began``;
         ``press``: the lever press that completed it, if one did."""
-        san = self.board.san(move)
-        self.board.push(move)
+        san = self.board.san_and_push(move)
         self.keys.append(placement_key(self.board))
         self._turn_began.append(began)
         self._pressed.append(press)

@@ -155,8 +155,12 @@ def _takeback(history: Sequence[PlacementKey], target: PlacementKey) -> Match | 
 def _candidates(
     board: chess.Board, from_mask: chess.Bitboard, to_mask: chess.Bitboard
 ) -> Iterator[chess.Move]:
-    """Legal moves from and to the masks, then every other legal castling move."""
+    """Legal moves from and to the masks, then every other legal castling move (castling
+    moves the king or the rook, or both, on the mover's back rank: none if no square of
+    it is in ``from_mask``)."""
     yield from board.generate_legal_moves(from_mask=from_mask, to_mask=to_mask)
+    if not from_mask & (chess.BB_RANK_1 if board.turn == chess.WHITE else chess.BB_RANK_8):
+        return
     for move in board.generate_castling_moves():
         inside = chess.BB_SQUARES[move.from_square] & from_mask
         if not (inside and chess.BB_SQUARES[move.to_square] & to_mask):
@@ -167,8 +171,30 @@ def _one_ply(
     board: chess.Board, target: PlacementKey, changed: chess.Bitboard
 ) -> tuple[chess.Move] | None:
     """A legal move from ``board`` to ``target``: it starts and ends on changed squares
-    (castling: any legal castling)."""
+    (castling: any legal castling).
+
+    A move leaves the mover's piece on the square it goes to and its own square empty,
+    castling the king on the g- or c-file: one that ``target`` does not show so is not
+    tried. Nor is any when ``target`` shows the mover with another number of pieces
+    (a piece lifted), or the opponent with more or with two fewer (a move takes one).
+    """
+    mover = 0 if board.turn == chess.WHITE else 1
+    mine, theirs = target[mover], target[1 - mover]
+    if mine.bit_count() != board.occupied_co[board.turn].bit_count():
+        return None
+    if not 0 <= board.occupied_co[not board.turn].bit_count() - theirs.bit_count() <= 1:
+        return None
+    empty = ~(mine | theirs)
     for move in _candidates(board, changed, changed):
+        if board.is_castling(move):
+            file = 6 if move.to_square > move.from_square else 2
+            king = chess.square(file, chess.square_rank(move.from_square))
+            if not chess.BB_SQUARES[king] & mine & target[7]:
+                continue
+        elif not (
+            chess.BB_SQUARES[move.to_square] & mine and chess.BB_SQUARES[move.from_square] & empty
+        ):
+            continue
         board.push(move)
         found = placement_key(board) == target
         board.pop()

@@ -156,12 +156,11 @@ class RoundCore:
 
     def next_deadline(self) -> float | None:
         """When a ``tick`` input is due next (None: no timer runs)."""
-        times = [
-            min(self._deadlines.values(), default=None),
-            self.engine.next_deadline(),
-            self.links.next_deadline(),
-        ]
-        return min((t for t in times if t is not None), default=None)
+        due = min(self._deadlines.values(), default=math.inf)  # asked after every input
+        for other in (self.engine.next_deadline(), self.links.next_deadline()):
+            if other is not None and other < due:
+                due = other
+        return due if due != math.inf else None
 
     def _note_deadlines(self, boards: Iterable[int]) -> None:
         """Keep the next deadline of the trackers an input reached (only those change)."""

@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
+from itertools import repeat
 from typing import Literal
 
 from drivers.dgt.fields import check_7bit, check_range
 
 __all__ = [
+    "NOP_RECORD",
     "EEClockTime",
     "EEFieldChange",
     "EERecord",
@@ -180,6 +182,9 @@ def _unknown(raw: bytes, at: int) -> EEUnknown:
 _TAG_RECORDS = {int(code): EETag(tag=code) for code in EETagCode}
 _UNKNOWN = tuple(EEUnknown(data=bytes((value,))) for value in range(0x80))
 _FIELD_CHANGES: dict[int, EEFieldChange] = {}
+#: The record of each EE_NOP byte :func:`parse_ee_records` reads (one shared object).
+NOP_RECORD = _TAG_RECORDS[EETagCode.NOP]
+_NOP_BYTE = bytes((EETagCode.NOP,))
 
 
 def parse_ee_records(raw: bytes) -> tuple[EERecord, ...]:
@@ -189,8 +194,13 @@ def parse_ee_records(raw: bytes) -> tuple[EERecord, ...]:
     records always re-encode to ``raw`` exactly.
     """
     records: list[EERecord] = []
-    at = 0
-    while at < len(raw):
+    at, end = 0, len(raw)
+    while at < end:
+        if raw[at] == EETagCode.NOP:  # the padding of a dump: thousands at once
+            stop = end - len(raw[at:].lstrip(_NOP_BYTE))
+            records += repeat(NOP_RECORD, stop - at)
+            at = stop
+            continue
         record, at = _parse_ee_record(raw, at)
         records.append(record)
     return tuple(records)

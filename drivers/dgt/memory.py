@@ -26,7 +26,7 @@ from collections.abc import Sequence
 
 import chess
 
-from drivers.dgt.eeprom import EEClockTime, EEFieldChange, EERecord, EETag, EETagCode
+from drivers.dgt.eeprom import NOP_RECORD, EEClockTime, EEFieldChange, EERecord, EETag, EETagCode
 from drivers.dgt.observe import PIECES, square_of_field
 from drivers.memory import BoardMemory, LoggedChange, LoggedPowerUp, LoggedPress, LoggedStep
 from drivers.observations import ClockSide
@@ -40,9 +40,12 @@ def board_memory(records: Sequence[EERecord]) -> BoardMemory:
     dropped = 0
     known = False  # a power-up has been seen: the placement is known from here on
     index = 0
-    while index < len(records):
+    end = len(records)
+    while index < end:
         record = records[index]
         index += 1
+        if record is NOP_RECORD:  # a dump's padding: thousands of them
+            continue
         if isinstance(record, EETag):
             if record.tag is EETagCode.EOF:
                 break

@@ -94,11 +94,23 @@ class SensorBoard:
         return piece
 
     def _board_of(self, squares: tuple[int, ...]) -> chess.BaseBoard:
-        board = chess.BaseBoard.empty()
+        """The placement of a dump, its bitboards set at once (python-chess would set
+        each square: a dump comes every few seconds from every board)."""
+        masks = [0] * 7  # by piece type, 1..6
+        colors = [0, 0]  # by color
         for field, code in enumerate(squares):
-            piece = self._piece(code)
-            if piece is not None:
-                board.set_piece_at(_SQUARES[field], piece)
+            if code:
+                piece = self._piece(code)
+                if piece is not None:
+                    bit = chess.BB_SQUARES[_SQUARES[field]]
+                    masks[piece.piece_type] |= bit
+                    colors[piece.color] |= bit
+        board = chess.BaseBoard.empty()
+        board.pawns, board.knights, board.bishops, board.rooks, board.queens, board.kings = masks[
+            1:
+        ]
+        board.occupied_co[chess.WHITE], board.occupied_co[chess.BLACK] = colors[1], colors[0]
+        board.occupied = colors[0] | colors[1]
         return board
 
     def _apply_update(self, event: FieldUpdated, at: float) -> PlacementObserved | None:

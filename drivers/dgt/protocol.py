@@ -108,17 +108,31 @@ def _decode_field_update(payload: bytes) -> Event | None:
 
 
 def _clock_face(first: int, minutes: int, seconds: int) -> ClockFace | None:
+    key = first << 16 | minutes << 8 | seconds
+    if key in _CLOCK_FACES:
+        return _CLOCK_FACES[key]
     hours, minutes, seconds = first & 0x0F, _BCD[minutes], _BCD[seconds]
-    if hours > 9 or minutes < 0 or seconds < 0:
-        return None
-    return ClockFace(
-        hours=hours,
-        minutes=minutes,
-        seconds=seconds,
-        flag_fallen=bool(first & 0x10),
-        time_per_move=bool(first & 0x20),
-        flag_shown=bool(first & 0x40),
+    face = (
+        None
+        if hours > 9 or minutes < 0 or seconds < 0
+        else ClockFace(
+            hours=hours,
+            minutes=minutes,
+            seconds=seconds,
+            flag_fallen=bool(first & 0x10),
+            time_per_move=bool(first & 0x20),
+            flag_shown=bool(first & 0x40),
+        )
     )
+    if len(_CLOCK_FACES) < _CLOCK_FACES_KEPT:
+        _CLOCK_FACES[key] = face
+    return face
+
+
+#: Faces are frozen: each one decoded is kept (a clock shows each of its times on every
+#: board of a round, once a second) and shared, as field updates are, up to a bound.
+_CLOCK_FACES: dict[int, ClockFace | None] = {}
+_CLOCK_FACES_KEPT = 1 << 16
 
 
 def _decode_clock_ack(p: bytes) -> ClockAck:

@@ -214,6 +214,8 @@ class ChessClock:
         self.battery_low = battery_low
         #: Text the display shows instead of the times (ClockAscii / ClockDisplay).
         self.display_text: str | None = None
+        self._shown: tuple[object, ...] = ()  # what :attr:`_reading` shows
+        self._reading: ClockReading | None = None
 
     # -- what the clock shows -------------------------------------------------------
 
@@ -243,15 +245,31 @@ class ChessClock:
         return self._faces.remaining[side]
 
     def reading(self, now: float) -> ClockReading:
-        """What the clock reports at ``now`` (whole seconds, rounded up)."""
+        """What the clock reports at ``now`` (whole seconds, rounded up); the same object
+        as the last time while the display shows the same (it is read many times a
+        second, its display changes once)."""
         self._advance(now)
-        return ClockReading(
-            left=self._face("left"),
-            right=self._face("right"),
-            running=self._running,
-            lever_up=self._lever_up,
-            battery_low=self.battery_low,
+        faces = self._faces
+        shown = (
+            _shown_seconds(faces.remaining["left"]),
+            _shown_seconds(faces.remaining["right"]),
+            faces.flagged,
+            faces.time_per_move,
+            self._running,
+            self._lever_up,
+            self.battery_low,
         )
+        reading = self._reading
+        if reading is None or shown != self._shown:
+            self._shown = shown
+            reading = self._reading = ClockReading(
+                left=self._face("left"),
+                right=self._face("right"),
+                running=self._running,
+                lever_up=self._lever_up,
+                battery_low=self.battery_low,
+            )
+        return reading
 
     def next_change(self, now: float) -> float | None:
         """When the display next changes by itself (a second ticks or a flag falls)."""

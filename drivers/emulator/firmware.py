@@ -221,6 +221,7 @@ class BoardFirmware:
         self._mode = BoardMode.IDLE
         self._last_clock: ClockTimes | None = None
         self._last_clock_at = now
+        self._times_of: tuple[ClockReading | None, ClockTimes] | None = None  # the last
         self._powered = False
         self.power_up(now)
 
@@ -330,14 +331,21 @@ class BoardFirmware:
         """When :meth:`receive_tick` must be called next, or None if nothing is due."""
         if self._mode not in _REPORTS_CLOCK:
             return None
-        deadlines = [self.clock.next_change(now)]
-        if self._mode is BoardMode.UPDATE:
-            deadlines.append(self._last_clock_at + _UPDATE_PERIOD)
-        return min((deadline for deadline in deadlines if deadline is not None), default=None)
+        change = self.clock.next_change(now)
+        if self._mode is not BoardMode.UPDATE:
+            return change
+        periodic = self._last_clock_at + _UPDATE_PERIOD
+        return periodic if change is None else min(change, periodic)
 
     def clock_times(self, now: float) -> ClockTimes:
         """The BWTIME the board would send now."""
-        return clock_times(self.clock.reading(now) if self.clock_connected else None)
+        reading = self.clock.reading(now) if self.clock_connected else None
+        cached = self._times_of
+        if cached is not None and cached[0] is reading:  # the clock shows the same
+            return cached[1]
+        times = clock_times(reading)
+        self._times_of = (reading, times)
+        return times
 
     # -- internals ----------------------------------------------------------------------
 
@@ -370,7 +378,7 @@ class BoardFirmware:
             return
         times = self.clock_times(now)
         periodic = self._mode is BoardMode.UPDATE and now - self._last_clock_at >= _UPDATE_PERIOD
-        if times != self._last_clock or periodic:
+        if (times is not self._last_clock and times != self._last_clock) or periodic:
             if self.drop_clock_reports > 0:
                 self.drop_clock_reports -= 1
             else:

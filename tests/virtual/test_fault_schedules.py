@@ -42,9 +42,9 @@ from tests.virtual.found import FOUND, Fault, Schedule
 from tests.virtual.games import Table, board_config, read_games
 from tests.virtual.world import World
 
-#: Examples per test and run (three tests, run side by side by pytest-xdist); set
-#: DGTCAST_SCHEDULES for a longer search.
-EXAMPLES = int(os.environ.get("DGTCAST_SCHEDULES", "150"))
+#: Examples per test and run (docs/development.md: some 14 s of one core a test, each on its
+#: own pytest-xdist worker, tests/virtual/conftest.py); DGTCAST_SCHEDULES for more.
+EXAMPLES = int(os.environ.get("DGTCAST_SCHEDULES", "350"))
 #: Plies played per example (the games are cut there): the faults fall among them.
 PLIES = 40
 #: The clocks: 15 minutes + 10 s, no flag falls within the plies played.

@@ -54,12 +54,26 @@ _COMMAND_DELAY = 0.002  # PC to board
 
 @dataclass(frozen=True, slots=True)
 class Entry:
-    """One journalled input."""
+    """One journalled input; its payload is written when read (a replay, a test), as the
+    journal's codec writes it: most inputs of a run are never read back."""
 
-    board: int
-    kind: str
-    payload: Mapping[str, Any]
-    at: float
+    item: RoundInput
+
+    @property
+    def board(self) -> int:
+        return self.item.board
+
+    @property
+    def kind(self) -> str:
+        return self.item.KIND
+
+    @property
+    def payload(self) -> Mapping[str, Any]:
+        return payload_of(self.item)
+
+    @property
+    def at(self) -> float:
+        return self.item.at
 
 
 #: An event on the heap: when, a sequence number (first come, first run), what to run.
@@ -391,6 +405,8 @@ class VirtualDaemon:
         self._protocol.receive_data(data)
         events = self._protocol.events_received()
         device.receive_bytes(now)
+        if not events:  # part of a message (the memory's dump): the line is alive, no more
+            return  # (DgtDevice wakes on whole messages only)
         device.receive_events([(now, event) for event in events])
         for event in events:
             if not self.linked:
@@ -484,12 +500,12 @@ class VirtualDaemon:
                 self._write(command)
 
     def _wake_at_next_deadline(self) -> None:
-        dues = [self.session.next_deadline(), self.core.next_deadline()]
+        alarm = self._alarm
+        for due in (self.session.next_deadline(), self.core.next_deadline()):
+            if due is not None:
+                alarm.set(due)
         if self._device is not None and self.linked:
-            dues.append(self._device.next_deadline())
-        due = min((d for d in dues if d is not None), default=math.inf)
-        if math.isfinite(due):
-            self._alarm.set(due)
+            alarm.set(self._device.next_deadline())  # maybe inf: never due
 
     def _wake(self) -> None:
         if self.killed:
@@ -504,7 +520,7 @@ class VirtualDaemon:
 
     def _record_input(self, item: RoundInput) -> None:
         """Journal one input, then apply it (the service's order, without the commit)."""
-        self.world.journal.append(Entry(item.board, item.KIND, payload_of(item), item.at))
+        self.world.journal.append(Entry(item))
         self.core.apply(item)
         core_due = self.core.next_deadline()  # only the round's deadlines moved
         if core_due is not None:
