@@ -13,13 +13,7 @@ import pytest
 
 from drivers.dgt.aio.ports import EMULATED_PORTS_ENV
 from tests.mosquitto import Mosquitto, find_mosquitto
-
-ROOT = Path(__file__).resolve().parent.parent
-
-
-def shared_path() -> Path:
-    """The ``shared/`` folder beside the checkout, or ``$DGTCAST_SHARED``."""
-    return Path(os.environ.get("DGTCAST_SHARED", ROOT.parent / "shared"))
+from tests.shared_data import shared_path
 
 
 @pytest.fixture(scope="session")

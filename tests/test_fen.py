@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import chess
 import chess.pgn
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from base.fen import board_fen, board_from_fen, position_fen
+from tests.shared_data import shared_path
 
-GAMES = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "games"
+GAMES = shared_path() / "data" / "games"
 
 
 def _positions() -> list[chess.Board]:

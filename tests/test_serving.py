@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT
+from tests.shared_data import ROOT
 from tests.waiting import wait_until
 
 #: A test's process that starts ``dgtcast emulate`` through the harness, prints its pid

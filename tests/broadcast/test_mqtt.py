@@ -25,8 +25,8 @@ from broadcast.feed.signing import EventKey
 from broadcast.outputs.mqtt import RESOLVED_KEPT, MqttMessage, MqttOutbox, MqttPublisher
 from broadcast.outputs.mqtt_client import MqttLinkState, MqttSettings
 from broadcast.outputs.mqtt_wire import Ownership, Topics, read_alert_list
-from tests.conftest import ROOT
 from tests.mosquitto import Mosquitto
+from tests.shared_data import ROOT
 from tests.waiting import wait_until
 
 PREFIX = "venue"

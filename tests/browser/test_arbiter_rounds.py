@@ -17,8 +17,8 @@ from daemon.pairing import Tournament
 from tests.browser.conftest import LOOP, Pages
 from tests.browser.pagetools import screenshot
 from tests.browser.test_arbiter_page import TOKEN, sign_in
-from tests.conftest import ROOT
 from tests.daemon.support import running_daemon
+from tests.shared_data import ROOT
 
 pytestmark = [pytest.mark.browser, LOOP]
 

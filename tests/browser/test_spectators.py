@@ -24,8 +24,8 @@ from drivers.emulator.clock import ClockSettings
 from drivers.emulator.device import EmulatedBoard
 from tests.browser.conftest import LOOP, Pages
 from tests.browser.pagetools import clock_text, screenshot, wait_for_pieces
-from tests.conftest import ROOT
 from tests.daemon.support import running_daemon, wait_for
+from tests.shared_data import ROOT
 
 pytestmark = [pytest.mark.browser, LOOP]
 

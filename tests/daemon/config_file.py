@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeAlias
 
-from tests.conftest import ROOT
+from tests.shared_data import ROOT
 
 __all__ = [
     "BoardSpec",

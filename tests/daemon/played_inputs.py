@@ -13,9 +13,9 @@ import chess.pgn
 from base.fen import board_fen
 from daemon.config.model import Config, load_config
 from daemon.journal.inputs import CLOCK, LINK, PLACEMENT
-from tests.conftest import ROOT
 from tests.daemon.config_file import BoardSpec, write_config
 from tests.daemon.support import clock_input
+from tests.shared_data import ROOT
 
 __all__ = ["START", "board_inputs", "three_boards"]
 

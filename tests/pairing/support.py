@@ -6,7 +6,7 @@ import shutil
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from tests.conftest import ROOT
+from tests.shared_data import ROOT
 
 __all__ = [
     "EXAMPLE_PAIRINGS",

@@ -16,8 +16,8 @@ import pytest
 from base.atomic_file import write_atomically
 from daemon.pairing.scoring import RoundEntry
 from daemon.pairing.trf import Tournament
-from tests.conftest import ROOT
 from tests.pairing.support import player_line, trf_text
+from tests.shared_data import ROOT
 
 WRITER = Path(__file__).with_name("trf_writer.py")
 PLAYERS = 2000  # about 200 kB: long enough for a kill to land inside a write

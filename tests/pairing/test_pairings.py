@@ -15,8 +15,8 @@ from daemon.pairing.pairings import (
     read_pairings,
 )
 from daemon.pairing.trf import PairingFileError, Tournament
-from tests.conftest import ROOT
 from tests.pairing.support import EXAMPLE_PAIRINGS, EXAMPLE_TRF
+from tests.shared_data import ROOT
 
 
 def test_the_example_pairings_in_board_order_with_the_bye_last() -> None:

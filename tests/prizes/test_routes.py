@@ -34,9 +34,9 @@ from daemon.pairing.handoff import ResultHandoff
 from daemon.pairing.pairings import read_pairings
 from daemon.pairing.trf import Tournament
 from tests.browser.servers import board_state
-from tests.conftest import ROOT
 from tests.daemon.support import running_daemon
 from tests.pairing.support import copy_example
+from tests.shared_data import ROOT
 
 
 def _config(folder: Path, ratings: str | None = None) -> Path:

@@ -29,11 +29,11 @@ from daemon.pairing.pairings import read_pairings
 from daemon.pairing.trf import Tournament
 from tests.broadcast.feed_client import http_get
 from tests.browser.servers import board_state
-from tests.conftest import ROOT
 from tests.mosquitto import Mosquitto
 from tests.pairing.support import copy_example
 from tests.relay.support import TOKEN, Arbiter, mqtt_table, relay_file
 from tests.serving import start_dgtcast, stop_process
+from tests.shared_data import ROOT
 
 TOPICS = Topics("event", "hall-a")
 

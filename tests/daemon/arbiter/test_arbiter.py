@@ -38,7 +38,7 @@ from daemon.journal.store import Journal
 from drivers.dgt.events import ClockTimes
 from drivers.dgt.observe import SensorBoard, clock_observation
 from drivers.dgt.protocol import DgtProtocol
-from tests.conftest import ROOT
+from tests.shared_data import ROOT
 
 T0 = 1_750_000_000.0  # round start
 START_FEN = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1"

@@ -20,7 +20,7 @@ from daemon.config.model import (
 from daemon.game.durations import Period, TimeControl, format_duration, parse_duration
 from daemon.links.pairing import apply_pairings
 from daemon.pairing import PairingFileError
-from tests.conftest import ROOT
+from tests.shared_data import ROOT
 
 NOW = dt.datetime(2026, 6, 24, 9, 41, 7, tzinfo=dt.timezone(dt.timedelta(hours=10)))
 

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from daemon.config.model import ConfigError, load_config
 from daemon.game.durations import ClockRules, Period, TimeControl
-from tests.conftest import ROOT
+from tests.shared_data import ROOT
 
 NOW = dt.datetime(2026, 6, 24, 9, 0, tzinfo=dt.UTC)
 

@@ -16,8 +16,8 @@ import pytest
 
 from daemon.journal.records import Entry, JournalError, JournalMissing, Record
 from daemon.journal.store import SCHEMA_VERSION, Journal
-from tests.conftest import ROOT
 from tests.daemon.journal.journal_writer import digest
+from tests.shared_data import ROOT
 
 WRITER = Path(__file__).with_name("journal_writer.py")
 

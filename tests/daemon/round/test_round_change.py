@@ -20,7 +20,7 @@ from daemon.round.snapshot import dump_state, load_state
 from daemon.round.source import plan_round
 from daemon.shell.rounds import RoundKeeper, pending_results
 from daemon.shell.service import RoundService
-from tests.conftest import ROOT
+from tests.shared_data import ROOT
 
 SECTIONS = """\
 [event]
