@@ -156,6 +156,68 @@ def _start_anchor(
                 index, clocks = reached
                 anchor = Anchor(index=index, how="start", clocks=clocks, back=withdrawn)
                 return _with_sides(tracker, memory, first, start_seconds, anchor)
+    if back:
+        return _transposed_anchor(tracker, memory, starts, start_seconds)
+    return None
+
+
+def _transposed_anchor(
+    tracker: GameTracker,
+    memory: BoardMemory,
+    starts: Sequence[tuple[int, StartPosition]],
+    start_seconds: int | None,
+) -> Anchor | None:
+    """Where the log plays other moves than the known game's last ones, more than the
+    plies a heal may withdraw, to reach the very position the game stands in (lost field
+    updates read as a line of phantom moves that ends where the real one does: Qd1 a3
+    Qe1 for a3 Nh4 Nf3): the anchor where the two lines part, the known plies since then
+    withdrawn. A heal only (the log's line and the game's end in the same position)."""
+    board = tracker.board
+    root = placement_key(board.root())
+    known = [move.uci() for move in board.move_stack]
+    target = board.epd()
+    for first, start in reversed(starts):
+        if start.key != root:
+            continue
+        line = _line_reaching(tracker, memory, first, len(known), target, start_seconds)
+        if line is None:
+            continue
+        shared = next(
+            (ply for ply, (a, b) in enumerate(zip(line, known, strict=True)) if a != b),
+            len(known),
+        )
+        reached = _where_line_reached(tracker, memory, first, known[:shared], start_seconds)
+        if reached is not None:
+            index, clocks = reached
+            return Anchor(index=index, how="start", clocks=clocks, back=len(known) - shared)
+    return None
+
+
+def _line_reaching(
+    tracker: GameTracker,
+    memory: BoardMemory,
+    start: int,
+    plies: int,
+    target: str,
+    start_seconds: int | None,
+) -> list[str] | None:
+    """The first line of ``plies`` plies a replay from ``start`` plays that ends in the
+    position ``target`` (EPD), if any."""
+    scratch = GameTracker(tracker.settings)
+    line: list[tuple[str, float | None]] = []
+    model = _ClockModel.of(None, start_seconds)
+    for _, fed in _observations(memory, start, model, 0.0):
+        if isinstance(fed, PlacementObserved):
+            scratch.receive_placement(fed)
+        else:
+            scratch.receive_clock(fed)
+        _follow(line, scratch)
+        if len(line) == plies and scratch.state is not TrackerState.WAITING:
+            board = tracker.board.root()
+            for uci, _ in line:
+                board.push_uci(uci)
+            if board.epd() == target:
+                return [uci for uci, _ in line]
     return None
 
 

@@ -255,5 +255,22 @@ FOUND = {
             Fault(kind="lost_update", share=0.0, seconds=17.669756509649478),
             Fault(kind="lost_update", share=0.0, seconds=17.669756509649478),
         ),
+    ),  # the updates of Qe1 lost while the memory was read: the queen's phantom on d1 read
+    # as Qd1 a3 Qe1 for a3 Nh4 Nf3, the very position the board showed; the memory read
+    # to check the moves anchored on that position, the line 8 plies back unchecked
+    "a phantom line ending where the game does": Schedule(
+        game=0,
+        seed=206,
+        speed=5.0,
+        mode23=False,
+        rotate=True,
+        right=True,
+        faults=(
+            Fault(kind="cable", share=8.328289683725102e-199, seconds=19.0),
+            Fault(kind="lost_update", share=0.0, seconds=1.9),
+            Fault(kind="lost_update", share=0.4809528100479429, seconds=4.6291735463119466),
+            Fault(kind="lost_update", share=0.4809528100479429, seconds=4.6291735463119466),
+        ),
+        latency=0.1,
     ),
 }
