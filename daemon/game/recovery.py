@@ -44,7 +44,14 @@ from daemon.game.tracker import GameTracker
 from drivers.memory import BoardMemory, LoggedPress
 from drivers.observations import ClockObserved, ClockSide, PlacementObserved
 
-__all__ = ["Anchor", "RecoveryPlan", "memory_needed", "plan_recovery"]
+__all__ = [
+    "Anchor",
+    "RecoveryPlan",
+    "memory_needed",
+    "plan_recovery",
+    "presses_between",
+    "replan_from_start",
+]
 
 Fed = PlacementObserved | ClockObserved
 
@@ -64,6 +71,7 @@ class Anchor:
             tracker learnt the other one (a press taken for one that starts the clock
             completed White's first move, its field updates lost): every ply is withdrawn
             (``back``) and replayed from the start with the log's sides.
+        start: from a start, the step where the game's start position stands in the log.
     """
 
     index: int
@@ -71,6 +79,7 @@ class Anchor:
     clocks: tuple[float | None, ...] = ()
     back: int = 0
     white_side: ClockSide | None = None
+    start: int | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -123,6 +132,43 @@ def plan_recovery(
     )
     if anchor is None:
         return None
+    return _plan(tracker, memory, anchor, at, start_seconds)
+
+
+def replan_from_start(
+    tracker: GameTracker,
+    memory: BoardMemory,
+    plan: RecoveryPlan,
+    at: float,
+    *,
+    start_seconds: int | None = None,
+) -> RecoveryPlan | None:
+    """``plan`` taken up at the game's start instead: every ply withdrawn and replayed
+    from the log (None: ``plan`` is not anchored at a start)."""
+    first = plan.anchor.start
+    if first is None:
+        return None
+    reached = _where_line_reached(tracker, memory, first, [], start_seconds)
+    if reached is None:
+        return None
+    back = len(tracker.board.move_stack)
+    white = plan.anchor.white_side
+    anchor = Anchor(index=reached[0], how="start", back=back, white_side=white, start=first)
+    return _plan(tracker, memory, anchor, at, start_seconds)
+
+
+def presses_between(memory: BoardMemory, start: int, end: int) -> int:
+    """The lever presses the log holds in ``steps[start:end]``."""
+    return sum(isinstance(step, LoggedPress) for step in memory.steps[start:end])
+
+
+def _plan(
+    tracker: GameTracker,
+    memory: BoardMemory,
+    anchor: Anchor,
+    at: float,
+    start_seconds: int | None,
+) -> RecoveryPlan:
     white = anchor.white_side or tracker.white_side
     turn = tracker.board.turn ^ (anchor.back % 2 == 1)
     mover = None if white is None else white if turn == chess.WHITE else other_side(white)
@@ -154,7 +200,9 @@ def _start_anchor(
             reached = _where_line_reached(tracker, memory, first, line, start_seconds)
             if reached is not None:
                 index, clocks = reached
-                anchor = Anchor(index=index, how="start", clocks=clocks, back=withdrawn)
+                anchor = Anchor(
+                    index=index, how="start", clocks=clocks, back=withdrawn, start=first
+                )
                 return _with_sides(tracker, memory, first, start_seconds, anchor)
     if back:
         return _transposed_anchor(tracker, memory, starts, start_seconds)
@@ -189,7 +237,8 @@ def _transposed_anchor(
         reached = _where_line_reached(tracker, memory, first, known[:shared], start_seconds)
         if reached is not None:
             index, clocks = reached
-            return Anchor(index=index, how="start", clocks=clocks, back=len(known) - shared)
+            withdrawn = len(known) - shared
+            return Anchor(index=index, how="start", clocks=clocks, back=withdrawn, start=first)
     return None
 
 
@@ -245,7 +294,7 @@ def _with_sides(
     if reached is None:
         return anchor
     back = len(tracker.board.move_stack)
-    return Anchor(index=reached[0], how="start", back=back, white_side=white)
+    return Anchor(index=reached[0], how="start", back=back, white_side=white, start=first)
 
 
 def _start_shown(tracker: GameTracker, placement: chess.BaseBoard) -> StartPosition | None:

@@ -23,12 +23,13 @@ from daemon.game.durations import TimeControl
 from daemon.game.events import ClocksCorrected, GameEvent, GapCandidates
 from daemon.game.gap import search_gap
 from daemon.game.matching import rotated
-from daemon.game.recovery import plan_recovery
+from daemon.game.recovery import RecoveryPlan, plan_recovery, presses_between, replan_from_start
 from daemon.game.tracker import GameTracker
 from daemon.round.board_game import BoardGame, ledger_since, line_sans
 from daemon.round.gap_increments import GapIncrements, clock_gained
 from daemon.round.inputs import RecoveryInput
 from daemon.round.mode23 import game_move_number
+from drivers.memory import BoardMemory
 from drivers.observations import (
     ClockObserved,
     ClockSide,
@@ -75,6 +76,8 @@ def replay_memory(
     plan = plan_recovery(tracker, memory, at, start_seconds=start, back=back)
     if plan is None:
         return False, ()
+    if _presses_taken_late(game, tracker, memory, plan):
+        plan = replan_from_start(tracker, memory, plan, at, start_seconds=start) or plan
     corrected = _clocks_corrected(game, plan.anchor.clocks, at)
     tracker.withdraw(plan.anchor.back, at)
     tracker.forget_presses(plan.anchor.white_side, at)
@@ -88,6 +91,30 @@ def replay_memory(
         gap.finish()
         game.clock_owed = gap.owed
     return True, corrected
+
+
+def _presses_taken_late(
+    game: BoardGame, tracker: GameTracker, memory: BoardMemory, plan: RecoveryPlan
+) -> bool:
+    """Whether the presses dgtcast followed live went to later moves than the log gives
+    them, on a clock dgtcast adds to (mode 23): the ledger holds more presses up to where
+    the log takes the game up than the log does (a press taken for one that starts the
+    clock, its move's field updates lost, and the next moves each took the press after
+    their own). Their ``[%clk]`` and what the clock was given for them then follow no
+    press of the log: the whole game is replayed from its start, the ledger beside it."""
+    anchor = plan.anchor
+    if game.section.event.dgt_mode != 23 or game.clock_adds or anchor.start is None:
+        return False
+    taken_up = tracker.ply - anchor.back
+    if taken_up < 1:
+        return False
+    ledger = game.ledger
+    markers = [i for i, entry in enumerate(ledger) if entry == ("ply", taken_up)]
+    if not markers:
+        return False
+    marker = markers[-1]
+    followed = sum(kind in ("left", "right") for kind, _ in ledger[:marker])
+    return followed > presses_between(memory, anchor.start, anchor.index)
 
 
 def _clocks_corrected(

@@ -272,5 +272,23 @@ FOUND = {
             Fault(kind="lost_update", share=0.4809528100479429, seconds=4.6291735463119466),
         ),
         latency=0.1,
+    ),  # White's first move and Black's reply unseen on a mode 23 clock: the press of each
+    # taken to start the clock, each later move took the press after its own, and the
+    # SETNRUNs never gave the first two increments; the memory read took the game up
+    # where the log completes move 2, with presses of the ledger two moves on
+    "each move a press late on a mode 23 clock": Schedule(
+        game=7,
+        seed=5,
+        speed=5.0,
+        mode23=True,
+        rotate=False,
+        right=True,
+        faults=(
+            Fault(kind="torn_update", share=6.39798534544964e-104, seconds=12.472678713000544),
+            Fault(kind="lost_update", share=2.8428997482002603e-61, seconds=11.522093638764387),
+            Fault(kind="lost_update", share=2.8428997482002603e-61, seconds=11.522093638764387),
+            Fault(kind="lost_update", share=2.8428997482002603e-61, seconds=11.522093638764387),
+        ),
+        latency=0.1,
     ),
 }
