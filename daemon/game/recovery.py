@@ -41,7 +41,7 @@ from daemon.game.matching import placement_key
 from daemon.game.starts import StartPosition, find_start
 from daemon.game.state import TrackerState
 from daemon.game.tracker import GameTracker
-from drivers.memory import BoardMemory, LoggedPress
+from drivers.memory import BoardMemory, LoggedChange, LoggedPress
 from drivers.observations import ClockObserved, ClockSide, PlacementObserved
 
 __all__ = [
@@ -157,9 +157,18 @@ def replan_from_start(
     return _plan(tracker, memory, anchor, at, start_seconds)
 
 
-def presses_between(memory: BoardMemory, start: int, end: int) -> int:
-    """The lever presses the log holds in ``steps[start:end]``."""
-    return sum(isinstance(step, LoggedPress) for step in memory.steps[start:end])
+def presses_between(memory: BoardMemory, start: int, end: int) -> list[tuple[LoggedPress, bool]]:
+    """The lever presses the log holds in ``steps[start:end]``, each with whether a piece
+    had moved since ``start`` (False: a press on the start position, one that starts the
+    clock)."""
+    presses: list[tuple[LoggedPress, bool]] = []
+    moved = False
+    for step in memory.steps[start:end]:
+        if isinstance(step, LoggedPress):
+            presses.append((step, moved))
+        elif isinstance(step, LoggedChange):
+            moved = True
+    return presses
 
 
 def _plan(

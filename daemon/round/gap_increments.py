@@ -78,6 +78,8 @@ class GapIncrements:
         # what followed presses earned that the session never knew of (a press it took
         # for one that starts the clock): no setting of the session gave it to the clock
         self._unknown = dict.fromkeys(ClockSide, 0)
+        #: The time each press of the ledger now has (its mover's, in order).
+        self.retimed: list[int] = []
 
     @property
     def owed(self) -> dict[ClockSide, int]:
@@ -106,6 +108,8 @@ class GapIncrements:
                     self._unknown[mover] += earned
                 self._owed[mover] = max(lacked, 0) + self._unknown[mover]
             self._lags[mover] = self._owed[mover]
+            if recorded is not None:
+                self.retimed.append(side_seconds(reading, mover) + self._lags[mover])
         return plus_seconds(reading, self._lags)
 
     def _follow_ledger(self) -> int | None:

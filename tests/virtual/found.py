@@ -290,5 +290,22 @@ FOUND = {
             Fault(kind="lost_update", share=2.8428997482002603e-61, seconds=11.522093638764387),
         ),
         latency=0.1,
+    ),  # White's first lift lost on a mode 23 clock: Black's first press came while the
+    # game still stood at its start in dgtcast's eyes and earned nothing, and no memory
+    # read replayed it; the clock lacked Black's first increment for good
+    "Black's first press earning nothing": Schedule(
+        game=8,
+        seed=49040,
+        speed=5.0,
+        mode23=True,
+        rotate=True,
+        right=True,
+        faults=(
+            Fault(kind="cable", share=0.5974382473942838, seconds=6.688004195421355),
+            Fault(kind="cable", share=0.5974382473942838, seconds=6.688004195421355),
+            Fault(kind="cable", share=0.5974382473942838, seconds=6.688004195421355),
+            Fault(kind="lost_update", share=1.175494351e-38, seconds=1.9),
+        ),
+        latency=0.1,
     ),
 }
