@@ -41,10 +41,17 @@ from daemon.game.matching import placement_key
 from daemon.game.starts import StartPosition, find_start
 from daemon.game.state import TrackerState
 from daemon.game.tracker import GameTracker
-from drivers.memory import BoardMemory, LoggedPress
+from drivers.memory import BoardMemory, LoggedChange, LoggedPress
 from drivers.observations import ClockObserved, ClockSide, PlacementObserved
 
-__all__ = ["Anchor", "RecoveryPlan", "memory_needed", "plan_recovery"]
+__all__ = [
+    "Anchor",
+    "RecoveryPlan",
+    "memory_needed",
+    "plan_recovery",
+    "presses_between",
+    "replan_from_start",
+]
 
 Fed = PlacementObserved | ClockObserved
 
@@ -64,6 +71,7 @@ class Anchor:
             tracker learnt the other one (a press taken for one that starts the clock
             completed White's first move, its field updates lost): every ply is withdrawn
             (``back``) and replayed from the start with the log's sides.
+        start: from a start, the step where the game's start position stands in the log.
     """
 
     index: int
@@ -71,6 +79,7 @@ class Anchor:
     clocks: tuple[float | None, ...] = ()
     back: int = 0
     white_side: ClockSide | None = None
+    start: int | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -123,6 +132,52 @@ def plan_recovery(
     )
     if anchor is None:
         return None
+    return _plan(tracker, memory, anchor, at, start_seconds)
+
+
+def replan_from_start(
+    tracker: GameTracker,
+    memory: BoardMemory,
+    plan: RecoveryPlan,
+    at: float,
+    *,
+    start_seconds: int | None = None,
+) -> RecoveryPlan | None:
+    """``plan`` taken up at the game's start instead: every ply withdrawn and replayed
+    from the log (None: ``plan`` is not anchored at a start)."""
+    first = plan.anchor.start
+    if first is None:
+        return None
+    reached = _where_line_reached(tracker, memory, first, [], start_seconds)
+    if reached is None:
+        return None
+    back = len(tracker.board.move_stack)
+    white = plan.anchor.white_side
+    anchor = Anchor(index=reached[0], how="start", back=back, white_side=white, start=first)
+    return _plan(tracker, memory, anchor, at, start_seconds)
+
+
+def presses_between(memory: BoardMemory, start: int, end: int) -> list[tuple[LoggedPress, bool]]:
+    """The lever presses the log holds in ``steps[start:end]``, each with whether a piece
+    had moved since ``start`` (False: a press on the start position, one that starts the
+    clock)."""
+    presses: list[tuple[LoggedPress, bool]] = []
+    moved = False
+    for step in memory.steps[start:end]:
+        if isinstance(step, LoggedPress):
+            presses.append((step, moved))
+        elif isinstance(step, LoggedChange):
+            moved = True
+    return presses
+
+
+def _plan(
+    tracker: GameTracker,
+    memory: BoardMemory,
+    anchor: Anchor,
+    at: float,
+    start_seconds: int | None,
+) -> RecoveryPlan:
     white = anchor.white_side or tracker.white_side
     turn = tracker.board.turn ^ (anchor.back % 2 == 1)
     mover = None if white is None else white if turn == chess.WHITE else other_side(white)
@@ -154,8 +209,73 @@ def _start_anchor(
             reached = _where_line_reached(tracker, memory, first, line, start_seconds)
             if reached is not None:
                 index, clocks = reached
-                anchor = Anchor(index=index, how="start", clocks=clocks, back=withdrawn)
+                anchor = Anchor(
+                    index=index, how="start", clocks=clocks, back=withdrawn, start=first
+                )
                 return _with_sides(tracker, memory, first, start_seconds, anchor)
+    if back:
+        return _transposed_anchor(tracker, memory, starts, start_seconds)
+    return None
+
+
+def _transposed_anchor(
+    tracker: GameTracker,
+    memory: BoardMemory,
+    starts: Sequence[tuple[int, StartPosition]],
+    start_seconds: int | None,
+) -> Anchor | None:
+    """Where the log plays other moves than the known game's last ones, more than the
+    plies a heal may withdraw, to reach the very position the game stands in (lost field
+    updates read as a line of phantom moves that ends where the real one does: Qd1 a3
+    Qe1 for a3 Nh4 Nf3): the anchor where the two lines part, the known plies since then
+    withdrawn. A heal only (the log's line and the game's end in the same position)."""
+    board = tracker.board
+    root = placement_key(board.root())
+    known = [move.uci() for move in board.move_stack]
+    target = board.epd()
+    for first, start in reversed(starts):
+        if start.key != root:
+            continue
+        line = _line_reaching(tracker, memory, first, len(known), target, start_seconds)
+        if line is None:
+            continue
+        shared = next(
+            (ply for ply, (a, b) in enumerate(zip(line, known, strict=True)) if a != b),
+            len(known),
+        )
+        reached = _where_line_reached(tracker, memory, first, known[:shared], start_seconds)
+        if reached is not None:
+            index, clocks = reached
+            withdrawn = len(known) - shared
+            return Anchor(index=index, how="start", clocks=clocks, back=withdrawn, start=first)
+    return None
+
+
+def _line_reaching(
+    tracker: GameTracker,
+    memory: BoardMemory,
+    start: int,
+    plies: int,
+    target: str,
+    start_seconds: int | None,
+) -> list[str] | None:
+    """The first line of ``plies`` plies a replay from ``start`` plays that ends in the
+    position ``target`` (EPD), if any."""
+    scratch = GameTracker(tracker.settings)
+    line: list[tuple[str, float | None]] = []
+    model = _ClockModel.of(None, start_seconds)
+    for _, fed in _observations(memory, start, model, 0.0):
+        if isinstance(fed, PlacementObserved):
+            scratch.receive_placement(fed)
+        else:
+            scratch.receive_clock(fed)
+        _follow(line, scratch)
+        if len(line) == plies and scratch.state is not TrackerState.WAITING:
+            board = tracker.board.root()
+            for uci, _ in line:
+                board.push_uci(uci)
+            if board.epd() == target:
+                return [uci for uci, _ in line]
     return None
 
 
@@ -183,7 +303,7 @@ def _with_sides(
     if reached is None:
         return anchor
     back = len(tracker.board.move_stack)
-    return Anchor(index=reached[0], how="start", back=back, white_side=white)
+    return Anchor(index=reached[0], how="start", back=back, white_side=white, start=first)
 
 
 def _start_shown(tracker: GameTracker, placement: chess.BaseBoard) -> StartPosition | None:

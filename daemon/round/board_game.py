@@ -50,6 +50,7 @@ __all__ = [
     "moves_recovered",
     "note_press",
     "render_pgn",
+    "retime_ledger",
 ]
 
 
@@ -94,13 +95,29 @@ class BoardGame:
 def ledger_since(ledger: Sequence[tuple[str, int]], ply: int) -> list[tuple[str, int]]:
     """The presses and settings of ``ledger`` since the game last stood at ``ply`` (its
     move ``ply`` made; from the start for 0)."""
-    start = 0
+    start = _ledger_start(ledger, ply)
+    return [(kind, value) for kind, value in ledger[start:] if kind != "ply"]
+
+
+def retime_ledger(ledger: list[tuple[str, int]], ply: int, times: Sequence[int]) -> None:
+    """Give the presses of ``ledger`` since ``ply`` (as :func:`ledger_since`), in order,
+    the presser's times ``times`` (a memory read re-timed them)."""
+    left = iter(times)
+    for index in range(_ledger_start(ledger, ply), len(ledger)):
+        kind, _ = ledger[index]
+        if kind in ("left", "right"):
+            seconds = next(left, None)
+            if seconds is None:
+                return
+            ledger[index] = (kind, seconds)
+
+
+def _ledger_start(ledger: Sequence[tuple[str, int]], ply: int) -> int:
     for index in range(len(ledger) - 1, -1, -1):
         kind, value = ledger[index]
         if kind == "ply" and value <= ply:
-            start = index + 1
-            break
-    return [(kind, value) for kind, value in ledger[start:] if kind != "ply"]
+            return index + 1
+    return 0
 
 
 def note_press(

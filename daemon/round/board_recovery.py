@@ -23,12 +23,13 @@ from daemon.game.durations import TimeControl
 from daemon.game.events import ClocksCorrected, GameEvent, GapCandidates
 from daemon.game.gap import search_gap
 from daemon.game.matching import rotated
-from daemon.game.recovery import plan_recovery
+from daemon.game.recovery import RecoveryPlan, plan_recovery, presses_between, replan_from_start
 from daemon.game.tracker import GameTracker
-from daemon.round.board_game import BoardGame, ledger_since, line_sans
+from daemon.round.board_game import BoardGame, ledger_since, line_sans, retime_ledger
 from daemon.round.gap_increments import GapIncrements, clock_gained
 from daemon.round.inputs import RecoveryInput
 from daemon.round.mode23 import game_move_number
+from drivers.memory import BoardMemory
 from drivers.observations import (
     ClockObserved,
     ClockSide,
@@ -75,9 +76,12 @@ def replay_memory(
     plan = plan_recovery(tracker, memory, at, start_seconds=start, back=back)
     if plan is None:
         return False, ()
+    if _presses_taken_late(game, tracker, memory, plan):
+        plan = replan_from_start(tracker, memory, plan, at, start_seconds=start) or plan
     corrected = _clocks_corrected(game, plan.anchor.clocks, at)
     tracker.withdraw(plan.anchor.back, at)
     tracker.forget_presses(plan.anchor.white_side, at)
+    taken_up = tracker.ply
     gap = _gap_increments(game, tracker, plan.observations, heal=item.heal)
     for observation in plan.observations:
         if isinstance(observation, PlacementObserved):
@@ -87,7 +91,43 @@ def replay_memory(
     if gap is not None:
         gap.finish()
         game.clock_owed = gap.owed
+        retime_ledger(game.ledger, taken_up, gap.retimed)
     return True, corrected
+
+
+def _presses_taken_late(
+    game: BoardGame, tracker: GameTracker, memory: BoardMemory, plan: RecoveryPlan
+) -> bool:
+    """Whether presses dgtcast followed live went to other moves than the log gives them,
+    or earned nothing in its eyes, on a clock dgtcast adds to (mode 23): up to where the
+    log takes the game up, the ledger holds more presses than the log (a press taken for
+    one that starts the clock, its move's field updates lost, and the next moves each
+    took the press after their own), or one recorded with nothing added where the log's
+    press at its place came after a move (the game still at its start in dgtcast's eyes,
+    White's move unseen when Black pressed). Their ``[%clk]`` and what the clock was
+    given for them then follow no press of the log: the whole game is replayed from its
+    start, the ledger beside it."""
+    anchor = plan.anchor
+    if game.section.event.dgt_mode != 23 or game.clock_adds or anchor.start is None:
+        return False
+    taken_up = tracker.ply - anchor.back
+    if taken_up < 1:
+        return False
+    ledger = game.ledger
+    markers = [i for i, entry in enumerate(ledger) if entry == ("ply", taken_up)]
+    if not markers:
+        return False
+    followed = [(kind, value) for kind, value in ledger[: markers[-1]] if kind != "set"]
+    followed = [(kind, value) for kind, value in followed if kind != "ply"]
+    logged = presses_between(memory, anchor.start, anchor.index)
+    if len(followed) != len(logged):
+        return len(followed) > len(logged)
+    if not game.section.event.time_control.increment:
+        return False
+    return any(
+        moved and kind == press.side.value and recorded <= press.seconds
+        for (kind, recorded), (press, moved) in zip(followed, logged, strict=True)
+    )
 
 
 def _clocks_corrected(

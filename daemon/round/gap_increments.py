@@ -50,9 +50,11 @@ class GapIncrements:
         ledger: the presses of this log were followed live (a log read again to heal a
             board out of sync): the presses seen since the game's last move, in order,
             each ``(side, the presser's time as recorded)``, and ``("set", 0)`` where the
-            session set the clock to all it lacked. A replayed press takes the time
-            recorded for it (what the clock lacked then is that minus the logged time);
-            presses beyond the ledger (made while the log was read) are owed as in a gap.
+            session set the clock to all it knew it lacked. A replayed press takes the
+            time recorded for it (what the clock lacked then is that minus the logged
+            time); one recorded with nothing added although it earned time (taken for a
+            press that starts the clock) stays owed through later settings; presses
+            beyond the ledger (made while the log was read) are owed as in a gap.
     """
 
     def __init__(
@@ -73,6 +75,11 @@ class GapIncrements:
         # clock lacked then (a setting later gives the clock its due, not the log)
         self._lags: dict[ClockSide, int] = {}
         self._presses: dict[ClockSide, int] = {}
+        # what followed presses earned that the session never knew of (a press it took
+        # for one that starts the clock): no setting of the session gave it to the clock
+        self._unknown = dict.fromkeys(ClockSide, 0)
+        #: The time each press of the ledger now has (its mover's, in order).
+        self.retimed: list[int] = []
 
     @property
     def owed(self) -> dict[ClockSide, int]:
@@ -97,8 +104,12 @@ class GapIncrements:
                 # (all it earned when the session took it for a press that starts the
                 # clock, the move's field updates lost: it recorded the time logged)
                 lacked = recorded - side_seconds(reading, mover)
-                self._owed[mover] = lacked if lacked > 0 else earned
+                if lacked <= 0:
+                    self._unknown[mover] += earned
+                self._owed[mover] = max(lacked, 0) + self._unknown[mover]
             self._lags[mover] = self._owed[mover]
+            if recorded is not None:
+                self.retimed.append(side_seconds(reading, mover) + self._lags[mover])
         return plus_seconds(reading, self._lags)
 
     def _follow_ledger(self) -> int | None:
@@ -107,13 +118,13 @@ class GapIncrements:
         ledger = self._ledger
         while ledger and ledger[0][0] == "set":
             ledger.popleft()
-            self._owed = dict.fromkeys(ClockSide, 0)
+            self._owed = dict(self._unknown)
         return ledger.popleft()[1] if ledger else None
 
     def finish(self) -> None:
         """The log is replayed: a setting after its last press gave the clock its due."""
         if self._ledger and any(kind == "set" for kind, _ in self._ledger):
-            self._owed = dict.fromkeys(ClockSide, 0)
+            self._owed = dict(self._unknown)
 
 
 def clock_gained(first: ClockObserved | None, readings: Iterable[ClockObserved]) -> bool:

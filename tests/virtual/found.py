@@ -255,5 +255,57 @@ FOUND = {
             Fault(kind="lost_update", share=0.0, seconds=17.669756509649478),
             Fault(kind="lost_update", share=0.0, seconds=17.669756509649478),
         ),
+    ),  # the updates of Qe1 lost while the memory was read: the queen's phantom on d1 read
+    # as Qd1 a3 Qe1 for a3 Nh4 Nf3, the very position the board showed; the memory read
+    # to check the moves anchored on that position, the line 8 plies back unchecked
+    "a phantom line ending where the game does": Schedule(
+        game=0,
+        seed=206,
+        speed=5.0,
+        mode23=False,
+        rotate=True,
+        right=True,
+        faults=(
+            Fault(kind="cable", share=8.328289683725102e-199, seconds=19.0),
+            Fault(kind="lost_update", share=0.0, seconds=1.9),
+            Fault(kind="lost_update", share=0.4809528100479429, seconds=4.6291735463119466),
+            Fault(kind="lost_update", share=0.4809528100479429, seconds=4.6291735463119466),
+        ),
+        latency=0.1,
+    ),  # White's first move and Black's reply unseen on a mode 23 clock: the press of each
+    # taken to start the clock, each later move took the press after its own, and the
+    # SETNRUNs never gave the first two increments; the memory read took the game up
+    # where the log completes move 2, with presses of the ledger two moves on
+    "each move a press late on a mode 23 clock": Schedule(
+        game=7,
+        seed=5,
+        speed=5.0,
+        mode23=True,
+        rotate=False,
+        right=True,
+        faults=(
+            Fault(kind="torn_update", share=6.39798534544964e-104, seconds=12.472678713000544),
+            Fault(kind="lost_update", share=2.8428997482002603e-61, seconds=11.522093638764387),
+            Fault(kind="lost_update", share=2.8428997482002603e-61, seconds=11.522093638764387),
+            Fault(kind="lost_update", share=2.8428997482002603e-61, seconds=11.522093638764387),
+        ),
+        latency=0.1,
+    ),  # White's first lift lost on a mode 23 clock: Black's first press came while the
+    # game still stood at its start in dgtcast's eyes and earned nothing, and no memory
+    # read replayed it; the clock lacked Black's first increment for good
+    "Black's first press earning nothing": Schedule(
+        game=8,
+        seed=49040,
+        speed=5.0,
+        mode23=True,
+        rotate=True,
+        right=True,
+        faults=(
+            Fault(kind="cable", share=0.5974382473942838, seconds=6.688004195421355),
+            Fault(kind="cable", share=0.5974382473942838, seconds=6.688004195421355),
+            Fault(kind="cable", share=0.5974382473942838, seconds=6.688004195421355),
+            Fault(kind="lost_update", share=1.175494351e-38, seconds=1.9),
+        ),
+        latency=0.1,
     ),
 }

@@ -40,9 +40,11 @@ from drivers.dgt.device_core import DeviceCore, DeviceTimeouts
 from drivers.dgt.events import BoardDump, Event, FieldUpdated
 from drivers.dgt.observer import DgtObserver
 from drivers.dgt.protocol import DgtProtocol
+from drivers.emulator.clock import Side
 from drivers.emulator.firmware import BoardFirmware
 from drivers.emulator.player import PressLever, TimedAction
 from drivers.observations import ClockSide, LinkObserved, LinkState
+from tests.virtual.truth import mode23_truth
 
 __all__ = ["BAUD", "Entry", "VirtualDaemon", "World"]
 
@@ -50,6 +52,7 @@ BAUD = 9600
 _BYTE = 10 / BAUD  # a start bit, 8 data bits, a stop bit
 _CHUNK = 32  # bytes delivered at once (≈ 33 ms of line)
 _COMMAND_DELAY = 0.002  # PC to board
+_SIDES: tuple[Side, Side] = ("left", "right")
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,8 +140,10 @@ class World:
         self.seen_presses: list[bool] = []
         self.press_times: list[float] = []
         self.presses: list[tuple[str, int]] = []
-        #: When dgtcast sent a SETNRUN and when the clock took it (mode 23: both sides set).
+        #: When dgtcast sent a SETNRUN and when the clock took it (mode 23: both sides set),
+        #: and the seconds it gave each side (the time set less the time left then).
         self.clock_sets: list[tuple[float, float]] = []
+        self.clock_given: list[dict[str, float]] = []
         self._heap: list[_Due] = []
         self._seq = itertools.count()
         self._line_free = 0.0
@@ -162,31 +167,11 @@ class World:
 
     def should_have_shown(self, added_after: Callable[[int], int]) -> list[int]:
         """Mode 23: the time each press should have left its mover, from what the clock
-        itself showed: its reading plus what that press earned and what the mover's
-        earlier presses earned that the clock was never given: a SETNRUN gives it all it
-        lacked when dgtcast sent it, so a press is paid by one sent after it that the
-        clock took before the press in question. ``added_after``: what the time control
-        adds after a side's move N."""
-        times: list[int] = []
-        sets = self.clock_sets
-        for index, ((side, seconds), at) in enumerate(
-            zip(self.presses, self.press_times, strict=True)
-        ):
-            moves = [
-                number
-                for number, ((earlier, _), when) in enumerate(
-                    zip(self.presses[:index], self.press_times[:index], strict=True)
-                )
-                if earlier == side
-            ]
-            own = len(moves) + 1  # this press completes the mover's move number ``own``
-            unpaid = [
-                move
-                for move, number in enumerate(moves, start=1)
-                if not any(self.press_times[number] < sent and taken <= at for sent, taken in sets)
-            ]
-            times.append(seconds + added_after(own) + sum(added_after(m) for m in unpaid))
-        return times
+        itself showed (:func:`~tests.virtual.truth.mode23_truth`). ``added_after``: what
+        the time control adds after a side's move N."""
+        return mode23_truth(
+            self.presses, self.press_times, self.clock_sets, self.clock_given, added_after
+        )
 
     def play(self, schedule: Sequence[TimedAction], *, origin: float) -> float:
         """Have the players act ``schedule`` from ``origin``; returns when it ends."""
@@ -255,12 +240,17 @@ class World:
     def _board_reads(self, data: bytes, sent: float) -> None:
         if self.plugged:
             commands = len(self.firmware.commands)
+            clock = self.firmware.clock
+            before = {side: clock.remaining(side, self.now) for side in _SIDES}
             self.firmware.receive_data(data, self.now)
             if any(
                 isinstance(command, cmd.ClockSetAndRun)
                 for command in self.firmware.commands[commands:]
             ):
                 self.clock_sets.append((sent, self.now))
+                self.clock_given.append(
+                    {side: clock.remaining(side, self.now) - before[side] for side in before}
+                )
             self._board_sent()
 
     def set_up(self, placement: chess.BaseBoard) -> None:
