@@ -24,9 +24,8 @@ from common import ROOT
 from hypothesis import HealthCheck, Phase, given, settings
 
 sys.path.insert(0, str(ROOT))
-from tests.virtual import test_fault_schedules as schedules
+from tests.virtual import schedules
 from tests.virtual.found import Schedule
-from tests.virtual.games import board_config
 
 __all__ = ["drawn", "main"]
 
@@ -59,16 +58,7 @@ def main() -> None:
     parser.add_argument("--profile", type=Path)
     args = parser.parse_args()
     folder = Path(tempfile.mkdtemp(prefix="bench-schedules-"))
-    configs = {
-        (mode23, chess960): board_config(
-            folder,
-            time_control=f"900+{schedules.INCREMENT}",
-            mode23=mode23,
-            chess960=chess960,
-        )
-        for mode23 in (False, True)
-        for chess960 in (False, True)
-    }
+    configs = schedules.schedule_configs(folder)
     plan = drawn(args.per_test)
     profile = cProfile.Profile() if args.profile else None
     total = 0.0

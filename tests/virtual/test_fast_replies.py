@@ -20,7 +20,7 @@ import pytest
 from daemon.config.model import Config
 from tests.virtual.found import Schedule
 from tests.virtual.games import board_config
-from tests.virtual.test_fault_schedules import INCREMENT, run_schedule
+from tests.virtual.schedules import INCREMENT, run_schedule
 
 
 @pytest.fixture(scope="module")
