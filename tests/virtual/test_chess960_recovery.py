@@ -17,7 +17,8 @@ import pytest
 
 from tests.game.chess960_games import REPEATING, chess960_game
 from tests.virtual.games import Table, board_config
-from tests.virtual.world import VirtualDaemon, World
+from tests.virtual.virtual_daemon import VirtualDaemon
+from tests.virtual.world import World
 
 SPEED = 12.0
 ORIGIN = 3.0

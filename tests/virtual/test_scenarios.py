@@ -22,7 +22,8 @@ from daemon.config.model import Config
 from daemon.game.durations import TimeControl
 from drivers.emulator.clock import ClockSettings
 from tests.virtual.games import Table, board_config, read_game
-from tests.virtual.world import VirtualDaemon, World
+from tests.virtual.virtual_daemon import VirtualDaemon
+from tests.virtual.world import World
 
 SPEED = 3.0
 ORIGIN = 3.0

@@ -9,7 +9,8 @@ import chess.pgn
 import pytest
 
 from tests.virtual.games import Table, board_config, read_games
-from tests.virtual.world import VirtualDaemon, World
+from tests.virtual.virtual_daemon import VirtualDaemon
+from tests.virtual.world import World
 
 
 @pytest.fixture(scope="module")
