@@ -44,6 +44,7 @@ from drivers.emulator.clock import ClockModel, ClockSettings
 from drivers.emulator.device import EmulatedBoard
 from drivers.emulator.firmware import BoardIdentity
 from drivers.emulator.pty import UNSUPPORTED
+from drivers.emulator.record import recording
 
 __all__ = [
     "SHIPPED_FILES",
@@ -132,6 +133,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--no-result", action="store_true", help="don't signal the result")
     parser.add_argument("--exit", action="store_true", help="exit when the game is over")
+    parser.add_argument(
+        "--record", type=Path, help="append a JSON line per lever press and SetNRun to FILE"
+    )
 
 
 def _serial(text: str) -> BoardIdentity:
@@ -386,7 +390,8 @@ async def _serve(
         identity=_identity(args),
         placement=chess.BaseBoard(game.board().board_fen()),
     )
-    async with board:
+    record = recording(args.record, board, white_side=args.white_side, first_ply=played.from_ply)
+    async with board, record:
         print(f"device: {board.path}", flush=True)
         cable = CableHand(board)
         remove = cable.listen()

@@ -40,6 +40,7 @@ from drivers.emulator.line import MAX_PENDING_BYTES, BoardLine
 from drivers.emulator.physical import PhysicalBoard
 from drivers.emulator.player import Action, HumanPlayer, PressLever, StartClock, TimedAction
 from drivers.emulator.pty import VirtualSerialPort
+from drivers.emulator.record import ClockRecord
 
 __all__ = ["MAX_PENDING_BYTES", "EmulatedBoard"]
 
@@ -99,6 +100,8 @@ class EmulatedBoard:
         self._tasks: list[asyncio.Task[None]] = []
         #: Set once a driver asks for the board's changes (any update mode, §3).
         self.followed = asyncio.Event()
+        #: Told of every lever press and SetNRun when set (``dgtcast emulate --record``).
+        self.record: ClockRecord | None = None
 
     # -- life cycle ---------------------------------------------------------------------
 
@@ -214,7 +217,11 @@ class EmulatedBoard:
 
     def act(self, action: Action) -> None:
         """Do one physical action now (lift, place, press a lever, start the clock)."""
-        self.firmware.receive_action(action, self.now())
+        now, record, clock = self.now(), self.record, self.firmware.clock
+        before = None if record is None else record.before_action(action, clock, now)
+        self.firmware.receive_action(action, now)
+        if record is not None:
+            record.acted(action, before, clock, now)
         self._flush()
 
     async def perform(self, schedule: list[TimedAction]) -> None:
@@ -438,7 +445,10 @@ class EmulatedBoard:
             if error.errno != errno.EIO:
                 raise
             return
+        commands = len(self.firmware.commands)
         self.firmware.receive_data(data, self.now())
+        if self.record is not None:
+            self.record.received(self.firmware.commands[commands:], self.clock, self.now())
         if self.firmware.mode is not BoardMode.IDLE:
             self.followed.set()
         self._flush()
