@@ -308,4 +308,22 @@ FOUND = {
         ),
         latency=0.1,
     ),
+    # the cable from the start, the memory read while play went on: the SETNRUN that
+    # carried out White's press undone by a late one set Black running, and Black's move
+    # on its way, dgtcast carried out Black's press too before it came; the truth had a
+    # SETNRUN pay only presses made before it was sent, and Black's increment looked lost
+    "a press paid before it came": Schedule(
+        game=7,
+        seed=65535,
+        speed=5.0,
+        mode23=True,
+        rotate=False,
+        right=False,
+        faults=(
+            Fault(kind="cable", share=1e-09, seconds=9.17794248967013),
+            Fault(kind="cable", share=0.7119961210145259, seconds=2.00001),
+            Fault(kind="torn_update", share=0.5222917114289333, seconds=11.0436942956907),
+        ),
+        latency=0.1,
+    ),
 }
