@@ -41,6 +41,7 @@ from drivers.observations import (
 
 __all__ = [
     "BoardGame",
+    "ClockSetting",
     "apply_event",
     "board_status",
     "game_headers",
@@ -56,6 +57,26 @@ __all__ = [
 
 #: Ledger entries kept: far more than the presses of a long stretch out of sync.
 _LEDGER_KEPT = 400
+
+
+@dataclass(frozen=True, slots=True)
+class ClockSetting:
+    """Mode 23: a SETNRUN the session sent that no reading of the connected clock has
+    confirmed yet (readings are dropped until the clock acknowledges it).
+
+    Attributes:
+        at: when it was sent.
+        reading: the reading it set.
+        gave: the seconds it gave each side (what the clock lacked before it, and what
+            the press it answers earned).
+        cut: the link went down before a reading confirmed it: the clock may never
+            have taken it (docs/daemon.md, "Mode 23 and the clocks").
+    """
+
+    at: float
+    reading: ClockObserved
+    gave: dict[ClockSide, int]
+    cut: bool = False
 
 
 @dataclass(slots=True)
@@ -90,6 +111,10 @@ class BoardGame:
     #: read follows from where it takes the game up (:func:`ledger_since`,
     #: :class:`~daemon.round.mode23.GapIncrements`).
     ledger: list[tuple[str, int]] = field(default_factory=list)
+    #: Mode 23: the last SETNRUN, until a reading of the connected clock confirms it.
+    setting: ClockSetting | None = None
+    #: When the memory read under way (or the last one) was asked for.
+    reading_since: float = 0.0
 
 
 def ledger_since(ledger: Sequence[tuple[str, int]], ply: int) -> list[tuple[str, int]]:

@@ -25,9 +25,15 @@ from daemon.game.gap import search_gap
 from daemon.game.matching import rotated
 from daemon.game.recovery import RecoveryPlan, plan_recovery, presses_between, replan_from_start
 from daemon.game.tracker import GameTracker
-from daemon.round.board_game import BoardGame, ledger_since, line_sans, retime_ledger
-from daemon.round.gap_increments import GapIncrements, clock_gained
-from daemon.round.inputs import RecoveryInput
+from daemon.round.board_game import (
+    BoardGame,
+    ClockSetting,
+    ledger_since,
+    line_sans,
+    retime_ledger,
+)
+from daemon.round.gap_increments import GapIncrements, clock_gained, presser_of
+from daemon.round.inputs import ClockInput, RecoveryInput
 from daemon.round.mode23 import game_move_number
 from drivers.memory import BoardMemory
 from drivers.observations import (
@@ -38,11 +44,16 @@ from drivers.observations import (
     PlacementObserved,
 )
 
-__all__ = ["fill_gap", "replay_memory"]
+__all__ = ["fill_gap", "replay_memory", "setting_sent"]
 
 #: A memory read to heal a board out of sync may replace at most this many of the last
 #: plies recorded (ones a lost field update made of a phantom piece, docs/faults.md).
 _WITHDRAWN = 6
+
+#: Seconds a clock's two readings may be off together (whole seconds each), plus the
+#: line's delay from the memory's request to the board: the margin by which what the clock
+#: spent since a SETNRUN must exceed the time there was before the SETNRUN is taken for lost.
+_SPENT_SLACK = 3.0
 
 #: Positions the gap search visits at most: about a second of one core (it runs on the
 #: event loop); a longer search gives up and the board goes out of sync as before.
@@ -62,6 +73,7 @@ def replay_memory(
     at = item.at
     if item.state == "reading":
         game.catching_up = True
+        game.reading_since = at
         tracker.receive_link(LinkObserved(state=LinkState.OFFLINE, at=at))
         return True, ()
     game.catching_up = False
@@ -83,6 +95,7 @@ def replay_memory(
     tracker.forget_presses(plan.anchor.white_side, at)
     taken_up = tracker.ply
     gap = _gap_increments(game, tracker, plan.observations, heal=item.heal)
+    game.setting = None  # this log told whether the clock took it
     for observation in plan.observations:
         if isinstance(observation, PlacementObserved):
             tracker.receive_placement(observation)
@@ -182,9 +195,63 @@ def _gap_increments(
         control_of,
         lambda side: game_move_number(tracker, side),
         first,
-        game.clock_owed,
+        _owed_before(game, first, readings),
         ledger=ledger,
     )
+
+
+def setting_sent(game: BoardGame, tracker: GameTracker, item: ClockInput) -> ClockSetting:
+    """The SETNRUN the session sent with ``item``, a reading the game has not taken yet:
+    it gave each side what the clock lacked before it and what the press it answers
+    earned."""
+    gave = dict(game.clock_owed)
+    mover = presser_of(tracker.last_clock, item.reading)
+    move = None if mover is None else game_move_number(tracker, mover)
+    if mover is not None and move is not None and move >= 1:
+        rules = game.section.event.clock_rules
+        control = rules.black if tracker.color_at(mover) == chess.BLACK else rules.white
+        gave[mover] = gave.get(mover, 0) + control.added_after(move)
+    return ClockSetting(
+        at=item.at,
+        reading=item.reading,
+        gave={side: value for side, value in gave.items() if value},
+    )
+
+
+def _owed_before(
+    game: BoardGame, first: ClockObserved | None, readings: Sequence[ClockObserved]
+) -> dict[ClockSide, int]:
+    """What the clock lacked before this log: ``game.clock_owed``, and what a SETNRUN cut
+    by the link gave (``game.setting``) where the log shows the clock never took it.
+
+    The replay then starts from the reading that SETNRUN set (none confirmed it since).
+    Had the clock taken it, the clock would have spent more from then to the log's last
+    press (each side that it gave time having pressed since) than the time there was
+    until the memory was asked for: a clock runs one side at a time, never faster. When
+    the times allow both, the clock is taken to have it (never given twice)."""
+    owed = dict(game.clock_owed)
+    setting = game.setting
+    if setting is None or not setting.cut or first != setting.reading or not readings:
+        return owed
+    pressed: set[ClockSide] = set()
+    last = first
+    for reading in readings:
+        mover = presser_of(last, reading)
+        if mover is not None:
+            pressed.add(mover)
+        last = reading
+    if not pressed >= set(setting.gave):
+        return owed
+    spent = _total(setting.reading) - _total(readings[-1])
+    if spent <= game.reading_since - setting.at + _SPENT_SLACK:
+        return owed
+    for side, seconds in setting.gave.items():
+        owed[side] = owed.get(side, 0) + seconds
+    return owed
+
+
+def _total(reading: ClockObserved) -> int:
+    return reading.left_seconds + reading.right_seconds
 
 
 def fill_gap(game: BoardGame, tracker: GameTracker, item: RecoveryInput) -> list[GameEvent] | None:

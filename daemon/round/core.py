@@ -55,7 +55,7 @@ from daemon.round.board_game import (
     moves_recovered,
     note_press,
 )
-from daemon.round.board_recovery import fill_gap, replay_memory
+from daemon.round.board_recovery import fill_gap, replay_memory, setting_sent
 from daemon.round.change import RoundChange, section_after
 from daemon.round.inputs import (
     ArbiterInput,
@@ -202,6 +202,10 @@ class RoundCore:
         game.reading = reading
         # a press since the clock as the game last had it (a memory's replay included)
         note_press(game.ledger, tracker.last_clock, reading, clock_set=item.clock_set)
+        if item.clock_set:
+            game.setting = setting_sent(game, tracker, item)
+        elif reading.connected:
+            game.setting = None
         if reading.connected:  # what the clock still lacks (none: the session gave it)
             game.clock_owed = dict(item.lacking)
         game.clock_adds = item.increments == "clock"
@@ -215,6 +219,8 @@ class RoundCore:
         board = item.board
         tracker.receive_link(item.link)
         game.online = item.link.state is LinkState.ONLINE
+        if not game.online and game.setting is not None:
+            game.setting = dataclasses.replace(game.setting, cut=True)
         game.catching_up = False
         self.links.receive_heard(board)
         if game.online:

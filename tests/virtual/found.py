@@ -308,4 +308,41 @@ FOUND = {
         ),
         latency=0.1,
     ),
+    # the cable from the start, the memory read while play went on: the SETNRUN that
+    # carried out White's press undone by a late one set Black running, and Black's move
+    # on its way, dgtcast carried out Black's press too before it came; the truth had a
+    # SETNRUN pay only presses made before it was sent, and Black's increment looked lost
+    "a press paid before it came": Schedule(
+        game=7,
+        seed=65535,
+        speed=5.0,
+        mode23=True,
+        rotate=False,
+        right=False,
+        faults=(
+            Fault(kind="cable", share=1e-09, seconds=9.17794248967013),
+            Fault(kind="cable", share=0.7119961210145259, seconds=2.00001),
+            Fault(kind="torn_update", share=0.5222917114289333, seconds=11.0436942956907),
+        ),
+        latency=0.1,
+    ),
+    # White's first press answered, the cable pulled while the SETNRUN was on its way:
+    # the clock never took it, but dgtcast counted White's increment as given, and the
+    # memory read after the cable owed White only the presses of the log (White 10 s
+    # short for good); the log's times show the clock could not have spent so much
+    "a SETNRUN lost with the cable": Schedule(
+        game=9,
+        seed=4036,
+        speed=2.0,
+        mode23=True,
+        rotate=False,
+        right=False,
+        faults=(
+            Fault(kind="duplicate", share=0.46789036440476683, seconds=1.7389081866874996),
+            Fault(kind="cable", share=0.018789668524855866, seconds=6.5886354407317755),
+            Fault(kind="kill", share=0.4073629939937694, seconds=4.197981543727041),
+            Fault(kind="duplicate", share=0.19834481676068255, seconds=19.75871386734168),
+        ),
+        latency=0.1,
+    ),
 }

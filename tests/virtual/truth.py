@@ -32,7 +32,10 @@ def mode23_truth(
     A SETNRUN pays the side's presses made before dgtcast sent it: all of them when it
     gave the side what they earned (within rounding), else the latest ones the seconds it
     gave cover (dgtcast did not know of the others: a press it took for one that starts
-    the clock). A press is paid by a SETNRUN the clock took before the press in question.
+    the clock). What it gave beyond those pays the side's presses made while it was on its
+    way (dgtcast carried out a press the board showed coming: the move on its way when the
+    SETNRUN before it set that side running). A press is paid by a SETNRUN the clock took
+    before the press in question.
     """
     numbers: list[int] = []  # the move each press completes for its side
     counts: dict[str, int] = {}
@@ -54,6 +57,15 @@ def mode23_truth(
                 if budget < cost - _ROUNDING:
                     break
                 budget -= cost
+                paid_at[index] = taken
+            left = seconds - owed if budget == math.inf else budget
+            for index, ((presser, _), when) in enumerate(zip(presses, press_times, strict=True)):
+                if presser != side or not sent <= when < taken or paid_at[index] != math.inf:
+                    continue
+                cost = added_after(numbers[index])
+                if left < cost - _ROUNDING:
+                    break
+                left -= cost
                 paid_at[index] = taken
     times: list[int] = []
     for index, ((side, seconds), at) in enumerate(zip(presses, press_times, strict=True)):
