@@ -153,6 +153,7 @@ class IncrementControl:
         self._owed: dict[ClockSide, int] = {}  # what the clock lacks from a gap (see owe)
         self._deferring = False  # readings are old: owe what presses earn (see defer)
         self._due: dict[ClockSide, int] = {}  # what the last SETNRUN added per side
+        self._sent: ClockObserved | None = None  # the reading the last SETNRUN set
         self._heard: ClockObserved | None = None  # the last reading as the clock showed it
         self._stale: ClockObserved | None = None  # the last reading while SETTING
         self._carried: ClockSide | None = None  # set running by the SETNRUN, not the clock
@@ -181,6 +182,7 @@ class IncrementControl:
         self._owed = {}
         self._deferring = False
         self._carried, self._swallowed = None, False
+        self._sent = None
         self.state = IncrementState.WATCHING
 
     def clock_set(self, left_seconds: int, right_seconds: int) -> None:
@@ -249,10 +251,7 @@ class IncrementControl:
 
         After a command, call :meth:`receive_done` when the clock acknowledged it (or failed).
         """
-        if self.state is IncrementState.SETTING:
-            if self._is_reply(reading):
-                self._reply = reading
-            self._stale = reading
+        if self._stale_reading(reading):
             return None, None
         self._heard = reading
         reading = self._unheard(reading)
@@ -281,6 +280,36 @@ class IncrementControl:
         if sent is None or reading.running in (None, sent.running):
             return False
         return before is None or reading.running is not before.running
+
+    def _stale_reading(self, reading: ClockObserved) -> bool:
+        """Whether ``reading`` shows the clock before it took the last SETNRUN: one that
+        came while it was on its way, or after its ack (:meth:`_before_set`). A press it
+        shows is carried out once the clock's own reading comes (:func:`_redo_press`)."""
+        if self.state is IncrementState.SETTING:
+            if self._is_reply(reading):
+                self._reply = reading
+            self._stale = reading
+            return True
+        if not self._before_set(reading):
+            return False
+        sent = self._sent
+        if sent is not None and reading.running not in (None, sent.running):
+            self._reply = reading  # a press the SETNRUN then undid
+        return True
+
+    def _before_set(self, reading: ClockObserved) -> bool:
+        """Whether a reading that came after the last SETNRUN's ack shows the clock as it
+        was before it took the SETNRUN (a clock may send a press's reading after the
+        ack): a side shows less than the SETNRUN gave it, beyond what it can have run
+        since (half the time given, at least 3 s, for the rounding of the readings)."""
+        sent = self._sent
+        if sent is None or self.state is not IncrementState.ADDING or not reading.connected:
+            return False
+        ran = max(0.0, reading.at - sent.at)
+        return any(
+            given >= 3 and side_seconds(reading, side) < side_seconds(sent, side) - given / 2 - ran
+            for side, given in self._due.items()
+        )
 
     def _earned(self, last: ClockObserved | None, reading: ClockObserved) -> dict[ClockSide, int]:
         """What the press between ``last`` and ``reading`` earns its mover (none: no press,
@@ -375,7 +404,7 @@ class IncrementControl:
         heard = self._heard
         switched = heard is not None and running is not None and heard.running is not running
         self._carried = running if switched else None
-        self._last = corrected
+        self._last = self._sent = corrected
         self._due = dict(seconds)
         self.state = IncrementState.SETTING
         return corrected, command
