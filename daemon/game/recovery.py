@@ -263,12 +263,7 @@ def _line_reaching(
     position ``target`` (EPD), if any."""
     scratch = GameTracker(tracker.settings)
     line: list[tuple[str, float | None]] = []
-    model = _ClockModel.of(None, start_seconds)
-    for _, fed in _observations(memory, start, model, 0.0):
-        if isinstance(fed, PlacementObserved):
-            scratch.receive_placement(fed)
-        else:
-            scratch.receive_clock(fed)
+    for _ in _replayed(scratch, memory, start, start_seconds):
         _follow(line, scratch)
         if len(line) == plies and scratch.state is not TrackerState.WAITING:
             board = tracker.board.root()
@@ -291,11 +286,8 @@ def _with_sides(
     if tracker.settings.white_side is not None or not tracker.board.move_stack:
         return anchor
     scratch = GameTracker(tracker.settings)
-    for _, fed in _observations(memory, first, _ClockModel.of(None, start_seconds), 0.0):
-        if isinstance(fed, PlacementObserved):
-            scratch.receive_placement(fed)
-        else:
-            scratch.receive_clock(fed)
+    for _ in _replayed(scratch, memory, first, start_seconds):
+        pass  # the whole log: the sides it ends with
     white = scratch.white_side
     if not scratch.sides_sure or white is None or white is tracker.white_side:
         return anchor
@@ -323,16 +315,24 @@ def _where_line_reached(
     and the ``[%clk]`` the replay gave each of its plies."""
     scratch = GameTracker(tracker.settings)
     line: list[tuple[str, float | None]] = []
-    model = _ClockModel.of(None, start_seconds)
-    for index, fed in _observations(memory, start, model, 0.0):
-        if isinstance(fed, PlacementObserved):
-            scratch.receive_placement(fed)
-        else:
-            scratch.receive_clock(fed)
+    for index in _replayed(scratch, memory, start, start_seconds):
         _follow(line, scratch)
         if [uci for uci, _ in line] == known and scratch.state is not TrackerState.WAITING:
             return index + 1, tuple(clock for _, clock in line)
     return None
+
+
+def _replayed(
+    scratch: GameTracker, memory: BoardMemory, start: int, start_seconds: int | None
+) -> Iterator[int]:
+    """Feed the log from ``start`` to ``scratch`` (no reading before the log but
+    ``start_seconds``), yielding each step's index once the tracker has taken it."""
+    for index, fed in _observations(memory, start, _ClockModel.of(None, start_seconds), 0.0):
+        if isinstance(fed, PlacementObserved):
+            scratch.receive_placement(fed)
+        else:
+            scratch.receive_clock(fed)
+        yield index
 
 
 def _follow(line: list[tuple[str, float | None]], scratch: GameTracker) -> None:
