@@ -17,6 +17,7 @@ from drivers.emulator.clock import ClockReading, ClockSettings
 from drivers.emulator.device import EmulatedBoard
 from drivers.emulator.player import HumanPlayer
 from drivers.observations import ClockObserved, ClockSide
+from tests.daemon.round.clock_readings import clock_reading as _reading
 from tests.daemon.support import (
     BoardSpec,
     journal_moves,
@@ -28,20 +29,6 @@ from tests.daemon.support import (
 )
 
 LEFT, RIGHT = ClockSide.LEFT, ClockSide.RIGHT
-
-
-def _reading(left: int, right: int, running: ClockSide | None) -> ClockObserved:
-    lever = running or LEFT
-    return ClockObserved(
-        left_seconds=left,
-        right_seconds=right,
-        left_flag=False,
-        right_flag=False,
-        running=running,
-        lever=lever,
-        connected=True,
-        at=0.0,
-    )
 
 
 def test_a_press_on_a_mode_23_clock_gets_the_increment() -> None:
@@ -208,10 +195,9 @@ def test_a_reply_the_late_setnrun_undid_is_carried_out() -> None:
     assert (again.left_seconds, again.right_seconds, again.run) == (303, 309, "left")
 
 
-def test_a_reading_from_before_the_redone_press_is_no_second_reply() -> None:
-    """The SETNRUN that carries out a reply runs the other side; a reading the clock sent
-    before it arrived still shows the side that ran until then: no press, no increment."""
-    control = IncrementControl(TimeControl.from_pgn("300+5"))
+def _reply_carried_out(control: IncrementControl) -> None:
+    """White presses (its SETNRUN on its way), Black replies at once and the SETNRUN undoes
+    the reply: dgtcast carries it out with a second SETNRUN, White's time running."""
     control.receive_reading(_reading(305, 305, LEFT))
     control.receive_reading(_at(_reading(300, 305, RIGHT), 10.0))
     control.receive_reading(_at(_reading(300, 304, LEFT), 11.0))  # Black's reply, undone
@@ -219,6 +205,13 @@ def test_a_reading_from_before_the_redone_press_is_no_second_reply() -> None:
     _, again = control.receive_reading(_at(_reading(305, 303, RIGHT), 13.0))
     assert again is not None
     assert again.run == "left"  # the reply carried out
+
+
+def test_a_reading_from_before_the_redone_press_is_no_second_reply() -> None:
+    """The SETNRUN that carries out a reply runs the other side; a reading the clock sent
+    before it arrived still shows the side that ran until then: no press, no increment."""
+    control = IncrementControl(TimeControl.from_pgn("300+5"))
+    _reply_carried_out(control)
     # On the line before the clock took it: the clock as the first SETNRUN left it.
     assert control.receive_reading(_at(_reading(305, 302, RIGHT), 13.5)) == (None, None)
     assert control.receive_reading(_at(_reading(302, 309, LEFT), 14.0)) == (None, None)
@@ -234,13 +227,7 @@ def test_a_press_the_redo_swallowed_is_carried_out() -> None:
     shows White's move on its way: that press is carried out as well."""
     moving: list[ClockSide | None] = [None]
     control = IncrementControl(TimeControl.from_pgn("300+5"), moving=lambda: moving[0])
-    control.receive_reading(_reading(305, 305, LEFT))
-    control.receive_reading(_at(_reading(300, 305, RIGHT), 10.0))
-    control.receive_reading(_at(_reading(300, 304, LEFT), 11.0))  # Black's reply, undone
-    control.receive_done()
-    _, again = control.receive_reading(_at(_reading(305, 303, RIGHT), 13.0))
-    assert again is not None
-    assert again.run == "left"  # the reply carried out
+    _reply_carried_out(control)
     moving[0] = LEFT  # White moved and pressed: the clock ran Black, the lever did nothing
     assert control.receive_reading(_at(_reading(302, 309, LEFT), 14.0)) == (None, None)
     swallowed = control.receive_done()

@@ -5,22 +5,10 @@ from __future__ import annotations
 
 from daemon.game.durations import TimeControl
 from daemon.round.mode23 import IncrementControl, IncrementState
-from drivers.observations import ClockObserved, ClockSide
+from drivers.observations import ClockSide
+from tests.daemon.round.clock_readings import clock_reading as _reading
 
 LEFT, RIGHT = ClockSide.LEFT, ClockSide.RIGHT
-
-
-def _reading(left: int, right: int, running: ClockSide, at: float) -> ClockObserved:
-    return ClockObserved(
-        left_seconds=left,
-        right_seconds=right,
-        left_flag=False,
-        right_flag=False,
-        running=running,
-        lever=running,
-        connected=True,
-        at=at,
-    )
 
 
 def _white_pressed_and_was_given_30_s() -> IncrementControl:
