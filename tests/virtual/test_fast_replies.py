@@ -19,14 +19,12 @@ import pytest
 
 from daemon.config.model import Config
 from tests.virtual.found import Schedule
-from tests.virtual.games import board_config
-from tests.virtual.schedules import INCREMENT, run_schedule
+from tests.virtual.schedules import run_schedule, schedule_configs
 
 
 @pytest.fixture(scope="module")
 def configs(folder: Path) -> dict[tuple[bool, bool], Config]:
-    config = board_config(folder, time_control=f"900+{INCREMENT}", mode23=True, chess960=False)
-    return {(True, False): config}
+    return schedule_configs(folder)
 
 
 def _fast(
