@@ -94,8 +94,10 @@ def replay_memory(
     tracker.withdraw(plan.anchor.back, at)
     tracker.forget_presses(plan.anchor.white_side, at)
     taken_up = tracker.ply
+    first = tracker.last_clock
     gap = _gap_increments(game, tracker, plan.observations, heal=item.heal)
-    game.setting = None  # this log told whether the clock took it
+    if _log_tells_setting(game.setting, first, plan.observations):
+        game.setting = None
     for observation in plan.observations:
         if isinstance(observation, PlacementObserved):
             tracker.receive_placement(observation)
@@ -248,6 +250,26 @@ def _owed_before(
     for side, seconds in setting.gave.items():
         owed[side] = owed.get(side, 0) + seconds
     return owed
+
+
+def _log_tells_setting(
+    setting: ClockSetting | None, first: ClockObserved | None, observations: Sequence[object]
+) -> bool:
+    """Whether a log replayed from ``first`` tells whether the clock took ``setting``
+    (:func:`_owed_before`): it does unless the replay starts at the reading the SETNRUN set
+    and no side it gave time pressed since. Then only the clock's next reading can tell
+    (a side it gave time shows it or not while it stands: the session checks it,
+    :meth:`~daemon.round.mode23.IncrementControl.check_cut`), and the setting is kept."""
+    if setting is None or not setting.cut or first != setting.reading:
+        return True
+    last, pressed = first, set[ClockSide]()
+    for observation in observations:
+        if isinstance(observation, ClockObserved):
+            mover = presser_of(last, observation)
+            if mover is not None:
+                pressed.add(mover)
+            last = observation
+    return bool(pressed & set(setting.gave))
 
 
 def _total(reading: ClockObserved) -> int:

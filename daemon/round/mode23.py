@@ -58,6 +58,8 @@ import chess
 from daemon.game.durations import ClockRules, TimeControl
 from daemon.game.state import TrackerState
 from daemon.game.tracker import GameTracker
+from daemon.round.board_game import ClockSetting
+from daemon.round.cut_setting import not_taken
 from daemon.round.gap_increments import MoveNumber, plus_seconds, presser_of, side_seconds
 from drivers.dgt.commands import ClockSetAndRun
 from drivers.observations import ClockObserved, ClockSide
@@ -158,6 +160,7 @@ class IncrementControl:
         self._stale: ClockObserved | None = None  # the last reading while SETTING
         self._carried: ClockSide | None = None  # set running by the SETNRUN, not the clock
         self._swallowed = False  # that side's press was carried out (see receive_done)
+        self._cut: tuple[ClockObserved, Mapping[ClockSide, int]] | None = None  # check_cut
 
     @property
     def presses(self) -> dict[ClockSide, int]:
@@ -183,6 +186,7 @@ class IncrementControl:
         self._deferring = False
         self._carried, self._swallowed = None, False
         self._sent = None
+        self._cut = None
         self.state = IncrementState.WATCHING
 
     def clock_set(self, left_seconds: int, right_seconds: int) -> None:
@@ -214,6 +218,13 @@ class IncrementControl:
         self._seed = None
         if last is not None:
             self._last = last
+
+    def check_cut(self, setting: ClockSetting | None) -> None:
+        """``setting``, a SETNRUN, was cut by the link before a reading showed whether the
+        clock took it (None: none is in doubt). The readings that follow tell
+        (:func:`~daemon.round.cut_setting.not_taken`); one that shows the clock never
+        took it has what the SETNRUN gave owed, like a gap's increments."""
+        self._cut = None if setting is None else (setting.reading, dict(setting.gave))
 
     @property
     def lacking(self) -> dict[ClockSide, int]:
@@ -261,6 +272,7 @@ class IncrementControl:
         earned = self._earned(last, reading)
         if self.state in _HANDS_OFF:
             return reading, None
+        self._check_cut(reading)
         if self._deferring:
             for side, seconds in earned.items():
                 self._owed[side] = self._owed.get(side, 0) + seconds
@@ -271,6 +283,17 @@ class IncrementControl:
                 due[side] = due.get(side, 0) + seconds
             self._owed = {}
         return (reading, None) if not due else self._set(reading, due)
+
+    def _check_cut(self, reading: ClockObserved) -> None:
+        """Owe what a SETNRUN the link cut gave, if ``reading`` shows the clock never took
+        it (:meth:`check_cut`)."""
+        if self._cut is None or not reading.connected:
+            return
+        unpaid = not_taken(*self._cut, reading, on_time=not self._deferring)
+        if unpaid is not None:  # told: asked no more
+            self._cut = None
+            for side, seconds in unpaid.items():
+                self._owed[side] = self._owed.get(side, 0) + seconds
 
     def _is_reply(self, reading: ClockObserved) -> bool:
         """Whether a reading that came while a SETNRUN was on its way shows a press: the

@@ -16,6 +16,7 @@ from typing import Protocol
 
 import chess
 
+from daemon.round.board_game import ClockSetting
 from daemon.round.inputs import BoardInput, FloodInput
 from drivers.dgt.commands import ClockSetAndRun
 from drivers.observations import ClockObserved, ClockSide
@@ -96,6 +97,10 @@ class BoardView(Protocol):
 
     def clock_owed(self) -> Mapping[ClockSide, int]:
         """What the clock lacks after a gap replayed from the memory (mode 23)."""
+
+    def cut_setting(self) -> ClockSetting | None:
+        """Mode 23: the last SETNRUN, when the link went down before a reading of the
+        clock showed whether it took it (the next reading tells)."""
 
     def unmatched_since(self) -> float | None:
         """Since when the sensed placement matches nothing of a game under way (None:

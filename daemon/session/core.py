@@ -414,7 +414,8 @@ class SessionCore:
         """Give the clock what the board's game says it lacks (mode 23): increments of
         presses replayed from the memory, in their ``[%clk]`` already. Known from the
         journal, so a restart before the clock got them owes them again, once; after a
-        memory whose presses show the clock adding its own time, nothing is added."""
+        memory whose presses show the clock adding its own time, nothing is added. A
+        SETNRUN the link cut is checked against the next reading (``check_cut``)."""
         if self.increments is None:
             return
         if recovered and self.view.clock_adds():
@@ -423,6 +424,7 @@ class SessionCore:
             self.increments.owe(self.view.clock_owed(), last=self.view.replayed_reading())
         elif self.view.clock_owed():
             self.increments.owe(self.view.clock_owed())
+        self.increments.check_cut(self.view.cut_setting())
 
     # -- timers ------------------------------------------------------------------------
 

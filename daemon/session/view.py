@@ -8,7 +8,7 @@ import chess
 
 from daemon.game.recovery import memory_needed
 from daemon.game.state import TrackerState
-from daemon.round.board_game import BoardGame
+from daemon.round.board_game import BoardGame, ClockSetting
 from daemon.round.core import RoundCore
 from daemon.round.mode23 import game_move_number, game_moving_side
 from drivers.observations import ClockObserved, ClockSide
@@ -60,6 +60,11 @@ class RoundBoardView:
     def clock_owed(self) -> Mapping[ClockSide, int]:
         game = self._game()
         return {} if game is None else game.clock_owed
+
+    def cut_setting(self) -> ClockSetting | None:
+        game = self._game()
+        setting = None if game is None else game.setting
+        return setting if setting is not None and setting.cut else None
 
     def unmatched_since(self) -> float | None:
         game = self._game()

@@ -345,4 +345,17 @@ FOUND = {
         ),
         latency=0.1,
     ),
+    # White's press answered, the cable pulled while the SETNRUN was on its way and back
+    # before White's next press: the log read after it had no press of White's since, so
+    # the clock was taken to have the SETNRUN; White's next [%clk] 10 s short
+    "a SETNRUN lost with the cable, its side standing": Schedule(
+        game=6,
+        seed=163,
+        speed=3.0,
+        mode23=True,
+        rotate=False,
+        right=True,
+        faults=(Fault(kind="cable", share=0.33209593715821356, seconds=2.9922660122941296),),
+        latency=0.25,
+    ),
 }

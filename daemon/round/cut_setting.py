@@ -1,0 +1,54 @@
+"""Whether a clock in mode 23 took a SETNRUN that the link cut (pure).
+
+dgtcast answers each lever press with a SETNRUN that gives the mover its increment
+(daemon/round/mode23.py). When the link goes down before any reading shows the clock
+took it (the cable pulled while it was on its way), the clock may never have had it; the
+readings after the link is back tell, in order (docs/daemon.md, "Mode 23 and the
+clocks"):
+
+* a side it gave time that stood since (it ran neither when the SETNRUN was sent nor now)
+  shows the time set, or that time less what was given;
+* otherwise a reading that came on time (not behind the board's memory on the line)
+  tells by the time passed: a clock runs one side at a time, so its two times together
+  fall by the seconds passed since the SETNRUN was sent, and lack what it gave when it
+  never reached the clock. Readings are whole seconds and the SETNRUN reached the clock
+  a moment after it was sent: half of what it gave tells the two apart.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from daemon.round.gap_increments import side_seconds
+from drivers.observations import ClockObserved, ClockSide
+
+__all__ = ["not_taken"]
+
+#: Seconds a SETNRUN must have given for a reading to tell whether the clock took it.
+_TELLS = 4
+
+
+def not_taken(
+    sent: ClockObserved, gave: Mapping[ClockSide, int], now: ClockObserved, *, on_time: bool
+) -> dict[ClockSide, int] | None:
+    """What the clock never got of a SETNRUN that set ``sent`` giving ``gave`` (all of it,
+    or nothing: it took the command or not), from ``now``, a reading since it was sent,
+    with nothing given to the clock in between; None when ``now`` cannot tell (a reading
+    that came late, ``on_time`` false, with no side given time standing)."""
+    given = sum(gave.values())
+    if given < _TELLS or sent.running is None or now.left_flag or now.right_flag:
+        return {}
+    stood = [side for side in gave if side not in (sent.running, now.running)]
+    if stood:
+        side = stood[0]
+        lacks = side_seconds(sent, side) - side_seconds(now, side)
+        return dict(gave) if lacks > gave[side] / 2 else {}
+    if not on_time:
+        return None
+    passed = max(0.0, now.at - sent.at)
+    short = _total(sent) - passed - _total(now)
+    return dict(gave) if short > given / 2 else {}
+
+
+def _total(reading: ClockObserved) -> int:
+    return reading.left_seconds + reading.right_seconds
