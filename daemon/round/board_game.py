@@ -115,6 +115,10 @@ class BoardGame:
     setting: ClockSetting | None = None
     #: When the memory read under way (or the last one) was asked for.
     reading_since: float = 0.0
+    #: The ply a searched gap ended on and its mover's clock side, while its ``[%clk]``
+    #: is from a reading older than the gap: the next reading that shows that side
+    #: stopped gives it (:func:`~daemon.round.board_recovery.clock_after_gap`).
+    gap_clock: tuple[int, ClockSide] | None = None
 
 
 def ledger_since(ledger: Sequence[tuple[str, int]], ply: int) -> list[tuple[str, int]]:

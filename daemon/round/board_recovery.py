@@ -4,8 +4,7 @@ on one board of the round (pure).
 While the memory is read the tracker is paused like an offline board (no timer runs on a
 placement that is behind); then the board's log is replayed into it
 (:mod:`daemon.game.recovery`). A board still ahead of the game once the log is replayed
-has the gap searched (:mod:`daemon.game.gap`): one legal line is played, several are
-offered to the arbiter (``choose_line``).
+has the gap searched (:mod:`daemon.round.gap_fill`).
 
 On a clock dgtcast drives (``dgt_mode = 23``) the log's press times lack the increments
 nobody added: each replayed reading gets them (:class:`~daemon.round.mode23.GapIncrements`)
@@ -20,16 +19,13 @@ from collections.abc import Sequence
 import chess
 
 from daemon.game.durations import TimeControl
-from daemon.game.events import ClocksCorrected, GameEvent, GapCandidates
-from daemon.game.gap import search_gap
-from daemon.game.matching import rotated
+from daemon.game.events import ClocksCorrected, GameEvent
 from daemon.game.recovery import RecoveryPlan, plan_recovery, presses_between, replan_from_start
 from daemon.game.tracker import GameTracker
 from daemon.round.board_game import (
     BoardGame,
     ClockSetting,
     ledger_since,
-    line_sans,
     retime_ledger,
 )
 from daemon.round.gap_increments import GapIncrements, clock_gained, presser_of
@@ -44,7 +40,7 @@ from drivers.observations import (
     PlacementObserved,
 )
 
-__all__ = ["fill_gap", "replay_memory", "setting_sent"]
+__all__ = ["replay_memory", "setting_sent"]
 
 #: A memory read to heal a board out of sync may replace at most this many of the last
 #: plies recorded (ones a lost field update made of a phantom piece, docs/faults.md).
@@ -54,10 +50,6 @@ _WITHDRAWN = 6
 #: line's delay from the memory's request to the board: the margin by which what the clock
 #: spent since a SETNRUN must exceed the time there was before the SETNRUN is taken for lost.
 _SPENT_SLACK = 3.0
-
-#: Positions the gap search visits at most: about a second of one core (it runs on the
-#: event loop); a longer search gives up and the board goes out of sync as before.
-_GAP_NODES = 40_000
 
 
 def replay_memory(
@@ -274,29 +266,3 @@ def _log_tells_setting(
 
 def _total(reading: ClockObserved) -> int:
     return reading.left_seconds + reading.right_seconds
-
-
-def fill_gap(game: BoardGame, tracker: GameTracker, item: RecoveryInput) -> list[GameEvent] | None:
-    """The legal lines from the game to the placement the board shows once caught up.
-
-    One line is played into the tracker; several are kept on ``game`` for the arbiter and
-    offered as the :class:`GapCandidates` returned. None when nothing is searched (the
-    memory is still being read, or no placement came with it).
-    """
-    sensed, side, at = item.placement, item.running, item.at
-    if item.state == "reading" or sensed is None:
-        return None
-    if tracker.shows_game(sensed):
-        return []
-    to_move = None if side is None else tracker.color_at(side)
-    real = rotated(sensed) if tracker.rotated else sensed
-    game_board = tracker.board
-    found = search_gap(game_board, real, to_move=to_move, node_limit=_GAP_NODES)
-    if len(found.lines) == 1 and found.complete:
-        tracker.play_line(found.lines[0], at)
-        return []
-    if not found.lines:
-        return []
-    game.candidates = tuple(tuple(m.uci() for m in line) for line in found.lines)
-    lines = tuple(tuple(line_sans(game_board, line)) for line in found.lines)
-    return [GapCandidates(from_ply=tracker.ply + 1, lines=lines, complete=found.complete, at=at)]

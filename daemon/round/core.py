@@ -55,8 +55,9 @@ from daemon.round.board_game import (
     moves_recovered,
     note_press,
 )
-from daemon.round.board_recovery import fill_gap, replay_memory, setting_sent
+from daemon.round.board_recovery import replay_memory, setting_sent
 from daemon.round.change import RoundChange, section_after
+from daemon.round.gap_fill import clock_after_gap, fill_gap
 from daemon.round.inputs import (
     ArbiterInput,
     BatteryInput,
@@ -180,7 +181,7 @@ class RoundCore:
             raise CommandRefused(f"board {board} has no e-board")
         match item:
             case ClockInput():
-                self._clock(game, tracker, item)
+                self._clock(game, tracker, item, outcome)
             case PlacementInput():
                 game.placement = item.sensed
                 tracker.receive_placement(item.sensed)
@@ -197,7 +198,9 @@ class RoundCore:
                 assert_never(item)
         self._drain_tracker(board, outcome)
 
-    def _clock(self, game: BoardGame, tracker: GameTracker, item: ClockInput) -> None:
+    def _clock(
+        self, game: BoardGame, tracker: GameTracker, item: ClockInput, outcome: Outcome
+    ) -> None:
         board, reading = item.board, item.reading
         game.reading = reading
         # a press since the clock as the game last had it (a memory's replay included)
@@ -214,6 +217,8 @@ class RoundCore:
             self.engine.receive_clock_mode(board, refused, item.at)
         tracker.receive_clock(reading)
         self.engine.receive_clock_link(board, reading.connected, item.at)
+        if game.gap_clock is not None:
+            self._drain_tracker(board, outcome, extra=clock_after_gap(game, reading, item.at))
 
     def _link(self, game: BoardGame, tracker: GameTracker, item: LinkInput) -> None:
         board = item.board

@@ -84,7 +84,8 @@ class BoardView(Protocol):
         """The board's last clock reading in the round (before a reconnection)."""
 
     def replayed_reading(self) -> ClockObserved | None:
-        """The clock reading the game took last, a replayed memory's included."""
+        """The clock reading the game took last, a replayed memory's included (None:
+        none, or none since a line searched for a gap)."""
 
     def move_number(self, side: ClockSide) -> int | None:
         """The move a press on ``side`` completes (daemon/round/mode23.py)."""

@@ -41,7 +41,9 @@ class RoundBoardView:
     def replayed_reading(self) -> ClockObserved | None:
         game = self._game()
         tracker = None if game is None else game.tracker
-        return None if tracker is None else tracker.last_clock
+        if tracker is None or game is None or game.gap_clock is not None:
+            return None  # a searched line's presses came after the game's last reading
+        return tracker.last_clock
 
     def move_number(self, side: ClockSide) -> int | None:
         game = self._game()

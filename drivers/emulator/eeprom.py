@@ -62,6 +62,11 @@ class EepromLog:
         self._tagged: tuple[int, ...] | None = None
         self._last_written_field: int | None = None  # the newest bytes are its record
 
+    @property
+    def wrapped(self) -> bool:
+        """Whether records were written over: the oldest ones are gone from the dump."""
+        return len(self._data) > self.size - 1
+
     def records(self) -> tuple[EERecord, ...]:
         """Every record still in the buffer (the last ``size - 1`` bytes), without EE_EOF."""
         room = self.size - 1

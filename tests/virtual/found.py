@@ -25,6 +25,7 @@ class Schedule:
     right: bool
     faults: tuple[Fault, ...]
     latency: float = 0.0  # how late the daemon's commands reach the board (a busy computer)
+    memory: int | None = None  # the board's memory in bytes, if not a DGT board's 7,936
 
 
 #: Schedules that found bugs, kept (the numbers are those of ../shared/data/games).
