@@ -11,11 +11,15 @@ field update, lost and torn field updates, a whole-board read in the middle of a
 (and, with ``DGTCAST_ALL_FAULTS=1``, lost clock readings). Moves go on during every
 memory read. The schedules that found bugs are kept in tests/virtual/found.py.
 
-Whenever the board's memory still holds the moves (here: always), the record must end as
-the game played, every ``[%clk]`` within a second of what the clock showed, and no alert
-may be left open that the facts have settled: no ``out_of_sync``, no ``clock_mismatch``
-for a gap the daemon could not see, no ``moves_recovered`` for plies the game went on
-from.
+Whenever the board's memory still holds the moves, the record must end as the game
+played, every ``[%clk]`` within a second of what the clock showed, and no alert may be
+left open that the facts have settled: no ``out_of_sync``, no ``clock_mismatch`` for a
+gap the daemon could not see, no ``moves_recovered`` for plies the game went on from. A
+DGT board's memory holds every move of the plies played; one property test gives the
+board a memory of 96 to 400 bytes instead, which wraps: there, the record must hold no
+move that was not played, every press followed live must give its move's ``[%clk]``, and
+when moves are missing an alert must stay open that says so (``out_of_sync``, or
+``gap_ambiguous`` with the lines that fit).
 
 On a mode 23 clock, which adds nothing itself, the truth is what the clock showed after
 each press plus what the press earned, plus the increments of the mover's earlier
@@ -31,10 +35,17 @@ from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
 
 from daemon.config.model import Config
 from tests.virtual.found import FOUND, Schedule
-from tests.virtual.schedules import GAME_LIST, run_schedule, schedule_configs, schedules
+from tests.virtual.schedules import (
+    GAME_LIST,
+    SMALL_MEMORIES,
+    run_schedule,
+    schedule_configs,
+    schedules,
+)
 
 #: Examples per test and run (docs/development.md: some 14 s of one core a test, each on its
 #: own pytest-xdist worker, tests/virtual/conftest.py); DGTCAST_SCHEDULES for more.
@@ -79,6 +90,19 @@ def test_fault_schedules_on_mode_23_clocks(
 @SETTINGS
 @given(schedule=schedules(mode23=True, chess960=True))
 def test_fault_schedules_in_chess960(
+    schedule: Schedule, configs: dict[tuple[bool, bool], Config]
+) -> None:
+    run_schedule(schedule, configs)
+
+
+@settings(SETTINGS, max_examples=max(1, EXAMPLES // 5))
+@given(
+    schedule=st.one_of(
+        schedules(mode23=False, chess960=False, memory=SMALL_MEMORIES),
+        schedules(mode23=True, chess960=False, memory=SMALL_MEMORIES),
+    )
+)
+def test_fault_schedules_with_a_memory_that_wraps(
     schedule: Schedule, configs: dict[tuple[bool, bool], Config]
 ) -> None:
     run_schedule(schedule, configs)
