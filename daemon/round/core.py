@@ -365,6 +365,8 @@ class RoundCore:
             game = self.games[number]
             if game.online:
                 game.online = None  # the journal's `online` is from before the stop
+            if game.setting is not None:  # never confirmed: the stop may have cut it
+                game.setting = dataclasses.replace(game.setting, cut=True)
             if math.isfinite(seen):
                 assert game.tracker is not None
                 game.tracker.receive_link(paused)

@@ -6,8 +6,8 @@ took it (the cable pulled while it was on its way), the clock may never have had
 readings after the link is back tell, in order (docs/daemon.md, "Mode 23 and the
 clocks"):
 
-* a side it gave time that stood since (it ran neither when the SETNRUN was sent nor now)
-  shows the time set, or that time less what was given;
+* in the first reading, a side it gave time that stood since (it ran neither when the
+  SETNRUN was sent nor then) shows the time set, or that time less what was given;
 * otherwise a reading that came on time (not behind the board's memory on the line)
   tells by the time passed: a clock runs one side at a time, so its two times together
   fall by the seconds passed since the SETNRUN was sent, and lack what it gave when it
@@ -29,16 +29,23 @@ _TELLS = 4
 
 
 def not_taken(
-    sent: ClockObserved, gave: Mapping[ClockSide, int], now: ClockObserved, *, on_time: bool
+    sent: ClockObserved,
+    gave: Mapping[ClockSide, int],
+    now: ClockObserved,
+    *,
+    on_time: bool,
+    first: bool,
 ) -> dict[ClockSide, int] | None:
     """What the clock never got of a SETNRUN that set ``sent`` giving ``gave`` (all of it,
     or nothing: it took the command or not), from ``now``, a reading since it was sent,
-    with nothing given to the clock in between; None when ``now`` cannot tell (a reading
-    that came late, ``on_time`` false, with no side given time standing)."""
+    with nothing given to the clock in between (``first``: the first one); None when
+    ``now`` cannot tell (a reading that came late, ``on_time`` false, and not the first or
+    with no side given time standing: a side that stands in a later reading may have run
+    and pressed in between)."""
     given = sum(gave.values())
     if given < _TELLS or sent.running is None or now.left_flag or now.right_flag:
         return {}
-    stood = [side for side in gave if side not in (sent.running, now.running)]
+    stood = [side for side in gave if side not in (sent.running, now.running)] if first else []
     if stood:
         side = stood[0]
         lacks = side_seconds(sent, side) - side_seconds(now, side)

@@ -160,7 +160,8 @@ class IncrementControl:
         self._stale: ClockObserved | None = None  # the last reading while SETTING
         self._carried: ClockSide | None = None  # set running by the SETNRUN, not the clock
         self._swallowed = False  # that side's press was carried out (see receive_done)
-        self._cut: tuple[ClockObserved, Mapping[ClockSide, int]] | None = None  # check_cut
+        #: a SETNRUN in doubt, what it gave, and whether no reading came since (check_cut)
+        self._cut: tuple[ClockObserved, Mapping[ClockSide, int], bool] | None = None
 
     @property
     def presses(self) -> dict[ClockSide, int]:
@@ -224,7 +225,7 @@ class IncrementControl:
         clock took it (None: none is in doubt). The readings that follow tell
         (:func:`~daemon.round.cut_setting.not_taken`); one that shows the clock never
         took it has what the SETNRUN gave owed, like a gap's increments."""
-        self._cut = None if setting is None else (setting.reading, dict(setting.gave))
+        self._cut = None if setting is None else (setting.reading, dict(setting.gave), True)
 
     @property
     def lacking(self) -> dict[ClockSide, int]:
@@ -272,7 +273,7 @@ class IncrementControl:
         earned = self._earned(last, reading)
         if self.state in _HANDS_OFF:
             return reading, None
-        self._check_cut(reading)
+        self._check_cut(reading, on_time=not self._deferring)
         if self._deferring:
             for side, seconds in earned.items():
                 self._owed[side] = self._owed.get(side, 0) + seconds
@@ -284,12 +285,20 @@ class IncrementControl:
             self._owed = {}
         return (reading, None) if not due else self._set(reading, due)
 
-    def _check_cut(self, reading: ClockObserved) -> None:
+    def probe_cut(self, reading: ClockObserved) -> None:
+        """``reading`` came on time, before the board's memory on the line (it is taken
+        later, at the read's end): what it tells of a SETNRUN the link cut
+        (:meth:`check_cut`)."""
+        self._check_cut(reading, on_time=True)
+
+    def _check_cut(self, reading: ClockObserved, *, on_time: bool) -> None:
         """Owe what a SETNRUN the link cut gave, if ``reading`` shows the clock never took
         it (:meth:`check_cut`)."""
         if self._cut is None or not reading.connected:
             return
-        unpaid = not_taken(*self._cut, reading, on_time=not self._deferring)
+        sent, gave, first = self._cut
+        unpaid = not_taken(sent, gave, reading, on_time=on_time, first=first)
+        self._cut = (sent, gave, False)
         if unpaid is not None:  # told: asked no more
             self._cut = None
             for side, seconds in unpaid.items():

@@ -390,6 +390,8 @@ class SessionCore:
             if self._heal.reading and self.increments is not None:
                 self.increments.forget_last()  # the presses meanwhile are the memory's
             self._owe_increments(recovered=True)
+            if held is not None and self.increments is not None:
+                self.increments.probe_cut(held)  # as it came: before the memory
             self._enter(_S.BACKLOG)
             if self.increments is not None:
                 self.increments.defer(True)

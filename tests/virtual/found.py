@@ -359,4 +359,21 @@ FOUND = {
         faults=(Fault(kind="cable", share=0.33209593715821356, seconds=2.9922660122941296),),
         latency=0.25,
     ),
+    # White's increment given, the daemon killed before a reading confirmed it; after the
+    # restart a reading showed White standing below the time set, after White had run
+    # and pressed again: taken for a SETNRUN the clock never had, White given 10 s twice
+    "a SETNRUN doubted after a kill, its side pressed since": Schedule(
+        game=9,
+        seed=19211,
+        speed=1.5,
+        mode23=True,
+        rotate=False,
+        right=False,
+        faults=(
+            Fault(kind="kill", share=0.02, seconds=10.439235334366392),
+            Fault(kind="lost_update", share=0.5847441556544769, seconds=1.9),
+            Fault(kind="read", share=0.9999999999999999, seconds=3.907118248898454),
+            Fault(kind="kill", share=0.8106216285256294, seconds=4.80954485654587),
+        ),
+    ),
 }

@@ -65,3 +65,38 @@ def test_a_setnrun_cut_by_the_cable(
     for number, ((_, clock), wanted) in enumerate(zip(moves, truth, strict=True), start=1):
         assert clock is not None, f"ply {number}: no [%clk]"
         assert abs(clock - wanted) <= 1, f"ply {number}: [%clk] {clock}, not {wanted}"
+
+
+@pytest.mark.parametrize("lost", [False, True], ids=["taken", "lost"])
+def test_a_setnrun_on_its_way_when_the_daemon_is_killed(
+    folder: Path, games_dir: Path, lost: bool
+) -> None:
+    """The daemon killed right after it sent a SETNRUN; with ``lost`` the SETNRUN never
+    reaches the clock (the cable out for a moment at the same time: a daemon killed
+    between journalling the reading and writing the command). Started again 5 s later,
+    it tells from the clock's next reading whether the clock took it."""
+    game = read_games(games_dir)[7]  # Nepomniachtchi-Ding
+    table = Table.of(game, seed=8, speed=2.0, clock="15+10", mode23=True, plies=PLIES)
+    config = board_config(folder, time_control="900+10", mode23=True)
+    world = World(config, table.firmware, latency=LATENCY)
+    world.start_daemon()
+    world.run_until(ORIGIN)
+    end = world.play(table.schedule, origin=ORIGIN)
+    pressed = table.press_times(ORIGIN)[6]
+    world.run_until(pressed + 0.1)  # the reading came, the SETNRUN is on its way
+    world.kill()
+    if lost:
+        world.unplug(keep_power=True)
+        world.run_until(world.now + 0.5)
+        world.replug()
+    assert len(world.clock_sets) == 6
+    world.run_until(world.now + 5.0)
+    daemon = world.start_daemon()
+    world.run_until(end + 30.0)
+    assert len(world.clock_sets) > 6
+    moves = daemon.moves()
+    assert [uci for uci, _ in moves] == [m.uci() for m in game.mainline_moves()][:PLIES]
+    truth = world.should_have_shown(lambda _: 10)
+    for number, ((_, clock), wanted) in enumerate(zip(moves, truth, strict=True), start=1):
+        assert clock is not None, f"ply {number}: no [%clk]"
+        assert abs(clock - wanted) <= 1, f"ply {number}: [%clk] {clock}, not {wanted}"
