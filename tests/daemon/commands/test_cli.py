@@ -11,7 +11,6 @@ import pytest
 
 from daemon import cli
 from tests.mosquitto import free_port
-from tests.serving import dgtcast
 
 
 def test_python_daemon_beside_dgtcast_is_named_with_the_fix() -> None:
@@ -72,11 +71,13 @@ def test_this_environment_has_no_clash() -> None:
 
 
 @pytest.mark.parametrize("command", sorted(cli._COMMANDS))
-def test_every_command_has_help(command: str) -> None:
-    done = subprocess.run(dgtcast(command, "--help"), capture_output=True, text=True, timeout=60)
-    assert done.returncode == 0, done.stderr
-    assert done.stderr == ""
-    assert f"usage: dgtcast {command}" in done.stdout
+def test_every_command_has_help(command: str, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exited:
+        cli.main([command, "--help"])
+    assert exited.value.code == 0
+    printed = capsys.readouterr()
+    assert printed.err == ""
+    assert f"usage: dgtcast {command}" in printed.out
 
 
 #: Runs ``dgtcast ARGS`` as the console script does, then prints the modules loaded.
