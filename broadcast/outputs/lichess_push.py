@@ -15,8 +15,7 @@ import collections
 import logging
 import time
 from collections.abc import Callable, Iterable
-
-import httpx
+from typing import TYPE_CHECKING
 
 from broadcast.feed.messages import BoardState
 from broadcast.outputs.lichess import (
@@ -39,6 +38,9 @@ from broadcast.outputs.outgoing import (
     post,
 )
 from broadcast.outputs.output import BoardOutput, WorkLoop
+
+if TYPE_CHECKING:  # the client is made by broadcast/outputs/outgoing.py
+    import httpx
 
 __all__ = ["TOO_MANY_REQUESTS_WAIT", "LichessPusher"]
 

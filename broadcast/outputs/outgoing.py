@@ -25,9 +25,11 @@ import email.utils
 import enum
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
-import httpx
+if TYPE_CHECKING:  # imported by the first client: a daemon without these outputs needs none
+    import httpx
 
 __all__ = [
     "USER_AGENT",
@@ -67,6 +69,8 @@ def new_client() -> httpx.AsyncClient:
 
     Without timeouts of its own: :func:`post`'s time limit covers the whole exchange.
     """
+    import httpx
+
     return httpx.AsyncClient(
         headers={"User-Agent": USER_AGENT}, follow_redirects=False, timeout=None
     )
@@ -86,6 +90,8 @@ async def post(
         PostTimedOut: the whole exchange took longer than ``time_limit`` seconds.
         PostFailed: connecting failed, or the reply broke off.
     """
+    import httpx  # loaded by new_client() already
+
     where = urlsplit(url).netloc
     try:
         async with asyncio.timeout(time_limit):

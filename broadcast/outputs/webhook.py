@@ -28,8 +28,6 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-import httpx
-
 from base.backoff import Backoff, BackoffPolicy
 from broadcast.feed.alerts import Alert, alert_to_json
 from broadcast.outputs.outgoing import (
@@ -44,6 +42,8 @@ from broadcast.outputs.output import HubOutput, WorkLoop
 from broadcast.outputs.urls import check_url
 
 if TYPE_CHECKING:
+    import httpx
+
     from broadcast.feed.hub import Hub
 
 __all__ = ["AlertWebhook", "WebhookSettings", "alert_body"]

@@ -23,7 +23,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from websockets.exceptions import WebSocketException
 
@@ -33,9 +33,9 @@ from daemon.commands.options import add_http_port
 from daemon.commands.round import next_round
 from daemon.config.model import Config, load_config_or_report
 from daemon.shell import runtime
-from daemon.shell.clock_set import ClockSetResult, set_clock
-from daemon.shell.pipeline import board_supervisor
-from drivers.dgt.aio.supervisor import LinkUp
+
+if TYPE_CHECKING:  # the boards' side, imported when the ports are used (no daemon answers)
+    from daemon.shell.clock_set import ClockSetResult
 
 __all__ = ["add_arguments", "run"]
 
@@ -124,6 +124,10 @@ async def set_all(
 
 
 async def _set_one(config: Config, number: int, patience: float) -> ClockSetResult:
+    from daemon.shell.clock_set import ClockSetResult, set_clock
+    from daemon.shell.pipeline import board_supervisor
+    from drivers.dgt.aio.supervisor import LinkUp
+
     board = config.board(number)
     supervisor = board_supervisor(board)
     async with supervisor:

@@ -19,6 +19,7 @@ import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import chess.pgn
 
@@ -26,15 +27,16 @@ from broadcast.web.listen import ListenError
 from daemon.commands.emulate import SHIPPED_FILES, SHIPPED_GAMES, emulated_clock
 from daemon.commands.options import add_http_port
 from daemon.config.model import Config, load_config_or_report
-from daemon.console.link import log_to_console, serve_with_console
-from daemon.console.view import LiveConsole, wanted
 from daemon.pairing import PairingFileError
 from daemon.shell import runtime
 from daemon.shell.app import Daemon, DaemonOptions
-from daemon.shell.logs import configure_logging
+from daemon.shell.logs import configure_logging, wanted
 from drivers.emulator.device import EmulatedBoard
 from drivers.emulator.firmware import BoardIdentity
 from drivers.emulator.pty import UNSUPPORTED
+
+if TYPE_CHECKING:
+    from daemon.console.view import LiveConsole
 
 __all__ = [
     "DEMO_CONFIG",
@@ -108,10 +110,12 @@ def run(args: argparse.Namespace) -> int:
     if UNSUPPORTED:
         print(f"dgtcast demo: {UNSUPPORTED}", file=sys.stderr)
         return 2
-    console = None if args.plain or not wanted() else LiveConsole()
+    console = None if args.plain or not wanted() else _live_console()
     if console is None:
         configure_logging(args.log_level)
     else:
+        from daemon.console.link import log_to_console  # rich: on a terminal only
+
         log_to_console(console, args.log_level)
     if args.config is None:
         args.config = str(write_demo_config(args.workdir))
@@ -167,9 +171,7 @@ async def _demo(args: argparse.Namespace, config: Config, console: LiveConsole |
             daemon = await Daemon.open(args.config, DaemonOptions(port=args.http_port, demo=True))
             stack.callback(daemon.journal.close)
             await daemon.start()
-            serving = asyncio.create_task(
-                daemon.run(stop) if console is None else serve_with_console(console, daemon, stop)
-            )
+            serving = asyncio.create_task(_served(daemon, stop, console))
             _print_welcome(daemon, args.speed)
             plays = asyncio.create_task(_play_all(daemon, boards, args.speed))
             await serving
@@ -180,6 +182,22 @@ async def _demo(args: argparse.Namespace, config: Config, console: LiveConsole |
         remove()
     print("demo stopped", flush=True)
     return 0
+
+
+def _live_console() -> LiveConsole:
+    """The live console, on a terminal only: rich is imported for it alone."""
+    from daemon.console.view import LiveConsole
+
+    return LiveConsole()
+
+
+async def _served(daemon: Daemon, stop: asyncio.Event, console: LiveConsole | None) -> None:
+    if console is None:
+        await daemon.run(stop)
+        return
+    from daemon.console.link import serve_with_console
+
+    await serve_with_console(console, daemon, stop)
 
 
 def _emulators(config: Config, seed: int) -> dict[int, EmulatedBoard]:

@@ -13,12 +13,14 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from broadcast.feed.commands import ArbiterCommand, NextRound
-from daemon.commands.arbiter_client import ArbiterSession, arbiter_session, reach_daemon
 from daemon.commands.options import add_http_port
-from daemon.config.model import Config, load_config_or_report
+
+if TYPE_CHECKING:  # what sending needs is imported to send: --help needs none of it
+    from broadcast.feed.commands import ArbiterCommand
+    from daemon.commands.arbiter_client import ArbiterSession
+    from daemon.config.model import Config
 
 __all__ = ["add_arguments", "next_round", "run"]
 
@@ -38,6 +40,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Send ``next_round`` and print the daemon's answer."""
+    from broadcast.feed.commands import NextRound
+    from daemon.commands.arbiter_client import reach_daemon
+    from daemon.config.model import load_config_or_report
+
     config = load_config_or_report(args.config)
     if config is None:
         return 2
@@ -59,6 +65,8 @@ async def next_round(
         NotSignedIn: no token reaches the daemon, or it refused the token.
         OSError, TimeoutError, websockets.exceptions.WebSocketException: no daemon.
     """
+    from daemon.commands.arbiter_client import arbiter_session
+
     async with arbiter_session(config, http_port=port) as session:
         return await session.send(command)
 

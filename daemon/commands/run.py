@@ -12,19 +12,21 @@ import socket
 import sys
 from contextlib import nullcontext
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from broadcast.web.listen import ListenError
 from daemon.commands.options import add_http_port
 from daemon.config.model import ConfigError, format_config_errors, is_every_interface
-from daemon.console.link import log_to_console, serve_with_console
-from daemon.console.view import LiveConsole, wanted
 from daemon.journal.identity import abandon_journal
 from daemon.journal.records import JournalError
 from daemon.pairing import PairingFileError
 from daemon.shell import runtime
 from daemon.shell.app import Daemon, DaemonOptions
-from daemon.shell.logs import configure_logging
+from daemon.shell.logs import configure_logging, wanted
 from daemon.shell.startup import unless_stopped
+
+if TYPE_CHECKING:
+    from daemon.console.view import LiveConsole
 
 __all__ = ["add_arguments", "arbiter_address", "run"]
 
@@ -56,7 +58,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run the daemon; exit code 2 on a bad configuration or an address it cannot use."""
-    console = None if args.plain or not wanted() else LiveConsole()
+    console = None if args.plain or not wanted() else _live_console()
     options = DaemonOptions(
         set_clocks_at_start=args.set_clocks,
         port=args.http_port,
@@ -66,6 +68,8 @@ def run(args: argparse.Namespace) -> int:
     if console is None:
         configure_logging(args.log_level or "INFO")
     else:
+        from daemon.console.link import log_to_console  # rich: on a terminal only
+
         log_to_console(console, args.log_level or "WARNING")
         options = replace(options, progress=console.progress)
     try:
@@ -102,10 +106,20 @@ async def _serve(config: str, options: DaemonOptions, console: LiveConsole | Non
         if console is None:
             await daemon.run(stop)
         else:
+            from daemon.console.link import serve_with_console
+
             await serve_with_console(console, daemon, stop)
     finally:
         remove()
     return 0
+
+
+def _live_console() -> LiveConsole:
+    """The live console, on a terminal; rich and the console are imported for it only
+    (log lines, the usual output of a daemon, need neither: some 50 ms of start-up)."""
+    from daemon.console.view import LiveConsole
+
+    return LiveConsole()
 
 
 def _print_urls(daemon: Daemon) -> None:

@@ -17,12 +17,12 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING
 
-from broadcast.feed.commands import AcceptPosition, RebuildFromMemory
-from daemon.commands.arbiter_client import ArbiterSession, reach_daemon
 from daemon.commands.options import add_http_port, board_number
-from daemon.config.model import load_config_or_report
-from daemon.console.keys import refusal
+
+if TYPE_CHECKING:  # what sending needs is imported to send: --help needs none of it
+    from daemon.commands.arbiter_client import ArbiterSession
 
 __all__ = ["add_arguments", "run"]
 
@@ -53,6 +53,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Send the command and print the answer."""
+    from broadcast.feed.commands import AcceptPosition, RebuildFromMemory
+    from daemon.commands.arbiter_client import reach_daemon
+    from daemon.config.model import load_config_or_report
+    from daemon.console.keys import refusal
+
     config = load_config_or_report(args.config)
     if config is None:
         return 2

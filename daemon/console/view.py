@@ -27,8 +27,6 @@ while the event loop is busy (reading a long journal).
 from __future__ import annotations
 
 import asyncio
-import os
-import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -44,7 +42,7 @@ from broadcast.feed.alerts import Alert
 from broadcast.feed.messages import LOW_BATTERY, BoardState, BoardStatus
 from broadcast.feed.pgn import format_clock
 from daemon.console.keys import KeyPrompt
-from daemon.shell.logs import under_journald
+from daemon.shell.logs import wanted
 
 __all__ = ["ConsoleFrame", "LiveConsole", "memory_progress", "render", "wanted"]
 
@@ -57,16 +55,6 @@ _STATES = {
     BoardStatus.OUT_OF_SYNC: ("out of sync", "bold yellow"),
     BoardStatus.MANUAL: ("no e-board", "dim"),
 }
-
-
-def wanted(stream: object = None, environ: dict[str, str] | None = None) -> bool:
-    """Whether the live console should run: a terminal, not systemd, not a dumb one."""
-    stream = sys.stdout if stream is None else stream
-    env = dict(os.environ) if environ is None else environ
-    isatty = getattr(stream, "isatty", None)
-    if isatty is None or not isatty():
-        return False
-    return env.get("TERM", "") != "dumb" and not under_journald(env)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -6,17 +6,21 @@ event to a LiveChess tournament (:class:`~broadcast.livechess.resources.Tourname
 
 from __future__ import annotations
 
-from broadcast.livechess.folder import livechess_folder_writer
-from broadcast.livechess.resources import Pairing, Player, Tournament
-from broadcast.livechess.server import LiveChessSettings
-from broadcast.outputs.pgn_folder import PgnFolderWriter
-from daemon.config.model import BoardConfig, Config
-from daemon.config.sections import Section
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the LiveChess API is imported when it is on (daemon/shell/app.py)
+    from broadcast.livechess.resources import Pairing, Tournament
+    from broadcast.livechess.server import LiveChessSettings
+    from broadcast.outputs.pgn_folder import PgnFolderWriter
+    from daemon.config.model import BoardConfig, Config
+    from daemon.config.sections import Section
 
 __all__ = ["livechess_folder", "livechess_off", "livechess_settings", "tournaments"]
 
 
 def _pairing(board: BoardConfig) -> Pairing:
+    from broadcast.livechess.resources import Pairing, Player
+
     return Pairing(
         board=board.number,
         white=Player(name=board.white, title=board.white_title, fide_id=board.white_fide_id),
@@ -25,6 +29,8 @@ def _pairing(board: BoardConfig) -> Pairing:
 
 
 def _tournament(section: Section) -> Tournament:
+    from broadcast.livechess.resources import Tournament
+
     event = section.event
     return Tournament(
         name=event.name,
@@ -46,6 +52,8 @@ def livechess_settings(config: Config) -> LiveChessSettings | None:
     table = config.livechess
     if table is None or not table.enabled:
         return None
+    from broadcast.livechess.server import LiveChessSettings
+
     return LiveChessSettings(
         host=table.host,
         port=table.port,
@@ -71,4 +79,6 @@ def livechess_folder(config: Config) -> PgnFolderWriter | None:
     table = config.livechess
     if table is None or table.folder is None:
         return None
+    from broadcast.livechess.folder import livechess_folder_writer
+
     return livechess_folder_writer(table.folder, tournaments(config))

@@ -84,7 +84,13 @@ def move_number_of(board: chess.Board, color: chess.Color) -> int:
     number. If it was already published before the press (its placement settled), White's
     is still the full-move number and Black's the one before it.
     """
-    return board.fullmove_number - (color == chess.BLACK and board.turn == chess.WHITE)
+    return _move_number_at(board.ply(), color)
+
+
+def _move_number_at(ply: int, color: chess.Color) -> int:
+    """:func:`move_number_of` a board ``ply`` plies into the game (``chess.Board.ply``:
+    even with White to move, the full-move number ``ply // 2 + 1``)."""
+    return ply // 2 + 1 - (color == chess.BLACK and ply % 2 == 0)
 
 
 def game_move_number(tracker: GameTracker, side: ClockSide) -> int | None:
@@ -97,7 +103,8 @@ def game_move_number(tracker: GameTracker, side: ClockSide) -> int | None:
     white = tracker.white_side
     if white is None:
         return None
-    return move_number_of(tracker.board, chess.WHITE if side is white else chess.BLACK)
+    # the tracker's ply is its board's: no copy of the game's every move (at every press)
+    return _move_number_at(tracker.ply, chess.WHITE if side is white else chess.BLACK)
 
 
 def game_moving_side(tracker: GameTracker) -> ClockSide | None:

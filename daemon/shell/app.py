@@ -17,14 +17,13 @@ import sqlite3
 import time
 from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from base.backoff import BackoffPolicy
 from broadcast.feed.archive import RoundArchive
 from broadcast.feed.commands import CommandReply, NextRound, RebuildFromMemory, SetClocks
 from broadcast.feed.hub import Hub
 from broadcast.feed.messages import BoardState
-from broadcast.livechess.server import LiveChessServer
 from broadcast.outputs.kinds import Feeds, Job
 from broadcast.web.listen import ListenError
 from broadcast.web.rounds import RoundRoutes
@@ -65,6 +64,9 @@ from daemon.shell.startup import (
 )
 from drivers.dgt.aio.supervisor import BoardSupervisor, SerialSightings
 from drivers.dgt.device_core import DeviceTimeouts
+
+if TYPE_CHECKING:  # imported when [livechess] turns it on
+    from broadcast.livechess.server import LiveChessServer
 
 __all__ = ["Daemon", "DaemonOptions"]
 
@@ -340,6 +342,8 @@ class Daemon:
             return None
         if self.options.livechess_port is not None:
             settings = replace(settings, port=self.options.livechess_port)
+        from broadcast.livechess.server import LiveChessServer  # on: imported for it only
+
         return LiveChessServer(self.server.public_hub, settings, policy=self.server.policy)
 
     def _supervisor(self, number: int, *, again: bool = False) -> BoardSupervisor:

@@ -28,6 +28,7 @@ __all__ = [
     "configure_logging",
     "log_alerts",
     "under_journald",
+    "wanted",
 ]
 
 log = logging.getLogger("daemon.alerts")
@@ -54,6 +55,17 @@ class JournaldFormatter(logging.Formatter):
         if record.exc_info:
             text += "\n" + self.formatException(record.exc_info)
         return "\n".join(f"<{priority}>{line}" for line in text.splitlines())
+
+
+def wanted(stream: object = None, environ: dict[str, str] | None = None) -> bool:
+    """Whether the live console should run (daemon/console/view.py): a terminal, not
+    systemd, not a dumb one. Asked here, where rich is not imported: most runs log lines."""
+    stream = sys.stdout if stream is None else stream
+    env = dict(os.environ) if environ is None else environ
+    isatty = getattr(stream, "isatty", None)
+    if isatty is None or not isatty():
+        return False
+    return env.get("TERM", "") != "dumb" and not under_journald(env)
 
 
 def under_journald(environ: Mapping[str, str] | None = None, fd: int = 2) -> bool:

@@ -18,12 +18,11 @@ import logging
 import time
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from broadcast.feed.alerts import AlertKind
 from broadcast.feed.archive import RoundArchive
 from broadcast.feed.messages import BoardState
-from broadcast.livechess.server import LiveChessServer
 from broadcast.outputs.kinds import (
     PGN_FOLDER,
     WEBHOOK,
@@ -48,6 +47,9 @@ from daemon.links.settings import mqtt_settings, output_settings
 from daemon.links.standings import StandingsRoutes
 from daemon.round.core import RoundCore
 from daemon.shell.service import RoundService
+
+if TYPE_CHECKING:  # imported when [livechess] turns it on
+    from broadcast.livechess.server import LiveChessServer
 
 __all__ = ["KINDS", "DaemonOutputs", "claim_boards", "claimed_alert"]
 

@@ -6,17 +6,19 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import io
 import signal
-import subprocess
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 import chess
 import chess.pgn
 
 from base.backoff import BackoffPolicy
+from daemon.cli import main
 from daemon.game.state import TrackerSettings
 from daemon.journal.inputs import clock_payload
 from daemon.journal.records import JournalMissing
@@ -104,17 +106,39 @@ async def start_daemon(config: Path) -> asyncio.subprocess.Process:
 
 
 def refused_start(config: Path, *flags: str) -> str:
-    """``dgtcast run`` that must refuse to start: it exits with 2 (asserted); its stderr."""
-    done = subprocess.run(
-        dgtcast_run(config, *flags),
-        cwd=config.parent,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    assert done.returncode == 2, done.stderr
-    return done.stderr
+    """``dgtcast run`` that must refuse to start: it returns 2 (asserted); its stderr.
+
+    Run in this process, as the console script runs it (in the configuration's folder):
+    a refusal is decided before anything serves, and a process of its own would spend
+    most of its second importing. A daemon that starts instead of refusing fails the
+    test after :data:`~tests.serving.START_LIMIT` seconds.
+    """
+    err = io.StringIO()
+    with (
+        contextlib.chdir(config.parent),
+        contextlib.redirect_stdout(io.StringIO()),  # no terminal: no live console
+        contextlib.redirect_stderr(err),
+        _at_most(START_LIMIT),
+    ):
+        code = main(dgtcast_run(config, *flags)[1:])
+    assert code == 2, err.getvalue()
+    return err.getvalue()
+
+
+@contextlib.contextmanager
+def _at_most(seconds: float) -> Iterator[None]:
+    """The block interrupted by ``TimeoutError`` once ``seconds`` have passed."""
+
+    def expire(signum: int, frame: FrameType | None) -> None:
+        raise TimeoutError(f"still running after {seconds} s")
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 def second_half(game: chess.pgn.Game, plies: int) -> chess.pgn.Game:

@@ -11,7 +11,6 @@ import pytest
 
 from daemon import cli
 from tests.mosquitto import free_port
-from tests.serving import dgtcast
 
 
 def test_python_daemon_beside_dgtcast_is_named_with_the_fix() -> None:
@@ -24,14 +23,35 @@ def test_python_daemon_beside_dgtcast_is_named_with_the_fix() -> None:
     assert cli.clashing_distributions({"daemon": ["dgtcast"]}) == {}
 
 
+def _install(site: Path, name: str, *, top_level: str | None = None, record: str = "") -> None:
+    """A distribution's metadata in ``site``, as pip leaves it (no files of its own)."""
+    info = site / f"{name.replace('-', '_')}-1.0.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n")
+    (info / "RECORD").write_text(record + f"{info.name}/METADATA,,\n{info.name}/RECORD,,\n")
+    if top_level is not None:
+        (info / "top_level.txt").write_text(top_level)
+
+
+def test_the_owners_come_from_top_level_txt_or_else_the_record(tmp_path: Path) -> None:
+    _install(tmp_path, "python-daemon", top_level="daemon\n", record="daemon/runner.py,,\n")
+    _install(tmp_path, "drivers-kit", record="drivers/__init__.py,sha256=x,10\n")
+    _install(tmp_path, "basemod", record="base.cpython-311-x86_64-linux-gnu.so,,\n")
+    _install(tmp_path, "broadcaster", record="broadcast.py,,\nbroadcaster/x.py,,\n")
+    _install(tmp_path, "declared", top_level="other\n", record="base/x.py,,\n")
+    assert cli.owners_of(cli.TOP_LEVEL, path=[str(tmp_path)]) == {
+        "daemon": ["python-daemon"],
+        "drivers": ["drivers-kit"],
+        "base": ["basemod"],
+        "broadcast": ["broadcaster"],
+    }
+
+
 def test_the_warning_goes_to_stderr_before_the_command_runs(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setattr(
-        importlib.metadata,
-        "packages_distributions",
-        lambda: {"daemon": ["dgtcast", "python-daemon"], "broadcast": ["dgtcast"]},
-    )
+    _install(tmp_path, "python-daemon", top_level="daemon\n")
+    monkeypatch.syspath_prepend(tmp_path)
     with pytest.raises(SystemExit):
         cli.main(["--help"])
     captured = capsys.readouterr()
@@ -44,15 +64,20 @@ def test_the_warning_goes_to_stderr_before_the_command_runs(
 
 
 def test_this_environment_has_no_clash() -> None:
-    assert cli.clashing_distributions(importlib.metadata.packages_distributions()) == {}
+    everyone = importlib.metadata.packages_distributions()
+    owners = cli.owners_of(cli.TOP_LEVEL)
+    assert owners == {name: everyone[name] for name in cli.TOP_LEVEL if name in everyone}
+    assert cli.clashing_distributions(owners) == {}
 
 
 @pytest.mark.parametrize("command", sorted(cli._COMMANDS))
-def test_every_command_has_help(command: str) -> None:
-    done = subprocess.run(dgtcast(command, "--help"), capture_output=True, text=True, timeout=60)
-    assert done.returncode == 0, done.stderr
-    assert done.stderr == ""
-    assert f"usage: dgtcast {command}" in done.stdout
+def test_every_command_has_help(command: str, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exited:
+        cli.main([command, "--help"])
+    assert exited.value.code == 0
+    printed = capsys.readouterr()
+    assert printed.err == ""
+    assert f"usage: dgtcast {command}" in printed.out
 
 
 #: Runs ``dgtcast ARGS`` as the console script does, then prints the modules loaded.

@@ -17,8 +17,7 @@ from pathlib import Path
 import chess.pgn
 
 from tests.daemon.config_file import example_round
-from tests.daemon.support import BoardSpec, running_daemon, write_config
-from tests.serving import dgtcast_run
+from tests.daemon.support import BoardSpec, refused_start, running_daemon, write_config
 
 #: A tag pair as PGN §8.1.1 writes it: a symbol, a string token, on one line.
 TAG_LINE = re.compile(r'\[([A-Za-z0-9_]+) "((?:[^"\\]|\\["\\])*)"\]')
@@ -65,33 +64,19 @@ async def test_quotes_and_backslashes_in_names_are_escaped(tmp_path: Path) -> No
     assert read == NAMES
 
 
-async def _run(config: Path) -> tuple[int, str]:
-    process = await asyncio.create_subprocess_exec(
-        *dgtcast_run(config),
-        cwd=config.parent, stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE,
-    )  # fmt: skip
-    async with asyncio.timeout(60):
-        _, err = await process.communicate()
-    assert process.returncode is not None
-    return process.returncode, err.decode()
-
-
-async def test_a_newline_in_a_configured_name_is_one_line_error(tmp_path: Path) -> None:
+def test_a_newline_in_a_configured_name_is_one_line_error(tmp_path: Path) -> None:
     config = write_config(tmp_path, [BoardSpec(1, None, white="Two\nLines", black="Lines")])
-    code, err = await _run(config)
-    assert code == 2
-    assert err.splitlines() == [
+    assert refused_start(config).splitlines() == [
         f"{config}: boards[1].white: must be one line of text; it holds a newline at position 4"
     ]
     assert not (tmp_path / "journal.db").exists()
 
 
-async def test_a_control_character_in_a_trf_name_is_reported(tmp_path: Path) -> None:
+def test_a_control_character_in_a_trf_name_is_reported(tmp_path: Path) -> None:
     config = example_round(tmp_path, [BoardSpec(1, None)])
     trf = tmp_path / "tournament-example.trf"
     trf.write_bytes(trf.read_bytes().replace(b"Tanaka, Hiroshi ", b"Tanaka,\x0bHiroshi "))
-    code, err = await _run(config)
-    assert code == 2
+    err = refused_start(config)
     line = next(n for n, t in enumerate(trf.read_text().split("\n"), 1) if "Tanaka" in t)
     assert err.splitlines() == [
         f"{trf}:{line}:15: player name must be one line of text; it holds a control"
