@@ -154,6 +154,9 @@ class GameAlerts:
         watch.plies = event.ply
         watch.first_move_at.setdefault(color, event.at)
         self._recovered_settled(board, event)
+        if self._book.open_alert(board, AlertKind.GAP_AMBIGUOUS) is not None:
+            note = "a move matched the board: the game goes on from it"
+            self._book.resolve(board, (AlertKind.GAP_AMBIGUOUS,), event.at, note)
         late = self._book.open_alert(board, AlertKind.LATE_ARRIVAL)
         warned = late is not None and late.details.get("stage") == "warning"
         if warned and late is not None and late.details.get("color") == color:

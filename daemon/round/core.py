@@ -442,6 +442,7 @@ class RoundCore:
                 game.ledger.append(("ply", event.ply))  # where a memory read takes it up
             elif isinstance(event, GameStarted | PositionAccepted):
                 game.ledger.clear()
+                game.gap_clock = None
             apply_event(game, event)
             self.engine.receive_game_event(board, event)
             outcome.game_events.append((board, event))

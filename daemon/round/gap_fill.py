@@ -52,15 +52,13 @@ def fill_gap(game: BoardGame, tracker: GameTracker, item: RecoveryInput) -> list
     real = rotated(sensed) if tracker.rotated else sensed
     game_board = tracker.board
     found = search_gap(game_board, real, to_move=to_move, node_limit=_GAP_NODES)
+    if not found.lines or _piece_in_the_air(game_board, real, to_move):
+        return []  # none, or a move half made: looked at again later
     if len(found.lines) == 1 and found.complete:
-        if _piece_in_the_air(game_board, real, to_move):
-            return []  # a move half made: looked at again later
         before = tracker.board.copy(stack=False)
         if tracker.play_line(found.lines[0], at):
             game.gap_clock = _mover_side(tracker)
             _owe_searched(game, tracker, before, len(found.lines[0]))
-        return []
-    if not found.lines:
         return []
     game.candidates = tuple(tuple(m.uci() for m in line) for line in found.lines)
     lines = tuple(tuple(line_sans(game_board, line)) for line in found.lines)
@@ -139,7 +137,7 @@ def clock_after_gap(game: BoardGame, reading: ClockObserved, at: float) -> list[
         return []
     game.gap_clock = None
     seconds = side_seconds(reading, side)
-    recorded = next((move.clock for move in game.record.moves if move.ply == ply), None)
-    if recorded == seconds:
-        return []
+    moves = game.record.moves
+    if not moves or moves[-1].ply != ply or moves[-1].clock == seconds:
+        return []  # taken back since, or the time it has
     return [ClocksCorrected(clocks=((ply, seconds),), at=at)]

@@ -376,4 +376,21 @@ FOUND = {
             Fault(kind="kill", share=0.8106216285256294, seconds=4.80954485654587),
         ),
     ),
+    # a memory of 256 bytes that wrapped: the placement searched after a restart showed
+    # Black's queen in the air (Qxh4 half made), and lines that took it off the board
+    # were offered; Qxh4 then matched, and their alert stayed open
+    "candidates from a piece in the air": Schedule(
+        game=1,
+        seed=3296,
+        speed=1.5,
+        mode23=False,
+        rotate=False,
+        right=True,
+        faults=(
+            Fault(kind="kill", share=0.9889444668862877, seconds=1.5),
+            Fault(kind="read", share=0.75, seconds=3.6094753044117307),
+            Fault(kind="kill", share=0.46279737026286927, seconds=4.836563603034306),
+        ),
+        memory=256,
+    ),
 }

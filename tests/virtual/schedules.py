@@ -121,16 +121,19 @@ def _check_forgotten(
     """The board's memory wrapped: what it no longer held may be missing from the record,
     never made up; a press followed live gives its move's ``[%clk]`` (those of moves made
     while nobody followed the board may be missing: the memory cannot tell them); and when
-    moves are missing, an alert open says why (out of sync, or the lines that fit the gap)."""
+    moves are missing, an alert open says why (out of sync, or the lines that fit the gap),
+    and none once the record is whole."""
     moves = [uci for uci, _ in got]
     assert moves == played[: len(moves)], f"a move made up\n{where}"
     for ply, ((_, clock), wanted, live) in enumerate(zip(got, truth, seen, strict=False), start=1):
         if live:
             assert clock is not None, f"ply {ply}: no [%clk]\n{where}"
             assert abs(clock - wanted) <= 1, f"ply {ply}: [%clk] {clock}, not {wanted}\n{where}"
+    said = set(daemon.open_alerts()) & {"out_of_sync", "gap_ambiguous"}
     if moves != played:
-        said = set(daemon.open_alerts()) & {"out_of_sync", "gap_ambiguous"}
         assert said, f"{len(moves)} of {len(played)} plies and no alert\n{where}"
+    else:
+        assert not said, f"{said} open, every ply recorded\n{where}"
 
 
 def settle(world: World, end: float, plies: int) -> None:

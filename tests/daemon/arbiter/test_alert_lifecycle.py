@@ -171,6 +171,23 @@ def test_recovered_moves_resolve_when_checked_and_a_gap_when_a_line_is_chosen() 
     assert desk.open_alerts == []
 
 
+def test_a_gap_resolves_when_a_move_matches_the_board() -> None:
+    """Candidates offered, then the board showed a move of the game (the pieces had been
+    in the players' hands): the game goes on from it, nothing is left to choose."""
+    desk = engine()
+    lines = (("Nf3", "Nc6"), ("Nc6", "Nf3"))
+    desk.receive_game_event(1, GapCandidates(from_ply=3, lines=lines, complete=True, at=T0 + 50))
+    assert [alert.kind.value for alert in desk.open_alerts] == ["gap_ambiguous"]
+    desk.receive_game_event(1, move(3, T0 + 55))
+    (gap,) = desk.alerts
+    assert last_step(gap) == (
+        "resolved",
+        "dgtcast",
+        "a move matched the board: the game goes on from it",
+    )
+    assert desk.open_alerts == []
+
+
 def test_a_new_round_resolves_the_old_games_alerts_but_not_an_unplugged_board() -> None:
     desk = engine()
     desk.receive_link(1, online=False, at=T0 + 100)
