@@ -21,6 +21,7 @@ __all__ = [
     "GapIncrements",
     "MoveNumber",
     "clock_gained",
+    "hidden_presses",
     "plus_seconds",
     "presser_of",
     "side_seconds",
@@ -157,6 +158,26 @@ def presser_of(last: ClockObserved | None, reading: ClockObserved) -> ClockSide 
     if last is None or last.running is None or reading.running is None:
         return None
     return last.running if reading.running is not last.running else None
+
+
+def hidden_presses(last: ClockObserved | None, reading: ClockObserved) -> ClockObserved | None:
+    """The reading lost between ``last`` and ``reading`` when both levers were pressed
+    meanwhile (that press's reading lost, the reply within it or among later ones lost
+    too): the same side runs in both, but the other side's time changed, which a clock
+    never does to a side that does not run. The lost reading has the other side running,
+    its time as ``last`` showed it, and the presser's time as ``reading`` shows it (it
+    has run since the reply for less than a reading's second, or as long as the readings
+    lost after it)."""
+    if last is None or not last.connected or not reading.connected:
+        return None
+    side = reading.running
+    if side is None or last.running is not side:
+        return None
+    other = ClockSide.RIGHT if side is ClockSide.LEFT else ClockSide.LEFT
+    if side_seconds(reading, other) == side_seconds(last, other):
+        return None
+    seconds = {other: side_seconds(last, other) - side_seconds(reading, other)}
+    return dataclasses.replace(plus_seconds(reading, seconds), running=other, lever=other)
 
 
 def side_seconds(reading: ClockObserved, side: ClockSide) -> int:

@@ -52,13 +52,20 @@ from __future__ import annotations
 import dataclasses
 import enum
 from collections.abc import Callable, Mapping
+from typing import Literal
 
 import chess
 
 from daemon.game.durations import ClockRules, TimeControl
 from daemon.game.state import TrackerState
 from daemon.game.tracker import GameTracker
-from daemon.round.gap_increments import MoveNumber, plus_seconds, presser_of, side_seconds
+from daemon.round.gap_increments import (
+    MoveNumber,
+    hidden_presses,
+    plus_seconds,
+    presser_of,
+    side_seconds,
+)
 from drivers.dgt.commands import ClockSetAndRun
 from drivers.observations import ClockObserved, ClockSide
 
@@ -158,6 +165,8 @@ class IncrementControl:
         self._stale: ClockObserved | None = None  # the last reading while SETTING
         self._carried: ClockSide | None = None  # set running by the SETNRUN, not the clock
         self._swallowed = False  # that side's press was carried out (see receive_done)
+        self._followed = False  # the last reading was one taken live (see hidden)
+        self._hidden: list[ClockObserved] = []  # see hidden
 
     @property
     def presses(self) -> dict[ClockSide, int]:
@@ -175,7 +184,7 @@ class IncrementControl:
         """
         self._presses.clear()
         self._white_side = self._configured
-        self._last = None
+        self._last, self._followed = None, False
         self._seed = last
         self._reply = None
         self._heard = None
@@ -211,9 +220,17 @@ class IncrementControl:
         ``last``, the reading the memory's replay ended on, is: a press right after it
         is a press like any other."""
         self._owed = {side: value for side, value in seconds.items() if value}
-        self._seed = None
+        self._seed, self._followed = None, False
         if last is not None:
             self._last = last
+
+    @property
+    def adder(self) -> Literal["clock", "refused"] | None:
+        """Who adds the time, as journalled with each reading: the clock itself, nobody
+        (it refused dgtcast's settings), or None (dgtcast, or not decided yet)."""
+        if self.state is IncrementState.CLOCK_ADDS:
+            return "clock"
+        return "refused" if self.state is IncrementState.REFUSED else None
 
     @property
     def lacking(self) -> dict[ClockSide, int]:
@@ -226,7 +243,7 @@ class IncrementControl:
     def forget_last(self) -> None:
         """The board's memory accounts for the presses since the last reading (a memory
         read again while the readings were held): the next reading starts afresh."""
-        self._last = None
+        self._last, self._followed = None, False
         self._reply = None
         self._heard = None
 
@@ -254,7 +271,23 @@ class IncrementControl:
         if self._stale_reading(reading):
             return None, None
         self._heard = reading
-        reading = self._unheard(reading)
+        followed, self._followed = self._followed, True
+        unheard = self._unheard(reading)
+        lost = hidden_presses(self._last, reading) if followed and unheard is reading else None
+        if lost is not None:  # its press earns like one deferred, paid with this reading's
+            deferring, self._deferring = self._deferring, True
+            self._hidden = [self._take(lost)[0]]
+            self._deferring = deferring
+        return self._take(unheard)
+
+    def hidden(self) -> list[ClockObserved]:
+        """The reading lost before the one just taken, to record before it, when both
+        levers were pressed meanwhile (:func:`hidden_presses`): its press's increment is
+        owed and given with the next SETNRUN. Drained."""
+        hidden, self._hidden = self._hidden, []
+        return hidden
+
+    def _take(self, reading: ClockObserved) -> tuple[ClockObserved, ClockSetAndRun | None]:
         last, self._last = self._last, reading
         if self._white_side is None and reading.running is not None:
             self._white_side = reading.running

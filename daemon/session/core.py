@@ -19,6 +19,7 @@ from dataclasses import replace
 from typing import assert_never
 
 from base.drain import drain
+from daemon.round.gap_increments import hidden_presses
 from daemon.round.inputs import BatteryInput, ClockInput, LinkInput, RecoveryInput
 from daemon.round.mode23 import IncrementControl, IncrementState
 from daemon.session.actions import (
@@ -104,6 +105,7 @@ class SessionCore:
         self._sensed: PlacementObserved | None = None  # the latest placement
         self._held_clock: ClockObserved | None = None  # waiting for a read (CONNECTED, READING)
         self._last_clock: ClockInput | None = None
+        self._clock_seen: ClockObserved | None = None  # the last reading followed (no mode 23)
         self._last_battery: BatteryObserved | None = None  # journalled on this connection
         self._memory_due = math.inf
         self._caught_up_due = math.inf
@@ -170,7 +172,7 @@ class SessionCore:
 
     def _forget_connection(self) -> None:
         self._sensed = self._held_clock = None
-        self._last_clock = self._last_battery = None
+        self._last_clock = self._last_battery = self._clock_seen = None
         self._placements.forget_connection()
         self._memory_due = self._caught_up_due = math.inf
         self._heal.reset()
@@ -296,7 +298,7 @@ class SessionCore:
     def receive_fault(self, at: float) -> None:
         """A bug was met handling this board: start afresh from the session's state (the
         whole board read again, the increments decided anew)."""
-        self._last_clock = None
+        self._last_clock = self._clock_seen = None
         if self.increments is not None:
             self.increments.reset()
             self._owe_increments(recovered=False)
@@ -311,6 +313,7 @@ class SessionCore:
         """dgtcast set the clock to these times (paused): who adds its increments is
         decided afresh, and readings taken since the clock took them count
         (:meth:`IncrementControl.clock_set`)."""
+        self._clock_seen = None
         if self.increments is not None:
             self.increments.clock_set(left_seconds, right_seconds)
 
@@ -357,6 +360,7 @@ class SessionCore:
 
     def _ask_memory(self, at: float, *, healing: bool, why: str = "") -> None:
         self._enter(_S.READING)
+        self._clock_seen = None  # the presses until the reading after it are the memory's
         self._heal.reading = healing
         self._heal.check_at = math.inf
         if healing:
@@ -452,25 +456,31 @@ class SessionCore:
             self._apply_clock(replace(held, at=at))
 
     def _apply_clock(self, reading: ClockObserved) -> None:
+        """Record a reading, after the one its presses lost (:func:`hidden_presses`)."""
         increments = self.increments
         command = None
-        if increments is not None:
+        if increments is None:
+            lost, self._clock_seen = hidden_presses(self._clock_seen, reading), reading
+            if lost is not None:
+                self._record_clock(lost)
+        else:
             corrected, command = increments.receive_reading(reading)
             if corrected is None:
                 return  # stale: the clock is being set
+            for lost in increments.hidden():
+                self._record_clock(lost)
             reading = corrected
             if command is not None:
                 self._actions.append(SetClock(command=command))
-        state = None if increments is None else increments.state
+        self._record_clock(reading, clock_set=command is not None)
+
+    def _record_clock(self, reading: ClockObserved, *, clock_set: bool = False) -> None:
+        increments = self.increments
         item = ClockInput(
             self.number,
             reading,
-            increments="clock"
-            if state is IncrementState.CLOCK_ADDS
-            else "refused"
-            if state is IncrementState.REFUSED
-            else None,
-            clock_set=command is not None,
+            increments=None if increments is None else increments.adder,
+            clock_set=clock_set,
             lacking={} if increments is None else increments.lacking,
         )
         if not item.repeats(self._last_clock):  # update-nice repeats nothing new

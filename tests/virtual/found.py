@@ -345,4 +345,36 @@ FOUND = {
         ),
         latency=0.1,
     ),
+    # a lost reading at White's first press, Black's reply within the second: the clock
+    # showed White running before and after, both presses hidden; Black's time had gained
+    # its increment while it did not run (a Fischer clock): a clock_mismatch left open
+    "two presses hidden at the start": Schedule(
+        game=2,
+        seed=11955,
+        speed=3.0,
+        mode23=False,
+        rotate=False,
+        right=False,
+        faults=(
+            Fault(kind="lost_clock", share=0.9, seconds=7.526674618664607),
+            Fault(kind="torn_update", share=1.3899858829383026e-213, seconds=6.9712287356389675),
+            Fault(kind="lost_clock", share=0.9, seconds=7.526674618664607),
+            Fault(kind="lost_clock", share=0.0, seconds=7.526674618664607),
+        ),
+        latency=0.02,
+    ),
+    # four readings lost in a row over White's press and Black's reply (mode 23): White
+    # ran before and after, Black's time 2 s lower; neither press was paid, and the
+    # memory read of the board out of sync left four [%clk] off
+    "two presses hidden among four lost readings": Schedule(
+        game=8,
+        seed=1306,
+        speed=5.0,
+        mode23=True,
+        rotate=False,
+        right=False,
+        faults=(Fault(kind="lost_clock", share=0.6021372529952652, seconds=15.750613798638268),)
+        * 4,
+        latency=0.1,
+    ),
 }

@@ -1,0 +1,60 @@
+"""Both levers pressed between two readings that arrived (the first press's reading lost,
+the reply within the second or among later readings lost too): the readings show the
+same side running, but the other side's time changed, which a clock never does to a
+side that does not run. The lost reading is told again before the one that came."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from daemon.game.durations import TimeControl
+from daemon.round.gap_increments import hidden_presses
+from daemon.round.mode23 import IncrementControl
+from drivers.observations import ClockSide
+from tests.daemon.round.clock_readings import clock_reading as _reading
+
+LEFT, RIGHT = ClockSide.LEFT, ClockSide.RIGHT
+
+
+def test_the_side_that_did_not_run_changed_on_a_clock_that_adds_its_own() -> None:
+    """White (left) pressed and got its 10 s, Black replied within the second: White's
+    time runs again, Black's shows its own 10 s."""
+    before, after = _reading(910, 910, LEFT, at=3.0), _reading(920, 920, LEFT, at=4.5)
+    assert hidden_presses(before, after) == _reading(920, 910, RIGHT, at=4.5)
+
+
+def test_the_side_that_did_not_run_ran_on_a_mode_23_clock() -> None:
+    """Black's time went down while White's ran, before and after: Black ran between."""
+    before, after = _reading(981, 985, LEFT, at=26.4), _reading(980, 983, LEFT, at=30.4)
+    assert hidden_presses(before, after) == _reading(980, 985, RIGHT, at=30.4)
+
+
+def test_readings_that_only_ran_or_show_one_press_hide_nothing() -> None:
+    before = _reading(600, 600, LEFT, at=0.0)
+    assert hidden_presses(before, _reading(598, 600, LEFT, at=2.0)) is None, "White ran"
+    assert hidden_presses(before, _reading(598, 600, RIGHT, at=2.0)) is None, "one press"
+    assert hidden_presses(before, _reading(598, 590, None, at=2.0)) is None, "paused"
+    assert hidden_presses(None, _reading(598, 590, LEFT, at=2.0)) is None, "no reading before"
+    unplugged = dataclasses.replace(before, connected=False)
+    assert hidden_presses(unplugged, _reading(598, 590, LEFT, at=2.0)) is None
+
+
+def test_a_mode_23_clock_gets_both_increments_in_one_setnrun() -> None:
+    control = IncrementControl(TimeControl.from_pgn("5400+30"))
+    assert control.receive_reading(_reading(5430, 5430, LEFT, at=0.0))[1] is None
+    corrected, command = control.receive_reading(_reading(5429, 5428, LEFT, at=3.0))
+    assert control.hidden() == [_reading(5459, 5430, RIGHT, at=3.0)], "White's press, paid"
+    assert control.hidden() == [], "drained"
+    assert corrected == _reading(5459, 5458, LEFT, at=3.0)
+    assert command is not None
+    assert (command.left_seconds, command.right_seconds, command.run) == (5459, 5458, "left")
+
+
+def test_a_reading_after_a_reconnection_hides_no_presses() -> None:
+    """The journal's reading before a reconnection is no reading followed live: what
+    happened meanwhile is the board's memory's to tell."""
+    control = IncrementControl(TimeControl.from_pgn("5400+30"))
+    control.reset(_reading(5430, 5430, LEFT, at=0.0))
+    corrected, _ = control.receive_reading(_reading(5429, 5428, LEFT, at=30.0))
+    assert control.hidden() == []
+    assert corrected == _reading(5429, 5428, LEFT, at=30.0)
