@@ -167,6 +167,7 @@ class IncrementControl:
         self._swallowed = False  # that side's press was carried out (see receive_done)
         self._followed = False  # the last reading was one taken live (see hidden)
         self._hidden: list[ClockObserved] = []  # see hidden
+        self._next: dict[ClockSide, int] = {}  # the move the reply to a hidden press makes
 
     @property
     def presses(self) -> dict[ClockSide, int]:
@@ -274,6 +275,7 @@ class IncrementControl:
         followed, self._followed = self._followed, True
         unheard = self._unheard(reading)
         lost = hidden_presses(self._last, reading) if followed and unheard is reading else None
+        self._next = {}
         if lost is not None:  # its press earns like one deferred, paid with this reading's
             deferring, self._deferring = self._deferring, True
             self._hidden = [self._take(lost)[0]]
@@ -352,9 +354,12 @@ class IncrementControl:
             return {}
         known = None if self._move_number is None else self._move_number(mover)
         move = self._presses.get(mover, 0) + 1 if known is None else known
+        move = self._next.pop(mover, move)
         if move < 1:  # the clock started: no move completed, nothing to add
             return {}
         self._presses[mover] = move
+        # a hidden press's reply: the game has not taken the hidden press yet
+        self._next = {_other(mover): move + (mover is self._white_side)}
         expected = self._control(mover).added_after(move)
         if expected == 0:
             return {}

@@ -377,4 +377,17 @@ FOUND = {
         * 4,
         latency=0.1,
     ),
+    # two readings lost at the start of a mode 23 game: White's first press and Black's
+    # reply hidden, told again from Black's time that ran; the game had not taken White's
+    # press yet, so Black's press counted as one that starts the clock: Black's 10 s unpaid
+    "the reply to a hidden first press": Schedule(
+        game=9,
+        seed=303,
+        speed=3.0,
+        mode23=True,
+        rotate=False,
+        right=False,
+        faults=(Fault(kind="lost_clock", share=0.0, seconds=17.16863855436555),) * 2,
+        latency=0.25,
+    ),
 }

@@ -58,3 +58,16 @@ def test_a_reading_after_a_reconnection_hides_no_presses() -> None:
     corrected, _ = control.receive_reading(_reading(5429, 5428, LEFT, at=30.0))
     assert control.hidden() == []
     assert corrected == _reading(5429, 5428, LEFT, at=30.0)
+
+
+def test_the_reply_to_a_hidden_press_makes_the_next_move_whatever_the_game_says() -> None:
+    """The game has not taken White's hidden press when Black's is paid: in its eyes
+    Black's press comes before White's first move (move 0, nothing earned). The reply to
+    a hidden press makes the move after it: Black's move 1."""
+    game = {LEFT: 1, RIGHT: 0}  # White's first move on its way, Black's before it
+    control = IncrementControl(TimeControl.from_pgn("5400+30"), move_number=game.get)
+    control.receive_reading(_reading(5430, 5430, LEFT, at=3.0))
+    corrected, command = control.receive_reading(_reading(5430, 5429, LEFT, at=5.3))
+    assert control.hidden() == [_reading(5460, 5430, RIGHT, at=5.3)]
+    assert corrected == _reading(5460, 5459, LEFT, at=5.3), "Black's 30 s too"
+    assert command is not None
