@@ -390,4 +390,21 @@ FOUND = {
         faults=(Fault(kind="lost_clock", share=0.0, seconds=17.16863855436555),) * 2,
         latency=0.25,
     ),
+    # two ticks lost before a press: the reading before it was 2 s old, and the gain
+    # measured from it 2 s short of the increment: a clock_mismatch raised and left open
+    "a press measured from a reading 2 s old": Schedule(
+        game=9,
+        seed=3057,
+        speed=1.5,
+        mode23=True,
+        rotate=True,
+        right=True,
+        faults=(
+            Fault(kind="lost_clock", share=0.9134870487613118, seconds=8.806237612384784),
+            Fault(kind="lost_clock", share=0.8, seconds=4.155283986077809),
+            Fault(kind="lost_clock", share=0.5, seconds=1.0),
+            Fault(kind="lost_clock", share=0.9134870487613118, seconds=8.806237612384784),
+        ),
+        latency=0.02,
+    ),
 }
