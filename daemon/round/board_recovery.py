@@ -32,7 +32,12 @@ from daemon.round.board_game import (
     line_sans,
     retime_ledger,
 )
-from daemon.round.gap_increments import GapIncrements, clock_gained, presser_of
+from daemon.round.gap_increments import (
+    GapIncrements,
+    clock_gained,
+    presser_of,
+    unfollowed_presses,
+)
 from daemon.round.inputs import ClockInput, RecoveryInput
 from daemon.round.mode23 import game_move_number
 from drivers.memory import BoardMemory
@@ -133,9 +138,16 @@ def _presses_taken_late(
     followed = [(kind, value) for kind, value in ledger[: markers[-1]] if kind != "set"]
     followed = [(kind, value) for kind, value in followed if kind != "ply"]
     logged = presses_between(memory, anchor.start, anchor.index)
+    increment = game.section.event.time_control.increment
+    every = [
+        (press.side, press.seconds)
+        for press, _ in presses_between(memory, anchor.start, len(memory.steps))
+    ]
+    if any(n <= len(logged) for n in unfollowed_presses(every, followed, increment)):
+        return True  # presses hidden by a lost reading before where the log takes the game up
     if len(followed) != len(logged):
         return len(followed) > len(logged)
-    if not game.section.event.time_control.increment:
+    if not increment:
         return False
     return any(
         moved and kind == press.side.value and recorded <= press.seconds
@@ -197,6 +209,7 @@ def _gap_increments(
         first,
         _owed_before(game, first, readings),
         ledger=ledger,
+        readings=readings,
     )
 
 

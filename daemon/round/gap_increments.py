@@ -25,6 +25,7 @@ __all__ = [
     "plus_seconds",
     "presser_of",
     "side_seconds",
+    "unfollowed_presses",
 ]
 
 #: The number of the move a press by a side completes, from the game; None = unknown,
@@ -66,8 +67,17 @@ class GapIncrements:
         owed: Mapping[ClockSide, int],
         *,
         ledger: Sequence[tuple[str, int]] | None = None,
+        readings: Sequence[ClockObserved] = (),
     ) -> None:
         self._ledger = None if ledger is None else deque(ledger)
+        pressed, last = [], first
+        for reading in readings:
+            mover, last = presser_of(last, reading), reading
+            if mover is not None:
+                pressed.append((mover, side_seconds(reading, mover)))
+        increment = control_of(ClockSide.LEFT).increment
+        self._unfollowed = unfollowed_presses(pressed, ledger or (), increment)
+        self._count = 0  # the log's presses so far
         self._control_of = control_of
         self._move_number = move_number
         self._last = first
@@ -93,7 +103,9 @@ class GapIncrements:
         mover = presser_of(self._last, reading)
         self._last = reading
         if mover is not None:
-            recorded = self._follow_ledger()
+            self._count += 1
+            unfollowed = self._count in self._unfollowed
+            recorded = self._follow_ledger(take=not unfollowed)
             known = self._move_number(mover)
             move = self._presses.get(mover, 0) + 1 if known is None else known
             earned = 0
@@ -101,6 +113,8 @@ class GapIncrements:
                 self._presses[mover] = move
                 earned = self._control_of(mover).added_after(move)
                 self._owed[mover] += earned
+                if unfollowed:  # no setting of the session gave it
+                    self._unknown[mover] += earned
             if recorded is not None:  # as the session saw it: the clock lacked the rest
                 # (all it earned when the session took it for a press that starts the
                 # clock, the move's field updates lost: it recorded the time logged)
@@ -113,19 +127,52 @@ class GapIncrements:
                 self.retimed.append(side_seconds(reading, mover) + self._lags[mover])
         return plus_seconds(reading, self._lags)
 
-    def _follow_ledger(self) -> int | None:
-        """The time recorded for the log's next press (None: beyond the ledger); a setting
-        before it gave the clock all it lacked."""
+    def _follow_ledger(self, *, take: bool = True) -> int | None:
+        """The time recorded for the log's next press (None: beyond the ledger, or not
+        ``take``: a press the session never saw); a setting before it gave the clock all
+        it lacked."""
         ledger = self._ledger
         while ledger and ledger[0][0] == "set":
             ledger.popleft()
             self._owed = dict(self._unknown)
-        return ledger.popleft()[1] if ledger else None
+        return ledger.popleft()[1] if ledger and take else None
 
     def finish(self) -> None:
         """The log is replayed: a setting after its last press gave the clock its due."""
         if self._ledger and any(kind == "set" for kind, _ in self._ledger):
             self._owed = dict(self._unknown)
+
+
+def unfollowed_presses(
+    presses: Sequence[tuple[ClockSide, int]],
+    ledger: Iterable[tuple[str, int]],
+    increment: int,
+) -> frozenset[int]:
+    """The presses of a log (numbered from 1; each its side and the time it logged) that
+    the session never saw although the ledger goes on past them: pairs hidden by a lost
+    reading, the reply within its second, so that the readings showed the same side
+    running before and after (mode 23: no time changed). The ledger's next press is that
+    side's, and what its time adds to the logged one is short of an increment (the side
+    ran between that press and its own), but a whole increment to a later press of the
+    same side (the SETNRUN that answered it); a press recorded with nothing added (taken
+    for one that starts the clock) is no sign of it."""
+    unfollowed: set[int] = set()
+    index = 0
+    for kind, recorded in ledger:
+        if kind not in ("left", "right") or index >= len(presses):
+            continue
+        side, seconds = presses[index]
+        if side.value == kind and 0 < recorded - seconds < increment - 1:
+            for skipped in range(2, len(presses) - index, 2):
+                side, seconds = presses[index + skipped]
+                if side.value != kind:
+                    break
+                if abs(recorded - seconds - increment) <= 1:
+                    unfollowed.update(range(index + 1, index + skipped + 1))
+                    index += skipped
+                    break
+        index += 1
+    return frozenset(unfollowed)
 
 
 def clock_gained(first: ClockObserved | None, readings: Iterable[ClockObserved]) -> bool:

@@ -407,4 +407,39 @@ FOUND = {
         ),
         latency=0.02,
     ),
+    # mode 23: White's first press and Black's reply within the second, no reading
+    # showing either (no time changed); White's next press, seen, was taken for its
+    # first move, and the memory read after a torn update followed the ledger's press in
+    # the log's order: ply 1 got White's second press's time, ply 3 lacked 10 s
+    "two presses no reading showed, at the start": Schedule(
+        game=2,
+        seed=11955,
+        speed=3.0,
+        mode23=True,
+        rotate=False,
+        right=False,
+        faults=(
+            Fault(kind="lost_clock", share=0.0, seconds=7.526674618664607),
+            Fault(kind="torn_update", share=1.3899858829383026e-213, seconds=6.9712287356389675),
+            Fault(kind="lost_clock", share=0.9, seconds=7.526674618664607),
+            Fault(kind="lost_clock", share=0.0, seconds=7.526674618664607),
+        ),
+        latency=0.02,
+    ),
+    # the same mid-game (mode 23): the board went out of sync, and the memory read to
+    # heal it gave the hidden presses no increment, or one a setting had already given
+    "two presses no reading showed, mid-game": Schedule(
+        game=8,
+        seed=65536,
+        speed=5.0,
+        mode23=True,
+        rotate=True,
+        right=True,
+        faults=(
+            Fault(kind="lost_clock", share=0.5233767452345296, seconds=1.0000000000000002),
+            Fault(kind="lost_clock", share=0.480866642139853, seconds=3.113175981902751),
+            Fault(kind="lost_clock", share=0.0, seconds=12.325471312217735),
+            Fault(kind="lost_clock", share=0.410381389887963, seconds=8.476769089854049),
+        ),
+    ),
 }

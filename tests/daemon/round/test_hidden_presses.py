@@ -8,9 +8,9 @@ from __future__ import annotations
 import dataclasses
 
 from daemon.game.durations import TimeControl
-from daemon.round.gap_increments import hidden_presses
+from daemon.round.gap_increments import GapIncrements, hidden_presses, unfollowed_presses
 from daemon.round.mode23 import IncrementControl
-from drivers.observations import ClockSide
+from drivers.observations import ClockObserved, ClockSide
 from tests.daemon.round.clock_readings import clock_reading as _reading
 
 LEFT, RIGHT = ClockSide.LEFT, ClockSide.RIGHT
@@ -71,3 +71,56 @@ def test_the_reply_to_a_hidden_press_makes_the_next_move_whatever_the_game_says(
     assert control.hidden() == [_reading(5460, 5430, RIGHT, at=5.3)]
     assert corrected == _reading(5460, 5459, LEFT, at=5.3), "Black's 30 s too"
     assert command is not None
+
+
+# -- pairs no reading showed (mode 23: no time changed), told by the board's memory ----
+
+#: A log from the start of a game on 15 minutes + 10 s: White (left) pressed at 910 and
+#: Black at 910 within the second, no reading showing either; White's press at 906 was
+#: the one seen, answered with a SETNRUN that set White to 916; then Black's at 905.
+LOG = [(LEFT, 910), (RIGHT, 910), (LEFT, 906), (RIGHT, 905)]
+LEDGER = [("left", 916), ("set", 0)]
+
+
+def test_the_memory_tells_which_presses_the_session_never_saw() -> None:
+    """916 is 6 s over White's first logged press (short of an increment: White ran
+    after it) but 10 s over its second: the first two presses were hidden."""
+    assert unfollowed_presses(LOG, LEDGER, 10) == {1, 2}
+
+
+def test_presses_the_session_saw_are_followed_in_order() -> None:
+    followed = [("left", 920), ("set", 0), ("right", 920), ("set", 0), ("left", 916)]
+    assert unfollowed_presses(LOG, followed, 10) == frozenset()
+    started = [("left", 910), ("right", 920)]  # taken for a press that starts the clock
+    assert unfollowed_presses(LOG, started, 10) == frozenset()
+
+
+def _logged(first: ClockObserved) -> list[ClockObserved]:
+    times = {LEFT: first.left_seconds, RIGHT: first.right_seconds}
+    readings = []
+    for side, seconds in LOG:
+        times[side] = seconds
+        other = RIGHT if side is LEFT else LEFT
+        readings.append(_reading(times[LEFT], times[RIGHT], other))
+    return readings
+
+
+def test_hidden_presses_replayed_get_increments_no_setting_gave() -> None:
+    """Each hidden press gets its increment; the press seen gets its own and the hidden
+    one's, which the SETNRUN that answered it never gave; after the log the clock still
+    lacks both hidden increments."""
+    rules = TimeControl.from_pgn("900+10")
+    first = _reading(910, 910, LEFT)
+    readings = _logged(first)
+    gap = GapIncrements(
+        lambda side: rules, lambda side: None, first, {}, ledger=LEDGER, readings=readings
+    )
+    shown = [gap.receive(reading) for reading in readings]
+    assert [(r.left_seconds, r.right_seconds) for r in shown] == [
+        (920, 910),
+        (920, 920),
+        (926, 920),
+        (926, 925),
+    ]
+    gap.finish()
+    assert gap.owed == {LEFT: 10, RIGHT: 20}, "Black's last press was never answered"
