@@ -151,28 +151,47 @@ def unfollowed_presses(
     """The presses of a log (numbered from 1; each its side and the time it logged) that
     the session never saw although the ledger goes on past them: pairs hidden by a lost
     reading, the reply within its second, so that the readings showed the same side
-    running before and after (mode 23: no time changed). The ledger's next press is that
-    side's, and what its time adds to the logged one is short of an increment (the side
-    ran between that press and its own), but a whole increment to a later press of the
-    same side (the SETNRUN that answered it); a press recorded with nothing added (taken
-    for one that starts the clock) is no sign of it."""
+    running before and after (mode 23: no time changed). A press the session saw was
+    answered at once: the time it recorded is the logged one plus an increment (a second
+    either way), and so is the next one's. Where a later press of the same side, and the
+    press after it, fit the ledger's next two presses better than the press at its place
+    (which then falls short of an increment: the side ran after it), the presses between
+    were hidden. A press recorded with nothing added (taken for one that starts the
+    clock), or with more than an increment (what a gap owed), is no sign of it."""
+    entries = [(kind, value) for kind, value in ledger if kind in ("left", "right")]
     unfollowed: set[int] = set()
     index = 0
-    for kind, recorded in ledger:
-        if kind not in ("left", "right") or index >= len(presses):
-            continue
+    for entry, (kind, recorded) in enumerate(entries):
+        if index >= len(presses):
+            break
         side, seconds = presses[index]
-        if side.value == kind and 0 < recorded - seconds < increment - 1:
+        if side.value == kind and 0 < recorded - seconds <= increment + 1:
+            best, error = 0, _misfit(presses, index, entries[entry : entry + 2], increment)
             for skipped in range(2, len(presses) - index, 2):
-                side, seconds = presses[index + skipped]
-                if side.value != kind:
-                    break
-                if abs(recorded - seconds - increment) <= 1:
-                    unfollowed.update(range(index + 1, index + skipped + 1))
-                    index += skipped
-                    break
+                misfit = _misfit(presses, index + skipped, entries[entry : entry + 2], increment)
+                if misfit is not None and misfit < (error if error is not None else 99):
+                    best, error = skipped, misfit
+            unfollowed.update(range(index + 1, index + best + 1))
+            index += best
         index += 1
     return frozenset(unfollowed)
+
+
+def _misfit(
+    presses: Sequence[tuple[ClockSide, int]],
+    index: int,
+    entries: Sequence[tuple[str, int]],
+    increment: int,
+) -> int | None:
+    """How far the ledger's ``entries`` are from the presses from ``index`` on, each the
+    logged time plus an increment; None when a side differs or one is a second off."""
+    misfit = 0
+    for (kind, recorded), (side, seconds) in zip(entries, presses[index:], strict=False):
+        off = abs(recorded - seconds - increment)
+        if side.value != kind or off > 1:
+            return None
+        misfit += off
+    return misfit
 
 
 def clock_gained(first: ClockObserved | None, readings: Iterable[ClockObserved]) -> bool:

@@ -442,4 +442,19 @@ FOUND = {
             Fault(kind="lost_clock", share=0.410381389887963, seconds=8.476769089854049),
         ),
     ),
+    # the same at the start of a Chess960 game on a mode 23 clock, White's next press a
+    # second after the hidden pair: the time the session recorded for it was within a
+    # second of an increment over White's hidden press too
+    "two presses no reading showed, a second before the next": Schedule(
+        game=9,
+        seed=4591,
+        speed=5.0,
+        mode23=True,
+        rotate=True,
+        right=True,
+        faults=(
+            Fault(kind="lost_clock", share=0.04352883148679299, seconds=19.0),
+            Fault(kind="lost_clock", share=2.225073858507203e-309, seconds=13.073142376257515),
+        ),
+    ),
 }

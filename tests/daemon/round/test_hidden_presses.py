@@ -88,6 +88,15 @@ def test_the_memory_tells_which_presses_the_session_never_saw() -> None:
     assert unfollowed_presses(LOG, LEDGER, 10) == {1, 2}
 
 
+def test_a_hidden_pair_a_second_apart_is_told_by_the_presses_after() -> None:
+    """White pressed at 910, Black at 910, White at 909 (seen, set to 919), Black at 910
+    (seen, set to 920): 919 is an increment over 910 within a second, but the ledger's
+    next two presses fit White's second press and Black's after it exactly."""
+    log = [(RIGHT, 910), (LEFT, 910), (RIGHT, 909), (LEFT, 910), (RIGHT, 915)]
+    ledger = [("right", 919), ("set", 0), ("left", 920), ("set", 0), ("right", 925)]
+    assert unfollowed_presses(log, ledger, 10) == {1, 2}
+
+
 def test_presses_the_session_saw_are_followed_in_order() -> None:
     followed = [("left", 920), ("set", 0), ("right", 920), ("set", 0), ("left", 916)]
     assert unfollowed_presses(LOG, followed, 10) == frozenset()
