@@ -157,7 +157,8 @@ def unfollowed_presses(
     press after it, fit the ledger's next two presses better than the press at its place
     (which then falls short of an increment: the side ran after it), the presses between
     were hidden. A press recorded with nothing added (taken for one that starts the
-    clock), or with more than an increment (what a gap owed), is no sign of it."""
+    clock), or with an increment or more (presses made while nobody listened are no
+    pair), is no sign of it."""
     entries = [(kind, value) for kind, value in ledger if kind in ("left", "right")]
     unfollowed: set[int] = set()
     index = 0
@@ -165,7 +166,7 @@ def unfollowed_presses(
         if index >= len(presses):
             break
         side, seconds = presses[index]
-        if side.value == kind and 0 < recorded - seconds <= increment + 1:
+        if side.value == kind and 0 < recorded - seconds < increment:
             best, error = 0, _misfit(presses, index, entries[entry : entry + 2], increment)
             for skipped in range(2, len(presses) - index, 2):
                 misfit = _misfit(presses, index + skipped, entries[entry : entry + 2], increment)

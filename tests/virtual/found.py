@@ -457,4 +457,22 @@ FOUND = {
             Fault(kind="lost_clock", share=2.225073858507203e-309, seconds=13.073142376257515),
         ),
     ),
+    # kills, the cable and a lost field update on a mode 23 clock: the presses made while
+    # the daemon was down are not in its ledger, and a later pair of presses fitted the
+    # ledger's next two better than the press at its place: taken for a hidden pair, a
+    # [%clk] 7 s over
+    "presses made while nobody listened are no hidden pair": Schedule(
+        game=4,
+        seed=396,
+        speed=1.5,
+        mode23=True,
+        rotate=False,
+        right=True,
+        faults=(
+            Fault(kind="cable", share=0.4427118109116338, seconds=5.079769833448327),
+            Fault(kind="kill", share=0.17877152507103647, seconds=6.530193349134483),
+            Fault(kind="lost_update", share=0.0, seconds=17.953910585100868),
+            Fault(kind="kill", share=0.5, seconds=8.432813320364176),
+        ),
+    ),
 }
