@@ -457,6 +457,23 @@ FOUND = {
             Fault(kind="lost_clock", share=2.225073858507203e-309, seconds=13.073142376257515),
         ),
     ),
+    # lost field updates at the start and the cable: the board's own line transposed two
+    # moves and ended in mate; the memory read that checked the moves withdrew six plies
+    # of a game already over and could not play them again (the record 4 plies long)
+    "a mate of the board's own line withdrawn": Schedule(
+        game=6,
+        seed=5183,
+        speed=3.0,
+        mode23=True,
+        rotate=True,
+        right=False,
+        faults=(
+            Fault(kind="lost_update", share=0.23582860604957162, seconds=2.086128885353797),
+            Fault(kind="cable", share=0.0, seconds=11.16453510797911),
+            Fault(kind="lost_update", share=3.931733269139651e-28, seconds=11.000487867228642),
+        ),
+        latency=0.02,
+    ),
     # kills, the cable and a lost field update on a mode 23 clock: the presses made while
     # the daemon was down are not in its ledger, and a later pair of presses fitted the
     # ledger's next two better than the press at its place: taken for a hidden pair, a
