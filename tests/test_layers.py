@@ -19,7 +19,7 @@ _DRIVERS = {"drivers", "drivers.dgt", "drivers.dgt.aio", "drivers.emulator"}
 _BROADCAST = {"broadcast.feed", "broadcast.web", "broadcast.outputs"}
 _BROADCAST |= {"broadcast.livechess", "broadcast.relay", "broadcast.analysis"}
 _CORE = {"daemon.game", "daemon.config", "daemon.pairing", "daemon.journal"}
-_CORE |= {"daemon.arbiter", "daemon.round", "daemon.prizes"}
+_CORE |= {"daemon.arbiter", "daemon.round", "daemon.prizes", "daemon.mode23"}
 
 #: room → the other rooms its modules may import. A module belongs to the longest room
 #: that prefixes its name.
@@ -44,6 +44,7 @@ ALLOWED: dict[str, set[str]] = {
     "daemon.prizes": {"base", "daemon.pairing"},
     "daemon.journal": {"base", "drivers", "daemon.config"},
     "daemon.arbiter": {"base", "daemon.game", "daemon.config", "broadcast.feed"},
+    "daemon.mode23": {"base", "drivers", "drivers.dgt", "daemon.game"},
     "daemon.round": {"base", "drivers", "drivers.dgt", "broadcast.feed"}
     | (_CORE - {"daemon.round"}),
     "daemon.session": {"base", "drivers", "drivers.dgt", "broadcast.feed"} | _CORE,

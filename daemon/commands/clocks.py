@@ -4,7 +4,7 @@ Each clock is set with SETNRUN, paused, each side to its colour's first period p
 first increment (Fischer from move 1; under time odds White's and Black's differ, which
 needs ``clock_white_side``), and a DGT 3000 shows the board number and the players'
 surnames (docs/protocol.md §7.5, §8). SETNRUN carries no increment and no period: while
-the daemon runs, it adds them (daemon/round/mode23.py). Clocks not in mode 23 refuse (ack0
+the daemon runs, it adds them (daemon/mode23/control.py). Clocks not in mode 23 refuse (ack0
 0x40) and are reported; so are boards that do not answer.
 
 While the daemon runs (it holds the ports), the command goes to it over its arbiter

@@ -144,6 +144,7 @@ class GameRecord:
         self._result = "*"
         self._termination: str | None = None
         self._flag_result: str | None = None
+        self._ended: int | None = None  # the ply a GameEnded came after (mate, stalemate)
 
     @property
     def moves(self) -> tuple[RecordedMove, ...]:
@@ -168,6 +169,7 @@ class GameRecord:
                 start = chess.Board.from_chess960_pos(event.chess960)
             self._restart(start, earlier=[])
             self._result, self._termination, self._flag_result = "*", None, None
+            self._ended = None
         elif isinstance(event, MoveMade):
             self._moves = [move for move in self._moves if move.ply < event.ply]
             self._moves.append(
@@ -177,6 +179,8 @@ class GameRecord:
             )
         elif isinstance(event, MovesWithdrawn):
             self._moves = [move for move in self._moves if move.ply < event.from_ply]
+            if self._ended is not None and self._ended >= event.from_ply:  # its end too
+                self._result, self._termination, self._ended = "*", None, None
         elif isinstance(event, ClocksCorrected):
             clocks = dict(event.clocks)
             self._moves = [
@@ -233,6 +237,7 @@ class GameRecord:
     def _receive_result(self, event: GameEvent) -> None:
         if isinstance(event, GameEnded):
             self._result, self._termination = event.result, "normal"
+            self._ended = self._moves[-1].ply if self._moves else 0
         elif isinstance(event, ResultSignalled):
             forfeit = event.result == self._flag_result
             self._result = event.result

@@ -54,6 +54,7 @@ class Trigger(enum.Enum):
     MATCH = "match"  # a placement matched the game again
     ACCEPT = "accept"  # the arbiter accepted the board as it stands
     END = "end"  # mate, stalemate, dead position or the kings gesture
+    WITHDRAW = "withdraw"  # the board's memory withdrew the moves that ended the game
 
 
 _S, _T = TrackerState, Trigger
@@ -71,6 +72,7 @@ TRANSITIONS: Final[dict[tuple[TrackerState, Trigger], TrackerState]] = {
     (_S.OUT_OF_SYNC, _T.START): _S.PLAYING,
     (_S.OUT_OF_SYNC, _T.END): _S.ENDED,
     (_S.ENDED, _T.START): _S.PLAYING,
+    (_S.ENDED, _T.WITHDRAW): _S.PLAYING,
 }
 
 

@@ -52,12 +52,9 @@ __all__ = ["GameTracker"]
 
 
 class GameTracker:
-    """Follows the game on one board. After each input (``receive_*``), call
-    :meth:`events_received` and :meth:`next_deadline`.
-
-    Args:
-        settings: timers and clock options; defaults in :class:`TrackerSettings`.
-    """
+    """Follows the game on one board (``settings``: timers and clock options, defaults in
+    :class:`TrackerSettings`). After each input (``receive_*``), call
+    :meth:`events_received` and :meth:`next_deadline`."""
 
     def __init__(self, settings: TrackerSettings | None = None) -> None:
         self.settings = settings or TrackerSettings()
@@ -199,10 +196,13 @@ class GameTracker:
 
     def withdraw(self, plies: int, at: float) -> None:
         """Withdraw the last ``plies`` moves: the board's memory played others there (a
-        lost field update made a line of the board's own), and its replay makes them."""
+        lost field update made a line of the board's own), and its replay makes them; a
+        game they ended goes on."""
         if plies:
             self._withdraw(Match(kind=MatchKind.CORRECTION, back=plies), at)
             self._pending = None
+            if self._state is TrackerState.ENDED:
+                self._state, self._result = next_state(self._state, Trigger.WITHDRAW), "*"
 
     def receive_tick(self, now: float) -> None:
         """Let time pass: fire every timer due by ``now`` (call it at :meth:`next_deadline`)."""

@@ -97,7 +97,7 @@ def clock_payload(
     lacking: Mapping[ClockSide, int] | None = None,
 ) -> dict[str, Any]:
     """A clock reading as plain JSON; ``clock_adds``: the session found that this clock adds
-    its own increments (mode 23 sections, daemon/round/mode23.py), noted as
+    its own increments (mode 23 sections, daemon/mode23/control.py), noted as
     ``"increments": "clock"``; ``clock_refused``: the clock refused the session's settings
     (not in mode 23), noted as ``"increments": "refused"``; ``clock_set``: the session sets
     the clock to this reading (mode 23: what it lacked is on it from now on), noted as

@@ -104,12 +104,12 @@ class BoardGame:
     #: [%clk] already), until a reading of the connected clock shows them given.
     clock_owed: dict[ClockSide, int] = field(default_factory=dict)
     #: The clock adds its own time: the session said so with its last reading, or the
-    #: memory showed it (daemon/round/mode23.py); nothing is owed then.
+    #: memory showed it (daemon/mode23/control.py); nothing is owed then.
     clock_adds: bool = False
     #: The presses ``(side, the presser's time)`` and clock settings ``("set", 0)`` read,
     #: in order, with ``("ply", n)`` where the game's move ``n`` was made: what a memory
     #: read follows from where it takes the game up (:func:`ledger_since`,
-    #: :class:`~daemon.round.mode23.GapIncrements`).
+    #: :class:`~daemon.mode23.control.GapIncrements`).
     ledger: list[tuple[str, int]] = field(default_factory=list)
     #: Mode 23: the last SETNRUN, until a reading of the connected clock confirms it.
     setting: ClockSetting | None = None

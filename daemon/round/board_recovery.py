@@ -7,7 +7,7 @@ placement that is behind); then the board's log is replayed into it
 has the gap searched (:mod:`daemon.round.gap_fill`).
 
 On a clock dgtcast drives (``dgt_mode = 23``) the log's press times lack the increments
-nobody added: each replayed reading gets them (:class:`~daemon.round.mode23.GapIncrements`)
+nobody added: each replayed reading gets them (:class:`~daemon.mode23.control.GapIncrements`)
 and what the clock lacks is kept on the board (``clock_owed``) until the session gave it
 to the clock. Computed from the journal's inputs alone, so a restart owes it again, once.
 """
@@ -22,15 +22,20 @@ from daemon.game.durations import TimeControl
 from daemon.game.events import ClocksCorrected, GameEvent
 from daemon.game.recovery import RecoveryPlan, plan_recovery, presses_between, replan_from_start
 from daemon.game.tracker import GameTracker
+from daemon.mode23.game_moves import game_move_number
+from daemon.mode23.gap_increments import (
+    GapIncrements,
+    clock_gained,
+    presser_of,
+    unfollowed_presses,
+)
 from daemon.round.board_game import (
     BoardGame,
     ClockSetting,
     ledger_since,
     retime_ledger,
 )
-from daemon.round.gap_increments import GapIncrements, clock_gained, presser_of
 from daemon.round.inputs import ClockInput, RecoveryInput
-from daemon.round.mode23 import game_move_number
 from drivers.memory import BoardMemory
 from drivers.observations import (
     ClockObserved,
@@ -127,9 +132,16 @@ def _presses_taken_late(
     followed = [(kind, value) for kind, value in ledger[: markers[-1]] if kind != "set"]
     followed = [(kind, value) for kind, value in followed if kind != "ply"]
     logged = presses_between(memory, anchor.start, anchor.index)
+    increment = game.section.event.time_control.increment
+    every = [
+        (press.side, press.seconds)
+        for press, _ in presses_between(memory, anchor.start, len(memory.steps))
+    ]
+    if any(n <= len(logged) for n in unfollowed_presses(every, followed, increment)):
+        return True  # presses hidden by a lost reading before where the log takes the game up
     if len(followed) != len(logged):
         return len(followed) > len(logged)
-    if not game.section.event.time_control.increment:
+    if not increment:
         return False
     return any(
         moved and kind == press.side.value and recorded <= press.seconds
@@ -191,6 +203,7 @@ def _gap_increments(
         first,
         _owed_before(game, first, readings),
         ledger=ledger,
+        readings=readings,
     )
 
 
@@ -251,7 +264,7 @@ def _log_tells_setting(
     (:func:`_owed_before`): it does unless the replay starts at the reading the SETNRUN set
     and no side it gave time pressed since. Then only the clock's next reading can tell
     (a side it gave time shows it or not while it stands: the session checks it,
-    :meth:`~daemon.round.mode23.IncrementControl.check_cut`), and the setting is kept."""
+    :meth:`~daemon.mode23.control.IncrementControl.check_cut`), and the setting is kept."""
     if setting is None or not setting.cut or first != setting.reading:
         return True
     last, pressed = first, set[ClockSide]()

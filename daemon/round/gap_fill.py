@@ -20,10 +20,10 @@ from daemon.game.events import ClocksCorrected, GameEvent, GapCandidates
 from daemon.game.gap import search_gap
 from daemon.game.matching import rotated
 from daemon.game.tracker import GameTracker
+from daemon.mode23.game_moves import move_number_of
+from daemon.mode23.gap_increments import side_seconds
 from daemon.round.board_game import BoardGame, ledger_since, line_sans
-from daemon.round.gap_increments import side_seconds
 from daemon.round.inputs import RecoveryInput
-from daemon.round.mode23 import move_number_of
 from drivers.observations import ClockObserved, ClockSide
 
 __all__ = ["clock_after_gap", "fill_gap"]

@@ -78,7 +78,7 @@ class ClockInput:
 
     Attributes:
         increments: ``"clock"``: the clock adds its own (mode 23 sections,
-            daemon/round/mode23.py); ``"refused"``: it refused the session's settings.
+            daemon/mode23/control.py); ``"refused"``: it refused the session's settings.
         clock_set: the session sets the clock to this reading (what it lacked is on it).
         lacking: the seconds per side the reading shows that the clock has not been
             given yet (owed from a gap).

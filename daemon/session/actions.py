@@ -88,7 +88,7 @@ class BoardView(Protocol):
         none, or none since a line searched for a gap)."""
 
     def move_number(self, side: ClockSide) -> int | None:
-        """The move a press on ``side`` completes (daemon/round/mode23.py)."""
+        """The move a press on ``side`` completes (daemon/mode23/control.py)."""
 
     def moving_side(self) -> ClockSide | None:
         """The side whose move the game holds pending, not completed by a press yet."""

@@ -19,8 +19,8 @@ from dataclasses import replace
 from typing import assert_never
 
 from base.drain import drain
-from daemon.round.inputs import BatteryInput, ClockInput, LinkInput, RecoveryInput
-from daemon.round.mode23 import IncrementControl, IncrementState
+from daemon.mode23.control import IncrementControl, IncrementState
+from daemon.round.inputs import BatteryInput, LinkInput, RecoveryInput
 from daemon.session.actions import (
     Action,
     AskBoard,
@@ -29,8 +29,8 @@ from daemon.session.actions import (
     BoardView,
     Record,
     Say,
-    SetClock,
 )
+from daemon.session.clock_feed import ClockFeed
 from daemon.session.flood import FloodGuard
 from daemon.session.heal import Healing
 from daemon.session.placements import PlacementGate
@@ -103,7 +103,7 @@ class SessionCore:
         self.stopping = False
         self._sensed: PlacementObserved | None = None  # the latest placement
         self._held_clock: ClockObserved | None = None  # waiting for a read (CONNECTED, READING)
-        self._last_clock: ClockInput | None = None
+        self._clock = ClockFeed(number, view, self._record, increments)
         self._last_battery: BatteryObserved | None = None  # journalled on this connection
         self._memory_due = math.inf
         self._caught_up_due = math.inf
@@ -151,7 +151,7 @@ class SessionCore:
         self._forget_connection()
         if self.increments is not None:  # maybe another clock: decided afresh
             self.increments.reset(self.view.last_reading())
-            self._owe_increments(recovered=False)
+            self._clock.owe(recovered=False)
         self._say(logging.INFO, f"= board {self.number} online on {port} (serial {serial})")
         self._record(LinkInput(self.number, link, serial=serial, port=port))
 
@@ -170,7 +170,8 @@ class SessionCore:
 
     def _forget_connection(self) -> None:
         self._sensed = self._held_clock = None
-        self._last_clock = self._last_battery = None
+        self._last_battery = None
+        self._clock.forget()
         self._placements.forget_connection()
         self._memory_due = self._caught_up_due = math.inf
         self._heal.reset()
@@ -291,15 +292,15 @@ class SessionCore:
                 " 23): no increments added, its times recorded as it shows them",
             )
         increments.receive_refused()
-        self._last_clock = None  # the next reading is journalled, saying so
+        self._clock.forget_repeat()  # the next reading is journalled, saying so
 
     def receive_fault(self, at: float) -> None:
         """A bug was met handling this board: start afresh from the session's state (the
         whole board read again, the increments decided anew)."""
-        self._last_clock = None
+        self._clock.forget()
         if self.increments is not None:
             self.increments.reset()
-            self._owe_increments(recovered=False)
+            self._clock.owe(recovered=False)
         self._actions.append(AskBoard())
 
     def new_round(self) -> None:
@@ -311,6 +312,7 @@ class SessionCore:
         """dgtcast set the clock to these times (paused): who adds its increments is
         decided afresh, and readings taken since the clock took them count
         (:meth:`IncrementControl.clock_set`)."""
+        self._clock.forget_seen()
         if self.increments is not None:
             self.increments.clock_set(left_seconds, right_seconds)
 
@@ -357,6 +359,7 @@ class SessionCore:
 
     def _ask_memory(self, at: float, *, healing: bool, why: str = "") -> None:
         self._enter(_S.READING)
+        self._clock.forget_seen()  # the presses until the reading after it are the memory's
         self._heal.reading = healing
         self._heal.check_at = math.inf
         if healing:
@@ -389,7 +392,7 @@ class SessionCore:
         if ended.state == "read":
             if self._heal.reading and self.increments is not None:
                 self.increments.forget_last()  # the presses meanwhile are the memory's
-            self._owe_increments(recovered=True)
+            self._clock.owe(recovered=True)
             if held is not None and self.increments is not None:
                 self.increments.probe_cut(held)  # as it came: before the memory
             self._enter(_S.BACKLOG)
@@ -411,22 +414,6 @@ class SessionCore:
         self._enter(_S.LIVE)
         if self.increments is not None:
             self.increments.defer(False)
-
-    def _owe_increments(self, *, recovered: bool) -> None:
-        """Give the clock what the board's game says it lacks (mode 23): increments of
-        presses replayed from the memory, in their ``[%clk]`` already. Known from the
-        journal, so a restart before the clock got them owes them again, once; after a
-        memory whose presses show the clock adding its own time, nothing is added. A
-        SETNRUN the link cut is checked against the next reading (``check_cut``)."""
-        if self.increments is None:
-            return
-        if recovered and self.view.clock_adds():
-            self.increments.leave_alone()
-        elif recovered:
-            self.increments.owe(self.view.clock_owed(), last=self.view.replayed_reading())
-        elif self.view.clock_owed():
-            self.increments.owe(self.view.clock_owed())
-        self.increments.check_cut(self.view.cut_setting())
 
     # -- timers ------------------------------------------------------------------------
 
@@ -456,30 +443,9 @@ class SessionCore:
             self._apply_clock(replace(held, at=at))
 
     def _apply_clock(self, reading: ClockObserved) -> None:
-        increments = self.increments
-        command = None
-        if increments is not None:
-            corrected, command = increments.receive_reading(reading)
-            if corrected is None:
-                return  # stale: the clock is being set
-            reading = corrected
-            if command is not None:
-                self._actions.append(SetClock(command=command))
-        state = None if increments is None else increments.state
-        item = ClockInput(
-            self.number,
-            reading,
-            increments="clock"
-            if state is IncrementState.CLOCK_ADDS
-            else "refused"
-            if state is IncrementState.REFUSED
-            else None,
-            clock_set=command is not None,
-            lacking={} if increments is None else increments.lacking,
-        )
-        if not item.repeats(self._last_clock):  # update-nice repeats nothing new
-            self._last_clock = item
-            self._record(item)
+        command = self._clock.apply(reading)
+        if command is not None:
+            self._actions.append(command)
 
     # -- state --------------------------------------------------------------------------
 

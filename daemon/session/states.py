@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from base.backoff import BackoffPolicy
 from daemon.config.model import BoardConfig
 from daemon.config.sections import Section
-from daemon.round.mode23 import IncrementControl
+from daemon.mode23.control import IncrementControl
 from daemon.session.actions import BoardView
 from drivers.memory import MemoryObserved
 from drivers.observations import (

@@ -8,9 +8,9 @@ import chess
 
 from daemon.game.recovery import memory_needed
 from daemon.game.state import TrackerState
+from daemon.mode23.game_moves import game_move_number, game_moving_side
 from daemon.round.board_game import BoardGame, ClockSetting
 from daemon.round.core import RoundCore
-from daemon.round.mode23 import game_move_number, game_moving_side
 from drivers.observations import ClockObserved, ClockSide
 
 __all__ = ["RoundBoardView"]

@@ -97,7 +97,7 @@ async def set_clock(
     """Set one clock to the time control, paused, and show the board (mode 23, §7.5, §8).
 
     SETNRUN sets both times and what runs; the clock itself adds nothing in mode 23, so
-    the daemon adds increments and periods while it runs (daemon/round/mode23.py).
+    the daemon adds increments and periods while it runs (daemon/mode23/control.py).
     ``on_set`` is called with the times set (left, right) as soon as the clock
     acknowledged them (a lever press may follow before the text is shown).
     """
@@ -174,7 +174,7 @@ class DaemonClocks:
         """Set the e-board clocks to their time control (arbiter ``set_clocks``): every
         one, or the board's or the section's that ``command`` names.
 
-        Each clock set decides afresh who adds its increments (daemon/round/mode23.py).
+        Each clock set decides afresh who adds its increments (daemon/mode23/control.py).
         """
         games = self.core.games
         chosen = choose_clocks({n: games[n].section.name for n in self.boards}, command)

@@ -61,7 +61,7 @@ class BoardSession:
         service: the round service.
         supervisor: the board's supervisor (made from ``board.port`` when None).
         section: the board's section; with ``dgt_mode = 23`` dgtcast adds the increments
-            and the periods' time (daemon/round/mode23.py).
+            and the periods' time (daemon/mode23/control.py).
         settings: the session core's waits (daemon/session/core.py).
 
     A bug met while handling one report (or in a clock command, or at a deadline of the
@@ -117,7 +117,7 @@ class BoardSession:
 
     def new_round(self) -> None:
         """The board's section moved on to another round: a new game, maybe another
-        clock, so who adds its increments is decided afresh (daemon/round/mode23.py)."""
+        clock, so who adds its increments is decided afresh (daemon/mode23/control.py)."""
         self.core.new_round()
 
     async def set_clock(self, section: Section) -> ClockSetResult:

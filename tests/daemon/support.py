@@ -23,7 +23,7 @@ from daemon.game.state import TrackerSettings
 from daemon.journal.inputs import clock_payload
 from daemon.journal.records import JournalMissing
 from daemon.journal.store import Journal
-from daemon.round.mode23 import IncrementState
+from daemon.mode23.control import IncrementState
 from daemon.shell.app import Daemon, DaemonOptions
 from drivers.dgt import commands as cmd
 from drivers.dgt.device_core import DeviceTimeouts

@@ -15,6 +15,7 @@ from daemon.game.events import (
     OutOfSync,
     ResultSignalled,
 )
+from daemon.game.record import GameRecord
 from daemon.game.state import TrackerSettings, TrackerState
 from drivers.emulator.clock import ClockSettings
 from drivers.emulator.player import HumanPlayer
@@ -172,6 +173,26 @@ def test_no_flag_after_checkmate() -> None:
     assert [(e.result, e.termination) for e in table.of_type(GameEnded)] == [("0-1", "checkmate")]
     assert table.of_type(FlagFell) == []
     assert table.tracker.result == "0-1"
+
+
+def test_a_mate_the_boards_memory_withdraws_lets_the_game_go_on() -> None:
+    """A lost field update made the board's own line end in mate; the memory read that
+    corrects it withdraws those plies: the game goes on, the record's result with it."""
+    table = Table(clock=ClockSettings(base_seconds=60, increment_seconds=0))
+    table.start_clock()
+    for uci in ("f2f3", "e7e5", "g2g4", "d8h4"):
+        table.play(uci, think=1)
+    record = GameRecord()
+    for event in table.events:
+        record.receive_event(event)
+    assert (table.tracker.state, record.result) == (TrackerState.ENDED, "0-1")
+    table.tracker.withdraw(2, table.now)
+    for event in table.tracker.events_received():
+        record.receive_event(event)
+    assert (table.tracker.state, table.tracker.result) == (TrackerState.PLAYING, "*")
+    assert (record.result, [move.uci for move in record.moves]) == ("*", ["f2f3", "e7e5"])
+    assert table.tracker.play_line([chess.Move.from_uci("g2g3")], table.now)
+    assert table.tracker.ply == 3
 
 
 def test_stalemate_ends_the_game() -> None:

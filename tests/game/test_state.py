@@ -16,11 +16,12 @@ from daemon.game.state import (
 from tests.game.table import Table
 
 
-def test_every_state_is_reachable_and_ended_only_restarts() -> None:
+def test_every_state_is_reachable_and_ended_only_restarts_or_has_its_end_withdrawn() -> None:
     reached = {TrackerState.WAITING} | set(TRANSITIONS.values())
     assert reached == set(TrackerState)
     assert {trigger for state, trigger in TRANSITIONS if state is TrackerState.ENDED} == {
-        Trigger.START
+        Trigger.START,
+        Trigger.WITHDRAW,
     }
 
 

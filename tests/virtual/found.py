@@ -393,4 +393,151 @@ FOUND = {
         ),
         memory=256,
     ),
+    # a lost reading at White's first press, Black's reply within the second: the clock
+    # showed White running before and after, both presses hidden; Black's time had gained
+    # its increment while it did not run (a Fischer clock): a clock_mismatch left open
+    "two presses hidden at the start": Schedule(
+        game=2,
+        seed=11955,
+        speed=3.0,
+        mode23=False,
+        rotate=False,
+        right=False,
+        faults=(
+            Fault(kind="lost_clock", share=0.9, seconds=7.526674618664607),
+            Fault(kind="torn_update", share=1.3899858829383026e-213, seconds=6.9712287356389675),
+            Fault(kind="lost_clock", share=0.9, seconds=7.526674618664607),
+            Fault(kind="lost_clock", share=0.0, seconds=7.526674618664607),
+        ),
+        latency=0.02,
+    ),
+    # four readings lost in a row over White's press and Black's reply (mode 23): White
+    # ran before and after, Black's time 2 s lower; neither press was paid, and the
+    # memory read of the board out of sync left four [%clk] off
+    "two presses hidden among four lost readings": Schedule(
+        game=8,
+        seed=1306,
+        speed=5.0,
+        mode23=True,
+        rotate=False,
+        right=False,
+        faults=(Fault(kind="lost_clock", share=0.6021372529952652, seconds=15.750613798638268),)
+        * 4,
+        latency=0.1,
+    ),
+    # two readings lost at the start of a mode 23 game: White's first press and Black's
+    # reply hidden, told again from Black's time that ran; the game had not taken White's
+    # press yet, so Black's press counted as one that starts the clock: Black's 10 s unpaid
+    "the reply to a hidden first press": Schedule(
+        game=9,
+        seed=303,
+        speed=3.0,
+        mode23=True,
+        rotate=False,
+        right=False,
+        faults=(Fault(kind="lost_clock", share=0.0, seconds=17.16863855436555),) * 2,
+        latency=0.25,
+    ),
+    # two ticks lost before a press: the reading before it was 2 s old, and the gain
+    # measured from it 2 s short of the increment: a clock_mismatch raised and left open
+    "a press measured from a reading 2 s old": Schedule(
+        game=9,
+        seed=3057,
+        speed=1.5,
+        mode23=True,
+        rotate=True,
+        right=True,
+        faults=(
+            Fault(kind="lost_clock", share=0.9134870487613118, seconds=8.806237612384784),
+            Fault(kind="lost_clock", share=0.8, seconds=4.155283986077809),
+            Fault(kind="lost_clock", share=0.5, seconds=1.0),
+            Fault(kind="lost_clock", share=0.9134870487613118, seconds=8.806237612384784),
+        ),
+        latency=0.02,
+    ),
+    # mode 23: White's first press and Black's reply within the second, no reading
+    # showing either (no time changed); White's next press, seen, was taken for its
+    # first move, and the memory read after a torn update followed the ledger's press in
+    # the log's order: ply 1 got White's second press's time, ply 3 lacked 10 s
+    "two presses no reading showed, at the start": Schedule(
+        game=2,
+        seed=11955,
+        speed=3.0,
+        mode23=True,
+        rotate=False,
+        right=False,
+        faults=(
+            Fault(kind="lost_clock", share=0.0, seconds=7.526674618664607),
+            Fault(kind="torn_update", share=1.3899858829383026e-213, seconds=6.9712287356389675),
+            Fault(kind="lost_clock", share=0.9, seconds=7.526674618664607),
+            Fault(kind="lost_clock", share=0.0, seconds=7.526674618664607),
+        ),
+        latency=0.02,
+    ),
+    # the same mid-game (mode 23): the board went out of sync, and the memory read to
+    # heal it gave the hidden presses no increment, or one a setting had already given
+    "two presses no reading showed, mid-game": Schedule(
+        game=8,
+        seed=65536,
+        speed=5.0,
+        mode23=True,
+        rotate=True,
+        right=True,
+        faults=(
+            Fault(kind="lost_clock", share=0.5233767452345296, seconds=1.0000000000000002),
+            Fault(kind="lost_clock", share=0.480866642139853, seconds=3.113175981902751),
+            Fault(kind="lost_clock", share=0.0, seconds=12.325471312217735),
+            Fault(kind="lost_clock", share=0.410381389887963, seconds=8.476769089854049),
+        ),
+    ),
+    # the same at the start of a Chess960 game on a mode 23 clock, White's next press a
+    # second after the hidden pair: the time the session recorded for it was within a
+    # second of an increment over White's hidden press too
+    "two presses no reading showed, a second before the next": Schedule(
+        game=9,
+        seed=4591,
+        speed=5.0,
+        mode23=True,
+        rotate=True,
+        right=True,
+        faults=(
+            Fault(kind="lost_clock", share=0.04352883148679299, seconds=19.0),
+            Fault(kind="lost_clock", share=2.225073858507203e-309, seconds=13.073142376257515),
+        ),
+    ),
+    # lost field updates at the start and the cable: the board's own line transposed two
+    # moves and ended in mate; the memory read that checked the moves withdrew six plies
+    # of a game already over and could not play them again (the record 4 plies long)
+    "a mate of the board's own line withdrawn": Schedule(
+        game=6,
+        seed=5183,
+        speed=3.0,
+        mode23=True,
+        rotate=True,
+        right=False,
+        faults=(
+            Fault(kind="lost_update", share=0.23582860604957162, seconds=2.086128885353797),
+            Fault(kind="cable", share=0.0, seconds=11.16453510797911),
+            Fault(kind="lost_update", share=3.931733269139651e-28, seconds=11.000487867228642),
+        ),
+        latency=0.02,
+    ),
+    # kills, the cable and a lost field update on a mode 23 clock: the presses made while
+    # the daemon was down are not in its ledger, and a later pair of presses fitted the
+    # ledger's next two better than the press at its place: taken for a hidden pair, a
+    # [%clk] 7 s over
+    "presses made while nobody listened are no hidden pair": Schedule(
+        game=4,
+        seed=396,
+        speed=1.5,
+        mode23=True,
+        rotate=False,
+        right=True,
+        faults=(
+            Fault(kind="cable", share=0.4427118109116338, seconds=5.079769833448327),
+            Fault(kind="kill", share=0.17877152507103647, seconds=6.530193349134483),
+            Fault(kind="lost_update", share=0.0, seconds=17.953910585100868),
+            Fault(kind="kill", share=0.5, seconds=8.432813320364176),
+        ),
+    ),
 }

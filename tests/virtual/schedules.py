@@ -205,8 +205,8 @@ INJECT = {
 
 #: Not drawn yet (docs/faults.md, "What is not exact yet"): a lost clock reading
 #: (``lost_clock``) hides both presses when the reply comes within the second; on a mode
-#: 23 clock the move's ``[%clk]`` can then end a few seconds off. ``DGTCAST_ALL_FAULTS=1``
-#: draws it too.
+#: 23 clock where neither time changed and no memory read comes after (a game's last
+#: presses), both increments stay ungiven. ``DGTCAST_ALL_FAULTS=1`` draws it too.
 UNSURE = {"lost_clock"}
 
 

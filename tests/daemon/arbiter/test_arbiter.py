@@ -419,6 +419,19 @@ def test_whites_first_press_without_its_increment_is_still_a_mismatch() -> None:
     assert alert.details == {"check": "increment", "color": "white", "move": 1, "added": 0}
 
 
+def test_a_press_after_lost_readings_is_measured_from_an_older_reading() -> None:
+    """Two readings lost before White's press: the one before it is 2 s old, White ran
+    meanwhile, and the gain seen is short by that much, not by a wrong increment."""
+    engine = make_engine()
+    feed(engine, 1, GameStarted(rotated=False, at=T0 - 10), clock(5430, 5430, "white", T0))
+    before = clock(5420, 5430, "white", T0 + 10)
+    press = clock(5448, 5430, "black", T0 + 12.01)  # 30 s added to 5418
+    assert feed(engine, 1, before, press, e4(T0 + 12.01)) == []
+    short = clock(5448, 5420, "black", T0 + 22), clock(5448, 5448, "white", T0 + 23)
+    (alert,) = feed(engine, 1, *short)  # a reading a second old: 2 s short is wrong
+    assert alert.details == {"check": "increment", "color": "black", "move": 1, "added": 28}
+
+
 @pytest.mark.parametrize(
     "first",
     [

@@ -10,9 +10,10 @@ from pathlib import Path
 import chess
 
 from daemon.game.durations import ClockRules, TimeControl
+from daemon.mode23.control import IncrementControl, IncrementState
+from daemon.mode23.game_moves import move_number_of
+from daemon.mode23.gap_increments import GapIncrements, clock_gained
 from daemon.round.board_game import ledger_since
-from daemon.round.gap_increments import GapIncrements, clock_gained
-from daemon.round.mode23 import IncrementControl, IncrementState, move_number_of
 from drivers.emulator.clock import ClockReading, ClockSettings
 from drivers.emulator.device import EmulatedBoard
 from drivers.emulator.player import HumanPlayer

@@ -4,7 +4,7 @@ as it was before (a press made while the SETNRUN was on its way)."""
 from __future__ import annotations
 
 from daemon.game.durations import TimeControl
-from daemon.round.mode23 import IncrementControl, IncrementState
+from daemon.mode23.control import IncrementControl, IncrementState
 from drivers.observations import ClockSide
 from tests.daemon.round.clock_readings import clock_reading as _reading
 

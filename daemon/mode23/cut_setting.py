@@ -1,7 +1,7 @@
 """Whether a clock in mode 23 took a SETNRUN that the link cut (pure).
 
 dgtcast answers each lever press with a SETNRUN that gives the mover its increment
-(daemon/round/mode23.py). When the link goes down before any reading shows the clock
+(daemon/mode23/control.py). When the link goes down before any reading shows the clock
 took it (the cable pulled while it was on its way), the clock may never have had it; the
 readings after the link is back tell, in order (docs/daemon.md, "Mode 23 and the
 clocks"):
@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from daemon.round.gap_increments import side_seconds
+from daemon.mode23.gap_increments import side_seconds
 from drivers.observations import ClockObserved, ClockSide
 
 __all__ = ["not_taken"]

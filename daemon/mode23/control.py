@@ -41,7 +41,7 @@ every round change, reconnection and clock set (docs/daemon.md, "Mode 23").
 Presses made while nobody answered them (the daemon down, the board unplugged) come back
 from the board's memory with the times the clock wrote at each lever change (§6): on a
 mode 23 clock, without any of the increments and periods nobody added. While that log is
-replayed, :class:`~daemon.round.gap_increments.GapIncrements` adds to every such press
+replayed, :class:`~daemon.mode23.gap_increments.GapIncrements` adds to every such press
 what the control gave the mover up to and including it, so each move's ``[%clk]`` is the
 time the clock should have shown; what both sides still lack is then given to the clock
 once, in one SETNRUN (:meth:`IncrementControl.owe`).
@@ -49,70 +49,28 @@ once, in one SETNRUN (:meth:`IncrementControl.owe`).
 
 from __future__ import annotations
 
-import dataclasses
 import enum
 from collections.abc import Callable, Mapping
+from typing import Literal
 
-import chess
-
+from daemon.game.clock import other_side
 from daemon.game.durations import ClockRules, TimeControl
-from daemon.game.state import TrackerState
-from daemon.game.tracker import GameTracker
-from daemon.round.board_game import ClockSetting
-from daemon.round.cut_setting import not_taken
-from daemon.round.gap_increments import MoveNumber, plus_seconds, presser_of, side_seconds
+from daemon.mode23.cut_setting import not_taken
+from daemon.mode23.gap_increments import (
+    MoveNumber,
+    hidden_presses,
+    plus_seconds,
+    presser_of,
+    side_seconds,
+)
+from daemon.mode23.undone_presses import only_ran, redo_press, swallowed_press
 from drivers.dgt.commands import ClockSetAndRun
 from drivers.observations import ClockObserved, ClockSide
 
-__all__ = [
-    "IncrementControl",
-    "IncrementState",
-    "MoveNumber",
-    "game_move_number",
-    "game_moving_side",
-    "move_number_of",
-]
+__all__ = ["IncrementControl", "IncrementState", "MoveNumber"]
 
 #: The side whose move the board shows on its way (not completed yet), from the game.
 Moving = Callable[[], ClockSide | None]
-
-
-def move_number_of(board: chess.Board, color: chess.Color) -> int:
-    """The number of ``color``'s move that a press now completes.
-
-    The move is usually still pending (``color`` to move in ``board``): the full-move
-    number. If it was already published before the press (its placement settled), White's
-    is still the full-move number and Black's the one before it.
-    """
-    return _move_number_at(board.ply(), color)
-
-
-def _move_number_at(ply: int, color: chess.Color) -> int:
-    """:func:`move_number_of` a board ``ply`` plies into the game (``chess.Board.ply``:
-    even with White to move, the full-move number ``ply // 2 + 1``)."""
-    return ply // 2 + 1 - (color == chess.BLACK and ply % 2 == 0)
-
-
-def game_move_number(tracker: GameTracker, side: ClockSide) -> int | None:
-    """The move a press on ``side`` completes in the tracker's game (None: no game, or the
-    sides are unknown; 0: none, the start position stands and the press starts the clock)."""
-    if tracker.state not in (TrackerState.PLAYING, TrackerState.OUT_OF_SYNC):
-        return None
-    if tracker.start_stands:
-        return 0
-    white = tracker.white_side
-    if white is None:
-        return None
-    # the tracker's ply is its board's: no copy of the game's every move (at every press)
-    return _move_number_at(tracker.ply, chess.WHITE if side is white else chess.BLACK)
-
-
-def game_moving_side(tracker: GameTracker) -> ClockSide | None:
-    """The side whose move the tracker's game holds pending (None: none, or no sides)."""
-    color, white = tracker.moving_color, tracker.white_side
-    if color is None or white is None:
-        return None
-    return white if color == chess.WHITE else _other(white)
 
 
 class IncrementState(enum.Enum):
@@ -169,6 +127,9 @@ class IncrementControl:
         self._swallowed = False  # that side's press was carried out (see receive_done)
         #: a SETNRUN in doubt, what it gave, and whether no reading came since (check_cut)
         self._cut: tuple[ClockObserved, Mapping[ClockSide, int], bool] | None = None
+        self._followed = False  # the last reading was one taken live (see hidden)
+        self._hidden: list[ClockObserved] = []  # see hidden
+        self._next: dict[ClockSide, int] = {}  # the move the reply to a hidden press makes
 
     @property
     def presses(self) -> dict[ClockSide, int]:
@@ -186,7 +147,7 @@ class IncrementControl:
         """
         self._presses.clear()
         self._white_side = self._configured
-        self._last = None
+        self._last, self._followed = None, False
         self._seed = last
         self._reply = None
         self._heard = None
@@ -223,16 +184,26 @@ class IncrementControl:
         ``last``, the reading the memory's replay ended on, is: a press right after it
         is a press like any other."""
         self._owed = {side: value for side, value in seconds.items() if value}
-        self._seed = None
+        self._seed, self._followed = None, False
         if last is not None:
             self._last = last
 
-    def check_cut(self, setting: ClockSetting | None) -> None:
-        """``setting``, a SETNRUN, was cut by the link before a reading showed whether the
-        clock took it (None: none is in doubt). The readings that follow tell
-        (:func:`~daemon.round.cut_setting.not_taken`); one that shows the clock never
-        took it has what the SETNRUN gave owed, like a gap's increments."""
-        self._cut = None if setting is None else (setting.reading, dict(setting.gave), True)
+    def check_cut(
+        self, sent: ClockObserved | None, gave: Mapping[ClockSide, int] | None = None
+    ) -> None:
+        """A SETNRUN that set ``sent``, giving ``gave`` per side, was cut by the link before
+        a reading showed whether the clock took it (None: none is in doubt). The readings
+        that follow tell (:func:`~daemon.mode23.cut_setting.not_taken`); one that shows
+        the clock never took it has what the SETNRUN gave owed, like a gap's increments."""
+        self._cut = None if sent is None else (sent, dict(gave or {}), True)
+
+    @property
+    def adder(self) -> Literal["clock", "refused"] | None:
+        """Who adds the time, as journalled with each reading: the clock itself, nobody
+        (it refused dgtcast's settings), or None (dgtcast, or not decided yet)."""
+        if self.state is IncrementState.CLOCK_ADDS:
+            return "clock"
+        return "refused" if self.state is IncrementState.REFUSED else None
 
     @property
     def lacking(self) -> dict[ClockSide, int]:
@@ -245,7 +216,7 @@ class IncrementControl:
     def forget_last(self) -> None:
         """The board's memory accounts for the presses since the last reading (a memory
         read again while the readings were held): the next reading starts afresh."""
-        self._last = None
+        self._last, self._followed = None, False
         self._reply = None
         self._heard = None
 
@@ -273,7 +244,24 @@ class IncrementControl:
         if self._stale_reading(reading):
             return None, None
         self._heard = reading
-        reading = self._unheard(reading)
+        followed, self._followed = self._followed, True
+        unheard = self._unheard(reading)
+        lost = hidden_presses(self._last, reading) if followed and unheard is reading else None
+        self._next = {}
+        if lost is not None:  # its press earns like one deferred, paid with this reading's
+            deferring, self._deferring = self._deferring, True
+            self._hidden = [self._take(lost)[0]]
+            self._deferring = deferring
+        return self._take(unheard)
+
+    def hidden(self) -> list[ClockObserved]:
+        """The reading lost before the one just taken, to record before it, when both
+        levers were pressed meanwhile (:func:`hidden_presses`): its press's increment is
+        owed and given with the next SETNRUN. Drained."""
+        hidden, self._hidden = self._hidden, []
+        return hidden
+
+    def _take(self, reading: ClockObserved) -> tuple[ClockObserved, ClockSetAndRun | None]:
         last, self._last = self._last, reading
         if self._white_side is None and reading.running is not None:
             self._white_side = reading.running
@@ -323,7 +311,8 @@ class IncrementControl:
     def _stale_reading(self, reading: ClockObserved) -> bool:
         """Whether ``reading`` shows the clock before it took the last SETNRUN: one that
         came while it was on its way, or after its ack (:meth:`_before_set`). A press it
-        shows is carried out once the clock's own reading comes (:func:`_redo_press`)."""
+        shows is carried out once the clock's own reading comes
+        (:func:`~daemon.mode23.undone_presses.redo_press`)."""
         if self.state is IncrementState.SETTING:
             if self._is_reply(reading):
                 self._reply = reading
@@ -358,9 +347,12 @@ class IncrementControl:
             return {}
         known = None if self._move_number is None else self._move_number(mover)
         move = self._presses.get(mover, 0) + 1 if known is None else known
+        move = self._next.pop(mover, move)
         if move < 1:  # the clock started: no move completed, nothing to add
             return {}
         self._presses[mover] = move
+        # a hidden press's reply: the game has not taken the hidden press yet
+        self._next = {other_side(mover): move + (mover is self._white_side)}
         expected = self._control(mover).added_after(move)
         if expected == 0:
             return {}
@@ -378,16 +370,17 @@ class IncrementControl:
 
     def _unheard(self, reading: ClockObserved) -> ClockObserved:
         """Presses nobody heard: one made while the daemon was away (the journal's reading
-        before it, see :meth:`reset`), or one undone by a SETNRUN (:func:`_redo_press`)."""
+        before it, see :meth:`reset`), or one undone by a SETNRUN
+        (:func:`~daemon.mode23.undone_presses.redo_press`)."""
         seed, self._seed = self._seed, None
-        if self._last is None and seed is not None and _only_ran(seed, reading):
+        if self._last is None and seed is not None and only_ran(seed, reading):
             self._last = seed
         reply, self._reply = self._reply, None
         if reply is not None and self._last is not None and reading.running is self._last.running:
-            reading = _redo_press(reply, reading, self._last, self._due)
+            reading = redo_press(reply, reading, self._last, self._due)
         swallowed, self._swallowed = self._swallowed, False
         if swallowed and self._last is not None and self._last.running is not None:
-            reading = _swallowed_press(reading, self._last)
+            reading = swallowed_press(reading, self._last)
         return reading
 
     def receive_refused(self) -> None:
@@ -447,52 +440,3 @@ class IncrementControl:
         self._due = dict(seconds)
         self.state = IncrementState.SETTING
         return corrected, command
-
-
-def _redo_press(
-    reply: ClockObserved, now: ClockObserved, sent: ClockObserved, due: Mapping[ClockSide, int]
-) -> ClockObserved:
-    """The reading as it would be had the clock not undone ``reply``'s press.
-
-    ``sent`` is the reading the SETNRUN set (the opponent running), adding ``due`` to each
-    side; the opponent pressed at ``reply``: its time stays as it was then, plus what the
-    SETNRUN gave it (owed from a gap), and the mover's has run since.
-    """
-    assert reply.running is not None
-    assert sent.running is not None
-    opponent, mover = sent.running, reply.running
-    ran = max(0, round(now.at - reply.at))
-    times = {
-        opponent: side_seconds(reply, opponent) + due.get(opponent, 0),
-        mover: max(0, side_seconds(sent, mover) - ran),
-    }
-    return dataclasses.replace(
-        now,
-        left_seconds=times[ClockSide.LEFT],
-        right_seconds=times[ClockSide.RIGHT],
-        running=mover,
-        lever=mover,
-    )
-
-
-def _swallowed_press(now: ClockObserved, sent: ClockObserved) -> ClockObserved:
-    """The reading as it would be had the side the SETNRUN set running (``sent``) pressed
-    at ``now``: its time as the clock shows it, the other side running."""
-    assert sent.running is not None
-    other = _other(sent.running)
-    return dataclasses.replace(now, running=other, lever=other)
-
-
-def _other(side: ClockSide) -> ClockSide:
-    return ClockSide.RIGHT if side is ClockSide.LEFT else ClockSide.LEFT
-
-
-def _only_ran(before: ClockObserved, now: ClockObserved) -> bool:
-    """Whether ``now`` can follow ``before`` on a clock that only ran (nobody set it, and
-    it added nothing: mode 23); a second's slack for the rounding of the readings."""
-    return (
-        before.connected
-        and now.connected
-        and now.left_seconds <= before.left_seconds + 1
-        and now.right_seconds <= before.right_seconds + 1
-    )

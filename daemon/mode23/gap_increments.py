@@ -1,5 +1,5 @@
 """Increments replayed from a board's memory on a mode 23 clock, and what clock readings
-tell about presses (pure; the control of a connected clock: :mod:`daemon.round.mode23`).
+tell about presses (pure; the control of a connected clock: :mod:`daemon.mode23.control`).
 
 Presses made while nobody answered them (the daemon down, the board unplugged) come back
 from the board's memory with the times the clock wrote at each lever change (§6): on a
@@ -21,9 +21,11 @@ __all__ = [
     "GapIncrements",
     "MoveNumber",
     "clock_gained",
+    "hidden_presses",
     "plus_seconds",
     "presser_of",
     "side_seconds",
+    "unfollowed_presses",
 ]
 
 #: The number of the move a press by a side completes, from the game; None = unknown,
@@ -65,8 +67,17 @@ class GapIncrements:
         owed: Mapping[ClockSide, int],
         *,
         ledger: Sequence[tuple[str, int]] | None = None,
+        readings: Sequence[ClockObserved] = (),
     ) -> None:
         self._ledger = None if ledger is None else deque(ledger)
+        pressed, last = [], first
+        for reading in readings:
+            mover, last = presser_of(last, reading), reading
+            if mover is not None:
+                pressed.append((mover, side_seconds(reading, mover)))
+        increment = control_of(ClockSide.LEFT).increment
+        self._unfollowed = unfollowed_presses(pressed, ledger or (), increment)
+        self._count = 0  # the log's presses so far
         self._control_of = control_of
         self._move_number = move_number
         self._last = first
@@ -92,7 +103,9 @@ class GapIncrements:
         mover = presser_of(self._last, reading)
         self._last = reading
         if mover is not None:
-            recorded = self._follow_ledger()
+            self._count += 1
+            unfollowed = self._count in self._unfollowed
+            recorded = self._follow_ledger(take=not unfollowed)
             known = self._move_number(mover)
             move = self._presses.get(mover, 0) + 1 if known is None else known
             earned = 0
@@ -100,6 +113,8 @@ class GapIncrements:
                 self._presses[mover] = move
                 earned = self._control_of(mover).added_after(move)
                 self._owed[mover] += earned
+                if unfollowed:  # no setting of the session gave it
+                    self._unknown[mover] += earned
             if recorded is not None:  # as the session saw it: the clock lacked the rest
                 # (all it earned when the session took it for a press that starts the
                 # clock, the move's field updates lost: it recorded the time logged)
@@ -112,19 +127,72 @@ class GapIncrements:
                 self.retimed.append(side_seconds(reading, mover) + self._lags[mover])
         return plus_seconds(reading, self._lags)
 
-    def _follow_ledger(self) -> int | None:
-        """The time recorded for the log's next press (None: beyond the ledger); a setting
-        before it gave the clock all it lacked."""
+    def _follow_ledger(self, *, take: bool = True) -> int | None:
+        """The time recorded for the log's next press (None: beyond the ledger, or not
+        ``take``: a press the session never saw); a setting before it gave the clock all
+        it lacked."""
         ledger = self._ledger
         while ledger and ledger[0][0] == "set":
             ledger.popleft()
             self._owed = dict(self._unknown)
-        return ledger.popleft()[1] if ledger else None
+        return ledger.popleft()[1] if ledger and take else None
 
     def finish(self) -> None:
         """The log is replayed: a setting after its last press gave the clock its due."""
         if self._ledger and any(kind == "set" for kind, _ in self._ledger):
             self._owed = dict(self._unknown)
+
+
+def unfollowed_presses(
+    presses: Sequence[tuple[ClockSide, int]],
+    ledger: Iterable[tuple[str, int]],
+    increment: int,
+) -> frozenset[int]:
+    """The presses of a log (numbered from 1; each its side and the time it logged) that
+    the session never saw although the ledger goes on past them: pairs hidden by a lost
+    reading, the reply within its second, so that the readings showed the same side
+    running before and after (mode 23: no time changed). A press the session saw was
+    answered at once: the time it recorded is the logged one plus an increment (a second
+    either way), and so is the next one's. Where a later press of the same side, and the
+    press after it, fit the ledger's next two presses better than the press at its place
+    (which then falls short of an increment: the side ran after it), the presses between
+    were hidden. A press recorded with nothing added (taken for one that starts the
+    clock), or with an increment or more (presses made while nobody listened are no
+    pair), is no sign of it."""
+    entries = [(kind, value) for kind, value in ledger if kind in ("left", "right")]
+    unfollowed: set[int] = set()
+    index = 0
+    for entry, (kind, recorded) in enumerate(entries):
+        if index >= len(presses):
+            break
+        side, seconds = presses[index]
+        if side.value == kind and 0 < recorded - seconds < increment:
+            best, error = 0, _misfit(presses, index, entries[entry : entry + 2], increment)
+            for skipped in range(2, len(presses) - index, 2):
+                misfit = _misfit(presses, index + skipped, entries[entry : entry + 2], increment)
+                if misfit is not None and misfit < (error if error is not None else 99):
+                    best, error = skipped, misfit
+            unfollowed.update(range(index + 1, index + best + 1))
+            index += best
+        index += 1
+    return frozenset(unfollowed)
+
+
+def _misfit(
+    presses: Sequence[tuple[ClockSide, int]],
+    index: int,
+    entries: Sequence[tuple[str, int]],
+    increment: int,
+) -> int | None:
+    """How far the ledger's ``entries`` are from the presses from ``index`` on, each the
+    logged time plus an increment; None when a side differs or one is a second off."""
+    misfit = 0
+    for (kind, recorded), (side, seconds) in zip(entries, presses[index:], strict=False):
+        off = abs(recorded - seconds - increment)
+        if side.value != kind or off > 1:
+            return None
+        misfit += off
+    return misfit
 
 
 def clock_gained(first: ClockObserved | None, readings: Iterable[ClockObserved]) -> bool:
@@ -157,6 +225,26 @@ def presser_of(last: ClockObserved | None, reading: ClockObserved) -> ClockSide 
     if last is None or last.running is None or reading.running is None:
         return None
     return last.running if reading.running is not last.running else None
+
+
+def hidden_presses(last: ClockObserved | None, reading: ClockObserved) -> ClockObserved | None:
+    """The reading lost between ``last`` and ``reading`` when both levers were pressed
+    meanwhile (that press's reading lost, the reply within it or among later ones lost
+    too): the same side runs in both, but the other side's time changed, which a clock
+    never does to a side that does not run. The lost reading has the other side running,
+    its time as ``last`` showed it, and the presser's time as ``reading`` shows it (it
+    has run since the reply for less than a reading's second, or as long as the readings
+    lost after it)."""
+    if last is None or not last.connected or not reading.connected:
+        return None
+    side = reading.running
+    if side is None or last.running is not side:
+        return None
+    other = ClockSide.RIGHT if side is ClockSide.LEFT else ClockSide.LEFT
+    if side_seconds(reading, other) == side_seconds(last, other):
+        return None
+    seconds = {other: side_seconds(last, other) - side_seconds(reading, other)}
+    return dataclasses.replace(plus_seconds(reading, seconds), running=other, lever=other)
 
 
 def side_seconds(reading: ClockObserved, side: ClockSide) -> int:
