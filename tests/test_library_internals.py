@@ -17,8 +17,11 @@ websockets (broadcast/web/server.py)  ``Connection.send_in_progress``: the spect
 aiomqtt                           ``Client._client``, the paho client: manual PUBACKs
 (broadcast/outputs/mqtt_client.py)        (``manual_ack_set``, ``ack``) and closing a socket
                                   opened by a cancelled connect (``socket``,
-                                  ``_sock_close``); ``Client._disconnected``: an
-                                  unexpected disconnection's exception read
+                                  ``_sock_close``); ``Client._client_connect``, the
+                                  worker thread's connect, wrapped to know when it
+                                  ends; ``Client._connected`` and ``_disconnected``:
+                                  a refused connect's or an unexpected
+                                  disconnection's exception read
 ================================  ===================================================
 """
 
@@ -97,10 +100,15 @@ async def test_aiomqtt_client_still_wraps_a_paho_client() -> None:
         f"aiomqtt {version}: Client._client is no longer paho's client;"
         " broadcast/relay/remote.py and broadcast/outputs/mqtt.py use it"
     )
-    lost = getattr(client, "_disconnected", None)
-    assert isinstance(lost, asyncio.Future), (
-        f"aiomqtt {version}: Client._disconnected is no longer a future (mqtt_client.connected"
-        " reads an unexpected disconnection's exception from it)"
+    for name in ("_connected", "_disconnected"):
+        assert isinstance(getattr(client, name, None), asyncio.Future), (
+            f"aiomqtt {version}: Client.{name} is no longer a future (mqtt_client.connected"
+            " reads a refused connect's or an unexpected disconnection's exception from it)"
+        )
+    enter = inspect.getsource(aiomqtt.Client.__aenter__)
+    assert "run_in_executor(None, self._client_connect)" in enter, (
+        f"aiomqtt {version}: Client.__aenter__ no longer connects with"
+        " self._client_connect in a worker thread (mqtt_client._Connecting wraps it)"
     )
     for name in ("manual_ack_set", "ack", "socket", "_sock_close"):
         assert callable(getattr(inner, name, None)), f"paho-mqtt: Client.{name} is gone"

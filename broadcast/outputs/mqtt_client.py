@@ -8,8 +8,9 @@ the relay's link (:mod:`broadcast.relay.server`) all take their aiomqtt clients 
 
 * :func:`raise_if_cancelled`: aiomqtt awaits with ``asyncio.wait_for``, which in Python
   3.11 can swallow a cancellation;
-* :func:`connected`: a socket opened by a connect that was cancelled is closed (aiomqtt
-  connects in a worker thread) — through paho's ``_sock_close``;
+* :func:`connected`: a socket opened by a connect that was cancelled is closed once
+  aiomqtt's worker thread has opened it (``Client._client_connect`` is wrapped to know
+  when) — through paho's ``_sock_close``;
 * :func:`acknowledge`: a manual ``PUBACK`` (paho's ``manual_ack_set`` and ``ack``), so a
   command is acknowledged only once it is journalled;
 * :func:`client_log`: paho logs a lost connection as an ERROR; here it is a warning.
@@ -28,6 +29,7 @@ import logging
 import re
 import socket
 import ssl
+import threading
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 
@@ -234,31 +236,93 @@ def raise_if_cancelled() -> None:
         raise asyncio.CancelledError
 
 
+class _Connecting:
+    """The worker thread's connect of one client: whether it runs, and when it ends.
+
+    aiomqtt runs paho's blocking connect in a worker thread; a cancellation stops the
+    wait for it, not the thread. The socket that thread opens afterwards must be closed
+    once it exists, not before (it would stay connected to the broker, and asyncio would
+    log the exception of its loss, nobody reading it); a connect that has not started
+    yet is not started at all.
+    """
+
+    def __init__(self, client: aiomqtt.Client) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._lock = threading.Lock()
+        self._state = "idle"  # then "running" and "ended", or "abandoned"
+        self.ended: asyncio.Future[None] = self._loop.create_future()
+        connect = client._client_connect
+
+        def connect_in_thread() -> None:
+            with self._lock:
+                if self._state == "abandoned":
+                    raise OSError("connect abandoned")  # aiomqtt raises it as MqttError
+                self._state = "running"
+            try:
+                connect()
+            finally:
+                with self._lock:
+                    self._state = "ended"
+                # after the reader, writer and task that the connect scheduled on the loop
+                self._loop.call_soon_threadsafe(self._end)
+
+        client._client_connect = connect_in_thread  # type: ignore[method-assign]
+
+    def abandon(self) -> asyncio.Future[None]:
+        """Start no connect from now on; ``ended`` once none runs."""
+        with self._lock:
+            running = self._state == "running"
+            if self._state == "idle":
+                self._state = "abandoned"
+        if not running:
+            self._end()
+        return self.ended
+
+    def _end(self) -> None:
+        if not self.ended.done():
+            self.ended.set_result(None)
+
+
+def _close(client: aiomqtt.Client) -> None:
+    """Close the socket of ``client`` and read what its futures hold."""
+    paho = client._client
+    if paho.socket() is not None:
+        paho._sock_close()
+    # aiomqtt leaves an unexpected disconnection's exception on this future when nobody
+    # awaited it (its __aexit__ returns early without reading it), and a refused connect's
+    # on the other when the connect was cancelled; asyncio would log "Future exception
+    # was never retrieved" whenever they are collected. The loss was reported by whoever
+    # noticed it (or mattered to no one): seen here.
+    for future in (client._connected, client._disconnected):
+        if future.done() and not future.cancelled():
+            future.exception()
+
+
 @contextlib.asynccontextmanager
 async def connected(client: aiomqtt.Client) -> AsyncIterator[aiomqtt.Client]:
     """``async with client``, robust to cancellation while connecting.
 
-    A cancellation swallowed by the connect is raised again (:func:`raise_if_cancelled`),
-    and the socket is closed even when the task was cancelled before the client's context
-    was entered (aiomqtt connects in a worker thread; the socket would stay open until
-    the client is collected, after its event loop is closed). An unexpected
-    disconnection's exception is read, so that no "never retrieved" error is logged.
+    A cancellation swallowed by the connect is raised again (:func:`raise_if_cancelled`).
+    On the way out, the socket is closed once the worker thread's connect has ended
+    (:class:`_Connecting`), after the loop added the reader and writer that the connect
+    scheduled for it (added after the close, they would fail on a closed descriptor); a
+    second cancellation stops the waiting, not the closing. Exceptions the client's
+    futures hold are read, so that no "never retrieved" error is logged.
     """
+    connecting = _Connecting(client)
     try:
         async with client:
             raise_if_cancelled()
             yield client
     finally:
-        paho = client._client
-        if paho.socket() is not None:
-            paho._sock_close()
-        # aiomqtt leaves an unexpected disconnection's exception on this future when
-        # nobody awaited it; its __aexit__ returns early without reading it, and asyncio
-        # then logs "Future exception was never retrieved" whenever it is collected. The
-        # loss was reported by whoever noticed it (or mattered to no one): seen here.
-        lost = client._disconnected
-        if lost.done() and not lost.cancelled():
-            lost.exception()
+        closed = asyncio.get_running_loop().create_future()
+
+        def close(_: asyncio.Future[None]) -> None:
+            _close(client)
+            closed.set_result(None)
+
+        connecting.abandon().add_done_callback(close)
+        await asyncio.shield(closed)
 
 
 class MqttLinkState(enum.Enum):

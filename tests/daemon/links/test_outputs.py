@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 from pathlib import Path
 from typing import Any
@@ -63,7 +64,9 @@ async def test_mqtt_and_pgn_folder_follow_a_game(
                     10,
                     "result in the PGN folder",
                 )
-        subscriber.cancel()
+        subscriber.cancel()  # and stopped while the broker is up: it disconnects cleanly
+        with contextlib.suppress(asyncio.CancelledError):
+            await subscriber
     state = _last_state(received)
     assert [m["uci"] for m in state["moves"]] == [m.uci() for m in game.mainline_moves()]
     assert state["result"] == "0-1"
