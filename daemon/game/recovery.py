@@ -30,6 +30,7 @@ reply on top of a move) complete moves, never a pause of a hand.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
@@ -282,8 +283,10 @@ def _with_sides(
     anchor: Anchor,
 ) -> Anchor:
     """``anchor``, or the game's start with the log's clock sides where the tracker's
-    differ (:attr:`Anchor.white_side`)."""
-    if tracker.settings.white_side is not None or not tracker.board.move_stack:
+    differ (:attr:`Anchor.white_side`; with no move recorded yet, ``anchor`` with them:
+    the sides learnt from presses made while the start position stood in the game's eyes,
+    White's first move unseen)."""
+    if tracker.settings.white_side is not None or tracker.white_side is None:
         return anchor
     scratch = GameTracker(tracker.settings)
     for _ in _replayed(scratch, memory, first, start_seconds):
@@ -291,6 +294,8 @@ def _with_sides(
     white = scratch.white_side
     if not scratch.sides_sure or white is None or white is tracker.white_side:
         return anchor
+    if not tracker.board.move_stack:
+        return dataclasses.replace(anchor, white_side=white)
     reached = _where_line_reached(tracker, memory, first, [], start_seconds)
     if reached is None:
         return anchor

@@ -540,4 +540,22 @@ FOUND = {
             Fault(kind="kill", share=0.5, seconds=8.432813320364176),
         ),
     ),
+    # White's first move unseen (its updates lost), its press taken for one starting the
+    # clock: the sides were learnt the wrong way round, and the memory read after a kill
+    # and the cable, with no move recorded yet, kept them: every [%clk] a press late
+    "the sides learnt wrong before any move": Schedule(
+        game=6,
+        seed=40,
+        speed=5.0,
+        mode23=False,
+        rotate=False,
+        right=False,
+        faults=(
+            Fault(kind="kill", share=0.1211818064100543, seconds=2.0),
+            Fault(kind="lost_update", share=0.0, seconds=14.522213229426338),
+            Fault(kind="cable", share=0.5981182986565287, seconds=6.034804630400462),
+            Fault(kind="lost_update", share=0.0, seconds=14.522213229426338),
+        ),
+        latency=0.1,
+    ),
 }
