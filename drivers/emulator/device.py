@@ -32,6 +32,7 @@ from types import TracebackType
 import chess
 import chess.pgn
 
+from base.waiting import wait_at_most
 from drivers.emulator.castling import CastlingOrder
 from drivers.emulator.clock import ChessClock, ClockSettings, Side
 from drivers.emulator.eeprom import EEPROM_SIZE
@@ -265,8 +266,7 @@ class EmulatedBoard:
                     self._caught_up.set()
                 continue
             self._moved.clear()
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._moved.wait(), delay)
+            await wait_at_most(self._moved.wait(), delay)
 
     async def play(
         self,
@@ -464,8 +464,7 @@ class EmulatedBoard:
             deadline = self.firmware.next_deadline(self.now())
             timeout = None if deadline is None else max(0.0, deadline - self.now())
             self._wake.clear()
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), timeout)
+            await wait_at_most(self._wake.wait(), timeout)
             self.firmware.receive_tick(self.now())
             self._line.queue(self.firmware.data_to_send())
 

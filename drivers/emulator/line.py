@@ -12,6 +12,7 @@ import asyncio
 import os
 from collections.abc import Callable
 
+from base.waiting import wait_at_most
 from drivers.emulator.pty import VirtualSerialPort
 
 __all__ = ["MAX_PENDING_BYTES", "BoardLine"]
@@ -101,9 +102,7 @@ class BoardLine:
 
         loop.add_writer(fd, writable)
         try:
-            await asyncio.wait_for(ready, 0.5)
-        except TimeoutError:
-            pass
+            await wait_at_most(ready, 0.5)
         finally:
             if self._plugged() and self._port().master_fd == fd:
                 loop.remove_writer(fd)
