@@ -7,7 +7,8 @@
 * Should accepting a connection fail all the same (descriptors used up elsewhere),
   asyncio reports each failed accept with a traceback; :func:`quiet_accept_errors`
   turns that into one WARNING line every ``every`` seconds with a count, so a flood
-  cannot fill the disk with logs.
+  cannot fill the disk with logs, and drops asyncio's retries of such accepts that run
+  after the server closed (a traceback each, on Python 3.11).
 """
 
 from __future__ import annotations
@@ -75,6 +76,9 @@ def quiet_accept_errors(loop: asyncio.AbstractEventLoop, *, every: float = 10.0)
     state = {"count": 0, "at": -1e18}
 
     def handle(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+        if _retry_of_a_closed_server(context):
+            log.debug("= a failed accept's retry after the server closed: nothing to do")
+            return
         if not str(context.get("message", "")).startswith("socket.accept() out of system"):
             if previous is None:
                 loop.default_exception_handler(context)
@@ -93,3 +97,16 @@ def quiet_accept_errors(loop: asyncio.AbstractEventLoop, *, every: float = 10.0)
 
     handle.quiets_accept_errors = True  # type: ignore[attr-defined]
     loop.set_exception_handler(handle)
+
+
+def _retry_of_a_closed_server(context: dict[str, Any]) -> bool:
+    """Whether ``context`` reports asyncio retrying to accept on a server closed since: after
+    a failed accept it tries again a second later (``_start_serving``), and on Python 3.11
+    that retry, run after the server closed (the daemon stopping), raises on the closed
+    socket's descriptor (-1). Harmless: the server is gone."""
+    exception = context.get("exception")
+    return (
+        isinstance(exception, ValueError)
+        and "Invalid file descriptor: -1" in str(exception)
+        and "_start_serving" in str(context.get("message", ""))
+    )
