@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from daemon.mode23.gap_increments import side_seconds
+from daemon.mode23.gap_increments import side_seconds, total_seconds
 from drivers.observations import ClockObserved, ClockSide
 
 __all__ = ["not_taken"]
@@ -53,9 +53,5 @@ def not_taken(
     if not on_time:
         return None
     passed = max(0.0, now.at - sent.at)
-    short = _total(sent) - passed - _total(now)
+    short = total_seconds(sent) - passed - total_seconds(now)
     return dict(gave) if short > given / 2 else {}
-
-
-def _total(reading: ClockObserved) -> int:
-    return reading.left_seconds + reading.right_seconds

@@ -14,6 +14,7 @@ import dataclasses
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
+from daemon.game.clock import other_side
 from daemon.game.durations import TimeControl
 from drivers.observations import ClockObserved, ClockSide
 
@@ -25,6 +26,7 @@ __all__ = [
     "plus_seconds",
     "presser_of",
     "side_seconds",
+    "total_seconds",
     "unfollowed_presses",
 ]
 
@@ -240,7 +242,7 @@ def hidden_presses(last: ClockObserved | None, reading: ClockObserved) -> ClockO
     side = reading.running
     if side is None or last.running is not side:
         return None
-    other = ClockSide.RIGHT if side is ClockSide.LEFT else ClockSide.LEFT
+    other = other_side(side)
     if side_seconds(reading, other) == side_seconds(last, other):
         return None
     seconds = {other: side_seconds(last, other) - side_seconds(reading, other)}
@@ -249,3 +251,8 @@ def hidden_presses(last: ClockObserved | None, reading: ClockObserved) -> ClockO
 
 def side_seconds(reading: ClockObserved, side: ClockSide) -> int:
     return reading.left_seconds if side is ClockSide.LEFT else reading.right_seconds
+
+
+def total_seconds(reading: ClockObserved) -> int:
+    """Both sides' times together: a clock running one side takes a second a second."""
+    return reading.left_seconds + reading.right_seconds

@@ -27,6 +27,7 @@ from daemon.mode23.gap_increments import (
     GapIncrements,
     clock_gained,
     presser_of,
+    total_seconds,
     unfollowed_presses,
 )
 from daemon.round.board_game import (
@@ -249,7 +250,7 @@ def _owed_before(
         last = reading
     if not pressed >= set(setting.gave):
         return owed
-    spent = _total(setting.reading) - _total(readings[-1])
+    spent = total_seconds(setting.reading) - total_seconds(readings[-1])
     if spent <= game.reading_since - setting.at + _SPENT_SLACK:
         return owed
     for side, seconds in setting.gave.items():
@@ -275,7 +276,3 @@ def _log_tells_setting(
                 pressed.add(mover)
             last = observation
     return bool(pressed & set(setting.gave))
-
-
-def _total(reading: ClockObserved) -> int:
-    return reading.left_seconds + reading.right_seconds

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import chess
 
+from daemon.game.clock import other_side
 from daemon.game.events import ClocksCorrected, GameEvent, GapCandidates
 from daemon.game.gap import search_gap
 from daemon.game.matching import rotated
@@ -100,7 +101,7 @@ def _owe_searched(game: BoardGame, tracker: GameTracker, before: chess.Board, pl
     white = tracker.white_side
     if game.section.event.dgt_mode != 23 or game.clock_adds or white is None:
         return
-    black = ClockSide.RIGHT if white is ClockSide.LEFT else ClockSide.LEFT
+    black = other_side(white)
     rules = game.section.event.clock_rules
     since = ledger_since(game.ledger, before.ply())
     answered = sum(1 for kind, _ in since if kind in ("left", "right"))
@@ -122,7 +123,7 @@ def _mover_side(tracker: GameTracker) -> tuple[int, ClockSide] | None:
     white = tracker.white_side
     if white is None or tracker.ply < 1:
         return None
-    black = ClockSide.RIGHT if white is ClockSide.LEFT else ClockSide.LEFT
+    black = other_side(white)
     return tracker.ply, black if tracker.board.turn == chess.WHITE else white
 
 
