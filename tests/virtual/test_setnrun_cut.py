@@ -15,9 +15,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import chess.pgn
 import pytest
 
 from tests.virtual.games import Table, board_config, read_games
+from tests.virtual.virtual_daemon import VirtualDaemon
 from tests.virtual.world import World
 
 LATENCY = 0.25  # the SETNRUN reaches the clock 0.25 s after the reading that asked it
@@ -30,13 +32,7 @@ PLIES = 24
 def test_a_setnrun_cut_by_the_cable(
     folder: Path, games_dir: Path, ply: int, reply_first: bool
 ) -> None:
-    game = read_games(games_dir)[7]  # Nepomniachtchi-Ding
-    table = Table.of(game, seed=163, speed=2.0, clock="15+10", mode23=True, plies=PLIES)
-    config = board_config(folder, time_control="900+10", mode23=True)
-    world = World(config, table.firmware, latency=LATENCY)
-    world.start_daemon()
-    world.run_until(ORIGIN)
-    end = world.play(table.schedule, origin=ORIGIN)
+    game, table, world, end = _playing(folder, games_dir, seed=163)
     presses = table.press_times(ORIGIN)
     pressed = presses[ply - 1]
     world.run_until(pressed + 0.1)  # the reading came, the SETNRUN is on its way
@@ -58,13 +54,7 @@ def test_a_setnrun_cut_by_the_cable(
     assert daemon is not None
     read = any("reading its memory" in line for line in world.logs)
     assert read == reply_first
-    moves = daemon.moves()
-    assert [uci for uci, _ in moves] == [m.uci() for m in game.mainline_moves()][:PLIES]
-    truth = world.should_have_shown(lambda _: 10)
-    assert len(truth) == PLIES
-    for number, ((_, clock), wanted) in enumerate(zip(moves, truth, strict=True), start=1):
-        assert clock is not None, f"ply {number}: no [%clk]"
-        assert abs(clock - wanted) <= 1, f"ply {number}: [%clk] {clock}, not {wanted}"
+    _check(daemon, game, world)
 
 
 @pytest.mark.parametrize("lost", [False, True], ids=["taken", "lost"])
@@ -75,13 +65,7 @@ def test_a_setnrun_on_its_way_when_the_daemon_is_killed(
     reaches the clock (the cable out for a moment at the same time: a daemon killed
     between journalling the reading and writing the command). Started again 5 s later,
     it tells from the clock's next reading whether the clock took it."""
-    game = read_games(games_dir)[7]  # Nepomniachtchi-Ding
-    table = Table.of(game, seed=8, speed=2.0, clock="15+10", mode23=True, plies=PLIES)
-    config = board_config(folder, time_control="900+10", mode23=True)
-    world = World(config, table.firmware, latency=LATENCY)
-    world.start_daemon()
-    world.run_until(ORIGIN)
-    end = world.play(table.schedule, origin=ORIGIN)
+    game, table, world, end = _playing(folder, games_dir, seed=8)
     pressed = table.press_times(ORIGIN)[6]
     world.run_until(pressed + 0.1)  # the reading came, the SETNRUN is on its way
     world.kill()
@@ -94,9 +78,30 @@ def test_a_setnrun_on_its_way_when_the_daemon_is_killed(
     daemon = world.start_daemon()
     world.run_until(end + 30.0)
     assert len(world.clock_sets) > 6
+    _check(daemon, game, world)
+
+
+def _playing(
+    folder: Path, games_dir: Path, *, seed: int
+) -> tuple[chess.pgn.Game, Table, World, float]:
+    """Nepomniachtchi-Ding on a mode 23 clock, the daemon's SETNRUNs ``LATENCY`` late,
+    the players started: the game, its table, the world and when play ends."""
+    game = read_games(games_dir)[7]
+    table = Table.of(game, seed=seed, speed=2.0, clock="15+10", mode23=True, plies=PLIES)
+    config = board_config(folder, time_control="900+10", mode23=True)
+    world = World(config, table.firmware, latency=LATENCY)
+    world.start_daemon()
+    world.run_until(ORIGIN)
+    return game, table, world, world.play(table.schedule, origin=ORIGIN)
+
+
+def _check(daemon: VirtualDaemon, game: chess.pgn.Game, world: World) -> None:
+    """Every ply played, each ``[%clk]`` within a second of what the clock should have
+    shown."""
     moves = daemon.moves()
     assert [uci for uci, _ in moves] == [m.uci() for m in game.mainline_moves()][:PLIES]
     truth = world.should_have_shown(lambda _: 10)
+    assert len(truth) == PLIES
     for number, ((_, clock), wanted) in enumerate(zip(moves, truth, strict=True), start=1):
         assert clock is not None, f"ply {number}: no [%clk]"
         assert abs(clock - wanted) <= 1, f"ply {number}: [%clk] {clock}, not {wanted}"
