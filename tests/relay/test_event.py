@@ -269,6 +269,14 @@ async def broker_away(event: Event) -> None:
     await asyncio.to_thread(event.broker.start)
 
 
+def result_signalled(journal: Path, board: int) -> bool:
+    """The board's kings gesture raised its alert (it must stand 2 s first)."""
+    return any(
+        (alert["board"], alert["kind"]) == (board, "result_signalled")
+        for alert in journal_alerts(journal).values()
+    )
+
+
 async def restart_hall_b(event: Event) -> None:
     links = link_records(event.journal("hall-b"))
     await event.kill("hall-b")
@@ -295,6 +303,8 @@ async def play_with_kills(event: Event) -> None:
     await asyncio.gather(
         event.play(1, 14, 20, gesture=True), event.play(3, 8, 16), broker_away(event)
     )
+    signalled = is_true(lambda: result_signalled(event.journal("hall-a"), 1))
+    await until(signalled, 10, "board 1's result gesture signalled")
 
 
 async def commands_through_relays(event: Event, r1: Relay) -> None:
