@@ -216,7 +216,7 @@ def _start_anchor(
                 return _with_sides(tracker, memory, first, start_seconds, anchor)
     if back:
         return _transposed_anchor(tracker, memory, starts, start_seconds)
-    return None
+    return _relined_anchor(tracker, memory, starts, start_seconds)
 
 
 def _transposed_anchor(
@@ -249,6 +249,47 @@ def _transposed_anchor(
             index, clocks = reached
             withdrawn = len(known) - shared
             return Anchor(index=index, how="start", clocks=clocks, back=withdrawn, start=first)
+    return None
+
+
+def _relined_anchor(
+    tracker: GameTracker,
+    memory: BoardMemory,
+    starts: Sequence[tuple[int, StartPosition]],
+    start_seconds: int | None,
+) -> Anchor | None:
+    """Where the log, replayed from the game's start, stands as the board was last sensed
+    (:func:`_placement_anchor`) with a line other than the known game's: lost field
+    updates made the tracker take the same placement for other moves (d4 Nb6, Nb3 on its
+    way, for Nb3 Nb6, d4 on its way). The log, which holds every change, tells the line:
+    the anchor where the two part, the known plies since then withdrawn."""
+    placement = _placement_anchor(tracker, memory)
+    if placement is None:
+        return None
+    known = [move.uci() for move in tracker.board.move_stack]
+    root = placement_key(tracker.board.root())
+    for first, start in reversed(starts):
+        if start.key != root or first >= placement.index:
+            continue
+        scratch = GameTracker(tracker.settings)
+        line: list[tuple[str, float | None]] = []
+        for index in _replayed(scratch, memory, first, start_seconds):
+            _follow(line, scratch)
+            if index + 1 >= placement.index:
+                break
+        played = [uci for uci, _ in line]
+        shared = next(
+            (ply for ply, (a, b) in enumerate(zip(played, known, strict=False)) if a != b),
+            min(len(played), len(known)),
+        )
+        if shared == len(known):
+            continue  # the known game, not another line: no need to withdraw
+        reached = _where_line_reached(tracker, memory, first, known[:shared], start_seconds)
+        if reached is not None:
+            index, clocks = reached
+            withdrawn = len(known) - shared
+            anchor = Anchor(index=index, how="start", clocks=clocks, back=withdrawn, start=first)
+            return _with_sides(tracker, memory, first, start_seconds, anchor)
     return None
 
 

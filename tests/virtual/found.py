@@ -558,4 +558,22 @@ FOUND = {
         ),
         latency=0.1,
     ),
+    # the same faults in Chess960 on a mode 23 clock: Nb3's updates lost, the placement
+    # after Nb3 Nb6 d4 was read as d4 Nb6 with Nb3 on its way; the memory read after the
+    # kill anchored on that placement and kept the other line (a kill then the cable)
+    "another line to the placement the board showed": Schedule(
+        game=9,
+        seed=40,
+        speed=5.0,
+        mode23=True,
+        rotate=False,
+        right=False,
+        faults=(
+            Fault(kind="kill", share=0.1211818064100543, seconds=2.0),
+            Fault(kind="lost_update", share=0.0, seconds=14.522213229426338),
+            Fault(kind="cable", share=0.5981182986565287, seconds=6.034804630400462),
+            Fault(kind="lost_update", share=0.0, seconds=14.522213229426338),
+        ),
+        latency=0.1,
+    ),
 }
