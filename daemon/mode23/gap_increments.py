@@ -59,6 +59,8 @@ class GapIncrements:
             time); one recorded with nothing added although it earned time (taken for a
             press that starts the clock) stays owed through later settings; presses
             beyond the ledger (made while the log was read) are owed as in a gap.
+        lead: the log's first presses that come before the ledger's (their moves made by
+            an earlier memory read, which reads no press live): owed as in a gap.
     """
 
     def __init__(
@@ -70,6 +72,7 @@ class GapIncrements:
         *,
         ledger: Sequence[tuple[str, int]] | None = None,
         readings: Sequence[ClockObserved] = (),
+        lead: int = 0,
     ) -> None:
         self._ledger = None if ledger is None else deque(ledger)
         pressed, last = [], first
@@ -78,7 +81,9 @@ class GapIncrements:
             if mover is not None:
                 pressed.append((mover, side_seconds(reading, mover)))
         increment = control_of(ClockSide.LEFT).increment
-        self._unfollowed = unfollowed_presses(pressed, ledger or (), increment)
+        unfollowed = unfollowed_presses(pressed[lead:], ledger or (), increment)
+        self._unfollowed = frozenset(number + lead for number in unfollowed)
+        self._lead = lead
         self._count = 0  # the log's presses so far
         self._control_of = control_of
         self._move_number = move_number
@@ -107,7 +112,8 @@ class GapIncrements:
         if mover is not None:
             self._count += 1
             unfollowed = self._count in self._unfollowed
-            recorded = self._follow_ledger(take=not unfollowed)
+            led = self._count > self._lead  # a press the ledger may hold
+            recorded = self._follow_ledger(take=not unfollowed) if led else None
             known = self._move_number(mover)
             move = self._presses.get(mover, 0) + 1 if known is None else known
             earned = 0

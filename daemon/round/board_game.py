@@ -45,6 +45,7 @@ __all__ = [
     "apply_event",
     "board_status",
     "game_headers",
+    "ledger_lead",
     "ledger_since",
     "line_sans",
     "make_tracker",
@@ -126,6 +127,18 @@ def ledger_since(ledger: Sequence[tuple[str, int]], ply: int) -> list[tuple[str,
     move ``ply`` made; from the start for 0)."""
     start = _ledger_start(ledger, ply)
     return [(kind, value) for kind, value in ledger[start:] if kind != "ply"]
+
+
+def ledger_lead(ledger: Sequence[tuple[str, int]], ply: int) -> int:
+    """The moves made since the game stood at ``ply`` before the first press ``ledger``
+    read since then: a memory read's replay made them (it reads no press live)."""
+    made = ply
+    for kind, value in ledger[_ledger_start(ledger, ply) :]:
+        if kind in ("left", "right"):
+            break
+        if kind == "ply":
+            made = max(made, value)
+    return made - ply
 
 
 def retime_ledger(ledger: list[tuple[str, int]], ply: int, times: Sequence[int]) -> None:

@@ -33,6 +33,7 @@ from daemon.mode23.gap_increments import (
 from daemon.round.board_game import (
     BoardGame,
     ClockSetting,
+    ledger_lead,
     ledger_since,
     retime_ledger,
 )
@@ -93,7 +94,8 @@ def replay_memory(
     tracker.forget_presses(plan.anchor.white_side, at)
     taken_up = tracker.ply
     first = tracker.last_clock
-    gap = _gap_increments(game, tracker, plan.observations, heal=item.heal)
+    lead = _presses_up_to(memory, plan.anchor.index, ledger_lead(game.ledger, taken_up))
+    gap = _gap_increments(game, tracker, plan.observations, heal=item.heal, lead=lead)
     if _log_tells_setting(game.setting, first, plan.observations):
         game.setting = None
     for observation in plan.observations:
@@ -132,11 +134,14 @@ def _presses_taken_late(
         return False
     followed = [(kind, value) for kind, value in ledger[: markers[-1]] if kind != "set"]
     followed = [(kind, value) for kind, value in followed if kind != "ply"]
-    logged = presses_between(memory, anchor.start, anchor.index)
+    # the ledger's first press came with the game at a ply (the ones before it made by an
+    # earlier memory read): the log's presses are followed from the one after that ply
+    skip = _presses_up_to(memory, anchor.start, ledger_lead(ledger, 0))
+    logged = presses_between(memory, anchor.start, anchor.index)[skip:]
     increment = game.section.event.time_control.increment
     every = [
         (press.side, press.seconds)
-        for press, _ in presses_between(memory, anchor.start, len(memory.steps))
+        for press, _ in presses_between(memory, anchor.start, len(memory.steps))[skip:]
     ]
     if any(n <= len(logged) for n in unfollowed_presses(every, followed, increment)):
         return True  # presses hidden by a lost reading before where the log takes the game up
@@ -148,6 +153,20 @@ def _presses_taken_late(
         moved and kind == press.side.value and recorded <= press.seconds
         for (kind, recorded), (press, moved) in zip(followed, logged, strict=True)
     )
+
+
+def _presses_up_to(memory: BoardMemory, start: int, ply: int) -> int:
+    """How many of the log's presses from ``start`` come up to the one completing move
+    ``ply`` (each press after a move completes the next; those before White's first move
+    start the clock)."""
+    if ply < 1:
+        return 0
+    made = 0
+    for count, (_, moved) in enumerate(presses_between(memory, start, len(memory.steps)), 1):
+        made += moved
+        if made == ply:
+            return count
+    return 0
 
 
 def _clocks_corrected(
@@ -173,6 +192,7 @@ def _gap_increments(
     observations: Sequence[object],
     *,
     heal: bool,
+    lead: int,
 ) -> GapIncrements | None:
     """What adds the missing increments to the log's readings; None when dgtcast adds
     nothing to this clock (not mode 23, or a clock that adds its own time).
@@ -180,9 +200,10 @@ def _gap_increments(
     The log's first presses may be ones dgtcast followed live since the game's last move
     (``game.ledger``: the moves were not seen, a field update lost; a log read again to
     heal the board, ``heal``, or after a restart or the cable): they take the times
-    recorded for them. A time that grew at a press shows a clock that adds its own,
-    unless dgtcast set the clock in between (a heal's log, or a ledger with a setting:
-    a clock that took a SETNRUN is in mode 23)."""
+    recorded for them, from the log's press ``lead + 1`` on (the ones before completed
+    moves an earlier read replayed: the ledger has none of theirs). A time that grew at a
+    press shows a clock that adds its own, unless dgtcast set the clock in between (a
+    heal's log, or a ledger with a setting: a clock that took a SETNRUN is in mode 23)."""
     if game.section.event.dgt_mode != 23 or game.clock_adds:
         return None
     first = tracker.last_clock
@@ -205,6 +226,7 @@ def _gap_increments(
         _owed_before(game, first, readings),
         ledger=ledger,
         readings=readings,
+        lead=lead,
     )
 
 

@@ -576,4 +576,22 @@ FOUND = {
         ),
         latency=0.1,
     ),
+    # a pair of presses hidden by a lost reading (mode 23, no time changed) after plies an
+    # earlier read made: the heal's check of the presses compared the ledger's first
+    # press, made after those plies, with the log's first, found no hidden pair, and the
+    # increments of the pair stayed ungiven (two plies' [%clk] 10 s short)
+    "a hidden pair after plies a read made": Schedule(
+        game=8,
+        seed=2312,
+        speed=5.0,
+        mode23=True,
+        rotate=True,
+        right=False,
+        faults=(
+            Fault(kind="lost_clock", share=0.12026037109259649, seconds=8.251306969631601),
+            Fault(kind="cable", share=0.0, seconds=2.9949783214699157),
+            Fault(kind="lost_clock", share=0.7906428972853772, seconds=1.1886865762014138),
+        ),
+        latency=0.02,
+    ),
 }
