@@ -93,6 +93,7 @@ class MoveMade:
         emt: time spent on the move (``[%emt]``): the mover's time when the turn began,
             plus the increment, minus ``clock``.
         fen: the position after the move.
+        pressed: a lever press completed it.
     """
 
     ply: int
@@ -103,6 +104,7 @@ class MoveMade:
     emt: float | None
     fen: str
     at: float
+    pressed: bool = False
 
     def __post_init__(self) -> None:
         if self.ply < 1:

@@ -98,6 +98,7 @@ class GameLine:
             emt=times.emt,
             fen=position_fen(self.board),
             at=at,
+            pressed=press is not None,
         )
 
     def withdraw(self, match: Match, at: float) -> MovesWithdrawn:

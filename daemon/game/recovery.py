@@ -32,29 +32,29 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import chess
 
 from daemon.game.clock import other_side, running_for
 from daemon.game.events import GameStarted, MoveMade, MovesWithdrawn
+from daemon.game.log_replay import ClockModel, Fed, log_observations
 from daemon.game.matching import placement_key
 from daemon.game.starts import StartPosition, find_start
 from daemon.game.state import TrackerState
 from daemon.game.tracker import GameTracker
 from drivers.memory import BoardMemory, LoggedChange, LoggedPress
-from drivers.observations import ClockObserved, ClockSide, PlacementObserved
+from drivers.observations import ClockSide, PlacementObserved
 
 __all__ = [
     "Anchor",
     "RecoveryPlan",
     "memory_needed",
     "plan_recovery",
+    "press_plies",
     "presses_between",
     "replan_from_start",
 ]
-
-Fed = PlacementObserved | ClockObserved
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -85,10 +85,12 @@ class Anchor:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RecoveryPlan:
-    """The observations to feed the live tracker, in order, and where they start."""
+    """The observations to feed the live tracker, in order, the log's step each comes
+    from, and where they start."""
 
     anchor: Anchor
     observations: tuple[Fed, ...]
+    steps: tuple[int, ...] = ()
 
 
 def memory_needed(tracker: GameTracker, placement: chess.BaseBoard) -> bool:
@@ -182,9 +184,25 @@ def _plan(
     white = anchor.white_side or tracker.white_side
     turn = tracker.board.turn ^ (anchor.back % 2 == 1)
     mover = None if white is None else white if turn == chess.WHITE else other_side(white)
-    model = _ClockModel.of(running_for(tracker.last_clock, mover), start_seconds)
-    observations = tuple(fed for _, fed in _observations(memory, anchor.index, model, at))
-    return RecoveryPlan(anchor=anchor, observations=observations)
+    model = ClockModel.of(running_for(tracker.last_clock, mover), start_seconds)
+    fed = tuple(log_observations(memory, anchor.index, model, at))
+    observations = tuple(observation for _, observation in fed)
+    return RecoveryPlan(anchor=anchor, observations=observations, steps=tuple(i for i, _ in fed))
+
+
+def press_plies(
+    tracker: GameTracker, memory: BoardMemory, start: int, start_seconds: int | None
+) -> dict[int, int]:
+    """The lever presses of the log from step ``start`` (the game's start) that completed
+    moves, each by its step: the ply the game had reached once it was taken."""
+    scratch = GameTracker(tracker.settings)
+    completed: dict[int, int] = {}
+    ply = 0
+    for index in _replayed(scratch, memory, start, start_seconds):
+        if scratch.ply > ply and isinstance(memory.steps[index], LoggedPress):
+            completed[index] = scratch.ply
+        ply = scratch.ply
+    return completed
 
 
 # -- anchors ------------------------------------------------------------------------------
@@ -238,17 +256,9 @@ def _transposed_anchor(
         if start.key != root:
             continue
         line = _line_reaching(tracker, memory, first, len(known), target, start_seconds)
-        if line is None:
-            continue
-        shared = next(
-            (ply for ply, (a, b) in enumerate(zip(line, known, strict=True)) if a != b),
-            len(known),
-        )
-        reached = _where_line_reached(tracker, memory, first, known[:shared], start_seconds)
-        if reached is not None:
-            index, clocks = reached
-            withdrawn = len(known) - shared
-            return Anchor(index=index, how="start", clocks=clocks, back=withdrawn, start=first)
+        anchor = None if line is None else _parted(tracker, memory, first, line, start_seconds)
+        if anchor is not None:
+            return anchor
     return None
 
 
@@ -278,19 +288,34 @@ def _relined_anchor(
             if index + 1 >= placement.index:
                 break
         played = [uci for uci, _ in line]
-        shared = next(
-            (ply for ply, (a, b) in enumerate(zip(played, known, strict=False)) if a != b),
-            min(len(played), len(known)),
-        )
-        if shared == len(known):
+        if played[: len(known)] == known:
             continue  # the known game, not another line: no need to withdraw
-        reached = _where_line_reached(tracker, memory, first, known[:shared], start_seconds)
-        if reached is not None:
-            index, clocks = reached
-            withdrawn = len(known) - shared
-            anchor = Anchor(index=index, how="start", clocks=clocks, back=withdrawn, start=first)
-            return _with_sides(tracker, memory, first, start_seconds, anchor)
+        anchor = _parted(tracker, memory, first, played, start_seconds)
+        if anchor is not None:
+            return anchor
     return None
+
+
+def _parted(
+    tracker: GameTracker,
+    memory: BoardMemory,
+    first: int,
+    line: Sequence[str],
+    start_seconds: int | None,
+) -> Anchor | None:
+    """The anchor where the log's ``line`` from step ``first`` and the known game part,
+    the known plies since then withdrawn (with the log's clock sides)."""
+    known = [move.uci() for move in tracker.board.move_stack]
+    shared = next(
+        (ply for ply, (a, b) in enumerate(zip(line, known, strict=False)) if a != b),
+        min(len(line), len(known)),
+    )
+    reached = _where_line_reached(tracker, memory, first, known[:shared], start_seconds)
+    if reached is None:
+        return None
+    index, clocks = reached
+    anchor = Anchor(index=index, how="start", clocks=clocks, back=len(known) - shared, start=first)
+    return _with_sides(tracker, memory, first, start_seconds, anchor)
 
 
 def _line_reaching(
@@ -373,7 +398,7 @@ def _replayed(
 ) -> Iterator[int]:
     """Feed the log from ``start`` to ``scratch`` (no reading before the log but
     ``start_seconds``), yielding each step's index once the tracker has taken it."""
-    for index, fed in _observations(memory, start, _ClockModel.of(None, start_seconds), 0.0):
+    for index, fed in log_observations(memory, start, ClockModel.of(None, start_seconds), 0.0):
         if isinstance(fed, PlacementObserved):
             scratch.receive_placement(fed)
         else:
@@ -408,84 +433,3 @@ def _placement_anchor(tracker: GameTracker, memory: BoardMemory) -> Anchor | Non
     if len(stretches) != 1:
         return None  # never stood so, or stood so twice (a repetition): ambiguous
     return Anchor(index=stretches[0] + 1, how="placement")
-
-
-# -- observations -------------------------------------------------------------------------
-
-
-@dataclass(slots=True)
-class _ClockModel:
-    """Both sides' times and the running side, as the log's presses leave them."""
-
-    times: dict[ClockSide, int | None] = field(default_factory=dict)
-    running: ClockSide | None = None
-
-    @classmethod
-    def of(cls, reading: ClockObserved | None, start_seconds: int | None) -> _ClockModel:
-        if reading is None or not reading.connected:
-            return cls(times={ClockSide.LEFT: start_seconds, ClockSide.RIGHT: start_seconds})
-        times: dict[ClockSide, int | None] = {
-            ClockSide.LEFT: reading.left_seconds,
-            ClockSide.RIGHT: reading.right_seconds,
-        }
-        return cls(times=times, running=reading.running)
-
-    def press(self, press: LoggedPress, at: float) -> list[ClockObserved]:
-        """The readings a live board would have sent around this press (§7.4)."""
-        readings = []
-        for side in ClockSide:
-            if self.times.get(side) is None:
-                self.times[side] = press.seconds
-        if self.running is not press.side:
-            self.running = press.side  # its time ran before the lever went down
-            readings.append(self._reading(at))
-        self.times[press.side] = press.seconds
-        self.running = ClockSide.RIGHT if press.side is ClockSide.LEFT else ClockSide.LEFT
-        readings.append(self._reading(at))
-        return readings
-
-    def _reading(self, at: float) -> ClockObserved:
-        left, right = self.times[ClockSide.LEFT], self.times[ClockSide.RIGHT]
-        assert left is not None
-        assert right is not None
-        running = self.running or ClockSide.LEFT
-        return ClockObserved(
-            left_seconds=left,
-            right_seconds=right,
-            left_flag=False,
-            right_flag=False,
-            running=self.running,
-            lever=running,
-            connected=True,
-            at=at,
-        )
-
-
-def _observations(
-    memory: BoardMemory, start: int, model: _ClockModel, at: float
-) -> Iterator[tuple[int, Fed]]:
-    """``(step index, observation)`` for the steps from ``start`` on."""
-    placements = dict(memory.placements())
-    board = _placement_before(memory, start)
-    steps: Sequence[object] = memory.steps
-    for index in range(start, len(steps)):
-        step = steps[index]
-        if isinstance(step, LoggedPress):
-            for reading in model.press(step, at):
-                yield index, reading
-            continue
-        after = placements.get(index)
-        if after is None or (board is not None and after == board):
-            continue
-        board = after
-        yield index, PlacementObserved(board=after.copy(), at=at)
-
-
-def _placement_before(memory: BoardMemory, start: int) -> chess.BaseBoard | None:
-    """The placement standing before ``steps[start]`` (None before the first power-up)."""
-    board: chess.BaseBoard | None = None
-    for index, placement in memory.placements():
-        if index >= start:
-            break
-        board = placement
-    return board

@@ -59,8 +59,9 @@ class GapIncrements:
             time); one recorded with nothing added although it earned time (taken for a
             press that starts the clock) stays owed through later settings; presses
             beyond the ledger (made while the log was read) are owed as in a gap.
-        lead: the log's first presses that come before the ledger's (their moves made by
-            an earlier memory read, which reads no press live): owed as in a gap.
+        unread: the positions in ``readings`` of presses the session never read (their
+            moves made with the clock running and no press: a lost reading hid them):
+            what they earned was never given, whatever settings came after.
     """
 
     def __init__(
@@ -72,18 +73,21 @@ class GapIncrements:
         *,
         ledger: Sequence[tuple[str, int]] | None = None,
         readings: Sequence[ClockObserved] = (),
-        lead: int = 0,
+        unread: frozenset[int] = frozenset(),
     ) -> None:
         self._ledger = None if ledger is None else deque(ledger)
-        pressed, last = [], first
-        for reading in readings:
+        pressed, self._unread, last = [], set[int](), first
+        for position, reading in enumerate(readings):
             mover, last = presser_of(last, reading), reading
             if mover is not None:
                 pressed.append((mover, side_seconds(reading, mover)))
+                if position in unread:
+                    self._unread.add(len(pressed))
         increment = control_of(ClockSide.LEFT).increment
-        unfollowed = unfollowed_presses(pressed[lead:], ledger or (), increment)
-        self._unfollowed = frozenset(number + lead for number in unfollowed)
-        self._lead = lead
+        numbers = [n for n in range(1, len(pressed) + 1) if n not in self._unread]
+        fit = [pressed[n - 1] for n in numbers]
+        unfollowed = unfollowed_presses(fit, ledger or (), increment)
+        self._unfollowed = frozenset(numbers[n - 1] for n in unfollowed) | self._unread
         self._count = 0  # the log's presses so far
         self._control_of = control_of
         self._move_number = move_number
@@ -96,8 +100,6 @@ class GapIncrements:
         # what followed presses earned that the session never knew of (a press it took
         # for one that starts the clock): no setting of the session gave it to the clock
         self._unknown = dict.fromkeys(ClockSide, 0)
-        #: The time each press of the ledger now has (its mover's, in order).
-        self.retimed: list[int] = []
 
     @property
     def owed(self) -> dict[ClockSide, int]:
@@ -112,8 +114,7 @@ class GapIncrements:
         if mover is not None:
             self._count += 1
             unfollowed = self._count in self._unfollowed
-            led = self._count > self._lead  # a press the ledger may hold
-            recorded = self._follow_ledger(take=not unfollowed) if led else None
+            recorded = self._follow_ledger(take=not unfollowed)
             known = self._move_number(mover)
             move = self._presses.get(mover, 0) + 1 if known is None else known
             earned = 0
@@ -131,8 +132,6 @@ class GapIncrements:
                     self._unknown[mover] += earned
                 self._owed[mover] = max(lacked, 0) + self._unknown[mover]
             self._lags[mover] = self._owed[mover]
-            if recorded is not None:
-                self.retimed.append(side_seconds(reading, mover) + self._lags[mover])
         return plus_seconds(reading, self._lags)
 
     def _follow_ledger(self, *, take: bool = True) -> int | None:

@@ -44,20 +44,22 @@ __all__ = [
     "ClockSetting",
     "apply_event",
     "board_status",
+    "cut_ledger",
     "game_headers",
-    "ledger_lead",
     "ledger_since",
     "line_sans",
     "make_tracker",
+    "mark_plies",
     "moves_recovered",
+    "note_move",
     "note_press",
     "render_pgn",
-    "retime_ledger",
 ]
 
 
-#: Ledger entries kept: far more than the presses of a long stretch out of sync.
-_LEDGER_KEPT = 400
+#: Ledger entries kept: those of a whole game of 300 plies (a press, a setting and a
+#: mark each), so that its presses can be counted from the start.
+_LEDGER_KEPT = 1_200
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,8 +110,9 @@ class BoardGame:
     #: memory showed it (daemon/mode23/control.py); nothing is owed then.
     clock_adds: bool = False
     #: The presses ``(side, the presser's time)`` and clock settings ``("set", 0)`` read,
-    #: in order, with ``("ply", n)`` where the game's move ``n`` was made: what a memory
-    #: read follows from where it takes the game up (:func:`ledger_since`,
+    #: in order, with ``("ply", n)`` where the game's move ``n`` was made (a memory read's
+    #: replay writes its own presses, with the times it gave them, over what it replays):
+    #: what a memory read follows from where it takes the game up (:func:`ledger_since`,
     #: :class:`~daemon.mode23.control.GapIncrements`).
     ledger: list[tuple[str, int]] = field(default_factory=list)
     #: Mode 23: the last SETNRUN, until a reading of the connected clock confirms it.
@@ -120,6 +123,48 @@ class BoardGame:
     #: is from a reading older than the gap: the next reading that shows that side
     #: stopped gives it (:func:`~daemon.round.board_recovery.clock_after_gap`).
     gap_clock: tuple[int, ClockSide] | None = None
+    #: Mode 23: the plies made live with no lever press read while the clock ran, and
+    #: when (a press whose reading was lost, with its reply's: the memory tells,
+    #: :func:`note_move`); :attr:`presses_checked`: when the memory was last asked.
+    unpressed: dict[int, float] = field(default_factory=dict)
+    presses_checked: float = 0.0
+
+
+def note_move(game: BoardGame, event: GameEvent, *, source: str) -> None:
+    """What the ledger keeps of a game event: where each move was made (a memory read
+    takes the game up there; the replay of one, ``source`` "memory", marks its own), and
+    the moves made live (no ``source``) on a mode 23 clock that ran with no lever press
+    read (:attr:`BoardGame.unpressed`: a press a lost reading hid, whose increment the
+    clock never got, or one the player forgot)."""
+    match event:
+        case MoveMade():
+            if source != "memory":
+                game.ledger.append(("ply", event.ply))
+            game.unpressed.pop(event.ply, None)
+            if not source and _unpressed(game, event):
+                game.unpressed[event.ply] = event.at
+        case MovesWithdrawn():
+            game.unpressed = {ply: at for ply, at in game.unpressed.items() if ply < event.from_ply}
+        case GameStarted() | PositionAccepted():
+            game.ledger.clear()
+            game.gap_clock = None
+            game.unpressed = {}
+        case _:
+            pass
+
+
+def _unpressed(game: BoardGame, move: MoveMade) -> bool:
+    event = game.section.event
+    reading = game.reading
+    return (
+        event.dgt_mode == 23
+        and event.time_control.increment > 0
+        and not game.clock_adds
+        and reading is not None
+        and reading.running is not None
+        and move.clock is not None
+        and not move.pressed
+    )
 
 
 def ledger_since(ledger: Sequence[tuple[str, int]], ply: int) -> list[tuple[str, int]]:
@@ -129,29 +174,16 @@ def ledger_since(ledger: Sequence[tuple[str, int]], ply: int) -> list[tuple[str,
     return [(kind, value) for kind, value in ledger[start:] if kind != "ply"]
 
 
-def ledger_lead(ledger: Sequence[tuple[str, int]], ply: int) -> int:
-    """The moves made since the game stood at ``ply`` before the first press ``ledger``
-    read since then: a memory read's replay made them (it reads no press live)."""
-    made = ply
-    for kind, value in ledger[_ledger_start(ledger, ply) :]:
-        if kind in ("left", "right"):
-            break
-        if kind == "ply":
-            made = max(made, value)
-    return made - ply
+def cut_ledger(ledger: list[tuple[str, int]], ply: int) -> None:
+    """Forget what ``ledger`` holds since the game last stood at ``ply``: a memory read
+    replays it from there (:func:`mark_plies`, :func:`note_press`)."""
+    del ledger[_ledger_start(ledger, ply) :]
 
 
-def retime_ledger(ledger: list[tuple[str, int]], ply: int, times: Sequence[int]) -> None:
-    """Give the presses of ``ledger`` since ``ply`` (as :func:`ledger_since`), in order,
-    the presser's times ``times`` (a memory read re-timed them)."""
-    left = iter(times)
-    for index in range(_ledger_start(ledger, ply), len(ledger)):
-        kind, _ = ledger[index]
-        if kind in ("left", "right"):
-            seconds = next(left, None)
-            if seconds is None:
-                return
-            ledger[index] = (kind, seconds)
+def mark_plies(ledger: list[tuple[str, int]], made: int, ply: int) -> int:
+    """Mark in ``ledger`` the moves made since ``made`` up to ``ply``; returns ``ply``."""
+    ledger.extend(("ply", n) for n in range(made + 1, ply + 1))
+    return ply
 
 
 def _ledger_start(ledger: Sequence[tuple[str, int]], ply: int) -> int:

@@ -20,7 +20,13 @@ import chess
 
 from daemon.game.durations import TimeControl
 from daemon.game.events import ClocksCorrected, GameEvent
-from daemon.game.recovery import RecoveryPlan, plan_recovery, presses_between, replan_from_start
+from daemon.game.recovery import (
+    RecoveryPlan,
+    plan_recovery,
+    press_plies,
+    presses_between,
+    replan_from_start,
+)
 from daemon.game.tracker import GameTracker
 from daemon.mode23.game_moves import game_move_number
 from daemon.mode23.gap_increments import (
@@ -33,9 +39,10 @@ from daemon.mode23.gap_increments import (
 from daemon.round.board_game import (
     BoardGame,
     ClockSetting,
-    ledger_lead,
+    cut_ledger,
     ledger_since,
-    retime_ledger,
+    mark_plies,
+    note_press,
 )
 from daemon.round.inputs import ClockInput, RecoveryInput
 from drivers.memory import BoardMemory
@@ -73,6 +80,7 @@ def replay_memory(
     if item.state == "reading":
         game.catching_up = True
         game.reading_since = at
+        game.presses_checked = at  # the memory holds every press made until now
         tracker.receive_link(LinkObserved(state=LinkState.OFFLINE, at=at))
         return True, ()
     game.catching_up = False
@@ -87,27 +95,63 @@ def replay_memory(
     plan = plan_recovery(tracker, memory, at, start_seconds=start, back=back)
     if plan is None:
         return False, ()
-    if _presses_taken_late(game, tracker, memory, plan):
+    unread = _unread_presses(game, tracker, memory, plan, start)
+    late = any(step < plan.anchor.index for step in unread)  # presses of recorded plies
+    if late or _presses_taken_late(game, tracker, memory, plan):
         plan = replan_from_start(tracker, memory, plan, at, start_seconds=start) or plan
     corrected = _clocks_corrected(game, plan.anchor.clocks, at)
     tracker.withdraw(plan.anchor.back, at)
     tracker.forget_presses(plan.anchor.white_side, at)
-    taken_up = tracker.ply
+    made = tracker.ply
     first = tracker.last_clock
-    lead = _presses_up_to(memory, plan.anchor.index, ledger_lead(game.ledger, taken_up))
-    gap = _gap_increments(game, tracker, plan.observations, heal=item.heal, lead=lead)
+    gap = _gap_increments(game, tracker, plan, heal=item.heal, unread=unread)
     if _log_tells_setting(game.setting, first, plan.observations):
         game.setting = None
+    cut_ledger(game.ledger, made)  # the log holds every press since: written anew
     for observation in plan.observations:
         if isinstance(observation, PlacementObserved):
             tracker.receive_placement(observation)
         else:
-            tracker.receive_clock(observation if gap is None else gap.receive(observation))
+            shown = observation if gap is None else gap.receive(observation)
+            note_press(game.ledger, tracker.last_clock, shown, clock_set=False)
+            tracker.receive_clock(shown)
+        made = mark_plies(game.ledger, made, tracker.ply)
     if gap is not None:
         gap.finish()
         game.clock_owed = gap.owed
-        retime_ledger(game.ledger, taken_up, gap.retimed)
     return True, corrected
+
+
+def _unread_presses(
+    game: BoardGame, tracker: GameTracker, memory: BoardMemory, plan: RecoveryPlan, start: int
+) -> frozenset[int]:
+    """The log's steps of lever presses that completed moves made live with no press
+    read while a mode 23 clock ran (:attr:`BoardGame.unpressed`), where the ledger holds
+    fewer presses up to that move than the log: a lost reading hid them (with the
+    reply's, the same side running before and after), and the clock never got what they
+    earned. (A move made with no press where the ledger holds as many took its press for
+    the move before: no press is missing.)"""
+    anchor = plan.anchor
+    if not game.unpressed or anchor.start is None:
+        return frozenset()
+    completed = press_plies(tracker, memory, anchor.start, start)
+    read = _presses_read(game.ledger)
+    return frozenset(
+        step
+        for count, (step, ply) in enumerate(completed.items(), 1)
+        if ply in game.unpressed and count > read.get(ply, count)  # the ledger lacks some
+    )
+
+
+def _presses_read(ledger: Sequence[tuple[str, int]]) -> dict[int, int]:
+    """How many presses the ledger read before each move it marks (its last mark)."""
+    read, count = {}, 0
+    for kind, value in ledger:
+        if kind in ("left", "right"):
+            count += 1
+        elif kind == "ply":
+            read[value] = count
+    return read
 
 
 def _presses_taken_late(
@@ -134,14 +178,11 @@ def _presses_taken_late(
         return False
     followed = [(kind, value) for kind, value in ledger[: markers[-1]] if kind != "set"]
     followed = [(kind, value) for kind, value in followed if kind != "ply"]
-    # the ledger's first press came with the game at a ply (the ones before it made by an
-    # earlier memory read): the log's presses are followed from the one after that ply
-    skip = _presses_up_to(memory, anchor.start, ledger_lead(ledger, 0))
-    logged = presses_between(memory, anchor.start, anchor.index)[skip:]
+    logged = presses_between(memory, anchor.start, anchor.index)
     increment = game.section.event.time_control.increment
     every = [
         (press.side, press.seconds)
-        for press, _ in presses_between(memory, anchor.start, len(memory.steps))[skip:]
+        for press, _ in presses_between(memory, anchor.start, len(memory.steps))
     ]
     if any(n <= len(logged) for n in unfollowed_presses(every, followed, increment)):
         return True  # presses hidden by a lost reading before where the log takes the game up
@@ -153,20 +194,6 @@ def _presses_taken_late(
         moved and kind == press.side.value and recorded <= press.seconds
         for (kind, recorded), (press, moved) in zip(followed, logged, strict=True)
     )
-
-
-def _presses_up_to(memory: BoardMemory, start: int, ply: int) -> int:
-    """How many of the log's presses from ``start`` come up to the one completing move
-    ``ply`` (each press after a move completes the next; those before White's first move
-    start the clock)."""
-    if ply < 1:
-        return 0
-    made = 0
-    for count, (_, moved) in enumerate(presses_between(memory, start, len(memory.steps)), 1):
-        made += moved
-        if made == ply:
-            return count
-    return 0
 
 
 def _clocks_corrected(
@@ -189,25 +216,27 @@ def _clocks_corrected(
 def _gap_increments(
     game: BoardGame,
     tracker: GameTracker,
-    observations: Sequence[object],
+    plan: RecoveryPlan,
     *,
     heal: bool,
-    lead: int,
+    unread: frozenset[int],
 ) -> GapIncrements | None:
     """What adds the missing increments to the log's readings; None when dgtcast adds
     nothing to this clock (not mode 23, or a clock that adds its own time).
 
     The log's first presses may be ones dgtcast followed live since the game's last move
     (``game.ledger``: the moves were not seen, a field update lost; a log read again to
-    heal the board, ``heal``, or after a restart or the cable): they take the times
-    recorded for them, from the log's press ``lead + 1`` on (the ones before completed
-    moves an earlier read replayed: the ledger has none of theirs). A time that grew at a
+    heal the board, ``heal``, or after a restart or the cable) or gave them when it
+    replayed a log before: they take the times recorded for them. A time that grew at a
     press shows a clock that adds its own, unless dgtcast set the clock in between (a
-    heal's log, or a ledger with a setting: a clock that took a SETNRUN is in mode 23)."""
+    heal's log, or a ledger with a setting: a clock that took a SETNRUN is in mode 23).
+    The presses of the log's steps ``unread`` were never given what they earned."""
     if game.section.event.dgt_mode != 23 or game.clock_adds:
         return None
     first = tracker.last_clock
-    readings = [o for o in observations if isinstance(o, ClockObserved)]
+    fed = [(step, o) for step, o in zip(plan.steps, plan.observations, strict=True)]
+    readings = [o for _, o in fed if isinstance(o, ClockObserved)]
+    steps = [step for step, o in fed if isinstance(o, ClockObserved)]
     ledger = ledger_since(game.ledger, tracker.ply)
     was_set = heal or any(kind == "set" for kind, _ in ledger)
     if not was_set and clock_gained(first, readings):
@@ -226,7 +255,7 @@ def _gap_increments(
         _owed_before(game, first, readings),
         ledger=ledger,
         readings=readings,
-        lead=lead,
+        unread=frozenset(i for i, step in enumerate(steps) if step in unread),
     )
 
 

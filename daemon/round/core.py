@@ -39,8 +39,6 @@ from daemon.config.model import BoardConfig, Config
 from daemon.config.sections import Section
 from daemon.game.events import (
     GameEvent,
-    GameStarted,
-    MoveMade,
     PositionAccepted,
 )
 from daemon.game.record import GameRecord
@@ -53,6 +51,7 @@ from daemon.round.board_game import (
     game_headers,
     make_tracker,
     moves_recovered,
+    note_move,
     note_press,
 )
 from daemon.round.board_recovery import replay_memory, setting_sent
@@ -438,11 +437,7 @@ class RoundCore:
             events += moves_recovered(events, recovered)
         events += extra
         for event in events:
-            if isinstance(event, MoveMade):
-                game.ledger.append(("ply", event.ply))  # where a memory read takes it up
-            elif isinstance(event, GameStarted | PositionAccepted):
-                game.ledger.clear()
-                game.gap_clock = None
+            note_move(game, event, source=recovered)
             apply_event(game, event)
             self.engine.receive_game_event(board, event)
             outcome.game_events.append((board, event))

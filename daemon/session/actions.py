@@ -106,3 +106,7 @@ class BoardView(Protocol):
     def unmatched_since(self) -> float | None:
         """Since when the sensed placement matches nothing of a game under way (None:
         it matches, or no game is under way)."""
+
+    def unpressed_since(self) -> float | None:
+        """Mode 23: when the first move was made with no lever press read while the clock
+        ran, since the memory was last asked (None: no such move)."""

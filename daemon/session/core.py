@@ -130,6 +130,7 @@ class SessionCore:
             self._refresh_due(),
             self._heal_due(),
             self._check_due(),
+            self._press_check_due(),
         )
         return due if math.isfinite(due) else None
 
@@ -335,6 +336,9 @@ class SessionCore:
         elif now >= self._check_due():
             why = "field updates were lost: reading its memory to check the moves"
             self._ask_memory(now, healing=True, why=why)
+        elif now >= self._press_check_due():
+            why = "a move was made with no lever press read: reading its memory for the presses"
+            self._ask_memory(now, healing=True, why=why)
 
     def rebuild(self, at: float) -> str | None:
         """An arbiter's ``rebuild_from_memory``: read the board's memory now and recover
@@ -428,6 +432,14 @@ class SessionCore:
         if self.state is not _S.LIVE or self.stopping:
             return math.inf
         return self._heal.check_at
+
+    def _press_check_due(self) -> float:
+        """When the memory is read for the presses: a move was made on a running mode 23
+        clock with no press read (a lost reading may have hidden it, and its increment)."""
+        if self.state is not _S.LIVE or self.stopping:
+            return math.inf
+        since = self.view.unpressed_since()
+        return math.inf if since is None else since + self.settings.heal_after
 
     def _heal_due(self) -> float:
         """When the memory is read again: the game under way and the board disagree."""

@@ -74,3 +74,10 @@ class RoundBoardView:
         if tracker is None or tracker.state not in _UNDER_WAY:
             return None
         return tracker.unmatched_since
+
+    def unpressed_since(self) -> float | None:
+        game = self._game()
+        if game is None:
+            return None
+        made = [at for at in game.unpressed.values() if at > game.presses_checked]
+        return min(made, default=None)

@@ -594,4 +594,21 @@ FOUND = {
         ),
         latency=0.02,
     ),
+    # the game's last two presses hidden by lost readings (mode 23, no time changed):
+    # the moves completed with no press and nothing read the memory after them, so their
+    # increments were never given (the last plies' [%clk] and the clock 10 s short)
+    "the last presses hidden, no read after": Schedule(
+        game=8,
+        seed=304,
+        speed=5.0,
+        mode23=True,
+        rotate=True,
+        right=True,
+        faults=(
+            Fault(kind="lost_clock", share=0.880316235290056, seconds=12.078333178532212),
+            Fault(kind="lost_clock", share=0.9695370553516394, seconds=12.078333178532212),
+            Fault(kind="lost_clock", share=0.9695370553516394, seconds=12.078333178532212),
+            Fault(kind="lost_clock", share=0.880316235290056, seconds=12.078333178532212),
+        ),
+    ),
 }

@@ -13,7 +13,7 @@ from daemon.game.durations import ClockRules, TimeControl
 from daemon.mode23.control import IncrementControl, IncrementState
 from daemon.mode23.game_moves import move_number_of
 from daemon.mode23.gap_increments import GapIncrements, clock_gained
-from daemon.round.board_game import ledger_lead, ledger_since
+from daemon.round.board_game import ledger_since
 from drivers.emulator.clock import ClockReading, ClockSettings
 from drivers.emulator.device import EmulatedBoard
 from drivers.emulator.player import HumanPlayer
@@ -471,14 +471,3 @@ def test_the_ledger_is_taken_up_where_the_game_stood() -> None:
     assert ledger_since(ledger, 4) == [("right", 480), ("set", 0), ("left", 490)]
     assert ledger_since(ledger, 5) == [("left", 490)]
     assert ledger_since(ledger, 0) == [entry for entry in ledger if entry[0] != "ply"]
-
-
-def test_the_ledger_tells_the_moves_made_before_its_first_press() -> None:
-    """Plies a memory read replayed come with no press read: a later read that replays
-    them from the log follows the ledger from the press after them."""
-    ledger = [("ply", 1), ("ply", 2), ("ply", 3), ("right", 928), ("ply", 4), ("left", 936)]
-    assert ledger_lead(ledger, 0) == 3
-    assert ledger_lead(ledger, 2) == 1
-    assert ledger_lead(ledger, 3) == 0
-    assert ledger_lead(ledger, 4) == 0
-    assert ledger_lead([("left", 910), ("ply", 1)], 0) == 0
