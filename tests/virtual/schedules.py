@@ -4,7 +4,6 @@ describes what is drawn and what must hold): the strategies that draw them and
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import chess.pgn
@@ -27,8 +26,6 @@ __all__ = [
     "INJECT",
     "PLIES",
     "SMALL_MEMORIES",
-    "UNSURE",
-    "drawn",
     "faults",
     "run_schedule",
     "schedule_configs",
@@ -203,23 +200,11 @@ INJECT = {
 }
 
 
-#: Not drawn yet (docs/faults.md, "What is not exact yet"): a lost clock reading
-#: (``lost_clock``) hides both presses when the reply comes within the second; on a mode
-#: 23 clock where neither time changed and no memory read comes after (a game's last
-#: presses), both increments stay ungiven. ``DGTCAST_ALL_FAULTS=1`` draws it too.
-UNSURE = {"lost_clock"}
-
-
-def drawn() -> list[str]:
-    """The kinds of fault drawn."""
-    return sorted(set(INJECT) - (set() if os.environ.get("DGTCAST_ALL_FAULTS") else UNSURE))
-
-
 def faults() -> st.SearchStrategy[Fault]:
-    """A fault of a kind drawn, at a moment, lasting some seconds."""
+    """A fault of any kind, at a moment, lasting some seconds."""
     return st.builds(
         Fault,
-        kind=st.sampled_from(drawn()),
+        kind=st.sampled_from(sorted(INJECT)),
         share=st.floats(0.0, 1.0),
         seconds=st.floats(1.0, 20.0),
     )

@@ -7,9 +7,9 @@ later while the players go on), a Fischer clock or a mode 23 clock that dgtcast 
 a board set up either way round with the clock on either side, and up to four faults at
 random moments of play: ``kill -9`` and a restart after a random downtime (the journal
 replayed), the cable out and in (the board keeps its power and logs on), a duplicated
-field update, lost and torn field updates, a whole-board read in the middle of a move
-(and, with ``DGTCAST_ALL_FAULTS=1``, lost clock readings). Moves go on during every
-memory read. The schedules that found bugs are kept in tests/virtual/found.py.
+field update, lost and torn field updates, a whole-board read in the middle of a move,
+lost clock readings. Moves go on during every memory read. The schedules that found
+bugs are kept in tests/virtual/found.py.
 
 Whenever the board's memory still holds the moves, the record must end as the game
 played, every ``[%clk]`` within a second of what the clock showed, and no alert may be
