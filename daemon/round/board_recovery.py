@@ -14,7 +14,7 @@ to the clock. Computed from the journal's inputs alone, so a restart owes it aga
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import chess
 
@@ -28,6 +28,7 @@ from daemon.game.recovery import (
     replan_from_start,
 )
 from daemon.game.tracker import GameTracker
+from daemon.mode23.cut_setting import not_taken
 from daemon.mode23.game_moves import game_move_number
 from daemon.mode23.gap_increments import (
     GapIncrements,
@@ -104,7 +105,7 @@ def replay_memory(
     tracker.forget_presses(plan.anchor.white_side, at)
     made = tracker.ply
     first = tracker.last_clock
-    gap = _gap_increments(game, tracker, plan, heal=item.heal, unread=unread)
+    gap = _gap_increments(game, tracker, plan, item, unread=unread)
     if _log_tells_setting(game.setting, first, plan.observations):
         game.setting = None
     cut_ledger(game.ledger, made)  # the log holds every press since: written anew
@@ -217,8 +218,8 @@ def _gap_increments(
     game: BoardGame,
     tracker: GameTracker,
     plan: RecoveryPlan,
+    item: RecoveryInput,
     *,
-    heal: bool,
     unread: frozenset[int],
 ) -> GapIncrements | None:
     """What adds the missing increments to the log's readings; None when dgtcast adds
@@ -226,7 +227,7 @@ def _gap_increments(
 
     The log's first presses may be ones dgtcast followed live since the game's last move
     (``game.ledger``: the moves were not seen, a field update lost; a log read again to
-    heal the board, ``heal``, or after a restart or the cable) or gave them when it
+    heal the board, ``item.heal``, or after a restart or the cable) or gave them when it
     replayed a log before: they take the times recorded for them. A time that grew at a
     press shows a clock that adds its own, unless dgtcast set the clock in between (a
     heal's log, or a ledger with a setting: a clock that took a SETNRUN is in mode 23).
@@ -238,7 +239,7 @@ def _gap_increments(
     readings = [o for _, o in fed if isinstance(o, ClockObserved)]
     steps = [step for step, o in fed if isinstance(o, ClockObserved)]
     ledger = ledger_since(game.ledger, tracker.ply)
-    was_set = heal or any(kind == "set" for kind, _ in ledger)
+    was_set = item.heal or any(kind == "set" for kind, _ in ledger)
     if not was_set and clock_gained(first, readings):
         game.clock_adds = True
         game.clock_owed = {}
@@ -252,7 +253,7 @@ def _gap_increments(
         control_of,
         lambda side: game_move_number(tracker, side),
         first,
-        _owed_before(game, first, readings),
+        _owed_before(game, first, readings, item.came),
         ledger=ledger,
         readings=readings,
         unread=frozenset(i for i, step in enumerate(steps) if step in unread),
@@ -278,7 +279,10 @@ def setting_sent(game: BoardGame, tracker: GameTracker, item: ClockInput) -> Clo
 
 
 def _owed_before(
-    game: BoardGame, first: ClockObserved | None, readings: Sequence[ClockObserved]
+    game: BoardGame,
+    first: ClockObserved | None,
+    readings: Sequence[ClockObserved],
+    came: ClockObserved | None,
 ) -> dict[ClockSide, int]:
     """What the clock lacked before this log: ``game.clock_owed``, and what a SETNRUN cut
     by the link gave (``game.setting``) where the log shows the clock never took it.
@@ -287,7 +291,9 @@ def _owed_before(
     Had the clock taken it, the clock would have spent more from then to the log's last
     press (each side that it gave time having pressed since) than the time there was
     until the memory was asked for: a clock runs one side at a time, never faster. When
-    the times allow both, the clock is taken to have it (never given twice)."""
+    the times allow both (a long outage), the reading that ``came`` while the memory was
+    read tells by the time passed (:func:`~daemon.mode23.cut_setting.not_taken`); with
+    none, the clock is taken to have it (never given twice)."""
     owed = dict(game.clock_owed)
     setting = game.setting
     if setting is None or not setting.cut or first != setting.reading or not readings:
@@ -302,9 +308,13 @@ def _owed_before(
     if not pressed >= set(setting.gave):
         return owed
     spent = total_seconds(setting.reading) - total_seconds(readings[-1])
+    unpaid: Mapping[ClockSide, int] | None = setting.gave
     if spent <= game.reading_since - setting.at + _SPENT_SLACK:
-        return owed
-    for side, seconds in setting.gave.items():
+        told = None
+        if came is not None:  # on time: it came before the memory on the line
+            told = not_taken(setting.reading, setting.gave, came, on_time=True, first=False)
+        unpaid = told or None
+    for side, seconds in (unpaid or {}).items():
         owed[side] = owed.get(side, 0) + seconds
     return owed
 

@@ -152,7 +152,8 @@ def command_from_payload(payload: Mapping[str, Any]) -> ArbiterCommand:
 def _recovery_payload(item: RecoveryInput) -> dict[str, Any]:
     """``{"state": "reading"}``, ``{"state": "read", "memory": …, "heal"?: true}`` or
     ``{"state": "failed", "reason": …}``, then the sensed ``"placement"`` (board FEN) and
-    the ``"running"`` side when the read ended with them."""
+    the ``"running"`` side when the read ended with them, and the clock reading held
+    meanwhile as ``"came"`` (a clock payload with its ``"at"``)."""
     payload: dict[str, Any] = {"state": item.state}
     if item.state == "read":
         assert item.memory is not None
@@ -164,6 +165,8 @@ def _recovery_payload(item: RecoveryInput) -> dict[str, Any]:
     if item.placement is not None:
         payload["placement"] = board_fen(item.placement)
         payload["running"] = None if item.running is None else item.running.value
+    if item.came is not None:
+        payload["came"] = {**clock_payload(item.came), "at": item.came.at}
     return payload
 
 
@@ -200,6 +203,7 @@ def _battery(board: int, payload: Mapping[str, Any], at: float) -> RoundInput:
 def _recovery(board: int, payload: Mapping[str, Any], at: float) -> RoundInput:
     state = payload["state"]
     placement, running = payload.get("placement"), payload.get("running")
+    came = payload.get("came")
     return RecoveryInput(
         board=board,
         at=at,
@@ -210,6 +214,7 @@ def _recovery(board: int, payload: Mapping[str, Any], at: float) -> RoundInput:
         reason=str(payload.get("reason", "")),
         placement=board_from_fen(placement) if isinstance(placement, str) else None,
         running=ClockSide(running) if isinstance(running, str) else None,
+        came=clock_from_payload(came, float(came["at"])) if isinstance(came, dict) else None,
     )
 
 

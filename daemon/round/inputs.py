@@ -155,6 +155,8 @@ class RecoveryInput:
         placement: what the sensors showed when the read ended, for the gap search
             (None: not sent on, the link went).
         running: the side whose clock ran then (with ``placement``).
+        came: the clock reading held while the memory was read, with the time it came
+            (it tells whether the clock took a SETNRUN the link cut, where the log cannot).
     """
 
     KIND: ClassVar[str] = RECOVERY
@@ -166,6 +168,7 @@ class RecoveryInput:
     reason: str = ""
     placement: chess.BaseBoard | None = None
     running: ClockSide | None = None
+    came: ClockObserved | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

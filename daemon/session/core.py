@@ -389,7 +389,7 @@ class SessionCore:
         if sensed is not None and release:  # for the gap search when the memory cannot
             # cover it; not when the link went: the next connection reads the memory
             running = None if held is None else held.running
-            ended = replace(ended, placement=sensed.board, running=running)
+            ended = replace(ended, placement=sensed.board, running=running, came=held)
         self._record(ended)
         if not release:
             return

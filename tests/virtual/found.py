@@ -611,4 +611,23 @@ FOUND = {
             Fault(kind="lost_clock", share=0.880316235290056, seconds=12.078333178532212),
         ),
     ),
+    # the cable pulled while the SETNRUN of Black's press was on its way (0.25 s late)
+    # and out for 19 s, both sides pressing meanwhile: the log's times allowed both, the
+    # clock was taken to have it, and Black's replayed plies were 10 s short; the
+    # reading held during the memory read tells by the time passed
+    "a SETNRUN cut, a long outage": Schedule(
+        game=8,
+        seed=536,
+        speed=5.0,
+        mode23=True,
+        rotate=True,
+        right=True,
+        faults=(
+            Fault(kind="cable", share=0.7800110820727952, seconds=19.0),
+            Fault(kind="torn_update", share=0.021043950459043174, seconds=9.78942666168271),
+            Fault(kind="torn_update", share=0.021043950459043174, seconds=9.78942666168271),
+            Fault(kind="cable", share=0.23130428490016636, seconds=1.0),
+        ),
+        latency=0.25,
+    ),
 }

@@ -116,12 +116,13 @@ RECORDS: list[tuple[RoundInput, int, str, str]] = [
             heal=True,
             placement=chess.BaseBoard(),
             running=ClockSide.LEFT,
+            came=READING,
         ),
         3,
         "recovery",
         '{"state": "read", "memory": {"steps": [["u", "' + START + '"], ["c", 12, ""],'
         ' ["c", 28, "P"], ["p", "left", 5390]], "dropped": 2}, "heal": true,'
-        f' "placement": "{START}", "running": "left"}}',
+        f' "placement": "{START}", "running": "left", "came": {{{CLOCK}, "at": 2.0}}}}',
     ),
     (
         RecoveryInput(
