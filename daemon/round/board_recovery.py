@@ -235,7 +235,7 @@ def _gap_increments(
     if game.section.event.dgt_mode != 23 or game.clock_adds:
         return None
     first = tracker.last_clock
-    fed = [(step, o) for step, o in zip(plan.steps, plan.observations, strict=True)]
+    fed = list(zip(plan.steps, plan.observations, strict=True))
     readings = [o for _, o in fed if isinstance(o, ClockObserved)]
     steps = [step for step, o in fed if isinstance(o, ClockObserved)]
     ledger = ledger_since(game.ledger, tracker.ply)
