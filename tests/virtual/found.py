@@ -630,4 +630,22 @@ FOUND = {
         ),
         latency=0.25,
     ),
+    # White's first move unseen, its press taken to start the clock: Black's move was
+    # then made with no press read (its press went to White's), the ledger holding as
+    # many presses as the log; an unread press must not be made of it (found while the
+    # read for unread presses was written: Black's [%clk] 10 s long)
+    "a move with no press, its press taken for the one before": Schedule(
+        game=9,
+        seed=24,
+        speed=1.5,
+        mode23=True,
+        rotate=False,
+        right=False,
+        faults=(
+            Fault(kind="lost_update", share=2.2250738585072014e-308, seconds=11.187292159948333),
+            Fault(kind="torn_update", share=0.6647305999888188, seconds=1.0),
+            Fault(kind="lost_update", share=2.2250738585e-313, seconds=19.931413716917284),
+        ),
+        latency=0.02,
+    ),
 }
