@@ -90,7 +90,7 @@ class RecoveryPlan:
 
     anchor: Anchor
     observations: tuple[Fed, ...]
-    steps: tuple[int, ...] = ()
+    steps: tuple[int, ...]
 
 
 def memory_needed(tracker: GameTracker, placement: chess.BaseBoard) -> bool:

@@ -76,18 +76,18 @@ class GapIncrements:
         unread: frozenset[int] = frozenset(),
     ) -> None:
         self._ledger = None if ledger is None else deque(ledger)
-        pressed, self._unread, last = [], set[int](), first
+        pressed, unread_presses, last = [], set[int](), first
         for position, reading in enumerate(readings):
             mover, last = presser_of(last, reading), reading
             if mover is not None:
                 pressed.append((mover, side_seconds(reading, mover)))
                 if position in unread:
-                    self._unread.add(len(pressed))
+                    unread_presses.add(len(pressed))
         increment = control_of(ClockSide.LEFT).increment
-        numbers = [n for n in range(1, len(pressed) + 1) if n not in self._unread]
+        numbers = [n for n in range(1, len(pressed) + 1) if n not in unread_presses]
         fit = [pressed[n - 1] for n in numbers]
         unfollowed = unfollowed_presses(fit, ledger or (), increment)
-        self._unfollowed = frozenset(numbers[n - 1] for n in unfollowed) | self._unread
+        self._unfollowed = frozenset(numbers[n - 1] for n in unfollowed) | unread_presses
         self._count = 0  # the log's presses so far
         self._control_of = control_of
         self._move_number = move_number
